@@ -1,0 +1,14 @@
+// One jest run, four projects. swc transforms TypeScript (type-checking is `npm run typecheck`).
+const transform = {
+  '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+const base = { transform, testEnvironment: 'node', setupFiles: ['<rootDir>/test/support/env.ts'] };
+module.exports = {
+  testTimeout: 30000,
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...base, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
+    { ...base, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+  ],
+};

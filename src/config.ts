@@ -1,0 +1,131 @@
+import { z } from 'zod';
+
+/**
+ * The one environment schema. Nothing else in the code base reads process.env:
+ * everything arrives through the Config object built here, once, at start-up.
+ */
+
+const nanoUsd = (def: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of nano-USD')
+    .default(def)
+    .transform((s) => BigInt(s));
+
+const usd = (def: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d{1,9})?$/, 'must be a USD amount such as 100 or 2.50')
+    .default(def);
+
+const bool = (def: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .default(def ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = (def: number) => z.coerce.number().int().min(0).max(65535).default(def);
+
+const redisUrl = z
+  .string()
+  .default('redis://127.0.0.1:6379')
+  .refine((s) => /^rediss?:\/\/[^\s]+$/.test(s), 'must look like redis://host:port[/db]');
+
+const esdbUrl = z
+  .string()
+  .refine((s) => /^esdb(\+discover)?:\/\/[^\s/]+/.test(s), 'must look like esdb://host:2113?tls=false');
+
+const httpUrl = z.string().refine((s) => /^https?:\/\/[^\s]+$/.test(s), 'must be an http(s) URL');
+
+export const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: port(8080),
+    HOST: z.string().default('0.0.0.0'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    ROLE: z.enum(['all', 'api', 'projector', 'worker']).default('all'),
+
+    DATA_DIR: z.string().default('./data'),
+    EVENT_STORE: z.enum(['sqlite', 'esdb']).default('sqlite'),
+    EVENTSTORE_CONNECTION_STRING: esdbUrl.optional(),
+
+    REDIS_URL: redisUrl,
+    /** Every Redis key this process touches starts with this, so tests and services can share one Redis. */
+    REDIS_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9:_-]*$/, 'letters, digits, ":", "_" and "-" only')
+      .default('tg:'),
+
+    /** Operator token for /admin. Unset means /admin answers 404. */
+    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(7 * 24 * 3600),
+    COOKIE_SECURE: bool(false),
+
+    PRICE_INPUT_NANO_USD_PER_TOKEN: nanoUsd('2500'),
+    PRICE_OUTPUT_NANO_USD_PER_TOKEN: nanoUsd('10000'),
+    INITIAL_DEPOSIT_USD: usd('100'),
+    MIN_DEPOSIT_USD: usd('10'),
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(100),
+
+    STRIPE_SECRET_KEY: z.string().startsWith('sk_', 'must start with sk_').optional(),
+    STRIPE_PUBLISHABLE_KEY: z.string().startsWith('pk_', 'must start with pk_').optional(),
+    STRIPE_WEBHOOK_SECRET: z.string().startsWith('whsec_', 'must start with whsec_').optional(),
+    /** Points the Stripe SDK elsewhere (tests use a local Stripe-wire server). */
+    STRIPE_API_URL: httpUrl.optional(),
+    STRIPE_MAX_NETWORK_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+
+    MODEL_BACKEND: z.enum(['demo', 'openai']).default('demo'),
+    OPENAI_BASE_URL: httpUrl.optional(),
+    OPENAI_API_KEY: z.string().optional(),
+    OPENAI_MODEL_PI: z.string().optional(),
+    OPENAI_MODEL_PRODUCTIVITY: z.string().optional(),
+    SEARXNG_URL: httpUrl.optional(),
+
+    PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100000).default(500),
+    /** How long a write waits for the projections to reach it before answering anyway. */
+    READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
+  })
+  .superRefine((env, ctx) => {
+    if (env.EVENT_STORE === 'esdb' && !env.EVENTSTORE_CONNECTION_STRING) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['EVENTSTORE_CONNECTION_STRING'],
+        message: 'is required when EVENT_STORE=esdb',
+      });
+    }
+    if (env.MODEL_BACKEND === 'openai' && !env.OPENAI_BASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'is required when MODEL_BACKEND=openai' });
+    }
+  });
+
+export type Config = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly lines: string[]) {
+    super(lines.join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses the environment once. A bad setting throws a ConfigError with one line per bad variable.
+ * `overrides` win over the environment (the CLI's --role, a test's isolated prefix).
+ */
+export function loadConfig(
+  overrides: Record<string, string | undefined> = {},
+  env: Record<string, string | undefined> = process.env,
+): Config {
+  // Empty strings mean "unset": shells and compose files often export VAR= for optional values.
+  const cleaned = Object.fromEntries(
+    Object.entries({ ...env, ...overrides }).filter(([, v]) => v !== undefined && v !== ''),
+  ) as Record<string, string>;
+  const parsed = envSchema.safeParse(cleaned);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? 'environment');
+    const value = cleaned[name];
+    const shown = value === undefined ? '' : ` (got "${name.includes('SECRET') || name.includes('TOKEN') || name.includes('KEY') ? '***' : value}")`;
+    return `invalid setting ${name}: ${issue.message}${shown}`;
+  });
+  throw new ConfigError([...new Set(lines)]);
+}

@@ -1,0 +1,28 @@
+/**
+ * A broken business rule. Expected outcomes are events; only a rule that refuses a command throws,
+ * with a code that the api maps to an HTTP status in one place (src/api/middleware/errors.ts).
+ */
+export type DomainErrorCode =
+  | 'invalid' // 400: the command makes no sense
+  | 'unauthenticated' // 401
+  | 'payment_required' // 402: not funded, balance too low
+  | 'forbidden' // 403: the actor may not do this
+  | 'not_found' // 404: unknown, or not visible to the actor
+  | 'conflict' // 409: the state does not allow it (accept twice, already a member)
+  | 'unprocessable'; // 422
+
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const invalid = (m: string) => new DomainError('invalid', m);
+export const forbidden = (m = 'Forbidden') => new DomainError('forbidden', m);
+export const notFound = (m: string) => new DomainError('not_found', m);
+export const conflict = (m: string) => new DomainError('conflict', m);
+export const paymentRequired = (m: string) => new DomainError('payment_required', m);

@@ -1,0 +1,306 @@
+import Database from 'better-sqlite3';
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  AppendResult,
+  assertJsonSafe,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  StoreUnavailable,
+  SubscribeOptions,
+  Subscription,
+  WrongExpectedVersion,
+} from './port';
+
+/**
+ * The embedded event store: one SQLite file, WAL, synchronous=FULL, one `events` table whose
+ * autoincrement rowid is the global position.
+ *
+ * Other processes may append to the same file (a CLI, a second role): subscriptions poll for them,
+ * and are woken at once by appends made through this instance.
+ */
+
+interface Row {
+  position: bigint;
+  event_id: string;
+  stream_id: string;
+  stream_revision: bigint;
+  type: string;
+  data: string;
+  metadata: string;
+  created: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position        INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id        TEXT    NOT NULL,
+  stream_id       TEXT    NOT NULL,
+  stream_revision INTEGER NOT NULL,
+  type            TEXT    NOT NULL,
+  data            TEXT    NOT NULL,
+  metadata        TEXT    NOT NULL,
+  created         TEXT    NOT NULL,
+  UNIQUE (stream_id, stream_revision),
+  UNIQUE (event_id)
+);`;
+
+export interface SqliteOptions {
+  /** Path to the database file. */
+  file: string;
+  /** How often an idle subscription looks for events appended by other processes. */
+  pollIntervalMs?: number;
+  /** Clock for `created`; injectable for tests. */
+  now?: () => Date;
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_IOERR',
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+]);
+
+function isUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string })?.code ?? '';
+  return [...UNAVAILABLE_CODES].some((c) => code.startsWith(c));
+}
+
+export class SqliteEventStore implements EventStore {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private readonly appended = new EventEmitter();
+  private readonly pollIntervalMs: number;
+  private readonly now: () => Date;
+  private closed = false;
+  private readonly stmts;
+
+  constructor(opts: SqliteOptions) {
+    this.pollIntervalMs = opts.pollIntervalMs ?? 25;
+    this.now = opts.now ?? (() => new Date());
+    this.appended.setMaxListeners(0);
+    try {
+      if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
+      this.db = new Database(opts.file);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.pragma('busy_timeout = 5000');
+      this.db.exec(SCHEMA);
+    } catch (err) {
+      throw new StoreUnavailable(`cannot open SQLite event store at ${opts.file}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    const db = this.db;
+    this.stmts = {
+      lastRevision: db.prepare('SELECT MAX(stream_revision) AS r FROM events WHERE stream_id = ?').safeIntegers(true),
+      byEventId: db
+        .prepare('SELECT stream_id, stream_revision, position FROM events WHERE event_id = ?')
+        .safeIntegers(true),
+      insert: db.prepare(
+        'INSERT INTO events (event_id, stream_id, stream_revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      readFwd: db
+        .prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision >= ? ORDER BY stream_revision ASC LIMIT ?')
+        .safeIntegers(true),
+      readBwd: db
+        .prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?')
+        .safeIntegers(true),
+      readAll: db.prepare('SELECT * FROM events WHERE position >= ? ORDER BY position ASC LIMIT ?').safeIntegers(true),
+      head: db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events').safeIntegers(true),
+    };
+  }
+
+  private readonly appendTx = (stream: string, events: NewEvent[], expected: ExpectedRevision): AppendResult => {
+    const last = (this.stmts.lastRevision.get(stream) as { r: bigint | null }).r;
+    const replay = this.findIdempotentReplay(stream, events, expected);
+    if (replay) return replay;
+    const ok =
+      expected === 'any' ||
+      (expected === 'no_stream' && last === null) ||
+      (expected === 'stream_exists' && last !== null) ||
+      (typeof expected === 'bigint' && last === expected);
+    if (!ok) throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
+    if (events.length === 0) return { nextExpectedRevision: last ?? -1n, position: this.head() };
+    const created = this.now().toISOString();
+    let revision = last ?? -1n;
+    let position = 0n;
+    for (const e of events) {
+      revision += 1n;
+      const info = this.stmts.insert.run(
+        e.id,
+        stream,
+        revision,
+        e.type,
+        JSON.stringify(e.data),
+        JSON.stringify(e.metadata ?? {}),
+        created,
+      );
+      position = BigInt(info.lastInsertRowid);
+    }
+    return { nextExpectedRevision: revision, position };
+  };
+
+  /**
+   * Same ids re-sent: if they were all written to this stream, in this order, where the expected
+   * revision says they should have gone, the retry succeeds and writes nothing. Any other reuse of
+   * an id is a conflict.
+   */
+  private findIdempotentReplay(stream: string, events: NewEvent[], expected: ExpectedRevision): AppendResult | null {
+    if (events.length === 0) return null;
+    const first = this.stmts.byEventId.get(events[0].id) as
+      | { stream_id: string; stream_revision: bigint; position: bigint }
+      | undefined;
+    if (!first) return null;
+    const start = first.stream_revision;
+    let matches =
+      first.stream_id === stream &&
+      (typeof expected === 'bigint' ? start === expected + 1n : expected === 'no_stream' ? start === 0n : true);
+    let lastFound = first;
+    for (let i = 1; matches && i < events.length; i++) {
+      const row = this.stmts.byEventId.get(events[i].id) as typeof first | undefined;
+      matches = !!row && row.stream_id === stream && row.stream_revision === start + BigInt(i);
+      if (row) lastFound = row;
+    }
+    if (!matches) {
+      const last = (this.stmts.lastRevision.get(stream) as { r: bigint | null }).r;
+      throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
+    }
+    return { nextExpectedRevision: lastFound.stream_revision, position: lastFound.position };
+  }
+
+  private readonly appendImmediate = (stream: string, events: NewEvent[], expected: ExpectedRevision) =>
+    this.db.transaction(this.appendTx).immediate(stream, events, expected);
+
+  async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    for (const e of events) {
+      assertJsonSafe(e.data, `${e.type}.data`);
+      assertJsonSafe(e.metadata ?? {}, `${e.type}.metadata`);
+    }
+    this.assertOpen();
+    let result: AppendResult;
+    try {
+      result = this.appendImmediate(stream, events, opts.expectedRevision);
+    } catch (err) {
+      if (err instanceof WrongExpectedVersion) throw err;
+      if (isUnavailable(err)) throw new StoreUnavailable(`event store write failed: ${(err as Error).message}`, { cause: err });
+      throw err;
+    }
+    this.appended.emit('appended', result.position);
+    return result;
+  }
+
+  async readStream(stream: string, opts: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const max = opts.maxCount ?? Number.MAX_SAFE_INTEGER;
+    const rows =
+      opts.direction === 'backwards'
+        ? (this.stmts.readBwd.all(stream, opts.from ?? BigInt(Number.MAX_SAFE_INTEGER), max) as Row[])
+        : (this.stmts.readFwd.all(stream, opts.from ?? 0n, max) as Row[]);
+    return rows.map(toRecorded);
+  }
+
+  async readAll(opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    return this.readAllSync(opts.fromPosition ?? 0n, opts.maxCount ?? Number.MAX_SAFE_INTEGER);
+  }
+
+  private readAllSync(from: bigint, max: number): RecordedEvent[] {
+    return (this.stmts.readAll.all(from, max) as Row[]).map(toRecorded);
+  }
+
+  private head(): bigint {
+    return (this.stmts.head.get() as { p: bigint }).p;
+  }
+
+  async headPosition(): Promise<bigint> {
+    this.assertOpen();
+    return this.head();
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    try {
+      this.db.prepare('SELECT 1').get();
+    } catch (err) {
+      throw new StoreUnavailable(`event store unreachable: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  subscribeToAll(opts: SubscribeOptions = {}): Subscription {
+    let position = opts.after ?? 0n;
+    let stopped = false;
+    let wake: (() => void) | null = null;
+    const onAppend = () => wake?.();
+    this.appended.on('appended', onAppend);
+    const store = this;
+    const batch = 1000;
+
+    async function* iterate(): AsyncGenerator<RecordedEvent> {
+      try {
+        while (!stopped && !store.closed) {
+          const events = store.readAllSync(position + 1n, batch);
+          for (const e of events) {
+            if (stopped) return;
+            position = e.position;
+            yield e;
+          }
+          if (events.length < batch) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, store.pollIntervalMs);
+              wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            wake = null;
+          }
+        }
+      } finally {
+        store.appended.off('appended', onAppend);
+      }
+    }
+    const it = iterate();
+    return {
+      [Symbol.asyncIterator]: () => it,
+      close: async () => {
+        stopped = true;
+        wake?.();
+        this.appended.off('appended', onAppend);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.appended.emit('appended', -1n);
+    this.db.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreUnavailable('event store is closed');
+  }
+}
+
+function toRecorded(r: Row): RecordedEvent {
+  return {
+    id: r.event_id,
+    stream: r.stream_id,
+    revision: r.stream_revision,
+    position: r.position,
+    type: r.type,
+    data: JSON.parse(r.data),
+    metadata: JSON.parse(r.metadata),
+    created: r.created,
+  };
+}

@@ -1,0 +1,7 @@
+import type { Module } from './services';
+
+/**
+ * Every feature slice of tollgate. Add a module here and the composition root starts its
+ * projections, reactors, routes and workers in the roles that run them.
+ */
+export const modules: Module[] = [];

@@ -1,0 +1,47 @@
+/**
+ * Where everything lives in Redis. Every key starts with the configured prefix (REDIS_PREFIX), so
+ * tests and a live service can share one Redis. Read models live in generations: a rebuild fills a
+ * fresh generation and then moves the `active` pointer, so readers never see a half-built model.
+ *
+ *   {prefix}proj:{name}:active              active generation of a projection (absent = 0)
+ *   {prefix}proj:{name}:gen                 generation counter
+ *   {prefix}rm:{name}:{gen}:__checkpoint    last global position applied to that generation
+ *   {prefix}rm:{name}:{gen}:{...}           the read model's own keys
+ *   {prefix}{...}                           shared keys outside generations (reservations, channels)
+ */
+export class Keyspace {
+  constructor(readonly prefix: string) {}
+
+  active(name: string): string {
+    return `${this.prefix}proj:${name}:active`;
+  }
+
+  genCounter(name: string): string {
+    return `${this.prefix}proj:${name}:gen`;
+  }
+
+  genPrefix(name: string, gen: string): string {
+    return `${this.prefix}rm:${name}:${gen}:`;
+  }
+
+  checkpoint(name: string, gen: string): string {
+    return `${this.genPrefix(name, gen)}__checkpoint`;
+  }
+
+  rm(name: string, gen: string, ...parts: string[]): string {
+    return this.genPrefix(name, gen) + parts.join(':');
+  }
+
+  shared(...parts: string[]): string {
+    return this.prefix + parts.join(':');
+  }
+
+  /** Pub/sub channel on which the runner announces the position every projection has reached. */
+  get progressChannel(): string {
+    return `${this.prefix}proj:progress`;
+  }
+
+  reactorCheckpoint(name: string): string {
+    return `${this.prefix}reactor:${name}:checkpoint`;
+  }
+}

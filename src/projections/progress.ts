@@ -1,0 +1,63 @@
+import type { Redis } from 'ioredis';
+import { Keyspace } from './keyspace';
+
+/** Lets a write wait until the projections have applied it, so the next request sees it. */
+export interface ProjectionProgress {
+  waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
+}
+
+/**
+ * For an api process without a runner of its own: follows the runner's announcements on Redis
+ * pub/sub, and polls the checkpoints as a safety net for a message missed before subscribing.
+ */
+export class RedisProgress implements ProjectionProgress {
+  private latest = 0n;
+  private readonly waiters = new Set<{ position: bigint; resolve: (ok: boolean) => void }>();
+  private ready: Promise<unknown>;
+
+  constructor(
+    private readonly sub: Redis,
+    private readonly redis: Redis,
+    private readonly ks: Keyspace,
+    private readonly names: string[],
+  ) {
+    this.sub.on('message', (_ch: string, msg: string) => this.advance(BigInt(msg)));
+    this.ready = this.sub.subscribe(ks.progressChannel);
+  }
+
+  private advance(p: bigint): void {
+    if (p <= this.latest) return;
+    this.latest = p;
+    for (const w of [...this.waiters]) if (w.position <= p) w.resolve(true);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.names.length === 0) return;
+    const gens = await this.redis.mget(...this.names.map((n) => this.ks.active(n)));
+    const cps = await this.redis.mget(...this.names.map((n, i) => this.ks.checkpoint(n, gens[i] ?? '0')));
+    const min = cps.reduce<bigint | null>((m, c) => {
+      const v = c ? BigInt(c) : 0n;
+      return m === null || v < m ? v : m;
+    }, null);
+    if (min !== null) this.advance(min);
+  }
+
+  async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
+    await this.ready;
+    if (this.latest >= position) return true;
+    await this.poll();
+    if (this.latest >= position) return true;
+    return new Promise((resolve) => {
+      const poller = setInterval(() => void this.poll().catch(() => undefined), 50);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      const w = { position, resolve: (ok: boolean) => done(ok) };
+      const done = (ok: boolean) => {
+        clearInterval(poller);
+        clearTimeout(timer);
+        this.waiters.delete(w);
+        resolve(ok);
+      };
+      this.waiters.add(w);
+    });
+  }
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Router } from 'express';
+import type { Config } from './config';
+import { openEventStore } from './eventstore';
+import type { EventStore } from './eventstore/port';
+import type { Logger } from './log';
+import { Keyspace } from './projections/keyspace';
+import type { ProjectionProgress } from './projections/progress';
+import type { Projection, Reactor } from './projections/projection';
+import { ReadModels } from './projections/read-models';
+import { connectRedis } from './redis';
+
+/** Everything a feature needs, built once in the composition root and handed around. */
+export interface Services {
+  config: Config;
+  log: Logger;
+  store: EventStore;
+  /** The shared command connection. Use `connectRedis` for subscribers, BullMQ and the runner. */
+  redis: Redis;
+  ks: Keyspace;
+  readModels: ReadModels;
+  /** Set by the composition root: waits until projections applied a position. */
+  progress: ProjectionProgress;
+  now: () => Date;
+  newId: () => string;
+  /** A new connection of its own, closed with the services. */
+  connectRedis(name: string, opts?: import('ioredis').RedisOptions): Promise<Redis>;
+  close(): Promise<void>;
+}
+
+/**
+ * A feature slice: its projections, reactors, routes and workers. The composition root
+ * (src/main.ts) starts the parts that the process's role runs.
+ */
+export interface Module {
+  name: string;
+  projections?(s: Services): Projection[];
+  reactors?(s: Services): Reactor[];
+  router?(s: Services): Router;
+  /** Background workers (BullMQ processors, sweepers); the worker role runs them. */
+  startWorkers?(s: Services): Promise<{ close(): Promise<void> }>;
+}
+
+export async function buildServices(config: Config, log: Logger): Promise<Services> {
+  const store = openEventStore(config);
+  const extra: Redis[] = [];
+  let redis: Redis;
+  try {
+    await store.ping();
+    redis = await connectRedis(config.REDIS_URL, 'main');
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+  const ks = new Keyspace(config.REDIS_PREFIX);
+  const services: Services = {
+    config,
+    log,
+    store,
+    redis,
+    ks,
+    readModels: new ReadModels(redis, ks),
+    progress: { waitFor: async () => false },
+    now: () => new Date(),
+    newId: () => randomUUID(),
+    async connectRedis(name, opts) {
+      const r = await connectRedis(config.REDIS_URL, name, opts);
+      extra.push(r);
+      return r;
+    },
+    async close() {
+      for (const r of extra) r.disconnect();
+      redis.disconnect();
+      await store.close();
+    },
+  };
+  return services;
+}
