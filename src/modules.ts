@@ -1,7 +1,8 @@
+import { coreReadModels } from './projections/core-module';
 import type { Module } from './services';
 
 /**
  * Every feature slice of tollgate. Add a module here and the composition root starts its
  * projections, reactors, routes and workers in the roles that run them.
  */
-export const modules: Module[] = [];
+export const modules: Module[] = [coreReadModels];

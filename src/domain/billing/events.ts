@@ -1,0 +1,61 @@
+import type { Event } from '../event';
+
+/**
+ * Events of the `billing-{workspaceId}` stream. Amounts are nano-USD integer strings. These shapes
+ * are what finance replays: never edit one in place, add a V2.
+ */
+export type PaymentMethodAttached = Event<
+  'PaymentMethodAttached',
+  {
+    workspaceId: string;
+    paymentMethodId: string;
+    brand: string;
+    last4: string;
+    /** The gateway's customer id (Stripe cus_…), or null in the sandbox. */
+    customerId: string | null;
+    gateway: 'stripe' | 'sandbox';
+  }
+>;
+export type DepositSucceeded = Event<
+  'DepositSucceeded',
+  { workspaceId: string; depositId: string; amountNanoUsd: string; paymentIntentId: string; by: string }
+>;
+export type DepositFailed = Event<
+  'DepositFailed',
+  { workspaceId: string; depositId: string; amountNanoUsd: string; paymentIntentId: string | null; reason: string; code: string; by: string }
+>;
+export type AutoReloadConfigured = Event<
+  'AutoReloadConfigured',
+  {
+    workspaceId: string;
+    enabled: boolean;
+    thresholdNanoUsd: string;
+    amountNanoUsd: string;
+    /** Most that auto-reload may charge in one calendar month (UTC), or null for no cap. */
+    monthlyCapNanoUsd: string | null;
+    by: string;
+  }
+>;
+export type AutoReloadTriggered = Event<
+  'AutoReloadTriggered',
+  { workspaceId: string; reloadId: string; amountNanoUsd: string; balanceNanoUsd: string }
+>;
+export type AutoReloadSucceeded = Event<
+  'AutoReloadSucceeded',
+  { workspaceId: string; reloadId: string; amountNanoUsd: string; paymentIntentId: string }
+>;
+export type AutoReloadFailed = Event<
+  'AutoReloadFailed',
+  { workspaceId: string; reloadId: string; amountNanoUsd: string; paymentIntentId: string | null; reason: string; code: string }
+>;
+export type AutoReloadSuspended = Event<'AutoReloadSuspended', { workspaceId: string; reloadId: string; reason: string }>;
+
+export type BillingEvent =
+  | PaymentMethodAttached
+  | DepositSucceeded
+  | DepositFailed
+  | AutoReloadConfigured
+  | AutoReloadTriggered
+  | AutoReloadSucceeded
+  | AutoReloadFailed
+  | AutoReloadSuspended;

@@ -1,0 +1,53 @@
+import type { Event } from '../event';
+
+export type ModelConfig = 'service_3_pi' | 'service_3_productivity';
+export type Endpoint = 'inference' | 'streaming' | 'openai';
+export type FinishReason = 'stop' | 'length' | 'client_disconnected' | 'upstream_error' | 'abandoned';
+
+/**
+ * Events of the `inference-{requestId}` stream. `TokensDebited` is the money event: it carries the
+ * prices used, so a replay years later computes the same amount.
+ */
+export type InferenceRequested = Event<
+  'InferenceRequested',
+  {
+    requestId: string;
+    workspaceId: string;
+    keyId: string;
+    config: ModelConfig;
+    endpoint: Endpoint;
+    promptTokens: number;
+    maxTokens: number;
+    reservedNanoUsd: string;
+    webSearch: boolean;
+  }
+>;
+export type InferenceCompleted = Event<
+  'InferenceCompleted',
+  {
+    requestId: string;
+    workspaceId: string;
+    keyId: string;
+    config: ModelConfig;
+    finishReason: FinishReason;
+    inputTokens: number;
+    outputTokens: number;
+    durationMs: number;
+  }
+>;
+export type TokensDebited = Event<
+  'TokensDebited',
+  {
+    requestId: string;
+    workspaceId: string;
+    keyId: string;
+    config: ModelConfig;
+    inputTokens: number;
+    outputTokens: number;
+    inputPriceNanoUsd: string;
+    outputPriceNanoUsd: string;
+    amountNanoUsd: string;
+  }
+>;
+
+export type InferenceEvent = InferenceRequested | InferenceCompleted | TokensDebited;

@@ -1,0 +1,10 @@
+import { createHash } from 'node:crypto';
+
+/** Stream names. Every event of tollgate lives in one of these (DESIGN.md, "Streams and events"). */
+export const streams = {
+  user: (userId: string) => `user-${userId}`,
+  email: (email: string) => `email-${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`,
+  workspace: (workspaceId: string) => `workspace-${workspaceId}`,
+  billing: (workspaceId: string) => `billing-${workspaceId}`,
+  inference: (requestId: string) => `inference-${requestId}`,
+};

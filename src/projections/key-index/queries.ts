@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { Keyspace } from '../keyspace';
+import { KEY_INDEX } from './projection';
+
+export interface KeyRecord {
+  keyId: string;
+  workspaceId: string;
+  name: string;
+  scopes: string[];
+  expiresAt: Date | null;
+  /** Requests per minute when an operator changed it; null means the default. */
+  rateLimit: number | null;
+}
+
+export function hashKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+// One round trip: resolve the active generation and read the record.
+const LOOKUP = `
+local gen = redis.call('GET', KEYS[1]) or '0'
+return redis.call('HGETALL', ARGV[1] .. gen .. ':hash:' .. ARGV[2])`;
+
+export class KeyIndex {
+  constructor(
+    private readonly redis: Redis,
+    private readonly ks: Keyspace,
+  ) {}
+
+  async lookupHash(keyHash: string): Promise<KeyRecord | null> {
+    const flat = (await this.redis.eval(
+      LOOKUP,
+      1,
+      this.ks.active(KEY_INDEX),
+      this.ks.prefix + `rm:${KEY_INDEX}:`,
+      keyHash,
+    )) as string[];
+    if (!flat.length) return null;
+    const h: Record<string, string> = {};
+    for (let i = 0; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
+    return {
+      keyId: h.keyId,
+      workspaceId: h.workspaceId,
+      name: h.name,
+      scopes: h.scopes ? h.scopes.split(',') : [],
+      expiresAt: h.expiresAt ? new Date(h.expiresAt) : null,
+      rateLimit: h.rateLimit ? Number(h.rateLimit) : null,
+    };
+  }
+
+  lookup(secret: string): Promise<KeyRecord | null> {
+    return this.lookupHash(hashKey(secret));
+  }
+}
