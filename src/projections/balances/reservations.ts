@@ -26,7 +26,9 @@ export function reservationKeys(shared: (...parts: string[]) => string, workspac
 const RESERVE = `
 local gen = redis.call('GET', KEYS[1]) or '0'
 local balance = redis.call('HGET', ARGV[1] .. gen .. ':ws:' .. ARGV[2], 'balance') or '0'
-local held = redis.call('INCRBY', KEYS[3], ARGV[4])
+-- INCRBY's reply reaches Lua as a double: read the exact value back as a string.
+redis.call('INCRBY', KEYS[3], ARGV[4])
+local held = redis.call('GET', KEYS[3])
 local function ge(a, b)
   local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
   if na ~= nb then return nb end
@@ -34,13 +36,13 @@ local function ge(a, b)
   if #a ~= #b then return #a > #b end
   return a >= b
 end
-if not ge(balance, tostring(held)) then
-  held = redis.call('DECRBY', KEYS[3], ARGV[4])
-  return {0, balance, tostring(held)}
+if not ge(balance, held) then
+  redis.call('DECRBY', KEYS[3], ARGV[4])
+  return {0, balance, redis.call('GET', KEYS[3])}
 end
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2] .. ':' .. ARGV[3])
-return {1, balance, tostring(held)}`;
+return {1, balance, held}`;
 
 const RELEASE = `
 local amt = redis.call('HGET', KEYS[1], ARGV[1])
