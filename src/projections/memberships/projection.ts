@@ -1,0 +1,55 @@
+import type { MemberJoined, MemberRemoved, WorkspaceCreated, WorkspaceRenamed } from '../../domain/accounts/events';
+import type { RecordedEvent } from '../../eventstore/port';
+import type { Projection, ProjectionTx } from '../projection';
+
+export const MEMBERSHIPS = 'memberships';
+
+/**
+ * Workspaces and who belongs to them, both ways round; what every /v1 authorization check reads.
+ * A removed member's entries are gone as soon as the MemberRemoved is applied.
+ *
+ *   rm:memberships:{gen}:ws:{wsId}           hash: workspaceId, name, personal ("true"|"false"), createdBy, created (ISO)
+ *   rm:memberships:{gen}:ws:{wsId}:members   hash: userId → role ("admin"|"member")
+ *   rm:memberships:{gen}:ws:{wsId}:joined    hash: userId → ISO time the member joined
+ *   rm:memberships:{gen}:user:{userId}:ws    hash: wsId → role
+ */
+export const membershipsProjection: Projection = {
+  name: MEMBERSHIPS,
+  handles: new Set(['WorkspaceCreated', 'WorkspaceRenamed', 'MemberJoined', 'MemberRemoved']),
+  apply(event: RecordedEvent, tx: ProjectionTx) {
+    switch (event.type) {
+      case 'WorkspaceCreated': {
+        const d = event.data as WorkspaceCreated['data'];
+        tx.multi.hset(tx.key('ws', d.workspaceId), {
+          workspaceId: d.workspaceId,
+          name: d.name,
+          personal: d.personal ? 'true' : 'false',
+          createdBy: d.createdBy,
+          created: event.created,
+        });
+        break;
+      }
+      case 'WorkspaceRenamed': {
+        const d = event.data as WorkspaceRenamed['data'];
+        tx.multi.hset(tx.key('ws', d.workspaceId), 'name', d.name);
+        break;
+      }
+      case 'MemberJoined': {
+        const d = event.data as MemberJoined['data'];
+        tx.multi
+          .hset(tx.key('ws', d.workspaceId, 'members'), d.userId, d.role)
+          .hset(tx.key('ws', d.workspaceId, 'joined'), d.userId, event.created)
+          .hset(tx.key('user', d.userId, 'ws'), d.workspaceId, d.role);
+        break;
+      }
+      case 'MemberRemoved': {
+        const d = event.data as MemberRemoved['data'];
+        tx.multi
+          .hdel(tx.key('ws', d.workspaceId, 'members'), d.userId)
+          .hdel(tx.key('ws', d.workspaceId, 'joined'), d.userId)
+          .hdel(tx.key('user', d.userId, 'ws'), d.workspaceId);
+        break;
+      }
+    }
+  },
+};
