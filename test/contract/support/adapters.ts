@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EsdbEventStore, EsdbOptions } from '../../../src/eventstore/esdb';
+import type { EventStore, NewEvent, RecordedEvent, Subscription } from '../../../src/eventstore/port';
+import { SqliteEventStore } from '../../../src/eventstore/sqlite';
+import { FakeEsdbClient } from './fake-esdb-client';
+
+export interface Opened {
+  store: EventStore;
+  /** Present for the fake EventStoreDB only. */
+  fake?: FakeEsdbClient;
+  cleanup(): Promise<void>;
+}
+
+export interface Adapter {
+  name: string;
+  /** The store is created empty for each test and nobody else writes to it. */
+  fresh: boolean;
+  /** Per-test timeout for the heavy concurrency cases. */
+  heavyTimeoutMs: number;
+  open(): Promise<Opened>;
+}
+
+export const sqliteAdapter: Adapter = {
+  name: 'sqlite',
+  fresh: true,
+  heavyTimeoutMs: 60_000,
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-contract-'));
+    const store = new SqliteEventStore({ file: join(dir, 'events.sqlite') });
+    return {
+      store,
+      async cleanup() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+export function fakeEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
+  return {
+    name: 'esdb adapter over an in-memory fake client',
+    fresh: true,
+    heavyTimeoutMs: 60_000,
+    async open() {
+      const fake = new FakeEsdbClient();
+      const store = new EsdbEventStore({ client: fake as never, ...opts });
+      return {
+        store,
+        fake,
+        async cleanup() {
+          await store.close();
+          await fake.dispose();
+        },
+      };
+    },
+  };
+}
+
+export function realEsdbAdapter(connectionString: string): Adapter {
+  return {
+    name: `esdb (${connectionString})`,
+    fresh: false,
+    heavyTimeoutMs: 300_000,
+    async open() {
+      const store = new EsdbEventStore({ connectionString });
+      return { store, cleanup: () => store.close() };
+    },
+  };
+}
+
+/** A namespace for stream names that no other test (or earlier run on a shared server) uses. */
+export function namespace(): string {
+  return `ct${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
+
+export function ev(type: string, data: unknown = {}, metadata: NewEvent['metadata'] = { actor: 'contract-test' }): NewEvent {
+  return { id: randomUUID(), type, data, metadata };
+}
+
+export function evs(n: number, type = 'Thing'): NewEvent[] {
+  return Array.from({ length: n }, (_, i) => ev(type, { i }));
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Pulls from a subscription until `n` events that match `keep` arrived (others are skipped), or fails
+ * after `timeoutMs`. The iterator is reused across calls, so events are never lost between them.
+ */
+export class Collector {
+  private readonly it: AsyncIterator<RecordedEvent>;
+  private pending: Promise<IteratorResult<RecordedEvent>> | null = null;
+
+  constructor(
+    readonly sub: Subscription,
+    private readonly keep: (e: RecordedEvent) => boolean,
+  ) {
+    this.it = sub[Symbol.asyncIterator]();
+  }
+
+  private next(): Promise<IteratorResult<RecordedEvent>> {
+    this.pending ??= this.it.next();
+    return this.pending;
+  }
+
+  async take(n: number, timeoutMs = 5_000): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const deadline = Date.now() + timeoutMs;
+    while (out.length < n) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out: got ${out.length} of ${n} events`);
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') continue;
+      this.pending = null;
+      if (r.done) throw new Error(`subscription ended after ${out.length} of ${n} events`);
+      if (this.keep(r.value)) out.push(r.value);
+    }
+    return out;
+  }
+
+  /** True when the iteration finishes (done) within `timeoutMs`; remaining events are skipped. */
+  async ended(timeoutMs = 2_000): Promise<boolean> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const left = until - Date.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') return false;
+      this.pending = null;
+      if (r.done) return true;
+    }
+  }
+
+  /** Resolves with the matching events that arrive within `ms` (used to prove that nothing else comes). */
+  async quiet(ms: number): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const until = Date.now() + ms;
+    for (;;) {
+      const left = until - Date.now();
+      if (left <= 0) return out;
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') return out;
+      this.pending = null;
+      if (r.done) return out;
+      if (this.keep(r.value)) out.push(r.value);
+    }
+  }
+}
