@@ -1,3 +1,4 @@
+import { accountsModule } from './api/accounts/module';
 import { coreReadModels } from './projections/core-module';
 import type { Module } from './services';
 
@@ -5,4 +6,4 @@ import type { Module } from './services';
  * Every feature slice of tollgate. Add a module here and the composition root starts its
  * projections, reactors, routes and workers in the roles that run them.
  */
-export const modules: Module[] = [coreReadModels];
+export const modules: Module[] = [coreReadModels, accountsModule];

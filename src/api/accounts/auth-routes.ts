@@ -1,0 +1,145 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { decideClaimEmail, decideUser, emailClaimDecider, normalizeEmail, personalWorkspaceId, userDecider } from '../../domain/accounts/user';
+import { decideWorkspace, workspaceDecider } from '../../domain/accounts/workspace';
+import { DomainError } from '../../domain/errors';
+import { streams } from '../../domain/streams';
+import { handleCommand, loadState } from '../../eventstore/command-handler';
+import { workspacesOf } from '../../projections/memberships/queries';
+import type { Services } from '../../services';
+import { HttpError } from '../middleware/errors';
+import { requireSession, userOf } from './access';
+import { emailSchema, metaOf, settle } from './common';
+import { pendingInvitationsView } from './invitation-routes';
+import { readNotices } from './notices';
+import { dummyPasswordHash, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords';
+import { createSession, destroySession, SESSION_COOKIE, sessionTokenOf } from './sessions';
+
+const signupSchema = z.object({
+  email: emailSchema,
+  password: z
+    .string()
+    .min(PASSWORD_MIN_LENGTH, `A password must be at least ${PASSWORD_MIN_LENGTH} characters long`)
+    .max(PASSWORD_MAX_LENGTH, `A password must be at most ${PASSWORD_MAX_LENGTH} characters long`),
+  name: z.string().trim().min(1, 'A name must not be empty').max(100),
+});
+
+const loginSchema = z.object({
+  email: z.string().max(254),
+  password: z.string().max(PASSWORD_MAX_LENGTH),
+});
+
+const INVALID_LOGIN = 'Invalid e-mail or password';
+export const PERSONAL_WORKSPACE_NAME = 'Personal';
+
+/** POST /v1/signup, /v1/login, /v1/logout; GET /v1/me. */
+export function authRoutes(s: Services): Router {
+  const r = Router();
+
+  r.post('/v1/signup', async (req, res) => {
+    const { email, password, name } = signupSchema.parse(req.body ?? {});
+    const passwordHash = await hashPassword(password);
+    let userId = s.newId();
+    const meta = () => metaOf(res, userId);
+    const claimStream = streams.email(email);
+    const claim = await loadState(s.store, claimStream, emailClaimDecider);
+    if (claim.state.claimedBy !== null) {
+      // A claim whose registration never happened (a crash between the two appends) is taken over.
+      const owner = await loadState(s.store, streams.user(claim.state.claimedBy), userDecider);
+      if (owner.state.registered) throw new DomainError('conflict', 'An account with this e-mail already exists');
+      userId = claim.state.claimedBy;
+    } else {
+      await handleCommand(s.store, claimStream, emailClaimDecider, (st) => ({ events: decideClaimEmail(st, { email, userId }), result: undefined }), {
+        metadata: meta(),
+        newId: s.newId,
+      });
+    }
+    const registered = await handleCommand(
+      s.store,
+      streams.user(userId),
+      userDecider,
+      (st) => ({ events: decideUser(st, { type: 'RegisterUser', data: { userId, email, name, passwordHash } }).events, result: undefined }),
+      { metadata: meta(), newId: s.newId },
+    );
+    await settle(s, registered.appended);
+    res.status(201).json({ userId, email, name });
+  });
+
+  r.post('/v1/login', async (req, res) => {
+    const parsed = loginSchema.parse(req.body ?? {});
+    const email = normalizeEmail(parsed.email);
+    const claim = await loadState(s.store, streams.email(email), emailClaimDecider);
+    const user = claim.state.claimedBy ? (await loadState(s.store, streams.user(claim.state.claimedBy), userDecider)).state : null;
+    // The same scrypt runs whether or not the e-mail has an account.
+    const stored = user?.registered ? user.passwordHash : await dummyPasswordHash();
+    const ok = await verifyPassword(parsed.password, stored);
+    if (!ok || !user?.registered) throw new HttpError(401, INVALID_LOGIN);
+
+    const userId = user.userId;
+    const metadata = metaOf(res, userId);
+    let created;
+    if (user.logins === 0) {
+      // The first login creates the personal workspace (idempotent: its id derives from the user's).
+      const wsId = personalWorkspaceId(userId);
+      created = await handleCommand(
+        s.store,
+        streams.workspace(wsId),
+        workspaceDecider,
+        (st) => ({
+          events: decideWorkspace(st, { type: 'EnsurePersonalWorkspace', data: { workspaceId: wsId, name: PERSONAL_WORKSPACE_NAME, by: userId } }),
+          result: undefined,
+        }),
+        { metadata, newId: s.newId },
+      );
+    }
+    const login = await handleCommand(
+      s.store,
+      streams.user(userId),
+      userDecider,
+      (st) => {
+        const d = decideUser(st, { type: 'RecordLogin', data: { userId } });
+        return { events: d.events, result: d.firstLogin };
+      },
+      { metadata, newId: s.newId },
+    );
+    await settle(s, created?.appended, login.appended);
+    const token = await createSession(s, { userId, email: user.email, name: user.name });
+    res.cookie(SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: s.config.COOKIE_SECURE,
+      path: '/',
+      maxAge: s.config.SESSION_TTL_SECONDS * 1000,
+    });
+    res.json({
+      sessionToken: token,
+      expiresIn: s.config.SESSION_TTL_SECONDS,
+      user: { userId, email: user.email, name: user.name },
+      firstLogin: login.result,
+    });
+  });
+
+  r.post('/v1/logout', requireSession(s), async (req, res) => {
+    const found = sessionTokenOf(req);
+    if (found) await destroySession(s, found.token);
+    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: s.config.COOKIE_SECURE, path: '/' });
+    res.status(204).end();
+  });
+
+  r.get('/v1/me', requireSession(s), async (_req, res) => {
+    const user = userOf(res);
+    const [workspaces, invitations, notices] = await Promise.all([
+      workspacesOf(s.readModels, user.userId),
+      pendingInvitationsView(s, user),
+      readNotices(s, user.userId),
+    ]);
+    res.json({
+      user,
+      workspaces: workspaces.map((w) => ({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal })),
+      invitations,
+      notices,
+    });
+  });
+
+  return r;
+}

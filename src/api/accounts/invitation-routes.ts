@@ -1,0 +1,94 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { emailClaimDecider, userDecider } from '../../domain/accounts/user';
+import { notFound } from '../../domain/errors';
+import { streams } from '../../domain/streams';
+import { loadState } from '../../eventstore/command-handler';
+import { invitation, InvitationRecord, pendingForEmail, pendingForWorkspace } from '../../projections/invitations/queries';
+import { workspaceInfo } from '../../projections/memberships/queries';
+import { profilesOf } from '../../projections/users/queries';
+import type { Services } from '../../services';
+import { AuthedUser, requireMember, requireSession, userOf, workspaceOf } from './access';
+import { emailSchema, metaOf, settle } from './common';
+import { workspaceCommand } from './workspace-routes';
+
+const inviteBody = z.object({ email: emailSchema });
+
+async function view(s: Services, list: InvitationRecord[]) {
+  const profiles = await profilesOf(s.readModels, [...new Set(list.map((i) => i.invitedBy))]);
+  const names = new Map<string, string | null>();
+  for (const id of new Set(list.map((i) => i.workspaceId))) names.set(id, (await workspaceInfo(s.readModels, id))?.name ?? null);
+  return list.map((i) => ({
+    invitationId: i.invitationId,
+    workspaceId: i.workspaceId,
+    workspaceName: names.get(i.workspaceId) ?? null,
+    email: i.email,
+    status: i.status,
+    invitedBy: { userId: i.invitedBy, name: profiles.get(i.invitedBy)?.name ?? null, email: profiles.get(i.invitedBy)?.email ?? null },
+    created: i.created,
+  }));
+}
+
+/** The user's pending invitations, as GET /v1/invitations and GET /v1/me show them. */
+export async function pendingInvitationsView(s: Services, user: AuthedUser) {
+  const mine = (await pendingForEmail(s.readModels, user.email)).filter((i) => i.userId === user.userId);
+  return view(s, mine);
+}
+
+/** Invite (admin), list a workspace's pending invitations (member), my invitations, accept, decline. */
+export function invitationRoutes(s: Services): Router {
+  const r = Router();
+  const session = requireSession(s);
+
+  r.post('/v1/workspaces/:ws/invitations', session, requireMember(s, { admin: true }), async (req, res) => {
+    const { email } = inviteBody.parse(req.body ?? {});
+    const w = workspaceOf(res);
+    // The invitee must already have an account: the e-mail claim names the user.
+    const claim = await loadState(s.store, streams.email(email), emailClaimDecider);
+    const invitee = claim.state.claimedBy ? (await loadState(s.store, streams.user(claim.state.claimedBy), userDecider)).state : null;
+    if (!invitee?.registered) throw notFound(`No account uses ${email}: the person must sign up before they can be invited`);
+    const invitationId = s.newId();
+    const done = await workspaceCommand(
+      s,
+      w.workspaceId,
+      { type: 'InviteMember', data: { invitationId, email, inviteeUserId: invitee.userId, by: userOf(res).userId } },
+      metaOf(res),
+    );
+    await settle(s, done.appended);
+    res.status(201).json({ invitationId, workspaceId: w.workspaceId, email, status: 'pending' });
+  });
+
+  r.get('/v1/workspaces/:ws/invitations', session, requireMember(s), async (_req, res) => {
+    res.json({ invitations: await view(s, await pendingForWorkspace(s.readModels, workspaceOf(res).workspaceId)) });
+  });
+
+  r.get('/v1/invitations', session, async (_req, res) => {
+    res.json({ invitations: await pendingInvitationsView(s, userOf(res)) });
+  });
+
+  for (const action of ['accept', 'decline'] as const) {
+    r.post(`/v1/invitations/:id/${action}`, session, async (req, res) => {
+      const user = userOf(res);
+      const inv = await invitation(s.readModels, String(req.params.id));
+      // Someone else's invitation is as invisible as a missing one.
+      if (!inv || inv.userId !== user.userId) throw notFound('Invitation not found');
+      const done = await workspaceCommand(
+        s,
+        inv.workspaceId,
+        { type: action === 'accept' ? 'AcceptInvitation' : 'DeclineInvitation', data: { invitationId: inv.invitationId, userId: user.userId } },
+        metaOf(res),
+      );
+      await settle(s, done.appended);
+      const ws = await workspaceInfo(s.readModels, inv.workspaceId);
+      res.json({
+        invitationId: inv.invitationId,
+        workspaceId: inv.workspaceId,
+        workspaceName: ws?.name ?? null,
+        status: action === 'accept' ? 'accepted' : 'declined',
+        ...(action === 'accept' ? { role: 'member' } : {}),
+      });
+    });
+  }
+
+  return r;
+}

@@ -1,0 +1,24 @@
+import { Router } from 'express';
+import { apiKeysProjection } from '../../projections/api-keys/projection';
+import { invitationsProjection } from '../../projections/invitations/projection';
+import { membershipsProjection } from '../../projections/memberships/projection';
+import { usersProjection } from '../../projections/users/projection';
+import type { Module } from '../../services';
+import { authRoutes } from './auth-routes';
+import { invitationRoutes } from './invitation-routes';
+import { keyRoutes } from './key-routes';
+import { workspaceRoutes } from './workspace-routes';
+
+/**
+ * Accounts: users, sessions, workspaces, invitations and API keys (the /v1 account API).
+ * The key index the inference path reads is in the core read models (src/projections/key-index).
+ */
+export const accountsModule: Module = {
+  name: 'accounts',
+  projections: () => [membershipsProjection, invitationsProjection, usersProjection, apiKeysProjection],
+  router: (s) => {
+    const r = Router();
+    r.use(authRoutes(s), workspaceRoutes(s), invitationRoutes(s), keyRoutes(s));
+    return r;
+  },
+};

@@ -1,0 +1,295 @@
+import { conflict, DomainError, forbidden, notFound, paymentRequired } from '../errors';
+import type { Funding } from '../billing/funding';
+import { formatUsd, NanoUsd } from '../money';
+import type {
+  ApiKeyCreated,
+  ApiKeyDeleted,
+  InvitationAccepted,
+  InvitationDeclined,
+  InvitationSent,
+  MemberJoined,
+  MemberRemoved,
+  RateLimitChanged,
+  Role,
+  WorkspaceCreated,
+  WorkspaceEvent,
+  WorkspaceRenamed,
+} from './events';
+import { normalizeEmail, type EventLike } from './user';
+
+/**
+ * The workspace aggregate (stream `workspace-{wsId}`): its name, members, invitations and API keys.
+ *
+ * Invitation state machine (per invitation):
+ *   (none) ──InviteMember (actor admin, invitee has an account, not a member, not personal)──▶ pending
+ *   pending ──AcceptInvitation (the invitee)──▶ accepted (+ MemberJoined as member)
+ *   pending ──DeclineInvitation (the invitee)──▶ declined
+ * Membership: member ──RemoveMember (actor admin; never the last admin)──▶ removed.
+ * Every other transition throws a DomainError and appends nothing.
+ */
+
+export type InvitationStatus = 'pending' | 'accepted' | 'declined';
+
+export interface InvitationState {
+  invitationId: string;
+  email: string;
+  userId: string;
+  invitedBy: string;
+  status: InvitationStatus;
+}
+
+export interface KeyState {
+  keyId: string;
+  keyHash: string;
+  name: string;
+  expiresAt: string | null;
+}
+
+export interface WorkspaceState {
+  exists: boolean;
+  workspaceId: string;
+  name: string;
+  personal: boolean;
+  createdBy: string;
+  members: ReadonlyMap<string, Role>;
+  invitations: ReadonlyMap<string, InvitationState>;
+  /** Live keys only: a deleted key is gone. */
+  keys: ReadonlyMap<string, KeyState>;
+}
+
+export const WORKSPACE_NAME_MAX = 100;
+export const KEY_NAME_MIN = 3;
+export const KEY_NAME_MAX = 64;
+
+export type { Funding };
+
+export type WorkspaceCommand =
+  | { type: 'CreateWorkspace'; data: { workspaceId: string; name: string; personal: boolean; by: string } }
+  /** The first login's personal workspace: creates it unless it exists (then nothing happens). */
+  | { type: 'EnsurePersonalWorkspace'; data: { workspaceId: string; name: string; by: string } }
+  | { type: 'RenameWorkspace'; data: { name: string; by: string } }
+  | { type: 'InviteMember'; data: { invitationId: string; email: string; inviteeUserId: string; by: string } }
+  | { type: 'AcceptInvitation'; data: { invitationId: string; userId: string } }
+  | { type: 'DeclineInvitation'; data: { invitationId: string; userId: string } }
+  | { type: 'RemoveMember'; data: { userId: string; by: string } }
+  | {
+      type: 'CreateApiKey';
+      data: {
+        keyId: string;
+        name: string;
+        keyHash: string;
+        prefix: string;
+        last4: string;
+        scopes: string[];
+        expiresAt: string | null;
+        by: string;
+        /** ISO time of the command: an expiry must lie after it. */
+        now: string;
+        funding: Funding;
+        requiredDepositNanoUsd: NanoUsd;
+      };
+    }
+  | { type: 'DeleteApiKey'; data: { keyId: string; by: string } };
+
+export const workspaceDecider = {
+  initial: (): WorkspaceState => ({
+    exists: false,
+    workspaceId: '',
+    name: '',
+    personal: false,
+    createdBy: '',
+    members: new Map(),
+    invitations: new Map(),
+    keys: new Map(),
+  }),
+  evolve(state: WorkspaceState, event: EventLike): WorkspaceState {
+    const e = event as WorkspaceEvent;
+    switch (e.type) {
+      case 'WorkspaceCreated':
+        return { ...state, exists: true, workspaceId: e.data.workspaceId, name: e.data.name, personal: e.data.personal, createdBy: e.data.createdBy };
+      case 'WorkspaceRenamed':
+        return { ...state, name: e.data.name };
+      case 'MemberJoined':
+        return { ...state, members: new Map(state.members).set(e.data.userId, e.data.role) };
+      case 'MemberRemoved': {
+        const members = new Map(state.members);
+        members.delete(e.data.userId);
+        return { ...state, members };
+      }
+      case 'InvitationSent':
+        return {
+          ...state,
+          invitations: new Map(state.invitations).set(e.data.invitationId, {
+            invitationId: e.data.invitationId,
+            email: e.data.email,
+            userId: e.data.userId,
+            invitedBy: e.data.invitedBy,
+            status: 'pending',
+          }),
+        };
+      case 'InvitationAccepted':
+      case 'InvitationDeclined': {
+        const inv = state.invitations.get(e.data.invitationId);
+        if (!inv) return state;
+        const status: InvitationStatus = e.type === 'InvitationAccepted' ? 'accepted' : 'declined';
+        return { ...state, invitations: new Map(state.invitations).set(inv.invitationId, { ...inv, status }) };
+      }
+      case 'ApiKeyCreated':
+        return {
+          ...state,
+          keys: new Map(state.keys).set(e.data.keyId, { keyId: e.data.keyId, keyHash: e.data.keyHash, name: e.data.name, expiresAt: e.data.expiresAt }),
+        };
+      case 'ApiKeyDeleted': {
+        const keys = new Map(state.keys);
+        keys.delete(e.data.keyId);
+        return { ...state, keys };
+      }
+      default:
+        return state;
+    }
+  },
+};
+
+type Out =
+  | WorkspaceCreated
+  | WorkspaceRenamed
+  | MemberJoined
+  | InvitationSent
+  | InvitationAccepted
+  | InvitationDeclined
+  | MemberRemoved
+  | ApiKeyCreated
+  | ApiKeyDeleted
+  | RateLimitChanged;
+
+const WORKSPACE_NOT_FOUND = 'Workspace not found';
+
+/** The actor's role; a non-member (or a missing workspace) sees a 404, so ids cannot be probed. */
+function roleOfActor(state: WorkspaceState, userId: string): Role {
+  const role = state.exists ? state.members.get(userId) : undefined;
+  if (!role) throw notFound(WORKSPACE_NOT_FOUND);
+  return role;
+}
+
+function requireAdmin(state: WorkspaceState, userId: string): void {
+  if (roleOfActor(state, userId) !== 'admin') throw forbidden();
+}
+
+function cleanName(name: string, what: string, min: number, max: number): string {
+  const n = name.trim();
+  if (n.length < min || n.length > max) throw new DomainError('unprocessable', `${what} must be ${min} to ${max} characters long`);
+  return n;
+}
+
+export function fundingShortfall(f: Funding, required: NanoUsd): string | null {
+  if (f.funded) return null;
+  const missing: string[] = [];
+  if (!f.hasPaymentMethod) missing.push('no payment method is on file');
+  if (f.depositedNanoUsd < required) {
+    missing.push(`deposits total ${formatUsd(f.depositedNanoUsd)} USD of the required ${formatUsd(required)} USD`);
+  }
+  return `This workspace is not funded yet: ${missing.join(' and ')}. Add a payment method and deposit at least ${formatUsd(required)} USD before creating API keys.`;
+}
+
+export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand): Out[] {
+  switch (command.type) {
+    case 'CreateWorkspace':
+    case 'EnsurePersonalWorkspace': {
+      const d = command.data;
+      if (state.exists) {
+        if (command.type === 'EnsurePersonalWorkspace') return [];
+        throw conflict('This workspace already exists');
+      }
+      const personal = command.type === 'EnsurePersonalWorkspace' ? true : command.data.personal;
+      return [
+        { type: 'WorkspaceCreated', data: { workspaceId: d.workspaceId, name: cleanName(d.name, 'A workspace name', 1, WORKSPACE_NAME_MAX), personal, createdBy: d.by } },
+        { type: 'MemberJoined', data: { workspaceId: d.workspaceId, userId: d.by, role: 'admin' } },
+      ];
+    }
+    case 'RenameWorkspace': {
+      const d = command.data;
+      requireAdmin(state, d.by);
+      const name = cleanName(d.name, 'A workspace name', 1, WORKSPACE_NAME_MAX);
+      if (name === state.name) return [];
+      return [{ type: 'WorkspaceRenamed', data: { workspaceId: state.workspaceId, name, by: d.by } }];
+    }
+    case 'InviteMember': {
+      const d = command.data;
+      requireAdmin(state, d.by);
+      const email = normalizeEmail(d.email);
+      if (state.personal) throw conflict('A personal workspace cannot have other members: create a workspace to invite people');
+      if (state.members.has(d.inviteeUserId)) throw conflict(`${email} is already a member of this workspace`);
+      for (const inv of state.invitations.values()) {
+        if (inv.status === 'pending' && inv.userId === d.inviteeUserId) throw conflict(`${email} already has a pending invitation to this workspace`);
+      }
+      if (state.invitations.has(d.invitationId)) throw conflict('This invitation already exists');
+      return [
+        {
+          type: 'InvitationSent',
+          data: { workspaceId: state.workspaceId, invitationId: d.invitationId, email, userId: d.inviteeUserId, invitedBy: d.by },
+        },
+      ];
+    }
+    case 'AcceptInvitation':
+    case 'DeclineInvitation': {
+      const d = command.data;
+      const inv = state.invitations.get(d.invitationId);
+      // Someone else's invitation is as invisible as a missing one.
+      if (!state.exists || !inv || inv.userId !== d.userId) throw notFound('Invitation not found');
+      if (inv.status !== 'pending') throw conflict(`This invitation was already ${inv.status}`);
+      if (command.type === 'DeclineInvitation') {
+        return [{ type: 'InvitationDeclined', data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, userId: d.userId } }];
+      }
+      const accepted: Out = { type: 'InvitationAccepted', data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, userId: d.userId } };
+      // Already a member some other way: the invitation is settled, the role unchanged.
+      if (state.members.has(d.userId)) return [accepted];
+      return [accepted, { type: 'MemberJoined', data: { workspaceId: state.workspaceId, userId: d.userId, role: 'member' } }];
+    }
+    case 'RemoveMember': {
+      const d = command.data;
+      requireAdmin(state, d.by);
+      const role = state.members.get(d.userId);
+      if (!role) throw notFound('Member not found');
+      if (state.personal) throw conflict('The owner of a personal workspace cannot be removed from it');
+      if (role === 'admin' && [...state.members.values()].filter((r) => r === 'admin').length === 1) {
+        throw conflict('A workspace must keep at least one admin: this is its last admin');
+      }
+      return [{ type: 'MemberRemoved', data: { workspaceId: state.workspaceId, userId: d.userId, by: d.by } }];
+    }
+    case 'CreateApiKey': {
+      const d = command.data;
+      roleOfActor(state, d.by);
+      const name = cleanName(d.name, 'A key name', KEY_NAME_MIN, KEY_NAME_MAX);
+      if (d.expiresAt !== null && !(Date.parse(d.expiresAt) > Date.parse(d.now))) {
+        throw new DomainError('unprocessable', 'expiresAt must lie in the future');
+      }
+      if (state.keys.has(d.keyId)) throw conflict('This key already exists');
+      const shortfall = fundingShortfall(d.funding, d.requiredDepositNanoUsd);
+      if (shortfall) throw paymentRequired(shortfall);
+      return [
+        {
+          type: 'ApiKeyCreated',
+          data: {
+            workspaceId: state.workspaceId,
+            keyId: d.keyId,
+            name,
+            keyHash: d.keyHash,
+            prefix: d.prefix,
+            last4: d.last4,
+            scopes: [...new Set(d.scopes)],
+            expiresAt: d.expiresAt,
+            createdBy: d.by,
+          },
+        },
+      ];
+    }
+    case 'DeleteApiKey': {
+      const d = command.data;
+      roleOfActor(state, d.by);
+      const key = state.keys.get(d.keyId);
+      if (!key) throw notFound('API key not found');
+      return [{ type: 'ApiKeyDeleted', data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, by: d.by } }];
+    }
+  }
+}
+
