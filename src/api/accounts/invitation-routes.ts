@@ -5,7 +5,7 @@ import { notFound } from '../../domain/errors';
 import { streams } from '../../domain/streams';
 import { loadState } from '../../eventstore/command-handler';
 import { invitation, InvitationRecord, pendingForEmail, pendingForWorkspace } from '../../projections/invitations/queries';
-import { workspaceInfo } from '../../projections/memberships/queries';
+import { roleOf, workspaceInfo } from '../../projections/memberships/queries';
 import { profilesOf } from '../../projections/users/queries';
 import type { Services } from '../../services';
 import { AuthedUser, requireMember, requireSession, userOf, workspaceOf } from './access';
@@ -79,13 +79,13 @@ export function invitationRoutes(s: Services): Router {
         metaOf(res),
       );
       await settle(s, done.appended);
-      const ws = await workspaceInfo(s.readModels, inv.workspaceId);
+      const [ws, role] = await Promise.all([workspaceInfo(s.readModels, inv.workspaceId), roleOf(s.readModels, inv.workspaceId, user.userId)]);
       res.json({
         invitationId: inv.invitationId,
         workspaceId: inv.workspaceId,
         workspaceName: ws?.name ?? null,
         status: action === 'accept' ? 'accepted' : 'declined',
-        ...(action === 'accept' ? { role: 'member' } : {}),
+        ...(action === 'accept' ? { role } : {}),
       });
     });
   }
