@@ -73,6 +73,8 @@ export const envSchema = z
     /** Points the Stripe SDK elsewhere (tests use a local Stripe-wire server). */
     STRIPE_API_URL: httpUrl.optional(),
     STRIPE_MAX_NETWORK_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+    /** How long one Stripe call may take before it counts as unanswered (then retried with the same idempotency key). */
+    STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(30000),
 
     MODEL_BACKEND: z.enum(['demo', 'openai']).default('demo'),
     OPENAI_BASE_URL: httpUrl.optional(),

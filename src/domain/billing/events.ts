@@ -59,3 +59,24 @@ export type BillingEvent =
   | AutoReloadSucceeded
   | AutoReloadFailed
   | AutoReloadSuspended;
+
+/**
+ * Added with the deposit flow: written before the card is charged, so a charge whose answer was
+ * lost (a timeout, a crash) is still known to the ledger and can be settled by the Stripe webhook
+ * or by the client's retry with the same Idempotency-Key. It moves no money.
+ */
+export type DepositRequested = Event<
+  'DepositRequested',
+  {
+    workspaceId: string;
+    depositId: string;
+    amountNanoUsd: string;
+    /** The payment method and customer charged: a retry must send exactly the same parameters. */
+    paymentMethodId: string;
+    customerId: string | null;
+    gateway: 'stripe' | 'sandbox';
+    by: string;
+  }
+>;
+
+export type BillingEventV2 = BillingEvent | DepositRequested;
