@@ -1,4 +1,4 @@
-// One jest run, four projects. swc transforms TypeScript (type-checking is `npm run typecheck`).
+// One jest run, five projects. swc transforms TypeScript (type-checking is `npm run typecheck`).
 const transform = {
   '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
 };
@@ -10,5 +10,6 @@ module.exports = {
     { ...base, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
     { ...base, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    { ...base, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
   ],
 };

@@ -1,0 +1,145 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { post } from './api';
+import { Link, Loading } from './components/ui';
+import { BillingPage } from './pages/billing';
+import { KeysPage } from './pages/keys';
+import { LoginPage, SignupPage } from './pages/login';
+import { PlaygroundPage } from './pages/playground';
+import { UsagePage } from './pages/usage';
+import { WorkspacePage } from './pages/workspace';
+import { navigate, usePath } from './router';
+import { forgetAllSecrets, useSession } from './state';
+
+const PAGES = [
+  { path: '/', label: 'Playground', title: 'Playground', render: () => <PlaygroundPage /> },
+  { path: '/keys', label: 'API keys', title: 'API keys', render: () => <KeysPage /> },
+  { path: '/workspace', label: 'Workspace', title: 'Workspace', render: () => <WorkspacePage /> },
+  { path: '/billing', label: 'Billing', title: 'Billing', render: () => <BillingPage /> },
+  { path: '/usage', label: 'Usage', title: 'Usage', render: () => <UsagePage /> },
+];
+
+export function App() {
+  const path = usePath();
+  const { me, loading } = useSession();
+
+  if (loading) return <Loading what="Loading the portal" />;
+
+  if (!me) {
+    const page = path === '/signup' ? <SignupPage /> : <LoginPage />;
+    return (
+      <div class="auth-layout">
+        <SkipLink />
+        <main id="main" class="auth-main" tabIndex={-1}>
+          <p class="brand brand-large" aria-hidden="true">
+            tollgate
+          </p>
+          {page}
+        </main>
+      </div>
+    );
+  }
+  if (path === '/login' || path === '/signup') {
+    queueMicrotask(() => navigate('/', { replace: true }));
+  }
+  const page = PAGES.find((p) => p.path === path) ?? null;
+  return <Shell path={path}>{page ? page.render() : <NotFound />}</Shell>;
+}
+
+function SkipLink() {
+  return (
+    <a class="skip-link" href="#main">
+      Skip to content
+    </a>
+  );
+}
+
+function Shell({ path, children }: { path: string; children: preact.ComponentChildren }) {
+  const { me, workspace, selectWorkspace, setMe } = useSession();
+  const mainRef = useRef<HTMLElement>(null);
+  const [loggingOut, setLoggingOut] = useState(false);
+  const title = PAGES.find((p) => p.path === path)?.title ?? 'Not found';
+
+  useEffect(() => {
+    document.title = `${title} — tollgate`;
+  }, [title]);
+
+  if (!me) return null;
+  const logout = async () => {
+    setLoggingOut(true);
+    try {
+      await post('/v1/logout');
+    } catch {
+      /* the session is gone either way */
+    }
+    forgetAllSecrets();
+    setMe(null);
+    setLoggingOut(false);
+    navigate('/login', { replace: true });
+  };
+
+  return (
+    <div class="layout">
+      <SkipLink />
+      <header class="topbar">
+        <Link href="/" class="brand">
+          tollgate
+        </Link>
+        <nav aria-label="Portal">
+          <ul class="nav">
+            {PAGES.map((p) => (
+              <li key={p.path}>
+                <Link href={p.path} aria-current={p.path === path ? 'page' : undefined}>
+                  {p.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="topbar-right">
+          {me.workspaces.length > 0 && (
+            <label class="ws-switch">
+              <span>Workspace</span>
+              <select value={workspace?.workspaceId} onChange={(e) => selectWorkspace((e.target as HTMLSelectElement).value)}>
+                {me.workspaces.map((w) => (
+                  <option key={w.workspaceId} value={w.workspaceId}>
+                    {w.name}
+                    {w.role === 'admin' ? ' (admin)' : ''}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          <span class="user" title={me.user.email}>
+            {me.user.name || me.user.email}
+          </span>
+          <button type="button" class="button button-quiet" onClick={logout} disabled={loggingOut}>
+            Log out
+          </button>
+        </div>
+      </header>
+      <main id="main" ref={mainRef} tabIndex={-1} class="main">
+        {workspace ? (
+          <div key={workspace.workspaceId}>{children}</div>
+        ) : (
+          <p>You have no workspace yet. Log out and log in again to create your personal workspace.</p>
+        )}
+      </main>
+      <footer class="footer">
+        <p>
+          tollgate developer portal · <a href="/healthz">status</a>
+        </p>
+      </footer>
+    </div>
+  );
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        <Link href="/">Go to the playground</Link>
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,190 @@
+import { useState } from 'preact/hooks';
+import { ApiError, del, enc, post } from '../api';
+import { ConfirmDialog, CopyButton, ErrorMessage, Field, Link, Loading, Message, useLoad } from '../components/ui';
+import { dateTime } from '../format';
+import { forgetSecret, rememberSecret, useWorkspace } from '../state';
+import { listKeys, type ApiKey } from './playground';
+
+const KEY_NAME_MIN = 3;
+
+export function KeysPage() {
+  const ws = useWorkspace();
+  const keys = useLoad((signal) => listKeys(ws.workspaceId, signal), [ws.workspaceId]);
+  const [name, setName] = useState('');
+  const [nameError, setNameError] = useState<string | null>(null);
+  const [createError, setCreateError] = useState<unknown>(null);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<(ApiKey & { secret: string }) | null>(null);
+  const [toDelete, setToDelete] = useState<ApiKey | null>(null);
+  const [deleting, setDeleting] = useState(false);
+  const [deleteError, setDeleteError] = useState<unknown>(null);
+  const [deleted, setDeleted] = useState<string | null>(null);
+
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const n = name.trim();
+    if (n.length < KEY_NAME_MIN) {
+      setNameError(`A key name must be at least ${KEY_NAME_MIN} characters long.`);
+      return;
+    }
+    setNameError(null);
+    setCreateError(null);
+    setCreating(true);
+    setDeleted(null);
+    try {
+      const k = await post<ApiKey & { secret: string }>(`/v1/workspaces/${enc(ws.workspaceId)}/keys`, { name: n });
+      // Kept in memory for the playground of this page session only.
+      rememberSecret(k.keyId, k.secret);
+      setCreated(k);
+      setName('');
+      await keys.reload();
+    } catch (err) {
+      setCreateError(err);
+    } finally {
+      setCreating(false);
+    }
+  };
+
+  const confirmDelete = async () => {
+    if (!toDelete) return;
+    setDeleting(true);
+    setDeleteError(null);
+    try {
+      await del(`/v1/workspaces/${enc(ws.workspaceId)}/keys/${enc(toDelete.keyId)}`);
+      forgetSecret(toDelete.keyId);
+      if (created?.keyId === toDelete.keyId) setCreated(null);
+      setDeleted(`The key “${toDelete.name}” was deleted. Requests with it now fail with 401.`);
+      setToDelete(null);
+      await keys.reload();
+    } catch (err) {
+      setDeleteError(err);
+    } finally {
+      setDeleting(false);
+    }
+  };
+
+  const notFunded = createError instanceof ApiError && createError.status === 402;
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      <p class="lede">
+        Keys of the workspace <strong>{ws.name}</strong>, shared by its members. Send one as <code>Authorization: Bearer &lt;key&gt;</code>.
+      </p>
+
+      <div class="card">
+        <h2>Create an API key</h2>
+        <form onSubmit={create} class="inline-form" noValidate>
+          <Field label="Key name" hint={`At least ${KEY_NAME_MIN} characters, e.g. “support bot”.`} error={nameError}>
+            {(p) => <input {...p} name="keyName" value={name} maxLength={100} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}
+          </Field>
+          <button type="submit" class="button button-primary" disabled={creating}>
+            {creating ? 'Creating…' : 'Create API key'}
+          </button>
+        </form>
+        {notFunded ? (
+          <Message kind="warning">
+            {(createError as ApiError).message} <Link href="/billing">Go to Billing</Link> to add a payment method and the first deposit.
+          </Message>
+        ) : (
+          <ErrorMessage error={createError} />
+        )}
+      </div>
+
+      {created && (
+        <div class="card secret-card" role="region" aria-labelledby="secret-title">
+          <h2 id="secret-title">Your new key “{created.name}”</h2>
+          <p>
+            <strong>Copy the secret now: it is shown only once.</strong> The portal does not store it; this page keeps it in memory for the{' '}
+            <Link href="/">playground</Link> until you reload.
+          </p>
+          <div class="secret-row">
+            <label for="new-secret" class="visually-hidden">
+              Secret of the key {created.name}
+            </label>
+            <input id="new-secret" class="secret" readOnly value={created.secret} spellcheck={false} autocomplete="off" onFocus={(e) => (e.target as HTMLInputElement).select()} />
+            <CopyButton text={created.secret} label="Copy secret" />
+          </div>
+          <div class="actions">
+            <Link href="/" class="button">
+              Try it in the playground
+            </Link>
+            <button type="button" class="button button-quiet" onClick={() => setCreated(null)}>
+              Done, hide the secret
+            </button>
+          </div>
+        </div>
+      )}
+
+      {deleted && <Message kind="success">{deleted}</Message>}
+
+      <div class="card">
+        <h2>Keys</h2>
+        {keys.loading && !keys.data ? (
+          <Loading what="Loading keys" />
+        ) : keys.error ? (
+          <ErrorMessage error={keys.error} />
+        ) : keys.data && keys.data.length === 0 ? (
+          <p class="muted">No keys yet.</p>
+        ) : (
+          <div class="table-wrap">
+            <table class="table" aria-label="API keys">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Created by</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {(keys.data ?? []).map((k) => (
+                  <tr key={k.keyId} data-testid="key-row">
+                    <th scope="row">{k.name}</th>
+                    <td>
+                      <code>
+                        {k.prefix}…{k.last4}
+                      </code>
+                    </td>
+                    <td>{dateTime(k.created)}</td>
+                    <td>{k.createdBy?.name ?? '—'}</td>
+                    <td>{k.lastUsed ? dateTime(k.lastUsed) : 'never'}</td>
+                    <td>{k.expiresAt ? `${dateTime(k.expiresAt)}${k.expired ? ' (expired)' : ''}` : 'never'}</td>
+                    <td>
+                      <button type="button" class="button button-danger-quiet" onClick={() => (setDeleteError(null), setToDelete(k))}>
+                        Delete<span class="visually-hidden"> the key {k.name}</span>
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+
+      <ConfirmDialog
+        open={toDelete !== null}
+        title="Delete this key?"
+        confirmLabel="Delete key"
+        onCancel={() => setToDelete(null)}
+        onConfirm={confirmDelete}
+        busy={deleting}
+        error={deleteError}
+      >
+        <p>
+          The key <strong>{toDelete?.name}</strong> (
+          <code>
+            {toDelete?.prefix}…{toDelete?.last4}
+          </code>
+          ) stops working at once. Programs using it will get 401. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}

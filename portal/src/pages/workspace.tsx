@@ -1,0 +1,265 @@
+import { useState } from 'preact/hooks';
+import { del, enc, get, patch, post } from '../api';
+import { ConfirmDialog, ErrorMessage, Field, Loading, Message, TrashIcon, useLoad } from '../components/ui';
+import { dateTime } from '../format';
+import { useSession, useWorkspace } from '../state';
+
+interface Member {
+  userId: string;
+  email: string | null;
+  name: string | null;
+  role: 'admin' | 'member';
+  joined: string | null;
+}
+
+interface SentInvitation {
+  invitationId: string;
+  email: string;
+  created?: string;
+  invitedBy?: { name: string | null; email: string | null };
+}
+
+const val = (e: Event) => (e.target as HTMLInputElement).value;
+
+export function WorkspacePage() {
+  const ws = useWorkspace();
+  const { me } = useSession();
+  const isAdmin = ws.role === 'admin';
+  const members = useLoad(
+    (signal) => get<{ members: Member[] }>(`/v1/workspaces/${enc(ws.workspaceId)}/members`, { signal }).then((r) => r.members),
+    [ws.workspaceId],
+  );
+  const invitations = useLoad(
+    (signal) => get<{ invitations: SentInvitation[] }>(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { signal }).then((r) => r.invitations),
+    [ws.workspaceId],
+  );
+  const [toRemove, setToRemove] = useState<Member | null>(null);
+  const [removing, setRemoving] = useState(false);
+  const [removeError, setRemoveError] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const remove = async () => {
+    if (!toRemove) return;
+    setRemoving(true);
+    setRemoveError(null);
+    try {
+      await del(`/v1/workspaces/${enc(ws.workspaceId)}/members/${enc(toRemove.userId)}`);
+      setNotice(`${toRemove.name ?? toRemove.email} was removed from ${ws.name}.`);
+      setToRemove(null);
+      await members.reload();
+    } catch (err) {
+      setRemoveError(err);
+    } finally {
+      setRemoving(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="ws-title">
+      <h1 id="ws-title">Workspace: {ws.name}</h1>
+      <p class="lede">
+        {ws.personal ? 'Your personal workspace. ' : ''}Members share this workspace's keys and billing. You are {isAdmin ? 'an admin' : 'a member'} here.
+      </p>
+
+      <div class="grid-2 cards">
+        {isAdmin && <RenameForm />}
+        <CreateForm />
+      </div>
+
+      {notice && <Message kind="success">{notice}</Message>}
+
+      <div class="card">
+        <h2>Members</h2>
+        {members.loading && !members.data ? (
+          <Loading what="Loading members" />
+        ) : members.error ? (
+          <ErrorMessage error={members.error} />
+        ) : (
+          <div class="table-wrap">
+            <table class="table" aria-label="Members">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">E-mail</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Joined</th>
+                  {isAdmin && (
+                    <th scope="col">
+                      <span class="visually-hidden">Remove</span>
+                    </th>
+                  )}
+                </tr>
+              </thead>
+              <tbody>
+                {(members.data ?? []).map((m) => (
+                  <tr key={m.userId} data-testid="member-row">
+                    <th scope="row">
+                      {m.name ?? '—'}
+                      {m.userId === me?.user.userId ? ' (you)' : ''}
+                    </th>
+                    <td>{m.email ?? '—'}</td>
+                    <td>
+                      <span class={`badge badge-${m.role}`}>{m.role}</span>
+                    </td>
+                    <td>{dateTime(m.joined)}</td>
+                    {isAdmin && (
+                      <td>
+                        {m.userId !== me?.user.userId && (
+                          <button
+                            type="button"
+                            class="icon-button"
+                            aria-label={`Remove ${m.name ?? m.email} from the workspace`}
+                            title="Remove from the workspace"
+                            onClick={() => (setRemoveError(null), setToRemove(m))}
+                          >
+                            <TrashIcon />
+                          </button>
+                        )}
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+
+      {isAdmin && <InviteForm onInvited={() => void invitations.reload()} />}
+
+      {invitations.data && invitations.data.length > 0 && (
+        <div class="card">
+          <h2>Pending invitations</h2>
+          <ul class="plain-list">
+            {invitations.data.map((i) => (
+              <li key={i.invitationId}>
+                {i.email} <span class="muted">— invited {dateTime(i.created)}{i.invitedBy?.name ? ` by ${i.invitedBy.name}` : ''}; they see it at their next login.</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+
+      <ConfirmDialog
+        open={toRemove !== null}
+        title="Remove this member?"
+        confirmLabel="Remove member"
+        onCancel={() => setToRemove(null)}
+        onConfirm={remove}
+        busy={removing}
+        error={removeError}
+      >
+        <p>
+          <strong>{toRemove?.name ?? toRemove?.email}</strong> loses access to the keys and billing of {ws.name}.
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}
+
+function RenameForm() {
+  const ws = useWorkspace();
+  const { refresh } = useSession();
+  const [name, setName] = useState(ws.name);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setDone(false);
+    try {
+      await patch(`/v1/workspaces/${enc(ws.workspaceId)}`, { name: name.trim() });
+      await refresh();
+      setDone(true);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="rename-title">
+      <h2 id="rename-title">Rename</h2>
+      <Field label="Workspace name">{(p) => <input {...p} name="workspaceName" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}</Field>
+      <ErrorMessage error={error} />
+      {done && <Message kind="success">Renamed.</Message>}
+      <button type="submit" class="button" disabled={busy || !name.trim() || name.trim() === ws.name}>
+        Rename workspace
+      </button>
+    </form>
+  );
+}
+
+function CreateForm() {
+  const { refresh, selectWorkspace } = useSession();
+  const [name, setName] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const w = await post<{ workspaceId: string }>('/v1/workspaces', { name: name.trim() });
+      await refresh();
+      selectWorkspace(w.workspaceId);
+      setName('');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="create-ws-title">
+      <h2 id="create-ws-title">New workspace</h2>
+      <Field label="Name of the new workspace">{(p) => <input {...p} name="newWorkspace" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}</Field>
+      <ErrorMessage error={error} />
+      <button type="submit" class="button" disabled={busy || !name.trim()}>
+        Create workspace
+      </button>
+    </form>
+  );
+}
+
+function InviteForm({ onInvited }: { onInvited: () => void }) {
+  const ws = useWorkspace();
+  const [email, setEmail] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState<string | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setDone(null);
+    try {
+      await post(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { email: email.trim() });
+      setDone(`Invitation sent to ${email.trim()}. They will see it at the top of their playground page at their next login.`);
+      setEmail('');
+      onInvited();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="invite-title">
+      <h2 id="invite-title">Invite a member</h2>
+      <p class="muted">The person must already have an account on this portal.</p>
+      <div class="inline-form">
+        <Field label="E-mail address">
+          {(p) => <input {...p} type="email" name="inviteEmail" autocomplete="off" required value={email} onInput={(e) => setEmail(val(e))} />}
+        </Field>
+        <button type="submit" class="button button-primary" disabled={busy}>
+          Send invitation
+        </button>
+      </div>
+      <ErrorMessage error={error} />
+      {done && <Message kind="success">{done}</Message>}
+    </form>
+  );
+}

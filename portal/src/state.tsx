@@ -1,0 +1,97 @@
+import { createContext, type ComponentChildren } from 'preact';
+import { useCallback, useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import { get, onUnauthorized } from './api';
+import { normaliseMe, type Me, type PortalConfig, type Workspace } from './model';
+
+/**
+ * Key secrets created in this page session, by key id: in memory only (never localStorage,
+ * sessionStorage or a cookie), so the playground can use a key right after it was created. A
+ * reload forgets them; the user then pastes the secret.
+ */
+const secrets = new Map<string, string>();
+export const rememberSecret = (keyId: string, secret: string) => secrets.set(keyId, secret);
+export const secretFor = (keyId: string) => secrets.get(keyId);
+export const forgetSecret = (keyId: string) => secrets.delete(keyId);
+export const forgetAllSecrets = () => secrets.clear();
+
+/** The chosen workspace id is not a secret: it is kept across reloads. */
+const WS_STORAGE = 'tollgate.workspace';
+
+export interface Session {
+  me: Me | null;
+  /** true until the first /v1/me answered (or failed). */
+  loading: boolean;
+  config: PortalConfig | null;
+  workspace: Workspace | null;
+  selectWorkspace(id: string): void;
+  refresh(): Promise<Me | null>;
+  setMe(me: Me | null): void;
+}
+
+const Ctx = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const s = useContext(Ctx);
+  if (!s) throw new Error('useSession outside SessionProvider');
+  return s;
+}
+
+/** The current workspace: present whenever a page under the signed-in shell renders. */
+export function useWorkspace(): Workspace {
+  const w = useSession().workspace;
+  if (!w) throw new Error('no workspace selected');
+  return w;
+}
+
+export function SessionProvider({ children }: { children: ComponentChildren }) {
+  const [me, setMe] = useState<Me | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [config, setConfig] = useState<PortalConfig | null>(null);
+  const [wsId, setWsId] = useState<string | null>(() => {
+    try {
+      return localStorage.getItem(WS_STORAGE);
+    } catch {
+      return null;
+    }
+  });
+
+  const refresh = useCallback(async () => {
+    try {
+      const raw = await get<Record<string, unknown>>('/v1/me', { quiet401: true });
+      const m = normaliseMe(raw);
+      setMe(m);
+      return m;
+    } catch {
+      setMe(null);
+      return null;
+    } finally {
+      setLoading(false);
+    }
+  }, []);
+
+  useEffect(() => {
+    void refresh();
+    get<PortalConfig>('/portal/config.json').then(setConfig, () => undefined);
+    return onUnauthorized(() => {
+      forgetAllSecrets();
+      setMe(null);
+    });
+  }, [refresh]);
+
+  const workspace = useMemo(() => {
+    if (!me || !me.workspaces.length) return null;
+    return me.workspaces.find((w) => w.workspaceId === wsId) ?? me.workspaces.find((w) => w.personal) ?? me.workspaces[0];
+  }, [me, wsId]);
+
+  const selectWorkspace = useCallback((id: string) => {
+    setWsId(id);
+    try {
+      localStorage.setItem(WS_STORAGE, id);
+    } catch {
+      /* private mode: fine */
+    }
+  }, []);
+
+  const value: Session = { me, loading, config, workspace, selectWorkspace, refresh, setMe };
+  return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
+}
