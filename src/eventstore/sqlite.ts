@@ -36,6 +36,20 @@ interface Row {
   created: string;
 }
 
+/** An event with data and metadata already serialized. */
+interface Encoded {
+  id: string;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+function encode(e: NewEvent): Encoded {
+  assertJsonSafe(e.data, `${e.type}.data`);
+  assertJsonSafe(e.metadata ?? {}, `${e.type}.metadata`);
+  return { id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) };
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
   position        INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -70,6 +84,29 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_NOTADB',
 ]);
 
+/**
+ * mkdir -p without `mkdirSync(dir, { recursive: true })`: on Node 20 that call never returns (it spins
+ * at full CPU) when mkdir reports ENOENT under an existing parent, e.g. DATA_DIR=/proc/nope.
+ */
+function ensureDir(dir: string): void {
+  try {
+    mkdirSync(dir);
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT') throw err;
+  }
+  const parent = dirname(dir);
+  if (parent === dir) throw new Error(`cannot create directory ${dir}`);
+  ensureDir(parent);
+  try {
+    mkdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
 function isUnavailable(err: unknown): boolean {
   const code = (err as { code?: string })?.code ?? '';
   return [...UNAVAILABLE_CODES].some((c) => code.startsWith(c));
@@ -83,13 +120,14 @@ export class SqliteEventStore implements EventStore {
   private readonly now: () => Date;
   private closed = false;
   private readonly stmts;
+  private readonly appendImmediate: (stream: string, events: Encoded[], expected: ExpectedRevision) => AppendResult;
 
   constructor(opts: SqliteOptions) {
     this.pollIntervalMs = opts.pollIntervalMs ?? 25;
     this.now = opts.now ?? (() => new Date());
     this.appended.setMaxListeners(0);
     try {
-      if (opts.file !== ':memory:') mkdirSync(dirname(opts.file), { recursive: true });
+      if (opts.file !== ':memory:') ensureDir(dirname(opts.file));
       this.db = new Database(opts.file);
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
@@ -118,33 +156,44 @@ export class SqliteEventStore implements EventStore {
       readAll: db.prepare('SELECT * FROM events WHERE position >= ? ORDER BY position ASC LIMIT ?').safeIntegers(true),
       head: db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events').safeIntegers(true),
     };
+    // Built once: db.transaction() allocates wrappers on every call.
+    this.appendImmediate = db.transaction(this.appendTx).immediate;
   }
 
-  private readonly appendTx = (stream: string, events: NewEvent[], expected: ExpectedRevision): AppendResult => {
+  /**
+   * Runs inside BEGIN IMMEDIATE. The common case (an exact revision or no_stream that matches) costs
+   * one index lookup and the inserts: an id that is already stored is caught by UNIQUE(event_id) and
+   * only then looked up. `any` / `stream_exists` look the ids up first (best-effort idempotency).
+   */
+  private readonly appendTx = (stream: string, events: Encoded[], expected: ExpectedRevision): AppendResult => {
     const last = (this.stmts.lastRevision.get(stream) as { r: bigint | null }).r;
-    const replay = this.findIdempotentReplay(stream, events, expected);
-    if (replay) return replay;
     const ok =
       expected === 'any' ||
       (expected === 'no_stream' && last === null) ||
       (expected === 'stream_exists' && last !== null) ||
       (typeof expected === 'bigint' && last === expected);
-    if (!ok) throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
+    if (!ok || expected === 'any' || expected === 'stream_exists') {
+      const replay = this.findIdempotentReplay(stream, events, expected);
+      if (replay) return replay;
+      if (!ok) throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
+    }
     if (events.length === 0) return { nextExpectedRevision: last ?? -1n, position: this.head() };
     const created = this.now().toISOString();
     let revision = last ?? -1n;
     let position = 0n;
     for (const e of events) {
       revision += 1n;
-      const info = this.stmts.insert.run(
-        e.id,
-        stream,
-        revision,
-        e.type,
-        JSON.stringify(e.data),
-        JSON.stringify(e.metadata ?? {}),
-        created,
-      );
+      let info: Database.RunResult;
+      try {
+        info = this.stmts.insert.run(e.id, stream, revision, e.type, e.data, e.metadata, created);
+      } catch (err) {
+        // An id that is already stored elsewhere: a conflict (the transaction rolls back).
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+          this.findIdempotentReplay(stream, events, expected);
+          throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
+        }
+        throw err;
+      }
       position = BigInt(info.lastInsertRowid);
     }
     return { nextExpectedRevision: revision, position };
@@ -155,7 +204,7 @@ export class SqliteEventStore implements EventStore {
    * revision says they should have gone, the retry succeeds and writes nothing. Any other reuse of
    * an id is a conflict.
    */
-  private findIdempotentReplay(stream: string, events: NewEvent[], expected: ExpectedRevision): AppendResult | null {
+  private findIdempotentReplay(stream: string, events: Encoded[], expected: ExpectedRevision): AppendResult | null {
     if (events.length === 0) return null;
     const first = this.stmts.byEventId.get(events[0].id) as
       | { stream_id: string; stream_revision: bigint; position: bigint }
@@ -178,18 +227,13 @@ export class SqliteEventStore implements EventStore {
     return { nextExpectedRevision: lastFound.stream_revision, position: lastFound.position };
   }
 
-  private readonly appendImmediate = (stream: string, events: NewEvent[], expected: ExpectedRevision) =>
-    this.db.transaction(this.appendTx).immediate(stream, events, expected);
-
   async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    for (const e of events) {
-      assertJsonSafe(e.data, `${e.type}.data`);
-      assertJsonSafe(e.metadata ?? {}, `${e.type}.metadata`);
-    }
+    // Serialized before the write lock is taken.
+    const encoded = events.map(encode);
     this.assertOpen();
     let result: AppendResult;
     try {
-      result = this.appendImmediate(stream, events, opts.expectedRevision);
+      result = this.appendImmediate(stream, encoded, opts.expectedRevision);
     } catch (err) {
       if (err instanceof WrongExpectedVersion) throw err;
       if (isUnavailable(err)) throw new StoreUnavailable(`event store write failed: ${(err as Error).message}`, { cause: err });
