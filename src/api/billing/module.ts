@@ -1,0 +1,48 @@
+import { Router } from 'express';
+import { billingSettingsProjection } from '../../projections/billing-settings/projection';
+import { ledgerProjection } from '../../projections/ledger/projection';
+import { billingNoticesProjection } from '../../projections/notices/projection';
+import { usageProjection } from '../../projections/usage/projection';
+import type { Module, Services } from '../../services';
+import { autoReloadReactor, ReloadWorkerOptions, startReloadWorker } from '../../workers/auto-reload';
+import { stripeWebhookRoutes } from '../webhooks/stripe';
+import { billingRoutes } from './routes';
+import { bullPrefix, gatewayOf, reloadQueueOf } from './service';
+import { usageRoutes } from './usage-routes';
+
+/**
+ * Billing: card and deposits, the ledger, usage series, notices, Stripe webhooks and the
+ * auto-reload reactor and worker (docs/BILLING.md). The balances projection and the reservations
+ * the inference path uses are in the core read models (src/projections/balances).
+ */
+export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Module {
+  return {
+    name: 'billing',
+    projections: () => [billingSettingsProjection, ledgerProjection, usageProjection, billingNoticesProjection],
+    reactors: (s: Services) => [autoReloadReactor({ readModels: s.readModels, queue: () => reloadQueueOf(s), now: s.now })],
+    router: (s: Services) => {
+      const r = Router();
+      r.use(stripeWebhookRoutes(s), billingRoutes(s), usageRoutes(s));
+      return r;
+    },
+    async startWorkers(s: Services) {
+      const running = await startReloadWorker(
+        {
+          store: s.store,
+          readModels: s.readModels,
+          progress: s.progress,
+          gateway: gatewayOf(s),
+          now: s.now,
+          log: s.log.child({ part: 'auto-reload' }),
+          workerRedis: await s.connectRedis('bullmq-worker', { maxRetriesPerRequest: null }),
+          queueRedis: await s.connectRedis('bullmq-worker-queue', { maxRetriesPerRequest: null }),
+          prefix: bullPrefix(s.config),
+        },
+        workerOptions,
+      );
+      return { close: () => running.close() };
+    },
+  };
+}
+
+export const billingModule: Module = billingModuleWith();

@@ -1,0 +1,139 @@
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { keysOf } from '../../projections/api-keys/queries';
+import { BUCKET_SECONDS, bucketStart, liveChannel } from '../../projections/usage/projection';
+import { MAX_POINTS, usageSeries } from '../../projections/usage/queries';
+import type { Services } from '../../services';
+import { requireMember, requireSession, workspaceOf } from '../accounts/access';
+import { HttpError, zodToDetail } from '../middleware/errors';
+
+/**
+ * GET /v1/workspaces/:ws/usage?granularity=minute|hour|day&from&to&groupBy=key|model
+ *   from/to: ISO-8601 or Unix seconds; from inclusive (rounded down to its bucket), to exclusive.
+ *   Defaults: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket.
+ * GET /v1/workspaces/:ws/usage/live — server-sent events: `event: usage`, one per debited request.
+ */
+const DEFAULT_SPAN: Record<'minute' | 'hour' | 'day', number> = { minute: 60, hour: 24, day: 30 };
+
+const time = z
+  .string()
+  .refine((v) => /^\d{1,12}$/.test(v) || !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 time or Unix seconds')
+  .transform((v) => (/^\d{1,12}$/.test(v) ? Number(v) : Math.floor(Date.parse(v) / 1000)));
+
+const usageQuery = z.object({
+  granularity: z.enum(['minute', 'hour', 'day']).default('hour'),
+  from: time.optional(),
+  to: time.optional(),
+  groupBy: z.enum(['key', 'model']).optional(),
+});
+
+/** One subscriber connection per api process, fanned out to every SSE client. */
+class LiveHub {
+  private sub: Promise<Redis> | null = null;
+  private readonly listeners = new Map<string, Set<(msg: string) => void>>();
+
+  constructor(private readonly s: Services) {}
+
+  private connection(): Promise<Redis> {
+    if (!this.sub) {
+      this.sub = this.s.connectRedis('usage-live').then((r) => {
+        r.on('message', (channel: string, msg: string) => {
+          for (const fn of this.listeners.get(channel) ?? []) fn(msg);
+        });
+        return r;
+      });
+      this.sub.catch(() => (this.sub = null));
+    }
+    return this.sub;
+  }
+
+  async listen(workspaceId: string, fn: (msg: string) => void): Promise<() => void> {
+    const channel = liveChannel((...p) => this.s.ks.shared(...p), workspaceId);
+    const r = await this.connection();
+    let set = this.listeners.get(channel);
+    if (!set) {
+      this.listeners.set(channel, (set = new Set()));
+      await r.subscribe(channel);
+    }
+    set.add(fn);
+    return () => {
+      set!.delete(fn);
+      if (set!.size === 0) {
+        this.listeners.delete(channel);
+        void r.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+  }
+}
+
+const hubs = new WeakMap<Services, LiveHub>();
+
+export function usageRoutes(s: Services): Router {
+  const r = Router();
+  const session = requireSession(s);
+  const member = requireMember(s);
+
+  r.get('/v1/workspaces/:ws/usage', session, member, async (req, res) => {
+    const parsed = usageQuery.safeParse(req.query);
+    if (!parsed.success) throw new HttpError(422, zodToDetail(parsed.error, 'query'));
+    const q = parsed.data;
+    const step = BUCKET_SECONDS[q.granularity];
+    const nowS = Math.floor(s.now().getTime() / 1000);
+    const to = q.to ?? bucketStart(nowS, q.granularity) + step;
+    const from = q.from ?? to - DEFAULT_SPAN[q.granularity] * step;
+    if (from >= to) throw new HttpError(422, [{ loc: ['query', 'from'], msg: 'from must be before to', type: 'value_error' }]);
+    const points = Math.ceil((to - bucketStart(from, q.granularity)) / step);
+    if (points > MAX_POINTS) {
+      throw new HttpError(422, [
+        { loc: ['query', 'from'], msg: `the range holds ${points} ${q.granularity}s; at most ${MAX_POINTS} per request`, type: 'value_error' },
+      ]);
+    }
+    const ws = workspaceOf(res).workspaceId;
+    const series = await usageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy: q.groupBy });
+    let names: Map<string, string> | null = null;
+    if (q.groupBy === 'key') names = new Map((await keysOf(s.readModels, ws)).map((k) => [k.keyId, k.name]));
+    res.json({
+      workspaceId: ws,
+      granularity: q.granularity,
+      from: new Date(bucketStart(from, q.granularity) * 1000).toISOString(),
+      to: new Date(to * 1000).toISOString(),
+      groupBy: q.groupBy ?? null,
+      series: series.map((x) => ({
+        ...(q.groupBy === 'key' ? { keyId: x.group, keyName: names?.get(x.group!) ?? null } : {}),
+        ...(q.groupBy === 'model' ? { model: x.group } : {}),
+        total: x.total,
+        points: x.points,
+      })),
+    });
+  });
+
+  r.get('/v1/workspaces/:ws/usage/live', session, member, async (req, res) => {
+    const ws = workspaceOf(res).workspaceId;
+    let hub = hubs.get(s);
+    if (!hub) hubs.set(s, (hub = new LiveHub(s)));
+    res.status(200).set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.flushHeaders();
+    res.write('retry: 3000\n: connected\n\n');
+    let closed = false;
+    let stop: (() => void) | null = null;
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    const end = () => {
+      closed = true;
+      clearInterval(ping);
+      stop?.();
+      stop = null;
+    };
+    req.on('close', end);
+    res.on('error', end);
+    stop = await hub.listen(ws, (msg) => res.write(`event: usage\ndata: ${msg}\n\n`));
+    if (closed) end();
+  });
+
+  return r;
+}

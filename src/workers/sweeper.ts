@@ -1,0 +1,127 @@
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { decideSweep } from '../domain/inference/metering';
+import type { Prices } from '../domain/pricing';
+import { streams } from '../domain/streams';
+import { EventStore, WrongExpectedVersion } from '../eventstore/port';
+import type { Logger } from '../log';
+import { BALANCES } from '../projections/balances/projection';
+import { Reservations } from '../projections/balances/reservations';
+import { Keyspace } from '../projections/keyspace';
+import type { Services } from '../services';
+
+/**
+ * The sweeper: no reservation stays open after its request's process died.
+ *
+ * For every reservation older than SWEEPER_MIN_AGE_MS (longer than a request can run, including
+ * the background retries of a completion), it reads `inference-{requestId}`:
+ * - no InferenceRequested: the request never reached the store → release the hold;
+ * - InferenceRequested without a debit: the process died while generating → append
+ *   InferenceCompleted (finishReason 'abandoned', the prompt billed, no output) + TokensDebited at
+ *   exact revision 0 (a late live request or a second sweeper loses the race: one debit only);
+ *   the projector releases the hold when it applies the debit;
+ * - already debited: the projector releases the hold when it gets there; if the balances
+ *   projection already passed the debit and the hold is still there, it is stale: release it.
+ */
+export interface SweepDeps {
+  store: EventStore;
+  redis: Redis;
+  ks: Keyspace;
+  prices: Prices;
+  now: () => Date;
+  newId: () => string;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+export interface SweepReport {
+  released: number;
+  closed: number;
+  /** Debited, waiting for the projector. */
+  waiting: number;
+}
+
+export async function sweepAbandoned(d: SweepDeps, opts: { minAgeMs: number; limit?: number }): Promise<SweepReport> {
+  const reservations = new Reservations(d.redis, d.ks);
+  const now = d.now();
+  const open = await reservations.openBefore(now.getTime() - opts.minAgeMs, opts.limit ?? 500);
+  const report: SweepReport = { released: 0, closed: 0, waiting: 0 };
+  for (const { workspaceId, requestId } of open) {
+    const stream = streams.inference(requestId);
+    const events = await d.store.readStream(stream);
+    const decision = decideSweep(events, d.prices, now);
+    switch (decision.kind) {
+      case 'release':
+        await reservations.release(workspaceId, requestId);
+        report.released++;
+        d.log.warn({ requestId, workspaceId }, 'sweeper released a reservation whose request was never recorded');
+        break;
+      case 'close':
+        try {
+          await d.store.append(
+            stream,
+            decision.events.map((e) => ({
+              id: d.newId(),
+              type: e.type,
+              data: e.data,
+              metadata: { actor: 'system:sweeper', correlationId: requestId },
+            })),
+            { expectedRevision: 0n },
+          );
+          report.closed++;
+          d.log.warn({ requestId, workspaceId }, 'sweeper closed an abandoned inference request');
+        } catch (err) {
+          if (!(err instanceof WrongExpectedVersion)) throw err;
+          report.waiting++; // closed meanwhile by its own process
+        }
+        break;
+      case 'debited': {
+        const gen = (await d.redis.get(d.ks.active(BALANCES))) ?? '0';
+        const checkpoint = BigInt((await d.redis.get(d.ks.checkpoint(BALANCES, gen))) ?? '0');
+        if (checkpoint >= decision.position) {
+          await reservations.release(workspaceId, requestId);
+          report.released++;
+        } else report.waiting++;
+        break;
+      }
+    }
+  }
+  return report;
+}
+
+export const SWEEPER_QUEUE = 'inference-sweeper';
+
+/** The repeatable BullMQ job (queue prefix `${REDIS_PREFIX}bull`) that runs sweepAbandoned. */
+export async function startSweeper(s: Services): Promise<{ close(): Promise<void> }> {
+  const prefix = `${s.config.REDIS_PREFIX}bull`;
+  const queueConn = await s.connectRedis('sweeper-queue', { maxRetriesPerRequest: null });
+  const workerConn = await s.connectRedis('sweeper-worker', { maxRetriesPerRequest: null });
+  const queue = new Queue(SWEEPER_QUEUE, { connection: queueConn, prefix });
+  await queue.upsertJobScheduler(
+    'sweep',
+    { every: s.config.SWEEPER_INTERVAL_MS },
+    { name: 'sweep', opts: { removeOnComplete: 50, removeOnFail: 50 } },
+  );
+  const log = s.log.child({ part: 'sweeper' });
+  const deps: SweepDeps = {
+    store: s.store,
+    redis: s.redis,
+    ks: s.ks,
+    prices: { inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN },
+    now: s.now,
+    newId: s.newId,
+    log,
+  };
+  const worker = new Worker(SWEEPER_QUEUE, () => sweepAbandoned(deps, { minAgeMs: s.config.SWEEPER_MIN_AGE_MS }), {
+    connection: workerConn,
+    prefix,
+    concurrency: 1,
+  });
+  worker.on('failed', (_job, err) => log.error({ err }, 'sweep failed'));
+  worker.on('error', (err) => log.error({ err }, 'sweeper worker error'));
+  return {
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
