@@ -82,6 +82,20 @@ export const envSchema = z
     OPENAI_MODEL_PI: z.string().optional(),
     OPENAI_MODEL_PRODUCTIVITY: z.string().optional(),
     SEARXNG_URL: httpUrl.optional(),
+    /** Per-config upstreams (MODEL_BACKEND=openai); each falls back to OPENAI_BASE_URL / OPENAI_API_KEY. */
+    OPENAI_BASE_URL_PI: httpUrl.optional(),
+    OPENAI_BASE_URL_PRODUCTIVITY: httpUrl.optional(),
+    OPENAI_API_KEY_PI: z.string().optional(),
+    OPENAI_API_KEY_PRODUCTIVITY: z.string().optional(),
+    /** Longest one generation may run before the upstream is cut off. */
+    INFERENCE_TIMEOUT_MS: z.coerce.number().int().positive().default(300000),
+    /** The demo model's pause between tokens (0: as fast as it can). */
+    DEMO_TOKEN_DELAY_MS: z.coerce.number().int().min(0).max(10000).default(0),
+    SEARXNG_TIMEOUT_MS: z.coerce.number().int().positive().default(3000),
+    /** The sweeper closes inference requests whose process died (a BullMQ repeatable job). */
+    SWEEPER_ENABLED: bool(true),
+    SWEEPER_INTERVAL_MS: z.coerce.number().int().positive().default(60000),
+    SWEEPER_MIN_AGE_MS: z.coerce.number().int().positive().default(900000),
 
     PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100000).default(500),
     /** How long a write waits for the projections to reach it before answering anyway. */

@@ -1,0 +1,42 @@
+import type { RequestHandler, Response } from 'express';
+import type { KeyIndex, KeyRecord } from '../../projections/key-index/queries';
+import { HttpError } from '../middleware/errors';
+
+/** The scope a key needs for the inference routes. */
+export const INFERENCE_SCOPE = 'inference';
+
+const BEARER = /^Bearer +(\S+) *$/i;
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
+
+const unauthenticated = (detail: string) => new HttpError(401, detail, CHALLENGE);
+
+/**
+ * Authorization: Bearer <API_KEY> → SHA-256 → the Redis key index. Missing or malformed header,
+ * unknown or deleted key, expired key → 401; a key without the `inference` scope → 403.
+ * The key's record is left in res.locals.apiKey.
+ */
+export function authenticate(keys: KeyIndex, now: () => Date): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.header('authorization');
+    if (!header) throw unauthenticated('Missing API key: send the header "Authorization: Bearer <API_KEY>"');
+    const m = BEARER.exec(header);
+    if (!m) throw unauthenticated('Malformed Authorization header: expected "Bearer <API_KEY>"');
+    const secret = m[1];
+    if (secret.length > 512) throw unauthenticated('Invalid API key');
+    let key: KeyRecord | null;
+    try {
+      key = await keys.lookup(secret);
+    } catch {
+      throw new HttpError(503, 'Service temporarily unavailable: keys cannot be checked', { 'Retry-After': '1' });
+    }
+    if (!key) throw unauthenticated('Invalid API key');
+    if (key.expiresAt && key.expiresAt.getTime() <= now().getTime()) throw unauthenticated('API key expired');
+    if (!key.scopes.includes(INFERENCE_SCOPE)) throw new HttpError(403, 'Forbidden');
+    res.locals.apiKey = key;
+    next();
+  };
+}
+
+export function apiKeyOf(res: Response): KeyRecord {
+  return res.locals.apiKey as KeyRecord;
+}

@@ -1,0 +1,76 @@
+import type { Config } from '../../config';
+import type { ModelConfig } from '../../domain/inference/events';
+import type { ModelBackend } from '../../inference/backend';
+import { DemoBackend } from '../../inference/demo/model';
+import { OpenAiBackend, UpstreamTarget } from '../../inference/openai/backend';
+import type { SearchProvider } from '../../inference/search/port';
+import { SearxngSearch } from '../../inference/search/searxng';
+import { warmTokenizer } from '../../inference/tokenizer';
+import { Reservations } from '../../projections/balances/reservations';
+import { KeyIndex } from '../../projections/key-index/queries';
+import type { Module, Services } from '../../services';
+import { startSweeper } from '../../workers/sweeper';
+import { InferenceEngine } from './engine';
+import { InferenceRateLimiter } from './rate-limit';
+import { inferenceRouter } from './router';
+
+/** The model backend the configuration asks for: the demo model (default) or an OpenAI-compatible upstream. */
+export function backendFromConfig(c: Config): ModelBackend {
+  if (c.MODEL_BACKEND === 'demo') return new DemoBackend({ tokenDelayMs: c.DEMO_TOKEN_DELAY_MS });
+  const target = (config: ModelConfig, url?: string, model?: string, key?: string): UpstreamTarget => ({
+    baseUrl: url ?? c.OPENAI_BASE_URL ?? '',
+    model: model ?? config,
+    ...((key ?? c.OPENAI_API_KEY) ? { apiKey: key ?? c.OPENAI_API_KEY } : {}),
+  });
+  return new OpenAiBackend({
+    service_3_pi: target('service_3_pi', c.OPENAI_BASE_URL_PI, c.OPENAI_MODEL_PI, c.OPENAI_API_KEY_PI),
+    service_3_productivity: target(
+      'service_3_productivity',
+      c.OPENAI_BASE_URL_PRODUCTIVITY,
+      c.OPENAI_MODEL_PRODUCTIVITY,
+      c.OPENAI_API_KEY_PRODUCTIVITY,
+    ),
+  });
+}
+
+export function searchFromConfig(c: Config): SearchProvider | undefined {
+  return c.SEARXNG_URL ? new SearxngSearch(c.SEARXNG_URL, { timeoutMs: c.SEARXNG_TIMEOUT_MS }) : undefined;
+}
+
+export interface InferenceModuleOptions {
+  /** Replaces the configured backend (tests, benchmarks). */
+  backend?: ModelBackend;
+  /** Replaces the configured search provider; null: no search at all. */
+  search?: SearchProvider | null;
+}
+
+/** The inference slice: the three routes (api role) and the sweeper (worker role). */
+export function createInferenceModule(opts: InferenceModuleOptions = {}): Module {
+  return {
+    name: 'inference',
+    router(s: Services) {
+      warmTokenizer();
+      const c = s.config;
+      const search = opts.search === undefined ? searchFromConfig(c) : (opts.search ?? undefined);
+      const engine = new InferenceEngine(s, {
+        backend: opts.backend ?? backendFromConfig(c),
+        ...(search ? { search } : {}),
+        reservations: new Reservations(s.redis, s.ks),
+        prices: { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN },
+        timeoutMs: c.INFERENCE_TIMEOUT_MS,
+        searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
+      });
+      return inferenceRouter(s, {
+        engine,
+        keys: new KeyIndex(s.redis, s.ks),
+        limiter: new InferenceRateLimiter(s.redis, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
+      });
+    },
+    async startWorkers(s: Services) {
+      if (!s.config.SWEEPER_ENABLED) return { close: async () => undefined };
+      return startSweeper(s);
+    },
+  };
+}
+
+export const inferenceModule: Module = createInferenceModule();

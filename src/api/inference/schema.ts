@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { isValidTs, tsToMillis } from '../../domain/inference/ts';
+import { DEFAULTS, InferenceRequest, LIMITS, UserMetadata } from '../../inference/request';
+import { canonicalTimeZone } from '../../inference/timezone';
+
+/**
+ * Request bodies of the inference routes (zod; unknown fields are stripped, i.e. accepted and
+ * ignored). `null` on an optional field means "not given". A failure becomes 422 with FastAPI's
+ * detail list (loc starting with "body").
+ */
+
+const unit = (name: string, def: number) =>
+  z
+    .number({ error: `${name} must be a number` })
+    .min(0, { error: `${name} must be between 0 and 1` })
+    .max(1, { error: `${name} must be between 0 and 1` })
+    .nullish()
+    .transform((v) => v ?? def);
+
+const maxTokens = z
+  .number({ error: 'max_tokens must be an integer' })
+  .int({ error: 'max_tokens must be an integer' })
+  .min(1, { error: 'max_tokens must be greater than 0' })
+  .max(LIMITS.maxTokens, { error: `max_tokens must be at most ${LIMITS.maxTokens}` });
+
+const stopString = z.string().max(LIMITS.stopStringLength, { error: `a stop string is at most ${LIMITS.stopStringLength} characters` });
+const stopList = z.array(stopString).max(LIMITS.stopStrings, { error: `at most ${LIMITS.stopStrings} stop strings` });
+
+const metaString = z.string().max(LIMITS.metadataLength, { error: `at most ${LIMITS.metadataLength} characters` }).nullish();
+
+export const metadataSchema = z
+  .object({
+    user_firstname: metaString,
+    user_timezone: z
+      .string()
+      .nullish()
+      .transform((tz, ctx) => {
+        if (tz === null || tz === undefined || tz === '') return undefined;
+        const canonical = canonicalTimeZone(tz);
+        if (!canonical) {
+          ctx.addIssue({ code: 'custom', message: `"${tz.slice(0, 64)}" is not an IANA time zone name (such as Europe/Paris)` });
+          return z.NEVER;
+        }
+        return canonical;
+      }),
+    user_country: metaString,
+    user_region: metaString,
+    user_city: metaString,
+  })
+  .nullish()
+  .transform((m): UserMetadata => {
+    const out: UserMetadata = {};
+    if (!m) return out;
+    for (const k of ['user_firstname', 'user_timezone', 'user_country', 'user_region', 'user_city'] as const) {
+      const v = m[k];
+      if (typeof v === 'string' && v.trim()) out[k] = v;
+    }
+    return out;
+  });
+
+const ts = z
+  .number({ error: 'ts must be a number of seconds since the Unix epoch' })
+  .refine(isValidTs, { error: 'ts must be seconds (or milliseconds) since the Unix epoch' })
+  .nullish();
+
+export const contextEntrySchema = z.object({
+  type: z.enum(['Human', 'AI', 'Instruction'], { error: "type must be one of 'Human', 'AI', 'Instruction'" }),
+  text: z.string({ error: 'text must be a string' }),
+  ts,
+});
+
+const seed = z
+  .number({ error: 'seed must be an integer' })
+  .int({ error: 'seed must be an integer' })
+  .min(Number.MIN_SAFE_INTEGER)
+  .max(Number.MAX_SAFE_INTEGER)
+  .nullish();
+
+/** The spec's body: POST /external/api/inference and /external/api/inference/streaming. */
+export const inferenceBodySchema = z
+  .object({
+    context: z.array(contextEntrySchema, { error: 'context must be a list of context entries' }).min(1, {
+      error: 'context must hold at least one entry',
+    }),
+    config: z.enum(['service_3_pi', 'service_3_productivity'], {
+      error: "config must be one of 'service_3_pi', 'service_3_productivity'",
+    }),
+    temperature: unit('temperature', DEFAULTS.temperature),
+    top_p: unit('top_p', DEFAULTS.topP),
+    max_tokens: maxTokens.nullish().transform((v) => v ?? DEFAULTS.maxTokens),
+    stop_tokens: stopList.nullish(),
+    web_search: z.boolean({ error: 'web_search must be true or false' }).nullish(),
+    metadata: metadataSchema,
+    seed,
+  })
+  .transform(
+    (b): InferenceRequest => ({
+      config: b.config,
+      context: b.context.map((e) => ({
+        type: e.type,
+        text: e.text,
+        ...(e.ts !== null && e.ts !== undefined ? { tsMs: tsToMillis(e.ts) } : {}),
+      })),
+      temperature: b.temperature,
+      topP: b.top_p,
+      maxTokens: b.max_tokens,
+      stop: (b.stop_tokens ?? []).filter((s) => s.length > 0),
+      webSearch: b.web_search ?? DEFAULTS.webSearch,
+      metadata: b.metadata,
+      ...(b.seed !== null && b.seed !== undefined ? { seed: b.seed } : {}),
+    }),
+  );
+
+/** Content of an OpenAI message: a string, or text parts. */
+const content = z.union([
+  z.string(),
+  z.array(
+    z.object({
+      type: z.literal('text', { error: 'only text content parts are supported' }),
+      text: z.string(),
+    }),
+  ),
+]);
+
+const ROLE_TO_TYPE = { system: 'Instruction', developer: 'Instruction', user: 'Human', assistant: 'AI' } as const;
+
+/**
+ * POST /external/api/inference/openai/v1/chat/completions. `model` may be a config name
+ * (service_3_pi, service_3_productivity); anything else is served by service_3_pi.
+ */
+export const chatCompletionSchema = z
+  .object({
+    model: z.string().nullish(),
+    messages: z
+      .array(
+        z.object({
+          role: z.enum(['system', 'developer', 'user', 'assistant'], {
+            error: "role must be one of 'system', 'developer', 'user', 'assistant'",
+          }),
+          content: content.nullish(),
+        }),
+        { error: 'messages must be a list of messages' },
+      )
+      .min(1, { error: 'messages must hold at least one message' }),
+    temperature: unit('temperature', DEFAULTS.temperature),
+    top_p: unit('top_p', DEFAULTS.topP),
+    max_tokens: maxTokens.nullish(),
+    max_completion_tokens: maxTokens.nullish(),
+    stop: z.union([stopString, stopList]).nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+    n: z.literal(1, { error: 'only n = 1 is supported' }).nullish(),
+    seed,
+    web_search: z.boolean({ error: 'web_search must be true or false' }).nullish(),
+    /** The user_* fields of the spec's metadata, when present (other keys are ignored). */
+    metadata: metadataSchema,
+  })
+  .transform((b) => {
+    const request: InferenceRequest = {
+      config: b.model === 'service_3_productivity' ? 'service_3_productivity' : 'service_3_pi',
+      context: b.messages.map((m) => ({
+        type: ROLE_TO_TYPE[m.role],
+        text: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''),
+      })),
+      temperature: b.temperature,
+      topP: b.top_p,
+      maxTokens: b.max_completion_tokens ?? b.max_tokens ?? DEFAULTS.maxTokens,
+      stop: (typeof b.stop === 'string' ? [b.stop] : (b.stop ?? [])).filter((s) => s.length > 0),
+      webSearch: b.web_search ?? DEFAULTS.webSearch,
+      metadata: b.metadata,
+      ...(b.seed !== null && b.seed !== undefined ? { seed: b.seed } : {}),
+    };
+    return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true };
+  });
+
+export type ChatCompletionBody = z.output<typeof chatCompletionSchema>;

@@ -1,0 +1,166 @@
+import { get_encoding, Tiktoken } from 'tiktoken';
+
+/**
+ * cl100k_base token counting, the one measure of prompts and replies (what is enforced and billed).
+ *
+ * - The encoding is loaded once per process (about 0.2–0.8 s) and reused; `free()` only at exit.
+ * - Text is encoded as ordinary text: a caller who writes "<|endoftext|>" gets it counted as the
+ *   characters it is, never as a special token (and never an exception).
+ * - tiktoken's byte-pair merge is quadratic in the length of one pre-tokenized piece: 50 000
+ *   emoji in a row take seconds. Runs of more than LONG_RUN letters, symbols or spaces are
+ *   therefore encoded in slices of RUN_SLICE code points. Ordinary text never contains such a run
+ *   and is counted exactly as tiktoken counts it; a pathological run is counted as its slices
+ *   (about the same number of tokens). Counting stays linear in the text's length.
+ */
+
+const LONG_RUN = 256;
+const RUN_SLICE = 64;
+const LONG_RUN_RE = new RegExp(
+  `\\p{L}{${LONG_RUN},}|[^\\s\\p{L}\\p{N}]{${LONG_RUN},}|\\s{${LONG_RUN},}`,
+  'gu',
+);
+
+let shared: Tiktoken | null = null;
+
+function encoding(): Tiktoken {
+  shared ??= get_encoding('cl100k_base');
+  return shared;
+}
+
+/** Loads the encoding now (start-up) rather than on the first request. */
+export function warmTokenizer(): void {
+  encoding();
+}
+
+function concat(parts: Uint32Array[]): Uint32Array {
+  if (parts.length === 1) return parts[0];
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint32Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** cl100k_base tokens of `text` (see the note above on pathological runs). */
+export function encode(text: string): Uint32Array {
+  if (text.length === 0) return new Uint32Array(0);
+  const enc = encoding();
+  if (text.length < LONG_RUN) return enc.encode_ordinary(text);
+  LONG_RUN_RE.lastIndex = 0;
+  let m = LONG_RUN_RE.exec(text);
+  if (!m) return enc.encode_ordinary(text);
+  const parts: Uint32Array[] = [];
+  let at = 0;
+  while (m) {
+    if (m.index > at) parts.push(enc.encode_ordinary(text.slice(at, m.index)));
+    const cps = Array.from(m[0]);
+    for (let i = 0; i < cps.length; i += RUN_SLICE) parts.push(enc.encode_ordinary(cps.slice(i, i + RUN_SLICE).join('')));
+    at = m.index + m[0].length;
+    m = LONG_RUN_RE.exec(text);
+  }
+  if (at < text.length) parts.push(enc.encode_ordinary(text.slice(at)));
+  return concat(parts);
+}
+
+export function countTokens(text: string): number {
+  return encode(text).length;
+}
+
+/**
+ * The longest prefix of `text` that is at most `maxTokens` tokens: the first maxTokens tokens
+ * decoded, without a trailing partial UTF-8 character, shortened further in the rare case that
+ * re-encoding the prefix counts more.
+ */
+export function truncateToTokens(text: string, maxTokens: number): string {
+  const tokens = encode(text);
+  if (tokens.length <= maxTokens) return text;
+  const enc = encoding();
+  let keep = maxTokens;
+  for (;;) {
+    const bytes = enc.decode(tokens.subarray(0, keep));
+    const prefix = decodeCompleteUtf8(bytes);
+    if (keep <= 0 || countTokens(prefix) <= maxTokens) return prefix;
+    keep -= 1;
+  }
+}
+
+/** UTF-8 bytes → string, dropping an incomplete character at the end (never a U+FFFD there). */
+function decodeCompleteUtf8(bytes: Uint8Array): string {
+  let end = bytes.length;
+  // Walk back over at most 3 continuation bytes to the start of the last character.
+  let i = end - 1;
+  let cont = 0;
+  while (i >= 0 && cont < 3 && (bytes[i] & 0xc0) === 0x80) {
+    i--;
+    cont++;
+  }
+  if (i >= 0) {
+    const lead = bytes[i];
+    const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    if (end - i < need) end = i;
+  }
+  return new TextDecoder().decode(bytes.subarray(0, end));
+}
+
+const LETTER = /\p{L}/u;
+const SPACE = /\s/;
+
+/**
+ * Whether cl100k_base's pre-tokenizer always starts a new piece at `p`, whatever follows:
+ * - " word": text[p] is a space, text[p-1] is not whitespace and text[p+1] is a letter;
+ * - after a line break: text[p-1] is "\n" and text[p] is not whitespace.
+ * No piece crosses such a position, so count(text) = count(text[..p]) + count(text[p..]).
+ */
+function isHardBoundary(t: string, p: number): boolean {
+  const c = t.charCodeAt(p);
+  if (c === 32) return p + 1 < t.length && !SPACE.test(t[p - 1]) && LETTER.test(t[p + 1]);
+  return t.charCodeAt(p - 1) === 10 && !SPACE.test(t[p]);
+}
+
+/**
+ * Counts a growing text (a reply as it streams) without re-encoding all of it on every chunk:
+ * the part before the last hard boundary is counted once and kept.
+ */
+export class IncrementalCounter {
+  private text = '';
+  private stableLen = 0;
+  private stableCount = 0;
+
+  get value(): string {
+    return this.text;
+  }
+
+  push(chunk: string): void {
+    this.text += chunk;
+  }
+
+  /** Replaces the text (after a truncation); the stable part is kept when it is still a prefix. */
+  reset(text: string): void {
+    if (text.length < this.stableLen || !text.startsWith(this.text.slice(0, this.stableLen))) {
+      this.stableLen = 0;
+      this.stableCount = 0;
+    }
+    this.text = text;
+  }
+
+  count(): number {
+    const t = this.text;
+    for (let p = t.length - 2; p > this.stableLen; p--) {
+      if (isHardBoundary(t, p)) {
+        this.stableCount += countTokens(t.slice(this.stableLen, p));
+        this.stableLen = p;
+        break;
+      }
+    }
+    return this.stableCount + countTokens(t.slice(this.stableLen));
+  }
+}
+
+/** The UTF-8 bytes of tokens (a token may hold part of a character: decode with a streaming TextDecoder). */
+export function tokenBytes(tokens: Uint32Array): Uint8Array {
+  return encoding().decode(tokens);
+}
