@@ -1,0 +1,77 @@
+import fc from 'fast-check';
+import { get_encoding } from 'tiktoken';
+import { countTokens, encode, IncrementalCounter, truncateToTokens } from '../../../src/inference/tokenizer';
+
+const reference = get_encoding('cl100k_base');
+afterAll(() => reference.free());
+
+// Text made of pieces that stress the pre-tokenizer's boundaries.
+const piece = fc.constantFrom(
+  ' ', '  ', '\n', '\n\n', ' \n', 'hello', ' world', 'Hello', "'s", "n't", '!', '?!', '...', ' 42', '12345', 'é', ' café',
+  '🙂', '👋🏽', ' 🎉', 'ß', '中文', '\t', '<|endoftext|>', 'a', 'I', ' a', '-', '—', '"', '(x)', ' JSON', '{"k": 1}',
+);
+const text = fc.array(piece, { maxLength: 80 }).map((p) => p.join(''));
+
+/** Splits a string into chunks at the given cut points (never inside a surrogate pair). */
+function chunk(s: string, cuts: number[]): string[] {
+  const points = [...new Set(cuts.map((c) => c % (s.length + 1)))]
+    .filter((c) => !(s.charCodeAt(c - 1) >= 0xd800 && s.charCodeAt(c - 1) <= 0xdbff))
+    .sort((a, b) => a - b);
+  const out: string[] = [];
+  let at = 0;
+  for (const p of points) {
+    out.push(s.slice(at, p));
+    at = p;
+  }
+  out.push(s.slice(at));
+  return out;
+}
+
+describe('tokenizer (cl100k_base)', () => {
+  test('counts ordinary text exactly as tiktoken does, special-token text included', () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(countTokens(t)).toBe(reference.encode_ordinary(t).length);
+      }),
+      { numRuns: 300 },
+    );
+    expect(countTokens('<|endoftext|>')).toBeGreaterThan(1); // text, not the special token
+  });
+
+  test('the incremental count of a growing text equals the count of the whole, however it is chunked', () => {
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(), { maxLength: 30 }), (t, cuts) => {
+        const c = new IncrementalCounter();
+        let sofar = '';
+        for (const part of chunk(t, cuts)) {
+          c.push(part);
+          sofar += part;
+          expect(c.count()).toBe(reference.encode_ordinary(sofar).length);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('pathological runs are counted in linear time', () => {
+    const started = Date.now();
+    for (const run of ['🙂'.repeat(40000), 'a'.repeat(100000), ' '.repeat(100000), '='.repeat(100000)]) {
+      expect(countTokens(run)).toBeGreaterThan(0);
+    }
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  test('truncateToTokens keeps exactly the first n tokens of plain text, never half a character', () => {
+    const t = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
+    for (const n of [1, 2, 7, 50, 100]) {
+      const cut = truncateToTokens(t, n);
+      expect(t.startsWith(cut)).toBe(true);
+      expect(countTokens(cut)).toBe(n);
+    }
+    const emoji = '🙂🙂🙂'; // two tokens each
+    const cut = truncateToTokens(emoji, 3);
+    expect(cut).toBe('🙂');
+    expect(cut).not.toContain('\uFFFD');
+    expect(encode('')).toHaveLength(0);
+  });
+});
