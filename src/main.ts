@@ -113,13 +113,14 @@ export function describeStartupError(err: unknown): string {
   const e = err as { name?: string; message?: string; code?: string; syscall?: string; port?: number };
   if (e?.code === 'EADDRINUSE') return `cannot listen: PORT ${e.port ?? ''} is already in use`.replace('  ', ' ');
   if (e?.code === 'EACCES' && e.syscall === 'listen') return `cannot listen on PORT ${e.port ?? ''}: permission denied`;
-  return `${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`;
+  // One line: some drivers put a multi-line explanation into the message.
+  return `${e?.name ?? 'Error'}: ${(e?.message ?? String(err)).split('\n')[0]}`;
 }
 
-export async function serve(overrides: Record<string, string> = {}): Promise<void> {
+export async function serve(overrides: Record<string, string> = {}, opts: { modules?: Module[] } = {}): Promise<void> {
   let running: Running;
   try {
-    running = await start(loadConfig(overrides));
+    running = await start(loadConfig(overrides), opts);
   } catch (err) {
     process.stderr.write(`tollgate: ${describeStartupError(err)}\n`);
     process.exit(1);

@@ -13,13 +13,17 @@ export async function connectRedis(url: string, name: string, extra: RedisOption
     retryStrategy: (times) => Math.min(times * 100, 2000),
     ...extra,
   });
-  redis.on('error', () => undefined); // reported through command failures and readiness instead
+  // Reported through command failures and readiness instead; the first one explains a failed connect.
+  let firstError: Error | null = null;
+  redis.on('error', (err: Error) => (firstError ??= err));
   try {
     await withTimeout(redis.connect(), 3000);
     await withTimeout(redis.ping(), 3000);
   } catch (err) {
     redis.disconnect();
-    throw new RedisUnavailable(`cannot reach Redis at REDIS_URL=${redactUrl(url)}: ${(err as Error).message || 'timed out'}`);
+    // ioredis rejects connect() with a bare "Connection is closed."; the socket error says why.
+    const reason = (firstError as Error | null)?.message || (err as Error).message || 'timed out';
+    throw new RedisUnavailable(`cannot reach Redis at REDIS_URL=${redactUrl(url)}: ${reason}`);
   }
   return redis;
 }

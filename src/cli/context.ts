@@ -1,14 +1,24 @@
-import { ConfigError, loadConfig } from '../config';
+import { Config, ConfigError, loadConfig } from '../config';
+import { openEventStore } from '../eventstore';
+import type { EventStore } from '../eventstore/port';
 import { createLogger } from '../log';
 import { describeStartupError } from '../main';
 import { buildServices, Services } from '../services';
 
+function config(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    fail(describeStartupError(err));
+  }
+}
+
 /** Services for a one-shot command; failures print one line and exit non-zero. */
 export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<T> {
+  const c = config();
   let s: Services;
   try {
-    const config = loadConfig();
-    s = await buildServices(config, createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL));
+    s = await buildServices(c, createLogger(c.LOG_LEVEL === 'info' ? 'warn' : c.LOG_LEVEL));
   } catch (err) {
     fail(describeStartupError(err));
   }
@@ -16,6 +26,23 @@ export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<
     return await fn(s);
   } finally {
     await s.close();
+  }
+}
+
+/** Only the event store (reading events needs no Redis); failures print one line and exit non-zero. */
+export async function withStore<T>(fn: (store: EventStore) => Promise<T>): Promise<T> {
+  const c = config();
+  let store: EventStore;
+  try {
+    store = openEventStore(c);
+    await store.ping();
+  } catch (err) {
+    fail(describeStartupError(err));
+  }
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
   }
 }
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { RecordedEvent } from '../eventstore/port';
-import { fail, withServices } from './context';
+import { fail, withStore } from './context';
 
 function line(e: RecordedEvent): string {
   return JSON.stringify({
@@ -26,8 +26,8 @@ export function eventsCommand(): Command {
     .command('read <stream>')
     .description('every event of one stream, oldest first')
     .action((stream: string) =>
-      withServices(async (s) => {
-        const events = await s.store.readStream(stream);
+      withStore(async (store) => {
+        const events = await store.readStream(stream);
         if (events.length === 0) process.stderr.write(`stream ${stream} is empty or does not exist\n`);
         for (const e of events) process.stdout.write(line(e) + '\n');
       }),
@@ -37,10 +37,11 @@ export function eventsCommand(): Command {
     .description('follow every new event in the store until interrupted')
     .option('--from <position>', 'start after this global position (default: the current head)')
     .action((o: { from?: string }) =>
-      withServices(async (s) => {
-        const after = o.from !== undefined ? parsePosition(o.from) : await s.store.headPosition();
-        const sub = s.store.subscribeToAll({ after });
+      withStore(async (store) => {
+        const after = o.from !== undefined ? parsePosition(o.from) : await store.headPosition();
+        const sub = store.subscribeToAll({ after });
         process.once('SIGINT', () => void sub.close());
+        process.once('SIGTERM', () => void sub.close());
         for await (const e of sub) process.stdout.write(line(e) + '\n');
       }),
     );

@@ -1,35 +1,44 @@
 import { Command, CommanderError } from 'commander';
 import { serve } from '../main';
+import { modules as allModules } from '../modules';
+import type { Module } from '../services';
 import { eventsCommand } from './events';
 import { projectionsCommand } from './projections';
 
 const ROLES = ['all', 'api', 'projector', 'worker'];
 
-export function program(): Command {
+export interface CliOptions {
+  /** The feature modules whose projections the CLI knows (default: src/modules.ts). Tests inject fixtures. */
+  modules?: Module[];
+}
+
+export function program(opts: CliOptions = {}): Command {
+  const modules = opts.modules ?? allModules;
   const p = new Command('tollgate').description('billing and usage engine for a conversation-completion API');
   p.command('serve')
-    .description('run the service (roles: all, api, projector, worker)')
-    .option('--role <role>', 'which part to run', 'all')
-    .action(async (o: { role: string }) => {
-      if (!ROLES.includes(o.role)) {
-        process.stderr.write(`tollgate: unknown role "${o.role}"; use one of ${ROLES.join(', ')}\n`);
+    .description('run the service: all (default), api, projector or worker')
+    .option('--role <role>', 'which part to run: all, api, projector, worker (default: ROLE, else all)')
+    .action(async (o: { role?: string }) => {
+      if (o.role !== undefined && !ROLES.includes(o.role)) {
+        process.stderr.write(`tollgate: unknown role "${o.role}" for --role; use one of ${ROLES.join(', ')}\n`);
         process.exit(2);
       }
-      await serve({ ROLE: o.role });
+      await serve(o.role !== undefined ? { ROLE: o.role } : {}, { modules });
     });
-  p.addCommand(projectionsCommand());
+  p.addCommand(projectionsCommand(modules));
   p.addCommand(eventsCommand());
   return p;
 }
 
-export async function main(argv: string[]): Promise<void> {
-  const p = program();
+export async function main(argv: string[], opts: CliOptions = {}): Promise<void> {
+  const p = program(opts);
   p.exitOverride();
   try {
     await p.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode);
-    process.stderr.write(`tollgate: ${(err as Error).message}\n`);
+    const message = (err as Error)?.message ?? String(err);
+    process.stderr.write(`tollgate: ${message.split('\n')[0]}\n`);
     process.exit(1);
   }
 }

@@ -2,10 +2,26 @@ import { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { projectionsOf } from '../main';
 import { rebuildProjection } from '../projections/rebuild';
-import { projectionStatus } from '../projections/status';
+import { projectionStatus, ProjectionStatus } from '../projections/status';
+import type { Module } from '../services';
 import { fail, withServices } from './context';
 
-export function projectionsCommand(): Command {
+const COLUMNS: Array<[keyof ProjectionStatus, string]> = [
+  ['name', 'NAME'],
+  ['gen', 'GEN'],
+  ['checkpoint', 'CHECKPOINT'],
+  ['head', 'HEAD'],
+  ['lag', 'LAG'],
+];
+
+/** A plain aligned table: greppable, no box drawing. */
+export function formatStatus(rows: ProjectionStatus[]): string {
+  const cells = [COLUMNS.map(([, h]) => h), ...rows.map((r) => COLUMNS.map(([k]) => String(r[k])))];
+  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
+  return cells.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
+}
+
+export function projectionsCommand(modules?: Module[]): Command {
   const cmd = new Command('projections').description('inspect and rebuild the Redis read models');
 
   cmd
@@ -14,43 +30,61 @@ export function projectionsCommand(): Command {
     .option('--json', 'print JSON')
     .action((o: { json?: boolean }) =>
       withServices(async (s) => {
-        const rows = await projectionStatus(s.store, s.redis, s.ks, projectionsOf(s).map((p) => p.name));
+        const names = projectionsOf(s, modules).map((p) => p.name);
+        const rows = await projectionStatus(s.store, s.redis, s.ks, names);
         if (o.json) return void process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-        console.table(rows);
+        if (rows.length === 0) {
+          const head = await s.store.headPosition();
+          return void process.stdout.write(`no projections registered (event store head ${head})\n`);
+        }
+        process.stdout.write(formatStatus(rows));
       }),
     );
 
   cmd
     .command('rebuild <name>')
     .description('replay every event into a fresh generation, then switch readers over to it')
-    .action((name: string) =>
+    .option('--batch-size <n>', 'events per Redis round trip', '5000')
+    .action((name: string, o: { batchSize: string }) =>
       withServices(async (s) => {
-        const all = projectionsOf(s);
+        const all = projectionsOf(s, modules);
         const projection = all.find((p) => p.name === name);
         if (!projection) fail(`unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ') || 'none'}`);
+        const batchSize = Number(o.batchSize);
+        if (!Number.isInteger(batchSize) || batchSize < 1) fail(`--batch-size must be a positive whole number, got "${o.batchSize}"`);
+        const head = await s.store.headPosition();
         const bar = new SingleBar({
           format: `${name} [{bar}] {percentage}% | {value}/{total} positions | {eta_formatted} left`,
           stream: process.stderr,
           noTTYOutput: true,
           notTTYSchedule: 2000,
+          etaBuffer: 50,
         });
-        const head = await s.store.headPosition();
-        bar.start(Number(head), 0);
-        const result = await rebuildProjection({
-          store: s.store,
-          redis: s.redis,
-          ks: s.ks,
-          projection,
-          onProgress: (_applied, h, position) => {
-            bar.setTotal(Number(h));
-            bar.update(Number(position));
-          },
-        });
-        bar.stop();
-        const rate = result.ms > 0 ? Math.round((result.events * 1000) / result.ms) : result.events;
-        process.stdout.write(
-          `rebuilt ${name}: ${result.events} events in ${result.ms} ms (${rate} events/s), now generation ${result.gen}\n`,
-        );
+        // Nothing to replay, nothing to show.
+        if (head > 0n) bar.start(Number(head), 0);
+        try {
+          const result = await rebuildProjection({
+            store: s.store,
+            redis: s.redis,
+            ks: s.ks,
+            projection,
+            batchSize,
+            onProgress: (_applied, h, position) => {
+              if (!bar.isActive) bar.start(Number(h), 0);
+              bar.setTotal(Number(h));
+              bar.update(Number(position));
+            },
+          });
+          bar.update(bar.getTotal());
+          bar.stop();
+          const rate = result.ms > 0 ? Math.round((result.events * 1000) / result.ms) : result.events;
+          process.stdout.write(
+            `rebuilt ${name}: ${result.events} events in ${result.ms} ms (${rate} events/s), now generation ${result.gen}\n`,
+          );
+        } catch (err) {
+          bar.stop();
+          throw err;
+        }
       }),
     );
   return cmd;

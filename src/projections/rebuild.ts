@@ -27,6 +27,10 @@ export async function dropGeneration(redis: Redis, ks: Keyspace, name: string, g
  * Replays every event into a fresh generation, then moves the active pointer to it and drops the
  * old one. A live runner notices the switch at its next batch and resubscribes from the new
  * generation's checkpoint, so events appended during the switch are neither lost nor doubled.
+ *
+ * Each batch is one pipeline (changes + the new generation's checkpoint); the next batch is read
+ * and queued while Redis executes the previous one. A failed rebuild drops its partial generation and
+ * leaves the active one untouched.
  */
 export async function rebuildProjection(opts: {
   store: EventStore;
@@ -40,28 +44,66 @@ export async function rebuildProjection(opts: {
   const name = projection.name;
   const size = opts.batchSize ?? 5000;
   const started = Date.now();
-  const old = await loadProjectionState(redis, ks, name);
-  let gen = String(await redis.incr(ks.genCounter(name)));
-  if (gen === old.gen) gen = String(await redis.incr(ks.genCounter(name)));
+  const gen = await newGeneration(redis, ks, name);
   await dropGeneration(redis, ks, name, gen);
   const state = { gen, checkpoint: 0n };
   let applied = 0;
-  for (;;) {
-    const head = await store.headPosition();
-    if (state.checkpoint >= head) break;
-    const from = state.checkpoint;
-    const events = (await store.readAll({ fromPosition: from, maxCount: size + 1 })).filter((e) => e.position > from);
-    if (events.length === 0) break;
-    const multi = redis.multi();
-    const cp = applyBatch(ks, projection, state, events, multi, false);
-    const results = await multi.exec();
-    const failed = results?.find(([err]) => err);
-    if (failed) throw failed[0];
-    state.checkpoint = cp;
-    applied += events.length;
-    opts.onProgress?.(applied, head, cp);
+  let inflight: Promise<void> | null = null;
+  try {
+    for (;;) {
+      const head = await store.headPosition();
+      if (state.checkpoint >= head) break;
+      const from = state.checkpoint;
+      const events = (await store.readAll({ fromPosition: from, maxCount: size + 1 })).filter((e) => e.position > from);
+      if (events.length === 0) break;
+      // A pipeline, not a MULTI: nobody reads this generation before the switch, and a failed
+      // rebuild drops it whole, so per-batch atomicity would buy nothing here.
+      const multi = redis.pipeline();
+      const cp = applyBatch(ks, projection, state, events, multi, false);
+      state.checkpoint = cp;
+      applied += events.length;
+      const count = applied;
+      const previous: Promise<void> | null = inflight;
+      const sent = multi.exec();
+      if (previous) await previous;
+      inflight = sent.then((results) => {
+        const failed = results?.find(([err]) => err);
+        if (!results) throw new Error(`rebuild of ${name}: a batch was discarded`);
+        if (failed) throw failed[0];
+        opts.onProgress?.(count, head, cp);
+      });
+      // Avoid an unhandled rejection while the next batch is being read.
+      inflight.catch(() => undefined);
+    }
+    if (inflight) await inflight;
+  } catch (err) {
+    if (inflight) await (inflight as Promise<void>).catch(() => undefined);
+    await dropGeneration(redis, ks, name, gen).catch(() => undefined);
+    throw err;
   }
-  await redis.set(ks.active(name), gen);
-  await dropGeneration(redis, ks, name, old.gen);
+  const previous = await switchActive(redis, ks, name, gen);
+  if (previous !== gen) await dropGeneration(redis, ks, name, previous);
   return { name, gen, events: applied, ms: Date.now() - started };
+}
+
+/** A generation number no other build has used: above the counter and the active generation. */
+async function newGeneration(redis: Redis, ks: Keyspace, name: string): Promise<string> {
+  const active = Number((await redis.get(ks.active(name))) ?? '0');
+  let gen = await redis.incr(ks.genCounter(name));
+  if (gen <= active) {
+    // The counter was lost (keys deleted by hand) while a generation stayed active.
+    await redis.set(ks.genCounter(name), String(active));
+    gen = await redis.incr(ks.genCounter(name));
+  }
+  return String(gen);
+}
+
+/**
+ * Moves the active pointer to `gen` and returns the generation it replaced (whatever is active at
+ * that moment, so two rebuilds at once leave no orphaned generation behind).
+ */
+async function switchActive(redis: Redis, ks: Keyspace, name: string, gen: string): Promise<string> {
+  // One atomic SET … GET: no WATCH, which would be unsafe on a connection shared with other callers.
+  const previous = (await redis.call('SET', ks.active(name), gen, 'GET')) as string | null;
+  return previous ?? '0';
 }

@@ -21,7 +21,10 @@ interface ProjectionState {
   checkpoint: bigint;
 }
 
-/** Thrown inside the loop when a rebuild switched a generation: resubscribe from the new checkpoints. */
+/**
+ * Thrown inside the loop when Redis no longer matches what the runner holds (a rebuild switched a
+ * generation, or another runner moved a checkpoint): reload and resubscribe from the checkpoints.
+ */
 class GenerationSwitched extends Error {}
 
 export function makeTx(ks: Keyspace, name: string, gen: string, multi: ChainableCommander, live: boolean): ProjectionTx {
@@ -74,7 +77,10 @@ export class ProjectionRunner {
   private sub: Subscription | null = null;
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
+  private wakeBackoff: (() => void) | null = null;
   private minCheckpoint = 0n;
+  /** Highest position read from the store (only meaningful with no projection or reactor). */
+  private processed = 0n;
   private readonly waiters = new Set<{ position: bigint; resolve: () => void }>();
 
   constructor(private readonly opts: RunnerOptions) {}
@@ -93,8 +99,11 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.wakeBackoff?.();
     await this.sub?.close();
     await this.loopDone;
+    await this.sub?.close();
+    this.sub = null;
   }
 
   /** Resolves once every projection has applied the event at `position` (or on timeout, false). */
@@ -119,6 +128,7 @@ export class ProjectionRunner {
 
   private async loadState(): Promise<void> {
     const { redis, ks, projections, reactors = [] } = this.opts;
+    if (projections.length + reactors.length === 0) this.processed = await this.opts.store.headPosition();
     for (const p of projections) this.state.set(p.name, await loadProjectionState(redis, ks, p.name));
     for (const r of reactors) {
       const cp = await redis.get(ks.reactorCheckpoint(r.name));
@@ -138,7 +148,8 @@ export class ProjectionRunner {
     let min: bigint | null = null;
     for (const s of this.state.values()) if (min === null || s.checkpoint < min) min = s.checkpoint;
     for (const c of this.reactorCheckpoints.values()) if (min === null || c < min) min = c;
-    this.minCheckpoint = min ?? 0n;
+    // With nothing to checkpoint, the runner has reached whatever it has read.
+    this.minCheckpoint = min ?? this.processed;
     for (const w of [...this.waiters]) if (w.position <= this.minCheckpoint) w.resolve();
   }
 
@@ -147,7 +158,10 @@ export class ProjectionRunner {
     while (this.running) {
       try {
         await this.catchUp();
+        if (!this.running) break;
         this.sub = this.opts.store.subscribeToAll({ after: this.minCheckpoint });
+        // stop() may have run while catching up, before this subscription existed.
+        if (!this.running) break;
         for await (const events of batched(this.sub, this.opts.batchSize)) {
           if (!this.running) break;
           await this.commit(events, true);
@@ -157,10 +171,14 @@ export class ProjectionRunner {
       } catch (err) {
         if (!this.running) break;
         if (err instanceof GenerationSwitched) {
-          this.opts.log.info('projection generation switched; resubscribing');
+          this.opts.log.info('projection generation or checkpoint changed underneath; resubscribing');
         } else {
-          this.opts.log.error({ err }, 'projection runner failed; retrying');
-          await new Promise((r) => setTimeout(r, backoff));
+          this.opts.log.error({ err, retryInMs: backoff }, 'projection runner failed; retrying');
+          await new Promise<void>((r) => {
+            const t = setTimeout(r, backoff);
+            this.wakeBackoff = () => (clearTimeout(t), r());
+          });
+          this.wakeBackoff = null;
           backoff = Math.min(backoff * 2, 5000);
         }
         await this.sub?.close();
@@ -173,10 +191,15 @@ export class ProjectionRunner {
   /** Reads straight from the store in large batches until the head: fast start after downtime. */
   private async catchUp(): Promise<void> {
     const size = Math.max(this.opts.batchSize, 2000);
+    let lastLog = Date.now();
     for (;;) {
       const from = this.minCheckpoint;
       const head = await this.opts.store.headPosition();
       if (!this.running || from >= head) return;
+      if (Date.now() - lastLog > 2000) {
+        lastLog = Date.now();
+        this.opts.log.info({ position: from.toString(), head: head.toString() }, 'projections catching up');
+      }
       const events = (await this.opts.store.readAll({ fromPosition: from, maxCount: size + 1 })).filter(
         (e) => e.position > from,
       );
@@ -188,11 +211,24 @@ export class ProjectionRunner {
 
   private async commit(events: RecordedEvent[], live: boolean): Promise<void> {
     const { redis, ks, projections } = this.opts;
+    const last = events[events.length - 1]?.position ?? 0n;
+    if (last > this.processed) this.processed = last;
+    if (projections.length === 0) {
+      this.updateMin();
+      return;
+    }
+    // WATCH the active pointers (a rebuild switched a generation) and our checkpoints (another
+    // runner committed: never run two, but if it happens, neither applies an event twice).
     const pointers = projections.map((p) => ks.active(p.name));
-    if (pointers.length === 0) return;
-    await redis.watch(...pointers);
-    const actives = await redis.mget(...pointers);
-    if (projections.some((p, i) => (actives[i] ?? '0') !== this.state.get(p.name)!.gen)) {
+    const checkpoints = projections.map((p) => ks.checkpoint(p.name, this.state.get(p.name)!.gen));
+    await redis.watch(...pointers, ...checkpoints);
+    const seen = await redis.mget(...pointers, ...checkpoints);
+    const stale = projections.some((p, i) => {
+      const st = this.state.get(p.name)!;
+      const cp = seen[projections.length + i];
+      return (seen[i] ?? '0') !== st.gen || (cp ? BigInt(cp) : 0n) !== st.checkpoint;
+    });
+    if (stale) {
       await redis.unwatch();
       throw new GenerationSwitched();
     }
@@ -201,7 +237,6 @@ export class ProjectionRunner {
     try {
       for (const p of projections) next.set(p.name, applyBatch(ks, p, this.state.get(p.name)!, events, multi, live));
     } catch (err) {
-      multi.discard();
       await redis.unwatch();
       throw err;
     }
@@ -211,7 +246,7 @@ export class ProjectionRunner {
     if (failed) this.opts.log.error({ err: failed[0] }, 'a projection command failed inside a committed batch');
     for (const [name, cp] of next) this.state.get(name)!.checkpoint = cp;
     this.updateMin();
-    if (live) await redis.publish(ks.progressChannel, this.minCheckpoint.toString());
+    await redis.publish(ks.progressChannel, this.minCheckpoint.toString());
   }
 
   private async react(events: RecordedEvent[]): Promise<void> {
