@@ -3,6 +3,7 @@ import { serve } from '../main';
 import { modules as allModules } from '../modules';
 import type { Module } from '../services';
 import { eventsCommand } from './events';
+import { ledgerCommand } from './ledger';
 import { projectionsCommand } from './projections';
 
 const ROLES = ['all', 'api', 'projector', 'worker'];
@@ -27,6 +28,7 @@ export function program(opts: CliOptions = {}): Command {
     });
   p.addCommand(projectionsCommand(modules));
   p.addCommand(eventsCommand());
+  p.addCommand(ledgerCommand());
   return p;
 }
 

@@ -41,7 +41,11 @@ import type { ReadModels } from '../projections/read-models';
 
 export const RELOAD_QUEUE = 'auto-reload';
 
-/** Steps where a test can stop the process (the kill test SIGKILLs the worker at each of them). */
+/**
+ * Steps where a test can stop the process (the kill test SIGKILLs the worker at each of them):
+ * start (read, nothing written), before-trigger, after-trigger (nothing charged yet),
+ * after-charge (charged, outcome not written), after-outcome (written, job not completed).
+ */
 export type ReloadStep = 'start' | 'before-trigger' | 'after-trigger' | 'after-charge' | 'after-outcome';
 
 export interface ReloadHooks {
@@ -86,11 +90,12 @@ export async function runReload(
 ): Promise<ReloadResult> {
   const step = async (s: ReloadStep, reloadId?: string) => opts.hooks?.step?.(s, { workspaceId, reloadId });
   const stream = streams.billing(workspaceId);
-  await step('start');
   for (let attempt = 0; attempt < 10; attempt++) {
     const events = await d.store.readStream(stream);
     const state = foldBilling(events);
     const revision = lastRevision(events);
+    // 'start': nothing written yet; the reload this job is about (in flight, or the one it would trigger).
+    if (attempt === 0) await step('start', state.inFlight ?? reloadIdFor(workspaceId, revision));
     if (state.inFlight) {
       return settle(d, workspaceId, state.reloads.get(state.inFlight)!, step, opts.cause);
     }
@@ -277,12 +282,11 @@ export function autoReloadReactor(deps: {
       if (!workspaceId) return;
       const settings = await getBillingSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString()));
       const ar = settings.autoReload;
-      if (!ar?.enabled || settings.suspended || !settings.paymentMethod) return;
-      if (!settings.inFlight) {
-        const { balance } = await getBalance(deps.readModels, workspaceId);
-        if (balance >= ar.threshold) return;
-        if (ar.monthlyCap !== null && settings.reloadedThisMonth + ar.amount > ar.monthlyCap) return;
-      }
+      // A reload in flight is finished by its own job (retried by BullMQ, or re-enqueued by the sweep).
+      if (!ar?.enabled || settings.suspended || !settings.paymentMethod || settings.inFlight) return;
+      const { balance } = await getBalance(deps.readModels, workspaceId);
+      if (balance >= ar.threshold) return;
+      if (ar.monthlyCap !== null && settings.reloadedThisMonth + ar.amount > ar.monthlyCap) return;
       await enqueueReload(await deps.queue(), workspaceId, settings.revision, event.id);
     },
   };
