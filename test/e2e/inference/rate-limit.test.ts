@@ -1,0 +1,76 @@
+import type { TestServer } from '../../support/harness';
+import { authHeaders, seedFundedKey } from '../../int/inference/support/seed';
+import { startInferenceServer } from '../../int/inference/support/server';
+
+const INFER = '/external/api/inference';
+const STREAM = '/external/api/inference/streaming';
+const CHAT = '/external/api/inference/openai/v1/chat/completions';
+const valid = JSON.stringify({ context: [{ type: 'Human', text: 'hi' }], config: 'service_3_pi', max_tokens: 3 });
+const invalid = JSON.stringify({ context: 'not a list' });
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startInferenceServer();
+});
+afterAll(() => server.close());
+
+const post = (path: string, secret: string, body: string) => fetch(server.url + path, { method: 'POST', headers: authHeaders(secret), body });
+
+test('request 101 within a minute on one key gets 429, across both endpoints', async () => {
+  const key = await seedFundedKey(server.services);
+  // Successes carry the headers too, counting down.
+  const first = await post(INFER, key.secret, valid);
+  expect(first.status).toBe(200);
+  expect(first.headers.get('x-ratelimit-limit-requests')).toBe('100');
+  expect(first.headers.get('x-ratelimit-remaining-requests')).toBe('99');
+  expect(first.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+s$/);
+  const second = await post(STREAM, key.secret, valid);
+  await second.text();
+  expect(second.headers.get('x-ratelimit-remaining-requests')).toBe('98');
+
+  // Requests 3..100, alternating between the endpoints; invalid bodies count too (rate limit comes before validation).
+  const statuses = await Promise.all(
+    Array.from({ length: 98 }, (_, i) => post(i % 2 ? INFER : STREAM, key.secret, i % 3 ? invalid : valid).then(async (r) => (await r.text(), r.status))),
+  );
+  expect(statuses.every((st) => st === 200 || st === 422)).toBe(true);
+
+  for (const path of [INFER, STREAM, CHAT]) {
+    const res = await post(path, key.secret, valid);
+    expect(res.status).toBe(429);
+    const body = (await res.json()) as { detail: string };
+    expect(body.detail).toMatch(/^Rate limit reached: 100 requests per minute/);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(res.headers.get('x-ratelimit-limit-requests')).toBe('100');
+    expect(res.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    expect(res.headers.get('x-ratelimit-reset-requests')).toBe(`${retryAfter}s`);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+  }
+
+  // Another key of the same workspace has its own budget.
+  const other = await seedFundedKey(server.services);
+  expect((await post(INFER, other.secret, valid)).status).toBe(200);
+});
+
+test("a key's own limit (raised or lowered by an operator) overrides the default", async () => {
+  const key = await seedFundedKey(server.services, { rateLimit: 3 });
+  for (let i = 0; i < 3; i++) {
+    const res = await post(i % 2 ? STREAM : INFER, key.secret, valid);
+    await res.text();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit-requests')).toBe('3');
+  }
+  expect((await post(CHAT, key.secret, valid)).status).toBe(429);
+
+  const raised = await seedFundedKey(server.services, { rateLimit: 150 });
+  const statuses = await Promise.all(Array.from({ length: 150 }, () => post(INFER, raised.secret, invalid).then((r) => r.status)));
+  expect(statuses.filter((st) => st === 429)).toHaveLength(0);
+  expect((await post(INFER, raised.secret, invalid)).status).toBe(429);
+});
+
+test('an unauthenticated request never touches a key budget', async () => {
+  const res = await post(INFER, 'tg_unknown', valid);
+  expect(res.status).toBe(401);
+  expect(res.headers.get('x-ratelimit-limit-requests')).toBeNull();
+});
