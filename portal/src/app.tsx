@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { post } from './api';
-import { Link, Loading } from './components/ui';
+import { Link, Loading, Message } from './components/ui';
 import { BillingPage } from './pages/billing';
 import { KeysPage } from './pages/keys';
 import { LoginPage, SignupPage } from './pages/login';
@@ -26,6 +26,10 @@ export function App() {
 
   if (!me) {
     const page = path === '/signup' ? <SignupPage /> : <LoginPage />;
+    if (path !== '/signup' && path !== '/login') {
+      const next = path === '/' ? '' : `?next=${encodeURIComponent(path)}`;
+      queueMicrotask(() => history.replaceState(null, '', `/login${next}`));
+    }
     return (
       <div class="auth-layout">
         <SkipLink />
@@ -38,11 +42,22 @@ export function App() {
       </div>
     );
   }
-  if (path === '/login' || path === '/signup') {
-    queueMicrotask(() => navigate('/', { replace: true }));
-  }
-  const page = PAGES.find((p) => p.path === path) ?? null;
-  return <Shell path={path}>{page ? page.render() : <NotFound />}</Shell>;
+  const shown = path === '/login' || path === '/signup' ? '/' : path;
+  const page = PAGES.find((p) => p.path === shown) ?? null;
+  return (
+    <>
+      <LeaveAuthPages />
+      <Shell path={shown}>{page ? page.render() : <NotFound />}</Shell>
+    </>
+  );
+}
+
+/** Signed in on /login or /signup (a bookmark, the back button): show the playground's address. */
+function LeaveAuthPages() {
+  useEffect(() => {
+    if (location.pathname === '/login' || location.pathname === '/signup') navigate('/', { replace: true });
+  });
+  return null;
 }
 
 function SkipLink() {
@@ -54,7 +69,7 @@ function SkipLink() {
 }
 
 function Shell({ path, children }: { path: string; children: preact.ComponentChildren }) {
-  const { me, workspace, selectWorkspace, setMe } = useSession();
+  const { me, workspace, selectWorkspace, setMe, flash, setFlash } = useSession();
   const mainRef = useRef<HTMLElement>(null);
   const [loggingOut, setLoggingOut] = useState(false);
   const title = PAGES.find((p) => p.path === path)?.title ?? 'Not found';
@@ -62,6 +77,15 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
   useEffect(() => {
     document.title = `${title} — tollgate`;
   }, [title]);
+  const firstPath = useRef(path);
+  useEffect(() => {
+    if (path !== firstPath.current) {
+      setFlash(null);
+      // Screen readers start reading the new page, not the old link.
+      mainRef.current?.focus({ preventScroll: true });
+    }
+    firstPath.current = path;
+  }, [path]);
 
   if (!me) return null;
   const logout = async () => {
@@ -97,9 +121,9 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
         </nav>
         <div class="topbar-right">
           {me.workspaces.length > 0 && (
-            <label class="ws-switch">
-              <span>Workspace</span>
-              <select value={workspace?.workspaceId} onChange={(e) => selectWorkspace((e.target as HTMLSelectElement).value)}>
+            <div class="ws-switch">
+              <label for="ws-switch">Workspace</label>
+              <select id="ws-switch" value={workspace?.workspaceId} onChange={(e) => selectWorkspace((e.target as HTMLSelectElement).value)}>
                 {me.workspaces.map((w) => (
                   <option key={w.workspaceId} value={w.workspaceId}>
                     {w.name}
@@ -107,7 +131,7 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
                   </option>
                 ))}
               </select>
-            </label>
+            </div>
           )}
           <span class="user" title={me.user.email}>
             {me.user.name || me.user.email}
@@ -118,6 +142,7 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
         </div>
       </header>
       <main id="main" ref={mainRef} tabIndex={-1} class="main">
+        {flash && <Message kind="success">{flash}</Message>}
         {workspace ? (
           <div key={workspace.workspaceId}>{children}</div>
         ) : (
@@ -125,9 +150,7 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
         )}
       </main>
       <footer class="footer">
-        <p>
-          tollgate developer portal · <a href="/healthz">status</a>
-        </p>
+        <p>tollgate developer portal</p>
       </footer>
     </div>
   );

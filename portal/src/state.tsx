@@ -26,6 +26,9 @@ export interface Session {
   selectWorkspace(id: string): void;
   refresh(): Promise<Me | null>;
   setMe(me: Me | null): void;
+  /** A success message shown above the page until the next navigation (survives a workspace switch). */
+  flash: string | null;
+  setFlash(message: string | null): void;
 }
 
 const Ctx = createContext<Session | null>(null);
@@ -47,6 +50,7 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
   const [me, setMe] = useState<Me | null>(null);
   const [loading, setLoading] = useState(true);
   const [config, setConfig] = useState<PortalConfig | null>(null);
+  const [flash, setFlash] = useState<string | null>(null);
   const [wsId, setWsId] = useState<string | null>(() => {
     try {
       return localStorage.getItem(WS_STORAGE);
@@ -92,6 +96,6 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
     }
   }, []);
 
-  const value: Session = { me, loading, config, workspace, selectWorkspace, refresh, setMe };
+  const value: Session = { me, loading, config, workspace, selectWorkspace, refresh, setMe, flash, setFlash };
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }

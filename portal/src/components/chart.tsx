@@ -12,9 +12,9 @@ export interface Series {
 /** Okabe–Ito: distinguishable with every common colour-vision deficiency. */
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#444444', '#8C6D1F'];
 
-const W = 720;
-const H = 220;
-const PAD = { left: 56, right: 12, top: 12, bottom: 28 };
+const W = 960;
+const H = 200;
+const PAD = { left: 72, right: 12, top: 12, bottom: 28 };
 
 function niceMax(v: number): number {
   if (v <= 0) return 1;
@@ -30,6 +30,7 @@ export function BarChart({
   format,
   timeLabel,
   testId,
+  totalText,
 }: {
   title: string;
   times: number[];
@@ -37,6 +38,8 @@ export function BarChart({
   format: (n: number) => string;
   timeLabel: (t: number) => string;
   testId?: string;
+  /** The exact total to print (money), when `format(total)` of the float sum would round it. */
+  totalText?: string;
 }) {
   const id = useId();
   const totals = times.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
@@ -55,12 +58,12 @@ export function BarChart({
   const summary =
     total === 0
       ? `${title}: nothing in this period.`
-      : `${title}: ${format(total)} in total; the highest was ${format(peak)} at ${timeLabel(times[peakAt])}.`;
+      : `${title}: ${totalText ?? format(total)} in total; the highest was ${format(peak)} at ${timeLabel(times[peakAt])}.`;
 
   return (
     <figure class="chart" data-testid={testId} data-total={String(total)} aria-labelledby={`${id}-cap`}>
       <figcaption id={`${id}-cap`}>
-        <span class="chart-title">{title}</span> <span class="chart-total">Total: {format(total)}</span>
+        <span class="chart-title">{title}</span> <span class="chart-total">Total: {totalText ?? format(total)}</span>
       </figcaption>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={summary} class="chart-svg">
         {ticks.map((t) => (

@@ -1,28 +1,52 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { enc, get, post, put } from '../api';
 import { ErrorMessage, Field, Loading, Message, useLoad } from '../components/ui';
-import { dateTime, usd } from '../format';
+import { dateTime, integer, usd } from '../format';
+import { listKeys, type ApiKey } from './playground';
 import { useSession, useWorkspace } from '../state';
 
+/** GET /v1/workspaces/:ws/billing (docs/BILLING.md). Amounts are USD decimal strings. */
 export interface Billing {
+  mode: 'stripe' | 'sandbox';
+  modeNote?: string;
   balance: string;
-  available?: string;
-  reserved?: string;
+  reserved: string;
+  available: string;
+  deposited: string;
+  spent: string;
   funded: boolean;
-  requiredDeposit?: string;
-  paymentMethod: { brand: string; last4: string; gateway?: string; paymentMethodId?: string } | null;
-  autoReload: { enabled: boolean; threshold: string; amount: string; monthlyCap?: string | null; suspended?: boolean; suspendedReason?: string | null } | null;
-  notices?: { id?: string; kind?: string; message: string }[];
+  initialDeposit: string;
+  minimumDeposit: string;
+  paymentMethod: { id: string; brand: string; last4: string } | null;
+  autoReload: {
+    enabled: boolean;
+    threshold: string;
+    amount: string;
+    monthlyCap: string | null;
+    status: 'disabled' | 'active' | 'reloading' | 'suspended';
+    suspendedReason: string | null;
+    suspendedAt: string | null;
+    reloadedThisMonth: string;
+  } | null;
 }
 
 interface LedgerEntry {
-  id?: string;
-  type: string;
+  position: string;
+  at: string;
+  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'TokensDebited' | string;
+  ref: string;
   amount: string;
-  balanceAfter?: string;
-  created: string;
-  description?: string;
-  reason?: string;
+  balance: string;
+  keyId?: string;
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+interface LedgerPage {
+  entries: LedgerEntry[];
+  total: number;
+  nextCursor: string | null;
 }
 
 const val = (e: Event) => (e.target as HTMLInputElement).value;
@@ -31,19 +55,21 @@ export const loadBilling = (ws: string, signal?: AbortSignal) => get<Billing>(`/
 
 export function BillingPage() {
   const ws = useWorkspace();
-  const { me } = useSession();
+  const { me, refresh } = useSession();
   const isAdmin = ws.role === 'admin';
   const billing = useLoad((signal) => loadBilling(ws.workspaceId, signal), [ws.workspaceId]);
+  // Notices (a suspended auto-reload, …) live in /v1/me: read them afresh with the page.
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
   const [ledgerTick, setLedgerTick] = useState(0);
   const changed = async () => {
     await billing.reload();
     setLedgerTick((t) => t + 1);
+    void refresh();
   };
   const b = billing.data;
-  const notices = [
-    ...(b?.notices ?? []),
-    ...(me?.notices ?? []).filter((n) => !n.workspaceId || n.workspaceId === ws.workspaceId),
-  ].filter((n, i, all) => all.findIndex((m) => m.message === n.message) === i);
+  const notices = (me?.notices ?? []).filter((n) => n.workspaceId === ws.workspaceId);
 
   return (
     <section aria-labelledby="billing-title">
@@ -52,8 +78,8 @@ export function BillingPage() {
         Prepaid credit for the workspace <strong>{ws.name}</strong>. Requests are billed per token from this balance.
       </p>
       {notices.map((n) => (
-        <Message key={n.message} kind="warning">
-          {n.message}
+        <Message key={n.id} kind="warning">
+          <span data-testid="notice">{n.message}</span>
         </Message>
       ))}
       {billing.loading && !b ? (
@@ -69,12 +95,14 @@ export function BillingPage() {
                 {usd(b.balance)}
               </p>
             </div>
-            {b.available !== undefined && (
-              <div class="stat">
-                <p class="stat-label">Available (less requests in flight)</p>
-                <p class="stat-value">{usd(b.available)}</p>
-              </div>
-            )}
+            <div class="stat">
+              <p class="stat-label">Available (less requests in flight)</p>
+              <p class="stat-value">{usd(b.available)}</p>
+            </div>
+            <div class="stat">
+              <p class="stat-label">Spent on requests</p>
+              <p class="stat-value">{usd(b.spent)}</p>
+            </div>
             <div class="stat">
               <p class="stat-label">Status</p>
               <p class="stat-value">{b.funded ? 'Funded' : 'Not funded'}</p>
@@ -82,7 +110,7 @@ export function BillingPage() {
           </div>
           {!b.funded && (
             <Message kind="info">
-              To create API keys, add a payment method and make a first deposit of at least {usd(b.requiredDeposit ?? '100')}.
+              To create API keys, add a payment method and deposit at least {usd(b.initialDeposit)} in total (deposited so far: {usd(b.deposited)}).
             </Message>
           )}
           <div class="grid-2 cards billing-cards">
@@ -112,8 +140,8 @@ function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAd
     setDone(null);
     try {
       await post(`/v1/workspaces/${enc(ws.workspaceId)}/billing/payment-method`, { paymentMethodId });
-      setDone('Payment method saved.');
       await onChanged();
+      setDone('Payment method saved.');
     } catch (err) {
       setError(err);
     } finally {
@@ -130,7 +158,7 @@ function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAd
         {pm ? (
           <>
             On file: <strong>{cap(pm.brand)}</strong> ending in <strong>{pm.last4}</strong>
-            {pm.gateway === 'sandbox' && (
+            {billing.mode === 'sandbox' && (
               <>
                 {' '}
                 <span class="sandbox-label">sandbox</span>
@@ -157,8 +185,8 @@ function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAd
               <span class="sandbox-label">Sandbox</span> Test cards — no real card is charged
             </legend>
             <p class="hint">
-              {config?.gateway === 'sandbox'
-                ? 'This service runs the sandbox payment gateway (no Stripe account is configured). Each test card behaves like its Stripe namesake.'
+              {billing.mode === 'sandbox'
+                ? 'This service runs the sandbox payment gateway (no Stripe account is configured): no card is charged. Each test card behaves like its Stripe namesake.'
                 : 'Stripe test mode without a publishable key: pick one of Stripe’s test payment methods.'}
             </p>
             {cards.map((c) => (
@@ -286,9 +314,8 @@ function StripeCard({ publishableKey, busy, onPaymentMethod }: { publishableKey:
 
 function Deposit({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void> }) {
   const ws = useWorkspace();
-  const { config } = useSession();
   const first = !billing.funded;
-  const min = first ? (billing.requiredDeposit ?? config?.initialDepositUsd ?? '100') : (config?.minDepositUsd ?? '10');
+  const min = billing.minimumDeposit;
   const [amount, setAmount] = useState(first ? min : '50');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -308,10 +335,19 @@ function Deposit({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: b
     setError(null);
     setDone(null);
     try {
-      await post(`/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`, { amount: amount.trim() }, { headers: { 'Idempotency-Key': idem.current } });
-      setDone(`Deposit of ${usd(amount)} succeeded.`);
-      idem.current = crypto.randomUUID();
+      const r = await post<{ deposit: { status: string; amount: string }; detail?: string }>(
+        `/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`,
+        { amount: amount.trim() },
+        { headers: { 'Idempotency-Key': idem.current } },
+      );
       await onChanged();
+      if (r.deposit.status === 'succeeded') {
+        setDone(`Deposit of ${usd(r.deposit.amount)} succeeded.`);
+        idem.current = crypto.randomUUID();
+      } else {
+        // 202: the provider did not answer in time; the same key settles it on retry.
+        setDone(r.detail ?? 'The deposit is pending.');
+      }
     } catch (err) {
       setError(err);
       // A declined card is a final answer: a new attempt is a new deposit.
@@ -329,7 +365,7 @@ function Deposit({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: b
         <p class="muted">Add a payment method first.</p>
       ) : (
         <>
-          <Field label="Amount (USD)" hint={first ? `The first deposit must be at least ${usd(min)}.` : `At least ${usd(min)}.`}>
+          <Field label="Deposit amount (USD)" hint={first ? `Deposits must reach ${usd(billing.initialDeposit)} before keys can be created; at least ${usd(min)} now.` : `At least ${usd(min)}.`}>
             {(p) => <input {...p} name="depositAmount" inputMode="decimal" required value={amount} onInput={(e) => setAmount(val(e))} />}
           </Field>
           <button type="submit" class="button button-primary" disabled={busy}>
@@ -343,12 +379,20 @@ function Deposit({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: b
   );
 }
 
+const AUTO_RELOAD_STATUS: Record<string, string> = {
+  disabled: 'off',
+  active: 'on',
+  reloading: 'on — a reload is being charged',
+  suspended: 'suspended',
+};
+
 function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void> }) {
   const ws = useWorkspace();
   const ar = billing.autoReload;
   const [enabled, setEnabled] = useState(ar?.enabled ?? false);
   const [threshold, setThreshold] = useState(ar?.threshold ?? '20');
   const [amount, setAmount] = useState(ar?.amount ?? '50');
+  const [cap, setCap] = useState(ar?.monthlyCap ?? '');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
@@ -358,9 +402,14 @@ function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin
     setError(null);
     setDone(false);
     try {
-      await put(`/v1/workspaces/${enc(ws.workspaceId)}/billing/auto-reload`, { enabled, threshold: threshold.trim(), amount: amount.trim() });
-      setDone(true);
+      await put(`/v1/workspaces/${enc(ws.workspaceId)}/billing/auto-reload`, {
+        enabled,
+        threshold: threshold.trim(),
+        amount: amount.trim(),
+        monthlyCap: cap.trim() ? cap.trim() : null,
+      });
       await onChanged();
+      setDone(true);
     } catch (err) {
       setError(err);
     } finally {
@@ -371,9 +420,16 @@ function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin
     <form class="card" onSubmit={submit} aria-labelledby="ar-title">
       <h2 id="ar-title">Auto-reload</h2>
       <p class="muted">When the balance falls below the threshold, the card on file is charged the reload amount.</p>
-      {ar?.suspended && (
+      {ar && (
+        <p data-testid="auto-reload-status">
+          Status: <strong>{AUTO_RELOAD_STATUS[ar.status] ?? ar.status}</strong>
+          {ar.status !== 'disabled' && <> · reloaded this month: {usd(ar.reloadedThisMonth)}</>}
+        </p>
+      )}
+      {ar?.status === 'suspended' && (
         <Message kind="warning">
-          Auto-reload is suspended{ar.suspendedReason ? `: ${ar.suspendedReason}` : ''}. Update the payment method, then save this form to turn it back on.
+          Auto-reload is suspended{ar.suspendedReason ? `: ${ar.suspendedReason}` : ''}
+          {ar.suspendedAt ? ` (${dateTime(ar.suspendedAt)})` : ''}. Update the payment method, then save this form to turn it back on.
         </Message>
       )}
       <fieldset disabled={!isAdmin}>
@@ -390,6 +446,9 @@ function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin
             {(p) => <input {...p} name="reloadAmount" inputMode="decimal" required value={amount} onInput={(e) => setAmount(val(e))} />}
           </Field>
         </div>
+        <Field label="Monthly cap (USD, optional)" hint="The most auto-reload may charge in one calendar month (UTC). Empty: no cap.">
+          {(p) => <input {...p} name="monthlyCap" inputMode="decimal" value={cap} onInput={(e) => setCap(val(e))} />}
+        </Field>
         {isAdmin && (
           <button type="submit" class="button" disabled={busy}>
             Save auto-reload
@@ -403,52 +462,94 @@ function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin
   );
 }
 
+const LEDGER_PAGE = 50;
+
+/** The ledger, newest first: the API pages oldest first, so the portal reads from the end. */
 function Ledger({ tick }: { tick: number }) {
   const ws = useWorkspace();
+  const [pages, setPages] = useState(1);
+  const keys = useLoad((signal) => listKeys(ws.workspaceId, signal).catch(() => [] as ApiKey[]), [ws.workspaceId, tick]);
   const ledger = useLoad(
-    (signal) => get<{ entries: LedgerEntry[] }>(`/v1/workspaces/${enc(ws.workspaceId)}/billing/ledger`, { signal }).then((r) => r.entries),
-    [ws.workspaceId, tick],
+    async (signal) => {
+      const base = `/v1/workspaces/${enc(ws.workspaceId)}/billing/ledger`;
+      const head = await get<LedgerPage>(`${base}?limit=1`, { signal });
+      const want = LEDGER_PAGE * pages;
+      const from = Math.max(0, head.total - want);
+      const rows: LedgerEntry[] = [];
+      let cursor: string | null = String(from);
+      while (cursor !== null && rows.length < want) {
+        const page: LedgerPage = await get<LedgerPage>(`${base}?limit=${Math.min(500, want - rows.length)}&cursor=${cursor}`, { signal });
+        rows.push(...page.entries);
+        cursor = page.nextCursor;
+      }
+      return { rows: rows.reverse(), total: head.total, more: from > 0 };
+    },
+    [ws.workspaceId, tick, pages],
   );
-  const rows = [...(ledger.data ?? [])].reverse();
+  const keyName = new Map((keys.data ?? []).map((k) => [k.keyId, k.name]));
+  const describe = (r: LedgerEntry) => {
+    switch (r.type) {
+      case 'DepositSucceeded':
+        return 'Deposit';
+      case 'AutoReloadSucceeded':
+        return 'Auto-reload';
+      case 'TokensDebited':
+        return `Request · ${r.model ?? ''} · ${integer(r.inputTokens ?? 0)} in / ${integer(r.outputTokens ?? 0)} out · key ${
+          (r.keyId && keyName.get(r.keyId)) ?? 'deleted'
+        }`;
+      default:
+        return r.type;
+    }
+  };
+  const data = ledger.data;
   return (
     <div class="card">
       <h2>Ledger</h2>
-      {ledger.loading && !ledger.data ? (
+      {ledger.loading && !data ? (
         <Loading what="Loading the ledger" />
       ) : ledger.error ? (
         <ErrorMessage error={ledger.error} />
-      ) : rows.length === 0 ? (
+      ) : !data || data.rows.length === 0 ? (
         <p class="muted">No money has moved yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="table" aria-label="Ledger, newest first">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Entry</th>
-                <th scope="col" class="num">
-                  Amount
-                </th>
-                <th scope="col" class="num">
-                  Balance after
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r, i) => (
-                <tr key={r.id ?? i} data-testid="ledger-row">
-                  <td>{dateTime(r.created)}</td>
-                  <td>
-                    {r.description ?? r.type}
-                    {r.reason ? <span class="muted"> — {r.reason}</span> : null}
-                  </td>
-                  <td class="num">{usd(r.amount)}</td>
-                  <td class="num">{r.balanceAfter !== undefined ? usd(r.balanceAfter) : '—'}</td>
+        <>
+          <p class="muted">
+            {data.total} {data.total === 1 ? 'entry' : 'entries'}, newest first.
+          </p>
+          <div class="table-wrap">
+            <table class="table" aria-label="Ledger, newest first">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Entry</th>
+                  <th scope="col" class="num">
+                    Amount
+                  </th>
+                  <th scope="col" class="num">
+                    Balance after
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </thead>
+              <tbody>
+                {data.rows.map((r) => (
+                  <tr key={r.position} data-testid="ledger-row">
+                    <td>{dateTime(r.at)}</td>
+                    <td>{describe(r)}</td>
+                    <td class="num">{usd(r.amount, { maxDecimals: 9 })}</td>
+                    <td class="num">{usd(r.balance, { maxDecimals: 9 })}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {data.more && (
+            <div class="actions">
+              <button type="button" class="button" onClick={() => setPages((p) => p + 1)}>
+                Show older entries
+              </button>
+            </div>
+          )}
+        </>
       )}
     </div>
   );

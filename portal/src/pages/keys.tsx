@@ -6,6 +6,7 @@ import { forgetSecret, rememberSecret, useWorkspace } from '../state';
 import { listKeys, type ApiKey } from './playground';
 
 const KEY_NAME_MIN = 3;
+const KEY_NAME_MAX = 64;
 
 export function KeysPage() {
   const ws = useWorkspace();
@@ -23,8 +24,8 @@ export function KeysPage() {
   const create = async (e: Event) => {
     e.preventDefault();
     const n = name.trim();
-    if (n.length < KEY_NAME_MIN) {
-      setNameError(`A key name must be at least ${KEY_NAME_MIN} characters long.`);
+    if (n.length < KEY_NAME_MIN || n.length > KEY_NAME_MAX) {
+      setNameError(`A key name must be ${KEY_NAME_MIN} to ${KEY_NAME_MAX} characters long.`);
       return;
     }
     setNameError(null);
@@ -76,7 +77,7 @@ export function KeysPage() {
         <h2>Create an API key</h2>
         <form onSubmit={create} class="inline-form" noValidate>
           <Field label="Key name" hint={`At least ${KEY_NAME_MIN} characters, e.g. “support bot”.`} error={nameError}>
-            {(p) => <input {...p} name="keyName" value={name} maxLength={100} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}
+            {(p) => <input {...p} name="keyName" value={name} maxLength={KEY_NAME_MAX} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}
           </Field>
           <button type="submit" class="button button-primary" disabled={creating}>
             {creating ? 'Creating…' : 'Create API key'}

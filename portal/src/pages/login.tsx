@@ -29,7 +29,9 @@ export function LoginPage() {
     try {
       await logIn(email.trim(), password);
       await refresh();
-      navigate('/', { replace: true });
+      // Back to the page that asked for a login: only a path on this site (never //host).
+      const next = new URLSearchParams(location.search).get('next') ?? '/';
+      navigate(/^\/(?!\/)[\w\-/]*$/.test(next) ? next : '/', { replace: true });
     } catch (err) {
       setError(err);
     } finally {

@@ -41,10 +41,10 @@ interface CallUsage {
 const val = (e: Event) => (e.target as HTMLInputElement).value;
 
 export function PlaygroundPage() {
-  const { me } = useSession();
+  const { me, setFlash } = useSession();
   return (
     <section aria-labelledby="pg-title">
-      {me && me.invitations.length > 0 && <Invitations invitations={me.invitations} />}
+      {me && me.invitations.length > 0 && <Invitations invitations={me.invitations} onAnswered={setFlash} />}
       <h1 id="pg-title">Playground</h1>
       <p class="lede">Try a key against the conversation endpoints. The reply streams in; the call's tokens and cost appear when it ends.</p>
       <Playground />
@@ -53,17 +53,20 @@ export function PlaygroundPage() {
 }
 
 /** Pending invitations, at the top of the playground page (the spec's place for them). */
-function Invitations({ invitations }: { invitations: Invitation[] }) {
+function Invitations({ invitations, onAnswered }: { invitations: Invitation[]; onAnswered: (message: string) => void }) {
   const { refresh, selectWorkspace } = useSession();
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [done, setDone] = useState<string | null>(null);
   const act = async (inv: Invitation, action: 'accept' | 'decline') => {
     setBusy(inv.invitationId);
     setError(null);
     try {
       await post(`/v1/invitations/${enc(inv.invitationId)}/${action}`);
-      setDone(action === 'accept' ? `You joined ${inv.workspaceName}.` : `You declined the invitation to ${inv.workspaceName}.`);
+      onAnswered(
+        action === 'accept'
+          ? `You joined ${inv.workspaceName}: its keys and billing are now shared with you.`
+          : `You declined the invitation to ${inv.workspaceName}.`,
+      );
       await refresh();
       if (action === 'accept') selectWorkspace(inv.workspaceId);
     } catch (err) {
@@ -93,7 +96,6 @@ function Invitations({ invitations }: { invitations: Invitation[] }) {
         ))}
       </ul>
       <ErrorMessage error={error} />
-      {done && <Message kind="success">{done}</Message>}
     </section>
   );
 }

@@ -11,7 +11,10 @@ type GroupBy = 'key' | 'model';
 
 /** One bucket of one group, as the usage API answers (docs/BILLING.md). */
 export interface UsagePoint {
+  /** keyId or model */
   group: string;
+  /** the key's name, when grouped by key and the key still exists */
+  label?: string;
   start: number;
   requests: number;
   inputTokens: number;
@@ -39,13 +42,17 @@ type Obj = Record<string, unknown>;
 const num = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' && v !== '' ? Number(v) : 0);
 const time = (v: unknown) => (typeof v === 'number' ? (v < 1e12 ? v * 1000 : v) : Date.parse(String(v)));
 
-/** Flattens the usage answer into points; one place to follow the billing API's shape. */
+/**
+ * Flattens GET …/usage (docs/BILLING.md: {series: [{keyId, keyName} | {model}, total, points: [{t,
+ * requests, inputTokens, outputTokens, cost}]]}) into points; zero buckets are dropped.
+ */
 export function normaliseUsage(raw: unknown): UsagePoint[] {
   const r = (raw ?? {}) as Obj;
   const out: UsagePoint[] = [];
-  const push = (group: string, p: Obj) =>
+  const push = (group: string, p: Obj, label?: string) =>
     out.push({
       group,
+      ...(label ? { label } : {}),
       start: time(p.start ?? p.t ?? p.bucket ?? p.time ?? p.ts),
       requests: num(p.requests),
       inputTokens: num(p.inputTokens ?? p.input_tokens),
@@ -55,12 +62,13 @@ export function normaliseUsage(raw: unknown): UsagePoint[] {
   if (Array.isArray(r.series)) {
     for (const s of r.series as Obj[]) {
       const group = String(s.group ?? s.key ?? s.keyId ?? s.model ?? s.config ?? s.name ?? 'all');
-      for (const p of (s.points ?? s.buckets ?? []) as Obj[]) push(group, p);
+      const label = typeof s.keyName === 'string' ? s.keyName : undefined;
+      for (const p of (s.points ?? s.buckets ?? []) as Obj[]) push(group, p, label);
     }
   } else {
     for (const p of (r.buckets ?? r.points ?? r.usage ?? []) as Obj[]) push(String(p.group ?? p.key ?? p.keyId ?? p.model ?? p.config ?? 'all'), p);
   }
-  return out;
+  return out.filter((p) => p.requests > 0 || p.inputTokens > 0 || p.outputTokens > 0 || p.cost > 0n);
 }
 
 export function UsagePage() {
@@ -144,8 +152,9 @@ export function UsagePage() {
 
   const groupName = useMemo(() => {
     const names = new Map(keys.map((k) => [k.keyId, `${k.name} (${k.prefix}…${k.last4})`]));
-    return (g: string) => (groupBy === 'key' ? (names.get(g) ?? (g === 'all' ? 'all keys' : `deleted key ${g.slice(0, 8)}`)) : g);
-  }, [keys, groupBy]);
+    for (const p of points ?? []) if (p.label && !names.has(p.group)) names.set(p.group, p.label);
+    return (g: string) => (groupBy === 'key' ? (names.get(g) ?? `deleted key ${g.slice(0, 8)}`) : g);
+  }, [keys, groupBy, points]);
 
   const charts = useMemo(() => {
     if (!points) return null;
@@ -264,7 +273,7 @@ export function UsagePage() {
               <BarChart testId="chart-tokens" title={`Tokens per ${granularity}`} times={win.times} series={charts.tokens} format={(n) => integer(Math.round(n))} timeLabel={timeLabel} />
             </div>
             <div class="card">
-              <BarChart testId="chart-cost" title={`Cost per ${granularity} (USD)`} times={win.times} series={charts.cost} format={(n) => usd(n.toFixed(6), { maxDecimals: 6 })} timeLabel={timeLabel} />
+              <BarChart testId="chart-cost" title={`Cost per ${granularity} (USD)`} times={win.times} series={charts.cost} format={(n) => usd(n.toFixed(6), { maxDecimals: 6 })} totalText={usd(charts.totals.cost)} timeLabel={timeLabel} />
             </div>
           </div>
           <details class="card">

@@ -125,7 +125,12 @@ export function WorkspacePage() {
         )}
       </div>
 
-      {isAdmin && <InviteForm onInvited={() => void invitations.reload()} />}
+      {isAdmin && !ws.personal && <InviteForm onInvited={() => void invitations.reload()} />}
+      {ws.personal && (
+        <Message kind="info">
+          Only you belong to your personal workspace. To invite colleagues, create a team workspace above: you will be its admin.
+        </Message>
+      )}
 
       {invitations.data && invitations.data.length > 0 && (
         <div class="card">
