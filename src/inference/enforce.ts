@@ -5,8 +5,8 @@ import { IncrementalCounter, truncateToTokens } from './tokenizer';
  * whatever the backend does:
  * - a stop string ends the reply and is never sent, also when it arrives split across chunks: a
  *   chunk's tail that could still become a stop string is held back until the next chunk decides;
- * - the reply is at most max_tokens tokens; when the text reaches max_tokens the reply ends
- *   ('length'), cut to exactly its first max_tokens tokens when a chunk went past;
+ * - the reply is at most max_tokens tokens: when the text goes past max_tokens the reply ends
+ *   ('length'), cut to its first max_tokens tokens (exactly max_tokens for ordinary text);
  * - text once released is never taken back: the concatenated releases are the reply.
  */
 export class OutputEnforcer {
@@ -54,21 +54,17 @@ export class OutputEnforcer {
       this.bytes += Buffer.byteLength(chunk);
     }
     // A token is at least one byte: while the text has no more bytes than max_tokens, it fits.
-    if (this.bytes >= this.opts.maxTokens) {
-      const n = this.counter.count();
-      if (n >= this.opts.maxTokens) {
-        if (n > this.opts.maxTokens) {
-          const sent = this.emitted;
-          let kept = truncateToTokens(full, this.opts.maxTokens);
-          if (!kept.startsWith(sent)) kept = sent;
-          full = kept;
-          this.counter.reset(full);
-          this.bytes = Buffer.byteLength(full);
-          this.reason = 'length';
-        } else if (this.reason !== 'stop') {
-          this.reason = 'length';
-        }
-      }
+    // Reaching exactly max_tokens does not end the reply: the next chunk may merge into the last
+    // token ("\n" + "\n" is one token). Going past it does: the reply is cut to its first
+    // max_tokens tokens.
+    if (this.bytes > this.opts.maxTokens && this.counter.count() > this.opts.maxTokens) {
+      const sent = this.emitted;
+      let kept = truncateToTokens(full, this.opts.maxTokens);
+      if (!kept.startsWith(sent)) kept = sent;
+      full = kept;
+      this.counter.reset(full);
+      this.bytes = Buffer.byteLength(full);
+      this.reason = 'length';
     }
     const end = this.reason ? full.length : full.length - this.holdback(full);
     return this.release(end);

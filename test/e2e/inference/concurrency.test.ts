@@ -25,11 +25,15 @@ test('500 parallel requests on a balance that covers about half: never below zer
   let lowest = initial;
   let watching = true;
   const reservations = new Reservations(s.redis, s.ks);
+  const balanceKey = (await s.readModels.keys('balances'))('ws', key.workspaceId);
+  const heldKey = s.ks.shared('resv-total', key.workspaceId);
   const watcher = (async () => {
     while (watching) {
-      const [b, held] = await Promise.all([balanceOf(s, key.workspaceId), reservations.held(key.workspaceId)]);
-      if (b < lowest) lowest = b;
-      expect(held).toBeLessThanOrEqual(b);
+      // One MULTI: the balance and the holds at the same instant.
+      const [[, b], [, h]] = (await s.redis.multi().hget(balanceKey, 'balance').get(heldKey).exec()) as [[null, string], [null, string | null]];
+      const balance = BigInt(b);
+      if (balance < lowest) lowest = balance;
+      expect(BigInt(h ?? '0')).toBeLessThanOrEqual(balance);
       await new Promise((r) => setTimeout(r, 5));
     }
   })();

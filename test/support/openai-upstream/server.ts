@@ -115,6 +115,8 @@ export async function startOpenAiUpstream(behave: OpenAiUpstream['behave'] = ech
       if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
       if (gone) return;
       if (b.failAfter === i) {
+        // Let what was written reach the client, then break the connection (no final chunk).
+        await new Promise((r) => setTimeout(r, 30));
         res.socket?.destroy();
         return;
       }

@@ -111,8 +111,17 @@ describe('max_tokens', () => {
           else expect(r.text).toBe(full);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
+  });
+
+  test('reaching exactly max_tokens does not end the reply when the next chunk merges into the last token', () => {
+    const r = run(['\n', '\n'], { maxTokens: 1, stop: [] });
+    expect(r.text).toBe('\n\n'); // one token
+    expect(r.tokens).toBe(1);
+    const cut = run(['\n', '\n', 'Hi'], { maxTokens: 1, stop: [] });
+    expect(cut.text).toBe('\n\n');
+    expect(cut.reason).toBe('length');
   });
 
   test('max_tokens and a stop string together: whichever comes first', () => {
