@@ -25,16 +25,9 @@ import {
  * and are woken at once by appends made through this instance.
  */
 
-interface Row {
-  position: bigint;
-  event_id: string;
-  stream_id: string;
-  stream_revision: bigint;
-  type: string;
-  data: string;
-  metadata: string;
-  created: string;
-}
+/** Rows are read as arrays (`.raw()`), in this column order: cheaper than one object per row. */
+const COLUMNS = 'position, event_id, stream_id, stream_revision, type, data, metadata, created';
+type Row = [position: bigint, eventId: string, streamId: string, revision: bigint, type: string, data: string, metadata: string, created: string];
 
 /** An event with data and metadata already serialized. */
 interface Encoded {
@@ -148,12 +141,17 @@ export class SqliteEventStore implements EventStore {
         'INSERT INTO events (event_id, stream_id, stream_revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       readFwd: db
-        .prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision >= ? ORDER BY stream_revision ASC LIMIT ?')
-        .safeIntegers(true),
+        .prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_revision >= ? ORDER BY stream_revision ASC LIMIT ?`)
+        .safeIntegers(true)
+        .raw(true),
       readBwd: db
-        .prepare('SELECT * FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?')
-        .safeIntegers(true),
-      readAll: db.prepare('SELECT * FROM events WHERE position >= ? ORDER BY position ASC LIMIT ?').safeIntegers(true),
+        .prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?`)
+        .safeIntegers(true)
+        .raw(true),
+      readAll: db
+        .prepare(`SELECT ${COLUMNS} FROM events WHERE position >= ? ORDER BY position ASC LIMIT ?`)
+        .safeIntegers(true)
+        .raw(true),
       head: db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events').safeIntegers(true),
     };
     // Built once: db.transaction() allocates wrappers on every call.
@@ -338,13 +336,13 @@ export class SqliteEventStore implements EventStore {
 
 function toRecorded(r: Row): RecordedEvent {
   return {
-    id: r.event_id,
-    stream: r.stream_id,
-    revision: r.stream_revision,
-    position: r.position,
-    type: r.type,
-    data: JSON.parse(r.data),
-    metadata: JSON.parse(r.metadata),
-    created: r.created,
+    id: r[1],
+    stream: r[2],
+    revision: r[3],
+    position: r[0],
+    type: r[4],
+    data: JSON.parse(r[5]),
+    metadata: JSON.parse(r[6]),
+    created: r[7],
   };
 }

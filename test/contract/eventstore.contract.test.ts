@@ -295,17 +295,26 @@ function contract(adapter: Adapter): void {
       const writers = 50;
       const per = 200;
       let conflicts = 0;
+      const tick = () => new Promise((resolve) => setImmediate(resolve));
       const writer = async (w: number) => {
+        let backoff = 0;
         for (let i = 0; i < per; i++) {
           const e = ev('Tick', { w, i });
           for (;;) {
             const [last] = await store.readStream(s, { direction: 'backwards', maxCount: 1 });
+            // Think time between read and write, so other writers get in between.
+            await tick();
             try {
               await store.append(s, [e], { expectedRevision: last ? last.revision : 'no_stream' });
+              backoff = 0;
               break;
             } catch (err) {
               if (!(err instanceof WrongExpectedVersion)) throw err;
               conflicts++;
+              // Randomised exponential backoff (in event-loop turns), as a real client would: without
+              // it all 50 writers retry in lockstep and 49 of them lose every round.
+              backoff = Math.min(backoff * 2 + 1, 64);
+              for (let k = Math.floor(Math.random() * (backoff + 1)); k > 0; k--) await tick();
             }
           }
         }
