@@ -1,8 +1,20 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestServer, TestServer } from '../support/harness';
-import { ensurePortalBuilt, launchChromium, ROOT, screenshot, watchProblems } from './support/browser';
+import type { TestServer } from '../support/harness';
+import { capture, ensurePortalBuilt, launchChromium, ROOT, startPortalServer, waitForValue, watchProblems } from './support/browser';
+
+/*
+ * Globals of the page, for the functions passed to page.evaluate: the project's tsconfig has no DOM
+ * lib (server code must not see one), so the few used here are declared for this file only.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any */
+declare const window: any;
+declare const document: { cookie: string; querySelector(selector: string): any };
+declare const navigator: { clipboard: { readText(): Promise<string> } };
+declare const localStorage: Record<string, string>;
+declare const sessionStorage: Record<string, string>;
+declare const MutationObserver: new (callback: () => void) => { observe(target: unknown, options: unknown): void };
 
 /**
  * The portal walk of issue #6, in headless Chromium with real clicks and typing, against the built
@@ -75,11 +87,7 @@ const text = (p: Page, testId: string) => p.getByTestId(testId).innerText();
 
 beforeAll(async () => {
   ensurePortalBuilt();
-  // TEMP until the inference module is registered in src/modules.ts
-  const { modules } = await import('../../src/modules');
-  const { inferenceModule } = await import('../../src/api/inference/module');
-  const list = modules.some((m) => m.name === inferenceModule.name) ? modules : [...modules.slice(0, -1), inferenceModule, modules[modules.length - 1]];
-  server = await startTestServer({}, { modules: list });
+  server = await startPortalServer();
   browser = await launchChromium();
   adaCtx = await browser.newContext({ baseURL: server.url, viewport: VIEWPORT, permissions: ['clipboard-read', 'clipboard-write'] });
   bobCtx = await browser.newContext({ baseURL: server.url, viewport: VIEWPORT });
@@ -100,9 +108,9 @@ describe('portal walk (headless Chromium)', () => {
     await timed('1-signup-deposit', async () => {
       await page.goto('/');
       await page.getByRole('heading', { name: 'Log in' }).waitFor();
-      await screenshot(page, '01-login');
+      await capture(page, '01-login', problems);
       await signUp(page, ada);
-      await screenshot(page, '02-signup');
+      await capture(page, '02-signup', problems);
       await page.getByRole('button', { name: 'Sign up' }).click();
 
       // Signed up and logged in: the billing page comes first (a key needs a funded workspace).
@@ -114,12 +122,12 @@ describe('portal walk (headless Chromium)', () => {
       await page.getByText('Payment method saved.').waitFor();
       expect(await text(page, 'payment-method')).toMatch(/Visa ending in 4242/);
 
-      await expect(page.getByLabel('Deposit amount (USD)').inputValue()).resolves.toBe('100');
+      await waitForValue(page.getByLabel('Deposit amount (USD)'), '100');
       await page.getByRole('button', { name: 'Deposit $100.00' }).click();
       await page.getByText('Deposit of $100.00 succeeded.').waitFor();
       await page.getByTestId('balance').getByText('$100.00').waitFor();
       await page.getByRole('cell', { name: '$100.00' }).first().waitFor(); // the ledger row
-      await screenshot(page, '03-billing');
+      await capture(page, '03-billing', problems);
     });
 
     // The session is an HttpOnly, SameSite cookie; nothing about it is readable by the page.
@@ -148,7 +156,7 @@ describe('portal walk (headless Chromium)', () => {
       await page.getByRole('button', { name: 'Copied' }).waitFor();
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
       await page.getByRole('row', { name: /playground key/ }).waitFor();
-      await screenshot(page, '04-keys');
+      await capture(page, '04-keys', problems);
 
       // Step 3 watches the usage page in a second tab while this one runs the request.
       usageTab = await newUserPage(adaCtx, 'ada-usage');
@@ -160,7 +168,7 @@ describe('portal walk (headless Chromium)', () => {
       await page.getByRole('link', { name: 'Try it in the playground' }).click();
       await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
       // The secret created a moment ago is filled in from memory (never from storage).
-      await expect(page.getByLabel('Key secret').inputValue()).resolves.toBe(secret);
+      await waitForValue(page.getByLabel('Key secret'), secret);
       await page.getByLabel('Model (config)').selectOption('service_3_productivity');
       await page.getByLabel('Temperature').fill('0.7');
       await page.getByLabel('top_p').fill('0.9');
@@ -217,7 +225,7 @@ describe('portal walk (headless Chromium)', () => {
     expect(callUsage).toMatch(/Input tokens\s*\d+/);
     expect(callUsage).toMatch(/Output tokens\s*\d+/);
     expect(callUsage).toMatch(/Cost\s*\$0\.\d+/);
-    await screenshot(page, '05-playground');
+    await capture(page, '05-playground', problems);
 
     await graphChanged;
     const latency = await graphLatency('1', 0);
@@ -239,7 +247,7 @@ describe('portal walk (headless Chromium)', () => {
     timings['3-usage-graph-changed-ms-after-second-reply'] = await graphLatency('2', 1);
     expect(timings['3-usage-graph-changed-ms-after-second-reply']).toBeLessThan(2000);
     await usageTab.getByRole('list', { name: /Requests per minute legend/ }).getByText(/playground key/).waitFor();
-    await screenshot(usageTab, '06-usage', join(ROOT, 'docs', 'usage.png'));
+    await capture(usageTab, '06-usage', problems, join(ROOT, 'docs', 'usage.png'));
 
     // By model, and the CSV download.
     await usageTab.getByLabel('By').selectOption('model');
@@ -257,7 +265,7 @@ describe('portal walk (headless Chromium)', () => {
     const rows = csv.trim().split('\r\n').slice(1).map((l) => l.split(','));
     expect(rows.every((r) => r[2] === 'service_3_productivity')).toBe(true);
     expect(rows.reduce((n, r) => n + Number(r[3]), 0)).toBe(2);
-    await screenshot(usageTab, '07-usage-by-model');
+    await capture(usageTab, '07-usage-by-model', problems);
     await usageTab.close();
 
     // The secret never reached the browser's storage.
@@ -288,7 +296,7 @@ describe('portal walk (headless Chromium)', () => {
       await page.getByRole('button', { name: 'Send invitation' }).click();
       await page.getByText(`Invitation sent to ${bob.email}.`).waitFor();
       await page.getByRole('listitem').filter({ hasText: bob.email }).waitFor();
-      await screenshot(page, '08-workspace-invited');
+      await capture(page, '08-workspace-invited', problems);
 
       // Bob's next login: the invitation is at the top of the playground page.
       await logIn(bobPage, bob);
@@ -299,7 +307,7 @@ describe('portal walk (headless Chromium)', () => {
       const box = await bobPage.getByRole('heading', { name: 'Pending invitations' }).boundingBox();
       const title = await bobPage.getByRole('heading', { level: 1, name: 'Playground' }).boundingBox();
       expect(box!.y).toBeLessThan(title!.y);
-      await screenshot(bobPage, '09-playground-invitation');
+      await capture(bobPage, '09-playground-invitation', problems);
       await invitation.getByRole('button', { name: /^Accept/ }).click();
       await bobPage.getByText(/^You joined Ada Labs/).waitFor();
       await expect(bobPage.getByLabel('Workspace', { exact: true }).inputValue()).resolves.not.toBe('');
@@ -309,7 +317,7 @@ describe('portal walk (headless Chromium)', () => {
       // A member sees no trash icons and no invite form.
       expect(await bobPage.getByRole('button', { name: /^Remove / }).count()).toBe(0);
       expect(await bobPage.getByRole('button', { name: 'Send invitation' }).count()).toBe(0);
-      await screenshot(bobPage, '10-workspace-member');
+      await capture(bobPage, '10-workspace-member', problems);
     });
   });
 
@@ -322,12 +330,12 @@ describe('portal walk (headless Chromium)', () => {
       await bobRow.getByRole('button', { name: 'Remove Bob Builder from the workspace' }).click();
       const dialog = page.getByRole('dialog', { name: 'Remove this member?' });
       await dialog.waitFor();
-      await screenshot(page, '11-workspace-remove-dialog');
+      await capture(page, '11-workspace-remove-dialog', problems);
       await dialog.getByRole('button', { name: 'Remove member' }).click();
       await page.getByText('Bob Builder was removed from Ada Labs.').waitFor();
       await bobRow.waitFor({ state: 'detached' });
       expect(await page.getByTestId('member-row').count()).toBe(1);
-      await screenshot(page, '12-workspace-removed');
+      await capture(page, '12-workspace-removed', problems);
 
       // Bob has lost the workspace: after a reload it is no longer offered.
       await bobPage.reload();

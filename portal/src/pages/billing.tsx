@@ -128,7 +128,11 @@ export function BillingPage() {
 function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void> }) {
   const ws = useWorkspace();
   const { config } = useSession();
-  const [choice, setChoice] = useState('pm_card_visa');
+  const cards = config?.testCards ?? [];
+  // The card on file, when it is one of the test cards (the sandbox keeps Stripe's test ids).
+  const [choice, setChoice] = useState(() =>
+    billing.paymentMethod && cards.some((c) => c.paymentMethodId === billing.paymentMethod!.id) ? billing.paymentMethod.id : 'pm_card_visa',
+  );
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState<string | null>(null);
@@ -150,7 +154,6 @@ function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAd
   };
 
   const stripeKey = config?.stripePublishableKey ?? null;
-  const cards = config?.testCards ?? [];
   return (
     <div class="card" aria-labelledby="pm-title">
       <h2 id="pm-title">Payment method</h2>
@@ -428,8 +431,7 @@ function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin
       )}
       {ar?.status === 'suspended' && (
         <Message kind="warning">
-          Auto-reload is suspended{ar.suspendedReason ? `: ${ar.suspendedReason}` : ''}
-          {ar.suspendedAt ? ` (${dateTime(ar.suspendedAt)})` : ''}. Update the payment method, then save this form to turn it back on.
+          Auto-reload has been suspended{ar.suspendedAt ? ` since ${dateTime(ar.suspendedAt)}` : ''}. Update the payment method, then save this form to turn it back on.
         </Message>
       )}
       <fieldset disabled={!isAdmin}>

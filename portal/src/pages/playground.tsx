@@ -134,7 +134,8 @@ function Playground() {
         const first = remembered ?? usable[0];
         if (first) {
           setKeyId(first.keyId);
-          setSecret(secretFor(first.keyId) ?? '');
+          // Keep what the user may have pasted while the list loaded.
+          setSecret((typed) => secretFor(first.keyId) ?? typed);
         }
       },
       (e) => !ctl.signal.aborted && setKeysError(e),

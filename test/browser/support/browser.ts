@@ -1,7 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Module } from '../../../src/services';
+import { startTestServer, type TestServer } from '../../support/harness';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+// The page's globals, for functions passed to page.evaluate (no DOM lib in the project's tsconfig).
+declare const window: any;
+declare const document: unknown;
 
 export const ROOT = join(__dirname, '..', '..', '..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
@@ -61,4 +68,57 @@ export function watchProblems(page: Page, label: string, problems: string[]): vo
     if (/Failed to load resource: the server responded with a status of (401|402|404)/.test(text)) return;
     problems.push(`${label}: console error: ${text}`);
   });
+}
+
+let axeSource: string | null = null;
+
+/**
+ * Runs axe-core (WCAG 2.1 A and AA rules) on the page as it is, and returns the serious and critical
+ * violations as lines. It is evaluated through the DevTools protocol, so the page's strict CSP
+ * stays on and is not loosened for the test.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  const loaded = await page.evaluate(() => typeof (window as unknown as { axe?: unknown }).axe !== 'undefined');
+  if (!loaded) await page.evaluate(`${axeSource}\n;0`);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.targets.slice(0, 3).join(', ')}`);
+}
+
+/** A screenshot of the page, and its accessibility check: violations go into `problems`. */
+export async function capture(page: Page, name: string, problems: string[], alsoTo?: string): Promise<void> {
+  await screenshot(page, name, alsoTo);
+  for (const v of await accessibilityViolations(page)) problems.push(`${name}: ${v}`);
+}
+
+/** Waits until an input's value is `expected` (playwright-core has no auto-retrying expect). */
+export async function waitForValue(locator: Locator, expected: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    last = await locator.inputValue();
+    if (last === expected) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`expected the value ${JSON.stringify(expected)}, still ${JSON.stringify(last)} after ${timeoutMs} ms`);
+}
+
+/**
+ * The service as `npm start` runs it (every module of src/modules.ts), on a free port.
+ * TEMPORARY: while src/modules.ts does not list the inference module yet, it is added before the
+ * portal (the last module) so the playground has its endpoints.
+ */
+export async function startPortalServer(): Promise<TestServer> {
+  const { modules } = await import('../../../src/modules');
+  const { inferenceModule } = await import('../../../src/api/inference/module');
+  const list: Module[] = modules.some((m) => m.name === inferenceModule.name)
+    ? modules
+    : [...modules.filter((m) => m.name !== 'portal'), inferenceModule, ...modules.filter((m) => m.name === 'portal')];
+  return startTestServer({}, { modules: list });
 }
