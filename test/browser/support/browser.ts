@@ -114,11 +114,11 @@ export async function waitForValue(locator: Locator, expected: string, timeoutMs
  * TEMPORARY: while src/modules.ts does not list the inference module yet, it is added before the
  * portal (the last module) so the playground has its endpoints.
  */
-export async function startPortalServer(): Promise<TestServer> {
+export async function startPortalServer(overrides: Record<string, string> = {}): Promise<TestServer> {
   const { modules } = await import('../../../src/modules');
   const { inferenceModule } = await import('../../../src/api/inference/module');
   const list: Module[] = modules.some((m) => m.name === inferenceModule.name)
     ? modules
     : [...modules.filter((m) => m.name !== 'portal'), inferenceModule, ...modules.filter((m) => m.name === 'portal')];
-  return startTestServer({}, { modules: list });
+  return startTestServer(overrides, { modules: list });
 }
