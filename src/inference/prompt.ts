@@ -38,6 +38,11 @@ export interface ChatMessage {
 export interface RenderedPrompt {
   /** The transcript: what is counted and billed. */
   text: string;
+  /**
+   * `text` cut where cl100k_base always starts a new piece (each segment ends with a line break
+   * and the next starts with a non-space), so count(text) = Σ count(segment): see countPrompt.
+   */
+  segments: string[];
   /** The same contents as chat messages, for OpenAI-compatible upstreams. */
   messages: ChatMessage[];
   /** The last Human turn (what web search and the demo model's topic bias look at). */
@@ -98,13 +103,14 @@ export function renderPrompt(input: PromptInput): RenderedPrompt {
   const instruction = system.join('\n\n');
 
   const messages: ChatMessage[] = [{ role: 'system', content: instruction }];
-  const parts: string[] = [`### Instruction\n${instruction}\n\n`];
+  // The persona's segment is the same for every request of a config: its count is cached.
+  const segments: string[] = system.map((part, i) => `${i === 0 ? '### Instruction\n' : ''}${part}\n\n`);
   let lastHuman = '';
   for (const entry of input.context) {
     messages.push({ role: ROLE[entry.type], content: entry.text });
-    parts.push(`${header(entry, tz)}\n${entry.text}\n\n`);
+    segments.push(`${header(entry, tz)}\n${entry.text}\n\n`);
     if (entry.type === 'Human') lastHuman = entry.text;
   }
-  parts.push('### AI\n');
-  return { text: parts.join(''), messages, lastHuman };
+  segments.push('### AI\n');
+  return { text: segments.join(''), segments, messages, lastHuman };
 }

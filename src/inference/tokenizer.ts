@@ -129,6 +129,8 @@ export class IncrementalCounter {
   private text = '';
   private stableLen = 0;
   private stableCount = 0;
+  private countedText: string | null = null;
+  private counted = 0;
 
   get value(): string {
     return this.text;
@@ -149,6 +151,7 @@ export class IncrementalCounter {
 
   count(): number {
     const t = this.text;
+    if (t === this.countedText) return this.counted;
     for (let p = t.length - 2; p > this.stableLen; p--) {
       if (isHardBoundary(t, p)) {
         this.stableCount += countTokens(t.slice(this.stableLen, p));
@@ -156,11 +159,42 @@ export class IncrementalCounter {
         break;
       }
     }
-    return this.stableCount + countTokens(t.slice(this.stableLen));
+    this.countedText = t;
+    this.counted = this.stableCount + countTokens(t.slice(this.stableLen));
+    return this.counted;
   }
 }
 
 /** The UTF-8 bytes of tokens (a token may hold part of a character: decode with a streaming TextDecoder). */
 export function tokenBytes(tokens: Uint32Array): Uint8Array {
   return encoding().decode(tokens);
+}
+
+const segmentCache = new Map<string, number>();
+const CACHE_ENTRIES = 2000;
+const CACHE_MAX_CHARS = 8192;
+
+/**
+ * Tokens of a text given as segments cut at hard boundaries (see isHardBoundary): the sum of the
+ * segments' counts, each remembered for a while. A conversation re-sends its earlier turns with
+ * every new one, and the persona is the same for every request: those are not encoded again.
+ */
+export function countSegments(segments: string[]): number {
+  let total = 0;
+  for (const seg of segments) {
+    let n = segmentCache.get(seg);
+    if (n === undefined) {
+      n = countTokens(seg);
+      if (seg.length <= CACHE_MAX_CHARS) {
+        if (segmentCache.size >= CACHE_ENTRIES) segmentCache.delete(segmentCache.keys().next().value as string);
+        segmentCache.set(seg, n);
+      }
+    } else {
+      // Most recently used last.
+      segmentCache.delete(seg);
+      segmentCache.set(seg, n);
+    }
+    total += n;
+  }
+  return total;
 }

@@ -18,7 +18,7 @@ import { renderPrompt, RenderedPrompt } from '../../inference/prompt';
 import type { InferenceRequest } from '../../inference/request';
 import { needsFreshFacts, searchQuery } from '../../inference/search/policy';
 import type { SearchProvider, SearchResult } from '../../inference/search/port';
-import { countTokens } from '../../inference/tokenizer';
+import { countSegments } from '../../inference/tokenizer';
 import type { Reservations } from '../../projections/balances/reservations';
 import type { KeyRecord } from '../../projections/key-index/queries';
 import type { Services } from '../../services';
@@ -95,7 +95,7 @@ export class InferenceEngine {
           `${request.maxTokens} tokens for the completion as max_tokens. Please shorten the context.`,
       );
     }
-    let promptTokens = countTokens(prompt.text);
+    let promptTokens = countSegments(prompt.segments);
     const problem = contextWindowProblem(promptTokens, request.maxTokens);
     if (problem) throw new HttpError(400, problem);
 
@@ -115,7 +115,7 @@ export class InferenceEngine {
       // Keep as many results as fit in the window.
       while (results.length) {
         const withResults = renderPrompt({ ...request, now, search: { query, results } });
-        const tokens = countTokens(withResults.text);
+        const tokens = countSegments(withResults.segments);
         if (!contextWindowProblem(tokens, request.maxTokens)) {
           prompt = withResults;
           promptTokens = tokens;

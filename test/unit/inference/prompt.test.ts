@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { PERSONAS, renderMetadata, renderPrompt, renderSearch } from '../../../src/inference/prompt';
 import { canonicalTimeZone, isIanaTimeZone } from '../../../src/inference/timezone';
-import { countTokens } from '../../../src/inference/tokenizer';
+import { countSegments, countTokens } from '../../../src/inference/tokenizer';
 
 const now = new Date('2025-03-04T13:05:00Z'); // a Tuesday
 
@@ -81,6 +82,32 @@ describe('prompt', () => {
     expect(withSearch.text).toContain(block.split('\n')[1]);
     expect(countTokens(withSearch.text)).toBeGreaterThan(countTokens(without.text));
   });
+});
+
+test('the prompt counted segment by segment (with the cache) equals the count of the whole text', () => {
+  const text = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 60 }),
+    fc.constantFrom('', ' ', '\n', 'ends with spaces   ', 'ends with newline\n', '\n\nleading', '### AI\n', '<|endoftext|>', '🙂🙂', '  '),
+  );
+  const entry = fc.record({
+    type: fc.constantFrom('Human' as const, 'AI' as const, 'Instruction' as const),
+    text,
+    tsMs: fc.option(fc.integer({ min: 0, max: 4e12 }), { nil: undefined }),
+  });
+  fc.assert(
+    fc.property(
+      fc.array(entry, { minLength: 1, maxLength: 6 }),
+      fc.constantFrom('service_3_pi' as const, 'service_3_productivity' as const),
+      fc.record({ user_firstname: fc.option(text, { nil: undefined }), user_city: fc.option(text, { nil: undefined }) }),
+      (context, config, metadata) => {
+        const p = renderPrompt({ config, context, metadata, now });
+        expect(p.segments.join('')).toBe(p.text);
+        expect(countSegments(p.segments)).toBe(countTokens(p.text));
+        expect(countSegments(p.segments)).toBe(countTokens(p.text)); // from the cache
+      },
+    ),
+    { numRuns: 500 },
+  );
 });
 
 describe('time zones', () => {
