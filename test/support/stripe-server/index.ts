@@ -133,6 +133,11 @@ export class StripeWireServer {
     await this.webhookChain.catch(() => undefined);
   }
 
+  /** Where (and signed with which secret) finished PaymentIntents are announced; null stops it. */
+  setWebhook(webhook: { url: string; secret: string } | null): void {
+    (this.opts as { webhook?: { url: string; secret: string } }).webhook = webhook ?? undefined;
+  }
+
   // ----- faults
 
   /** The next `count` requests that match fail with `fault`. */

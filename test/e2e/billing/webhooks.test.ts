@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { streams } from '../../../src/domain/streams';
+import { startTestServer, TestServer } from '../../support/harness';
+import { StripeWireServer, WebhookEvent } from '../../support/stripe-server';
+import { api, attach, billing, deposit, newUser, TestUser } from './helpers';
+
+/** Stripe mode: the real SDK against the local Stripe-wire server, which also sends the webhooks. */
+const SECRET = 'whsec_test_tollgate';
+let stripe: StripeWireServer;
+let server: TestServer;
+
+beforeAll(async () => {
+  stripe = await new StripeWireServer({ holdMs: 5000 }).start();
+  server = await startTestServer({
+    STRIPE_SECRET_KEY: 'sk_test_tollgate',
+    STRIPE_API_URL: stripe.url,
+    STRIPE_WEBHOOK_SECRET: SECRET,
+    STRIPE_MAX_NETWORK_RETRIES: '0',
+    STRIPE_TIMEOUT_MS: '500',
+  });
+});
+afterEach(() => {
+  stripe.clearFaults();
+  stripe.setWebhook(null);
+});
+afterAll(async () => {
+  await server?.close();
+  await stripe?.close();
+});
+
+const onCharge = (r: { method: string; path: string }) => r.method === 'POST' && r.path === '/v1/payment_intents';
+const depositEvents = async (ws: string) =>
+  (await server.services.store.readStream(streams.billing(ws))).filter((e) => e.type.startsWith('Deposit')).map((e) => e.type);
+
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function cardHolder(): Promise<TestUser> {
+  const u = await newUser(server, 'stripe');
+  const a = await attach(server, u, u.personalWs);
+  expect(a.status).toBe(200);
+  return u;
+}
+
+describe('stripe mode', () => {
+  test('the card is attached to a customer of the workspace and made its default; a deposit is a PaymentIntent with our key', async () => {
+    const u = await cardHolder();
+    const b = await billing(server, u, u.personalWs);
+    expect(b.body.mode).toBe('stripe');
+    expect(b.body.modeNote).toBeUndefined();
+    const pmId = b.body.paymentMethod.id as string;
+    expect(pmId).toMatch(/^pm_/);
+    expect(pmId).not.toBe('pm_card_visa');
+    const customer = [...stripe.customers.values()].find((c) => (c.metadata as Record<string, string>).workspace_id === u.personalWs)!;
+    expect((customer.invoice_settings as Record<string, string>).default_payment_method).toBe(pmId);
+
+    const d = await deposit(server, u, u.personalWs, '100');
+    expect(d.status).toBe(201);
+    expect(d.body.mode).toBe('stripe');
+    const pi = stripe.paymentIntents.get(d.body.deposit.paymentIntentId)!;
+    expect(pi).toMatchObject({ amount: 10000, currency: 'usd', customer: customer.id, payment_method: pmId, status: 'succeeded' });
+    expect(pi.metadata).toEqual({ tollgate_kind: 'deposit', workspace_id: u.personalWs, ledger_id: d.body.deposit.depositId, amount_nano_usd: '100000000000' });
+    expect(stripe.log.find((r) => r.path === '/v1/payment_intents' && r.params.metadata && (r.params.metadata as Record<string, string>).ledger_id === d.body.deposit.depositId)?.idempotencyKey).toBe(
+      `deposit-${d.body.deposit.depositId}`,
+    );
+  });
+
+  test('a deposit whose answer was lost is 202 pending, then settled by the webhook; the retried POST does not charge again', async () => {
+    stripe.setWebhook({ url: `${server.url}/webhooks/stripe`, secret: SECRET });
+    const u = await cardHolder();
+    // The SDK retries a dropped connection once even with no retries configured: drop both.
+    stripe.failNext('lost', { count: 2, match: onCharge });
+    const key = randomUUID();
+    const d = await deposit(server, u, u.personalWs, '100', key);
+    expect(d.status).toBe(202);
+    expect(d.body.deposit.status).toBe('pending');
+    await stripe.webhooksSent();
+    const settled = await eventually(() => billing(server, u, u.personalWs), (r) => r.body.balance === '100');
+    expect(settled.body).toMatchObject({ balance: '100', funded: true });
+    expect(await depositEvents(u.personalWs)).toEqual(['DepositRequested', 'DepositSucceeded']);
+
+    const again = await deposit(server, u, u.personalWs, '100', key);
+    expect(again.status).toBe(201);
+    expect(again.body.deposit.depositId).toBe(d.body.deposit.depositId);
+    const charges = stripe.succeededCharges().filter((pi) => pi.metadata.ledger_id === d.body.deposit.depositId);
+    expect(charges).toHaveLength(1);
+    expect(again.body.deposit.paymentIntentId).toBe(charges[0].id);
+  });
+
+  test('without a webhook, retrying with the same Idempotency-Key settles the lost deposit from Stripe\'s replay', async () => {
+    const u = await cardHolder();
+    stripe.failNext('timeout', { match: onCharge });
+    stripe.failNext('500', { match: onCharge });
+    const key = randomUUID();
+    expect((await deposit(server, u, u.personalWs, '120', key)).status).toBe(202);
+    expect((await deposit(server, u, u.personalWs, '120', key)).status).toBe(202);
+    const ok = await deposit(server, u, u.personalWs, '120', key);
+    expect(ok.status).toBe(201);
+    expect(ok.body.billing.balance).toBe('120');
+    expect(stripe.succeededCharges().filter((pi) => pi.metadata.ledger_id === ok.body.deposit.depositId)).toHaveLength(1);
+  });
+
+  test('duplicated and reordered webhooks give one deposit per PaymentIntent', async () => {
+    const users = await Promise.all([cardHolder(), cardHolder(), cardHolder()]);
+    const pis: string[] = [];
+    for (const u of users) {
+      stripe.failNext('lost', { count: 2, match: onCharge });
+      const d = await deposit(server, u, u.personalWs, '100');
+      expect(d.status).toBe(202);
+      const pi = [...stripe.paymentIntents.values()].find((p) => p.metadata.ledger_id === d.body.deposit.depositId)!;
+      pis.push(pi.id);
+    }
+    // For each PaymentIntent: its succeeded event three times (one of them the very same event
+    // delivered twice), a stale "payment_failed" snapshot, and "created"; then all shuffled.
+    const deliveries: WebhookEvent[] = [];
+    for (const id of pis) {
+      const pi = stripe.paymentIntents.get(id)!;
+      const succeeded = stripe.eventFor(pi, 'payment_intent.succeeded');
+      deliveries.push(succeeded, succeeded, stripe.eventFor(pi, 'payment_intent.succeeded'), stripe.eventFor(pi, 'payment_intent.succeeded'));
+      deliveries.push(stripe.eventFor(pi, 'payment_intent.payment_failed', { ...pi, status: 'requires_payment_method' }));
+      deliveries.push(stripe.eventFor(pi, 'payment_intent.created', { ...pi, status: 'requires_confirmation' }));
+    }
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = deliveries.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
+    }
+    const url = `${server.url}/webhooks/stripe`;
+    const statuses = await Promise.all(deliveries.map((e) => stripe.deliver(e, { url, secret: SECRET })));
+    // 409 = the same event is being handled concurrently; Stripe delivers it again later.
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    const again = await Promise.all(deliveries.map((e) => stripe.deliver(e, { url, secret: SECRET })));
+    expect(again.every((s) => s === 200)).toBe(true);
+
+    for (const [i, u] of users.entries()) {
+      const events = await server.services.store.readStream(streams.billing(u.personalWs));
+      const succeeded = events.filter((e) => e.type === 'DepositSucceeded');
+      expect(succeeded).toHaveLength(1);
+      expect((succeeded[0].data as { paymentIntentId: string }).paymentIntentId).toBe(pis[i]);
+      expect(events.filter((e) => e.type === 'DepositFailed')).toHaveLength(0);
+      expect((await billing(server, u, u.personalWs)).body.balance).toBe('100');
+    }
+    console.log(
+      `webhooks: ${deliveries.length * 2} deliveries (${new Set(deliveries.map((e) => e.id)).size} distinct events) for ${pis.length} PaymentIntents → ${pis.length} DepositSucceeded, 0 DepositFailed`,
+    );
+  });
+
+  test('a bad signature is refused with 400 and changes nothing; an unrelated event is acknowledged', async () => {
+    const u = await cardHolder();
+    stripe.failNext('lost', { count: 2, match: onCharge });
+    const d = await deposit(server, u, u.personalWs, '100');
+    const pi = [...stripe.paymentIntents.values()].find((p) => p.metadata.ledger_id === d.body.deposit.depositId)!;
+    const e = stripe.eventFor(pi, 'payment_intent.succeeded');
+    expect(await stripe.deliver(e, { url: `${server.url}/webhooks/stripe`, secret: 'whsec_wrong' })).toBe(400);
+    const unsigned = await api(server).post('/webhooks/stripe').send(e);
+    expect(unsigned.status).toBe(400);
+    expect(await depositEvents(u.personalWs)).toEqual(['DepositRequested']);
+    const other = await stripe.deliver({ ...e, id: `evt_${randomUUID()}`, type: 'customer.created' }, { url: `${server.url}/webhooks/stripe`, secret: SECRET });
+    expect(other).toBe(200);
+  });
+
+  test('a declined card: 402 with the reason; a decline webhook changes nothing more', async () => {
+    stripe.setWebhook({ url: `${server.url}/webhooks/stripe`, secret: SECRET });
+    const u = await newUser(server, 'declined');
+    await attach(server, u, u.personalWs, 'pm_card_chargeDeclinedInsufficientFunds');
+    const d = await deposit(server, u, u.personalWs, '100');
+    expect(d.status).toBe(402);
+    expect(d.body.deposit).toMatchObject({ status: 'failed', code: 'insufficient_funds' });
+    expect(d.body.detail).toMatch(/insufficient funds/);
+    await stripe.webhooksSent();
+    expect(await depositEvents(u.personalWs)).toEqual(['DepositRequested', 'DepositFailed']);
+  });
+});
+
+test('without STRIPE_WEBHOOK_SECRET the endpoint answers 404', async () => {
+  const plain = await startTestServer();
+  try {
+    const res = await api(plain).post('/webhooks/stripe').send({});
+    expect(res.status).toBe(404);
+  } finally {
+    await plain.close();
+  }
+});
