@@ -2,6 +2,9 @@ import type { RequestHandler, Response } from 'express';
 import type { KeyIndex, KeyRecord } from '../../projections/key-index/queries';
 import { HttpError } from '../middleware/errors';
 
+/** Called with each authenticated key (the key list's "last used"); never awaited, never fails a request. */
+export type OnKeyUsed = (key: KeyRecord, at: Date) => Promise<unknown>;
+
 /** The scope a key needs for the inference routes. */
 export const INFERENCE_SCOPE = 'inference';
 
@@ -15,7 +18,7 @@ const unauthenticated = (detail: string) => new HttpError(401, detail, CHALLENGE
  * unknown or deleted key, expired key → 401; a key without the `inference` scope → 403.
  * The key's record is left in res.locals.apiKey.
  */
-export function authenticate(keys: KeyIndex, now: () => Date): RequestHandler {
+export function authenticate(keys: KeyIndex, now: () => Date, onUsed?: OnKeyUsed): RequestHandler {
   return async (req, res, next) => {
     const header = req.header('authorization');
     if (!header) throw unauthenticated('Missing API key: send the header "Authorization: Bearer <API_KEY>"');
@@ -30,8 +33,10 @@ export function authenticate(keys: KeyIndex, now: () => Date): RequestHandler {
       throw new HttpError(503, 'Service temporarily unavailable: keys cannot be checked', { 'Retry-After': '1' });
     }
     if (!key) throw unauthenticated('Invalid API key');
-    if (key.expiresAt && key.expiresAt.getTime() <= now().getTime()) throw unauthenticated('API key expired');
+    const at = now();
+    if (key.expiresAt && key.expiresAt.getTime() <= at.getTime()) throw unauthenticated('API key expired');
     if (!key.scopes.includes(INFERENCE_SCOPE)) throw new HttpError(403, 'Forbidden');
+    if (onUsed) void onUsed(key, at).catch(() => undefined);
     res.locals.apiKey = key;
     next();
   };

@@ -10,6 +10,7 @@ import { Reservations } from '../../projections/balances/reservations';
 import { KeyIndex } from '../../projections/key-index/queries';
 import type { Module, Services } from '../../services';
 import { startSweeper } from '../../workers/sweeper';
+import { touchKeyLastUsed } from '../accounts/last-used';
 import { InferenceEngine } from './engine';
 import { InferenceRateLimiter } from './rate-limit';
 import { inferenceRouter } from './router';
@@ -64,6 +65,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         engine,
         keys: new KeyIndex(s.redis, s.ks),
         limiter: new InferenceRateLimiter(s.redis, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
+        onKeyUsed: (key, at) => touchKeyLastUsed(s.redis, s.ks, key.keyId, at.toISOString()),
       });
     },
     async startWorkers(s: Services) {

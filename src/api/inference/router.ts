@@ -7,7 +7,7 @@ import { MODEL_CONFIGS } from '../../inference/request';
 import type { KeyIndex } from '../../projections/key-index/queries';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
-import { apiKeyOf, authenticate } from './auth';
+import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
 import type { Executed, InferenceEngine } from './engine';
 import type { InferenceRateLimiter } from './rate-limit';
 import { chatCompletionSchema, inferenceBodySchema } from './schema';
@@ -39,6 +39,7 @@ export interface RouterDeps {
   engine: InferenceEngine;
   keys: KeyIndex;
   limiter: InferenceRateLimiter;
+  onKeyUsed?: OnKeyUsed;
 }
 
 function parse<T>(schema: ZodType<T>, body: unknown): T {
@@ -68,7 +69,7 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
     res.setHeader('x-request-id', id);
     next();
   };
-  const auth = authenticate(deps.keys, s.now);
+  const auth = authenticate(deps.keys, s.now, deps.onKeyUsed);
   const limit = deps.limiter.middleware();
   const chain = [requestId, auth, limit];
 

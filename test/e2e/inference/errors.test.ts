@@ -269,3 +269,17 @@ test('OpenAI errors also carry an OpenAI error object', async () => {
   expect(Array.isArray(j.detail)).toBe(true);
   expect(j.error.message).toMatch(/^Invalid request: body\.messages/);
 });
+
+test("an authenticated request marks the key as used (the key list's last used)", async () => {
+  const { keysLastUsed } = await import('../../../src/api/accounts/last-used');
+  const k = await seedFundedKey(server.services);
+  const s = server.services;
+  expect((await keysLastUsed(s.redis, s.ks, [k.keyId])).get(k.keyId)).toBeNull();
+  expect((await post(SPEC[0], body, authHeaders(k.secret))).status).toBe(200);
+  let used: string | null | undefined = null;
+  for (let i = 0; i < 50 && !used; i++) {
+    used = (await keysLastUsed(s.redis, s.ks, [k.keyId])).get(k.keyId);
+    if (!used) await new Promise((r) => setTimeout(r, 10));
+  }
+  expect(Date.parse(used!)).toBeGreaterThan(Date.now() - 60_000);
+});
