@@ -39,7 +39,8 @@ export const balancesProjection: Projection = {
         break;
       case 'TokensDebited': {
         const debit = d as TokensDebited['data'];
-        tx.multi.hincrby(key, 'balance', `-${debit.amountNanoUsd}`).hincrby(key, 'debited', debit.amountNanoUsd);
+        // (-x).toString(), not `-${x}`: Redis refuses "-0" as an integer (a debit of nothing is possible).
+        tx.multi.hincrby(key, 'balance', (-BigInt(debit.amountNanoUsd)).toString()).hincrby(key, 'debited', debit.amountNanoUsd);
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
         tx.multi.eval(RELEASE, 3, k.held, k.total, k.open, debit.requestId, `${debit.workspaceId}:${debit.requestId}`);
         break;

@@ -56,7 +56,7 @@ export function ledgerEntryOf(event: Pick<RecordedEvent, 'type' | 'data' | 'posi
         ...base,
         type: 'TokensDebited',
         ref: d.requestId,
-        amountNanoUsd: d.amountNanoUsd === '0' ? '0' : `-${d.amountNanoUsd}`,
+        amountNanoUsd: (-BigInt(d.amountNanoUsd)).toString(),
         keyId: d.keyId,
         model: d.config,
         inputTokens: d.inputTokens,
