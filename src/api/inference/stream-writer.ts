@@ -56,8 +56,11 @@ export class EventStreamWriter {
 /** An AbortSignal that fires when the caller disconnects before the response finished. */
 export function disconnectSignal(res: Response): AbortSignal {
   const ac = new AbortController();
-  res.on('close', () => {
+  const gone = () => {
     if (!res.writableFinished) ac.abort(new Error('client disconnected'));
-  });
+  };
+  // The caller may already have left while the request was being prepared.
+  if (res.closed || res.destroyed || res.socket?.destroyed) gone();
+  else res.on('close', gone);
   return ac.signal;
 }
