@@ -102,7 +102,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(rest.body.nextCursor).toBeNull();
 
     // The monthly cap: 25 reloaded + 25 more would be 50 ≤ 100; then 75, 100, and no more.
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 4; i++) {
       const before = (await billing(server, u, ws)).body.reloaded;
       await debit(ws, usd(30));
       await eventually(
