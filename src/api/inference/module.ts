@@ -11,6 +11,7 @@ import { KeyIndex } from '../../projections/key-index/queries';
 import type { Module, Services } from '../../services';
 import { startSweeper } from '../../workers/sweeper';
 import { touchKeyLastUsed } from '../accounts/last-used';
+import type { OnKeyUsed } from './auth';
 import { InferenceEngine } from './engine';
 import { InferenceRateLimiter } from './rate-limit';
 import { inferenceRouter } from './router';
@@ -36,6 +37,21 @@ export function backendFromConfig(c: Config): ModelBackend {
 
 export function searchFromConfig(c: Config): SearchProvider | undefined {
   return c.SEARXNG_URL ? new SearxngSearch(c.SEARXNG_URL, { timeoutMs: c.SEARXNG_TIMEOUT_MS }) : undefined;
+}
+
+/**
+ * Records a key's "last used" at most once a second per key and process: a second is plenty for
+ * the key list, and a busy key does not cost a Redis write per request.
+ */
+function lastUsedToucher(s: Services): OnKeyUsed {
+  const touched = new Map<string, number>();
+  return async (key, at) => {
+    const ms = at.getTime();
+    if (ms - (touched.get(key.keyId) ?? -Infinity) < 1000) return;
+    if (touched.size > 10_000) touched.clear();
+    touched.set(key.keyId, ms);
+    await touchKeyLastUsed(s.redis, s.ks, key.keyId, at.toISOString());
+  };
 }
 
 export interface InferenceModuleOptions {
@@ -65,7 +81,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         engine,
         keys: new KeyIndex(s.redis, s.ks),
         limiter: new InferenceRateLimiter(s.redis, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
-        onKeyUsed: (key, at) => touchKeyLastUsed(s.redis, s.ks, key.keyId, at.toISOString()),
+        onKeyUsed: lastUsedToucher(s),
       });
     },
     async startWorkers(s: Services) {
