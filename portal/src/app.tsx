@@ -26,12 +26,9 @@ export function App() {
 
   if (!me) {
     const page = path === '/signup' ? <SignupPage /> : <LoginPage />;
-    if (path !== '/signup' && path !== '/login') {
-      const next = path === '/' ? '' : `?next=${encodeURIComponent(path)}`;
-      queueMicrotask(() => history.replaceState(null, '', `/login${next}`));
-    }
     return (
       <div class="auth-layout">
+        <ShowLoginAddress path={path} />
         <SkipLink />
         <main id="main" class="auth-main" tabIndex={-1}>
           <p class="brand brand-large" aria-hidden="true">
@@ -50,6 +47,15 @@ export function App() {
       <Shell path={shown}>{page ? page.render() : <NotFound />}</Shell>
     </>
   );
+}
+
+/** Signed out on a page: the address becomes /login?next=<page>, and the login returns there. */
+function ShowLoginAddress({ path }: { path: string }) {
+  useEffect(() => {
+    if (path === '/signup' || path === '/login') return;
+    history.replaceState(null, '', `/login${path === '/' ? '' : `?next=${encodeURIComponent(path)}`}`);
+  }, [path]);
+  return null;
 }
 
 /** Signed in on /login or /signup (a bookmark, the back button): show the playground's address. */

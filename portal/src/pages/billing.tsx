@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { enc, get, post, put } from '../api';
 import { ErrorMessage, Field, Loading, Message, useLoad } from '../components/ui';
 import { dateTime, integer, usd } from '../format';
-import { listKeys, type ApiKey } from './playground';
+import { listKeys, type ApiKey } from '../resources';
 import { useSession, useWorkspace } from '../state';
 
 /** GET /v1/workspaces/:ws/billing (docs/BILLING.md). Amounts are USD decimal strings. */

@@ -3,7 +3,7 @@ import { ApiError, del, enc, post } from '../api';
 import { ConfirmDialog, CopyButton, ErrorMessage, Field, Link, Loading, Message, useLoad } from '../components/ui';
 import { dateTime } from '../format';
 import { forgetSecret, rememberSecret, useWorkspace } from '../state';
-import { listKeys, type ApiKey } from './playground';
+import { listKeys, type ApiKey } from '../resources';
 
 const KEY_NAME_MIN = 3;
 const KEY_NAME_MAX = 64;

@@ -3,23 +3,8 @@ import { ApiError, describeDetail, enc, errorText, get, post } from '../api';
 import { ErrorMessage, Field, Link, Message } from '../components/ui';
 import { integer, usd } from '../format';
 import type { Invitation } from '../model';
+import { listKeys, type ApiKey } from '../resources';
 import { secretFor, useSession, useWorkspace } from '../state';
-
-export interface ApiKey {
-  keyId: string;
-  name: string;
-  prefix: string;
-  last4: string;
-  scopes: string[];
-  created: string;
-  createdBy?: { userId: string; name: string | null };
-  expiresAt: string | null;
-  expired?: boolean;
-  lastUsed?: string | null;
-}
-
-export const listKeys = (ws: string, signal?: AbortSignal) =>
-  get<{ keys: ApiKey[] }>(`/v1/workspaces/${enc(ws)}/keys`, { signal }).then((r) => r.keys);
 
 const MODELS = [
   { value: 'service_3_pi', label: 'service_3_pi — conversational' },

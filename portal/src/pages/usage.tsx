@@ -4,7 +4,7 @@ import { BarChart, type Series } from '../components/chart';
 import { ErrorMessage, Field, Loading } from '../components/ui';
 import { fromNano, integer, nanoToNumber, toNano, usd } from '../format';
 import { useWorkspace } from '../state';
-import { listKeys, type ApiKey } from './playground';
+import { listKeys, type ApiKey } from '../resources';
 
 type Granularity = 'minute' | 'hour' | 'day';
 type GroupBy = 'key' | 'model';
@@ -113,9 +113,9 @@ export function UsagePage() {
     listKeys(ws.workspaceId).then(setKeys, () => undefined);
   }, [ws.workspaceId]);
 
-  // Live: the usage SSE stream says when a request was billed; the page then re-reads the series
-  // (coalesced, at most a few times a second). Without SSE it polls every 5 s. A bucket rollover
-  // also re-reads, so the window slides.
+  // Live: the usage stream (SSE) says when a request was billed — published in the same MULTI that
+  // counted it — and the page re-reads the series (bursts coalesced over 50 ms). Without the stream
+  // it re-reads every 5 s.
   useEffect(() => {
     let timer: number | undefined;
     const soon = () => {
@@ -123,7 +123,7 @@ export function UsagePage() {
       timer = window.setTimeout(() => {
         timer = undefined;
         load.current();
-      }, 150);
+      }, 50);
     };
     let poll: number | undefined;
     const es = new EventSource(`/v1/workspaces/${enc(ws.workspaceId)}/usage/live`);
@@ -132,23 +132,25 @@ export function UsagePage() {
       if (poll !== undefined) window.clearInterval(poll);
       poll = undefined;
     };
-    es.onmessage = soon;
     es.addEventListener('usage', soon);
     es.onerror = () => {
       setLive('polling');
       if (poll === undefined) poll = window.setInterval(() => load.current(), 5000);
     };
-    const tick = window.setInterval(() => {
-      const r = range(granularity);
-      if (r.from !== win.from) load.current();
-    }, 10_000);
     return () => {
       es.close();
       if (poll !== undefined) window.clearInterval(poll);
-      window.clearInterval(tick);
       if (timer !== undefined) window.clearTimeout(timer);
     };
-  }, [ws.workspaceId, granularity, win.from]);
+  }, [ws.workspaceId]);
+
+  // The window slides when a new bucket starts.
+  useEffect(() => {
+    const tick = window.setInterval(() => {
+      if (range(granularity).from !== win.from) load.current();
+    }, 5_000);
+    return () => window.clearInterval(tick);
+  }, [granularity, win.from]);
 
   const groupName = useMemo(() => {
     const names = new Map(keys.map((k) => [k.keyId, `${k.name} (${k.prefix}…${k.last4})`]));
