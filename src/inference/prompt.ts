@@ -30,6 +30,11 @@ export const PERSONAS: Record<ModelConfig, string> = {
   ].join(' '),
 };
 
+const PERSONA_SEGMENTS: Record<ModelConfig, string> = {
+  service_3_pi: `### Instruction\n${PERSONAS.service_3_pi}\n\n`,
+  service_3_productivity: `### Instruction\n${PERSONAS.service_3_productivity}\n\n`,
+};
+
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
@@ -103,8 +108,8 @@ export function renderPrompt(input: PromptInput): RenderedPrompt {
   const instruction = system.join('\n\n');
 
   const messages: ChatMessage[] = [{ role: 'system', content: instruction }];
-  // The persona's segment is the same for every request of a config: its count is cached.
-  const segments: string[] = system.map((part, i) => `${i === 0 ? '### Instruction\n' : ''}${part}\n\n`);
+  // The persona's segment is the same string for every request of a config: its count is cached.
+  const segments: string[] = [PERSONA_SEGMENTS[input.config], ...system.slice(1).map((part) => `${part}\n\n`)];
   let lastHuman = '';
   for (const entry of input.context) {
     messages.push({ role: ROLE[entry.type], content: entry.text });

@@ -107,6 +107,8 @@ function decodeCompleteUtf8(bytes: Uint8Array): string {
 }
 
 const LETTER = /\p{L}/u;
+/** The counted-once part advances when the uncounted tail is longer than this. */
+const STABLE_STEP = 256;
 const SPACE = /\s/;
 
 /**
@@ -152,7 +154,8 @@ export class IncrementalCounter {
   count(): number {
     const t = this.text;
     if (t === this.countedText) return this.counted;
-    for (let p = t.length - 2; p > this.stableLen; p--) {
+    // A short tail is cheaper to encode whole than to split (each encode has a fixed cost).
+    if (t.length - this.stableLen > STABLE_STEP) for (let p = t.length - 2; p > this.stableLen; p--) {
       if (isHardBoundary(t, p)) {
         this.stableCount += countTokens(t.slice(this.stableLen, p));
         this.stableLen = p;

@@ -108,7 +108,9 @@ describe('max_tokens', () => {
           expect(full.startsWith(r.text)).toBe(true);
           expect(countTokens(r.text)).toBeLessThanOrEqual(max);
           if (countTokens(full) > max) expect(r.reason).toBe('length');
-          else expect(r.text).toBe(full);
+          // (Counts are not monotonic: a prefix can count more than the whole — " 🙂\n" is 2
+          // tokens where " 🙂\n\n" is 1 — so a reply may end at 'length' although the whole fits.)
+          if (r.reason !== 'length') expect(r.text).toBe(full);
         },
       ),
       { numRuns: 1000 },
