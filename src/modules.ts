@@ -9,4 +9,5 @@ import type { Module } from './services';
  * Every feature slice of tollgate. Add a module here and the composition root starts its
  * projections, reactors, routes and workers in the roles that run them.
  */
-export const modules: Module[] = [coreReadModels, accountsModule, billingModule, portalModule, inferenceModule];
+// The portal comes last: its SPA fallback answers only what no API route took.
+export const modules: Module[] = [coreReadModels, accountsModule, billingModule, inferenceModule, portalModule];

@@ -64,7 +64,12 @@ describe('serving the portal', () => {
       const res = await get(path, { headers: { accept: 'text/html' } });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toMatch(/json/);
+      // The portal's headers are for pages: the APIs' answers pass through untouched.
+      expect(res.headers.get('content-security-policy')).toBeNull();
     }
+    const models = await get('/external/api/inference/openai/v1/models');
+    expect(models.status).toBe(401);
+    expect(models.headers.get('content-security-policy')).toBeNull();
     expect(await (await get('/healthz')).json()).toEqual({ status: 'ok' });
     expect(isReserved('/v1')).toBe(true);
     expect(isReserved('/v1x')).toBe(false);

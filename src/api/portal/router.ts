@@ -120,23 +120,22 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
   };
 
   // Other built files at the top level (favicon.svg, robots.txt): short cache, never index.html.
-  r.use(
-    security,
-    express.static(dist, {
-      index: false,
-      maxAge: '1h',
-      redirect: false,
-      setHeaders: (res, file) => {
-        if (file.endsWith('.html')) res.setHeader('Cache-Control', 'no-cache');
-      },
-    }),
-  );
+  const topLevelFiles = express.static(dist, {
+    index: false,
+    maxAge: '1h',
+    redirect: false,
+    setHeaders: (res, file) => {
+      if (file.endsWith('.html')) res.setHeader('Cache-Control', 'no-cache');
+    },
+  });
+  // Only page reads reach the files (and get the portal's headers); API paths pass straight through.
+  const isPageRead = (req: express.Request) => (req.method === 'GET' || req.method === 'HEAD') && !isReserved(req.path);
+  r.use((req, res, next) => (isPageRead(req) ? security(req, res, () => topLevelFiles(req, res, next)) : next()));
 
   r.use((req, res, next) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || isReserved(req.path)) return next();
+    if (!isPageRead(req)) return next();
     // A missing file (/foo.js) is a 404, not the app: only extension-less paths are pages.
     if (/\.[A-Za-z0-9]+$/.test(req.path)) return next();
-    security(req, res, () => undefined);
     res.setHeader('Cache-Control', 'no-cache');
     res.type('html');
     const html = readIndex();

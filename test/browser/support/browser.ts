@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import type { Module } from '../../../src/services';
 import { startTestServer, type TestServer } from '../../support/harness';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -109,16 +108,7 @@ export async function waitForValue(locator: Locator, expected: string, timeoutMs
   throw new Error(`expected the value ${JSON.stringify(expected)}, still ${JSON.stringify(last)} after ${timeoutMs} ms`);
 }
 
-/**
- * The service as `npm start` runs it (every module of src/modules.ts), on a free port.
- * TEMPORARY: while src/modules.ts does not list the inference module yet, it is added before the
- * portal (the last module) so the playground has its endpoints.
- */
-export async function startPortalServer(overrides: Record<string, string> = {}): Promise<TestServer> {
-  const { modules } = await import('../../../src/modules');
-  const { inferenceModule } = await import('../../../src/api/inference/module');
-  const list: Module[] = modules.some((m) => m.name === inferenceModule.name)
-    ? modules
-    : [...modules.filter((m) => m.name !== 'portal'), inferenceModule, ...modules.filter((m) => m.name === 'portal')];
-  return startTestServer(overrides, { modules: list });
+/** The service as `npm start` runs it (every module of src/modules.ts), on a free port. */
+export function startPortalServer(overrides: Record<string, string> = {}): Promise<TestServer> {
+  return startTestServer(overrides);
 }
