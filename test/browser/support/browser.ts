@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../../support/harness';
@@ -12,13 +12,43 @@ declare const document: unknown;
 export const ROOT = join(__dirname, '..', '..', '..');
 export const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
 
+/** The newest modification time under a folder (the portal's sources are a few dozen files). */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
 /**
  * The browser tests drive the built portal (dist/portal), as `npm start` serves it. `npm ci` and
- * `npm install` build it (prepare → build); when it is missing, it is built here once.
+ * `npm install` build it (prepare → build); when it is missing, or older than its sources, it is
+ * built here — once, under a lock, when several test files start together.
  */
 export function ensurePortalBuilt(): void {
-  if (existsSync(join(ROOT, 'dist', 'portal', 'index.html'))) return;
-  execFileSync('npm', ['run', 'build:portal'], { cwd: ROOT, stdio: 'inherit' });
+  const index = join(ROOT, 'dist', 'portal', 'index.html');
+  const fresh = () => existsSync(index) && statSync(index).mtimeMs >= newestMtime(join(ROOT, 'portal'));
+  if (fresh()) return;
+  const lock = join(ROOT, 'dist', '.portal-build.lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (fresh()) return; // another test file built it
+      if (Date.now() > deadline) throw new Error(`waited 180 s for ${lock}: remove it if no build is running`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    if (!fresh()) execFileSync('npm', ['run', 'build:portal'], { cwd: ROOT, stdio: 'inherit' });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** Debian's chromium (installed by .ci/run), or CHROMIUM_PATH. */
