@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestServer } from '../support/harness';
@@ -24,7 +24,8 @@ declare const MutationObserver: new (callback: () => void) => { observe(target: 
  *   3. see the usage graph change within 2 seconds
  *   4. invite a second user, who accepts at their next login
  *   5. the admin removes them
- * Each page is saved to test-results/screenshots/; the usage page also to docs/usage.png.
+ * Each page is saved to test-results/screenshots/; the usage page also to docs/usage.png when
+ * UPDATE_DOCS_SCREENSHOT=1 (or when it is missing).
  */
 
 jest.setTimeout(120_000);
@@ -247,7 +248,10 @@ describe('portal walk (headless Chromium)', () => {
     timings['3-usage-graph-changed-ms-after-second-reply'] = await graphLatency('2', 1);
     expect(timings['3-usage-graph-changed-ms-after-second-reply']).toBeLessThan(2000);
     await usageTab.getByRole('list', { name: /Requests per minute legend/ }).getByText(/playground key/).waitFor();
-    await capture(usageTab, '06-usage', problems, join(ROOT, 'docs', 'usage.png'));
+    // docs/usage.png (the README's picture) is rewritten on request only, so a test run leaves the
+    // work tree clean: UPDATE_DOCS_SCREENSHOT=1 npx jest --selectProjects browser
+    const docsShot = join(ROOT, 'docs', 'usage.png');
+    await capture(usageTab, '06-usage', problems, process.env.UPDATE_DOCS_SCREENSHOT === '1' || !existsSync(docsShot) ? docsShot : undefined);
 
     // By model, and the CSV download.
     await usageTab.getByLabel('By').selectOption('model');

@@ -16,7 +16,14 @@ const W = 960;
 const H = 200;
 const PAD = { left: 72, right: 12, top: 12, bottom: 28 };
 
-function niceMax(v: number): number {
+/** A round top for the y axis; for counts, an even whole number, so the middle line is whole too. */
+export function niceMax(v: number, integers = false): number {
+  if (integers) {
+    if (v <= 2) return 2;
+    const exp = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const m of [2, 4, 10]) if (m * exp >= v) return m * exp;
+    return 20 * exp;
+  }
   if (v <= 0) return 1;
   const exp = Math.pow(10, Math.floor(Math.log10(v)));
   for (const m of [1, 2, 2.5, 5, 10]) if (m * exp >= v) return m * exp;
@@ -31,6 +38,7 @@ export function BarChart({
   timeLabel,
   testId,
   totalText,
+  integers,
 }: {
   title: string;
   times: number[];
@@ -40,13 +48,15 @@ export function BarChart({
   testId?: string;
   /** The exact total to print (money), when `format(total)` of the float sum would round it. */
   totalText?: string;
+  /** The values are counts: whole-number axis lines. */
+  integers?: boolean;
 }) {
   const id = useId();
   const totals = times.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
   const total = totals.reduce((a, b) => a + b, 0);
   const peak = Math.max(0, ...totals);
   const peakAt = totals.indexOf(peak);
-  const max = niceMax(peak);
+  const max = niceMax(peak, integers);
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
   const n = Math.max(times.length, 1);

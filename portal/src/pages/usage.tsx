@@ -269,10 +269,10 @@ export function UsagePage() {
           </div>
           <div class="charts">
             <div class="card">
-              <BarChart testId="chart-requests" title={`Requests per ${granularity}`} times={win.times} series={charts.requests} format={(n) => integer(Math.round(n))} timeLabel={timeLabel} />
+              <BarChart integers testId="chart-requests" title={`Requests per ${granularity}`} times={win.times} series={charts.requests} format={(n) => integer(Math.round(n))} timeLabel={timeLabel} />
             </div>
             <div class="card">
-              <BarChart testId="chart-tokens" title={`Tokens per ${granularity}`} times={win.times} series={charts.tokens} format={(n) => integer(Math.round(n))} timeLabel={timeLabel} />
+              <BarChart integers testId="chart-tokens" title={`Tokens per ${granularity}`} times={win.times} series={charts.tokens} format={(n) => integer(Math.round(n))} timeLabel={timeLabel} />
             </div>
             <div class="card">
               <BarChart testId="chart-cost" title={`Cost per ${granularity} (USD)`} times={win.times} series={charts.cost} format={(n) => usd(n.toFixed(6), { maxDecimals: 6 })} totalText={usd(charts.totals.cost)} timeLabel={timeLabel} />
