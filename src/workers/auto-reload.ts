@@ -15,13 +15,17 @@ import { formatUsd } from '../domain/money';
 import { streams } from '../domain/streams';
 import { EventMetadata, EventStore, RecordedEvent, WrongExpectedVersion } from '../eventstore/port';
 import type { Logger } from '../log';
+import type { Config } from '../config';
+import { createPaymentGateway } from '../payments';
 import type { PaymentGateway } from '../payments/port';
 import { GatewayRejected, GatewayUnavailable } from '../payments/port';
+import { BALANCES } from '../projections/balances/projection';
 import { getBalance } from '../projections/balances/queries';
 import { getBillingSettings, workspacesWithReloadInFlight } from '../projections/billing-settings/queries';
 import type { Reactor } from '../projections/projection';
-import type { ProjectionProgress } from '../projections/progress';
+import { ProjectionProgress, RedisProgress } from '../projections/progress';
 import type { ReadModels } from '../projections/read-models';
+import type { Services } from '../services';
 
 /**
  * Auto-reload, run by BullMQ. The reactor only enqueues; the processor decides from the ledger:
@@ -358,3 +362,31 @@ export async function startReloadWorker(
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+export const bullPrefix = (config: Pick<Config, 'REDIS_PREFIX'>) => `${config.REDIS_PREFIX}bull`;
+
+/**
+ * The worker role's auto-reload worker over a service's parts. Outside the `all` role it waits only
+ * for the balances projection (all it reads) rather than for every projection.
+ */
+export async function startReloadWorkerFor(
+  s: Services,
+  opts: ReloadWorkerOptions & { gateway?: PaymentGateway } = {},
+): Promise<RunningReloadWorker> {
+  const progress =
+    s.config.ROLE === 'all' ? s.progress : new RedisProgress(await s.connectRedis('reload-progress'), s.redis, s.ks, [BALANCES]);
+  return startReloadWorker(
+    {
+      store: s.store,
+      readModels: s.readModels,
+      progress,
+      gateway: opts.gateway ?? createPaymentGateway(s.config, s.redis, s.ks),
+      now: s.now,
+      log: s.log.child({ part: 'auto-reload' }),
+      workerRedis: await s.connectRedis('bullmq-worker', { maxRetriesPerRequest: null }),
+      queueRedis: await s.connectRedis('bullmq-worker-queue', { maxRetriesPerRequest: null }),
+      prefix: bullPrefix(s.config),
+    },
+    opts,
+  );
+}

@@ -4,10 +4,10 @@ import { ledgerProjection } from '../../projections/ledger/projection';
 import { billingNoticesProjection } from '../../projections/notices/projection';
 import { usageProjection } from '../../projections/usage/projection';
 import type { Module, Services } from '../../services';
-import { autoReloadReactor, ReloadWorkerOptions, startReloadWorker } from '../../workers/auto-reload';
+import { autoReloadReactor, ReloadWorkerOptions, startReloadWorkerFor } from '../../workers/auto-reload';
 import { stripeWebhookRoutes } from '../webhooks/stripe';
 import { billingRoutes } from './routes';
-import { bullPrefix, gatewayOf, reloadQueueOf } from './service';
+import { gatewayOf, reloadQueueOf } from './service';
 import { usageRoutes } from './usage-routes';
 
 /**
@@ -26,20 +26,7 @@ export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Modu
       return r;
     },
     async startWorkers(s: Services) {
-      const running = await startReloadWorker(
-        {
-          store: s.store,
-          readModels: s.readModels,
-          progress: s.progress,
-          gateway: gatewayOf(s),
-          now: s.now,
-          log: s.log.child({ part: 'auto-reload' }),
-          workerRedis: await s.connectRedis('bullmq-worker', { maxRetriesPerRequest: null }),
-          queueRedis: await s.connectRedis('bullmq-worker-queue', { maxRetriesPerRequest: null }),
-          prefix: bullPrefix(s.config),
-        },
-        workerOptions,
-      );
+      const running = await startReloadWorkerFor(s, { ...workerOptions, gateway: gatewayOf(s) });
       return { close: () => running.close() };
     },
   };

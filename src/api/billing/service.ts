@@ -20,7 +20,9 @@ import { handleCommand } from '../../eventstore/command-handler';
 import type { AppendResult, EventMetadata } from '../../eventstore/port';
 import { createPaymentGateway, GatewayRejected, GatewayUnavailable, PaymentGateway, PaymentRecord } from '../../payments';
 import type { Services } from '../../services';
-import { ReloadJobData, reloadQueue } from '../../workers/auto-reload';
+import { bullPrefix, ReloadJobData, reloadQueue } from '../../workers/auto-reload';
+
+export { bullPrefix };
 
 /**
  * The billing slice's use cases that talk to the payment gateway: attach a card, make a deposit,
@@ -63,7 +65,6 @@ export function reloadQueueOf(s: Services): Promise<Queue<ReloadJobData>> {
   return q;
 }
 
-export const bullPrefix = (config: Pick<Config, 'REDIS_PREFIX'>) => `${config.REDIS_PREFIX}bull`;
 
 async function readYourWrite(s: Services, appended?: AppendResult): Promise<void> {
   if (!appended) return;

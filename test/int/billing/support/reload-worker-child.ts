@@ -1,5 +1,5 @@
 /**
- * The auto-reload worker as its own process, for the kill test (reload-kill.test.ts). It boots
+ * The auto-reload worker as its own process (the worker role's startReloadWorkerFor), for the kill test (reload-kill.test.ts). It boots
  * (imports, config) and waits; the parent drives it over stdin:
  *
  *   start                      start the composition root in the worker role (BullMQ worker running)
@@ -10,16 +10,15 @@
  * Configuration comes from the environment (REDIS_PREFIX, DATA_DIR, STRIPE_*), like the service.
  */
 import { createInterface } from 'node:readline';
-import { billingModuleWith } from '../../../../src/api/billing/module';
 import { loadConfig } from '../../../../src/config';
-import { start } from '../../../../src/main';
-import { modules } from '../../../../src/modules';
-import type { ReloadStep } from '../../../../src/workers/auto-reload';
+import { createLogger } from '../../../../src/log';
+import { buildServices } from '../../../../src/services';
+import { ReloadStep, ReloadWorkerOptions, startReloadWorkerFor } from '../../../../src/workers/auto-reload';
 
 const armed = new Map<string, ReloadStep>();
 const say = (line: string) => process.stdout.write(line + '\n');
 
-const worker = billingModuleWith({
+const options: ReloadWorkerOptions = {
   concurrency: 1,
   lockDurationMs: Number(process.env.KILL_LOCK_MS ?? 800),
   stalledIntervalMs: Number(process.env.KILL_STALLED_MS ?? 300),
@@ -34,7 +33,15 @@ const worker = billingModuleWith({
       }
     },
   },
-});
+};
+
+async function run(): Promise<void> {
+  // The worker role's auto-reload worker, as src/api/billing/module.ts starts it (without the
+  // HTTP and inference parts, which this process does not need: it boots faster).
+  const config = loadConfig({ ROLE: 'worker', LOG_LEVEL: process.env.CHILD_LOG_LEVEL ?? 'silent' });
+  const s = await buildServices(config, createLogger(config.LOG_LEVEL, { role: 'worker' }));
+  await startReloadWorkerFor(s, options);
+}
 
 let started = false;
 const rl = createInterface({ input: process.stdin });
@@ -45,8 +52,7 @@ rl.on('line', (line) => {
     say(`ARMED ${b}`);
   } else if (cmd === 'start' && !started) {
     started = true;
-    const config = loadConfig({ ROLE: 'worker', LOG_LEVEL: process.env.CHILD_LOG_LEVEL ?? 'silent' });
-    start(config, { modules: modules.map((m) => (m.name === 'billing' ? worker : m)) }).then(
+    run().then(
       () => say('STARTED'),
       (err) => {
         process.stderr.write(`child failed to start: ${(err as Error).message}\n`);
