@@ -46,6 +46,9 @@ export interface PaymentRecord {
   metadata: Record<string, string>;
   /** ISO-8601 */
   created: string;
+  /** Why it failed (the decline code when there is one), for a failed payment. */
+  failureCode?: string | null;
+  failureMessage?: string | null;
 }
 
 export interface PaymentGateway {

@@ -80,6 +80,8 @@ export class SandboxGateway implements PaymentGateway {
       amountNanoUsd: req.amountNanoUsd,
       metadata: req.metadata,
       created: new Date().toISOString(),
+      failureCode: result.status === 'failed' ? (result.declineCode ?? result.code) : null,
+      failureMessage: result.status === 'failed' ? result.reason : null,
     };
     const stored = JSON.stringify({ fingerprint, result: serialize(result) });
     // The first writer wins; a concurrent request with the same key replays its answer.

@@ -177,6 +177,8 @@ function toRecord(pi: Stripe.PaymentIntent): PaymentRecord {
     amountNanoUsd: fromCents(pi.status === 'succeeded' ? pi.amount_received || pi.amount : pi.amount),
     metadata: { ...(pi.metadata ?? {}) },
     created: new Date(pi.created * 1000).toISOString(),
+    failureCode: pi.last_payment_error ? (pi.last_payment_error.decline_code ?? pi.last_payment_error.code ?? null) : null,
+    failureMessage: pi.last_payment_error?.message ?? null,
   };
 }
 

@@ -193,7 +193,12 @@ export async function settleFromPayment(
   const outcome: ChargeOutcome =
     pi.status === 'succeeded'
       ? { status: 'succeeded', paymentIntentId: pi.paymentIntentId }
-      : { status: 'failed', paymentIntentId: pi.paymentIntentId, code: pi.status === 'canceled' ? 'canceled' : 'card_declined', reason: `The payment ${pi.status === 'canceled' ? 'was canceled' : 'failed'}` };
+      : {
+          status: 'failed',
+          paymentIntentId: pi.paymentIntentId,
+          code: pi.status === 'canceled' ? 'canceled' : (pi.failureCode ?? 'card_declined'),
+          reason: pi.failureMessage ?? `The payment ${pi.status === 'canceled' ? 'was canceled' : 'failed'}`,
+        };
   const stream = streams.billing(workspaceId);
   let verdict = 'already_settled' as 'settled' | 'already_settled' | 'unknown_entry' | 'mismatch';
   const h = await handleCommand<BillingState, unknown>(

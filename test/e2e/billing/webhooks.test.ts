@@ -179,6 +179,41 @@ describe('stripe mode', () => {
   });
 });
 
+test('a reload whose answer was lost is settled by the webhook; the worker\'s retry charges nothing more', async () => {
+  stripe.setWebhook({ url: `${server.url}/webhooks/stripe`, secret: SECRET });
+  const u = await cardHolder();
+  expect((await deposit(server, u, u.personalWs, '100')).status).toBe(201);
+  const put = await api(server).put(`/v1/workspaces/${u.personalWs}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '50', amount: '30' });
+  expect(put.status).toBe(200);
+  stripe.failNext('lost', { count: 2, match: onCharge });
+  const requestId = randomUUID();
+  await server.services.store.append(
+    streams.inference(requestId),
+    [
+      {
+        id: randomUUID(),
+        type: 'TokensDebited',
+        data: { requestId, workspaceId: u.personalWs, keyId: 'k', config: 'service_3_pi', inputTokens: 1, outputTokens: 1, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: '60000000000' },
+      },
+    ],
+    { expectedRevision: 'no_stream' },
+  );
+  const done = await eventually(() => billing(server, u, u.personalWs), (r) => r.body.balance === '70', 8000);
+  expect(done.body.balance).toBe('70');
+  const events = await server.services.store.readStream(streams.billing(u.personalWs));
+  const succeeded = events.filter((e) => e.type === 'AutoReloadSucceeded');
+  expect(succeeded).toHaveLength(1);
+  expect(succeeded[0].metadata.actor).toBe('stripe-webhook');
+  const reloadId = (succeeded[0].data as { reloadId: string }).reloadId;
+  await new Promise((r) => setTimeout(r, 1500)); // the worker's retry (BullMQ backoff) finds it settled
+  expect(stripe.succeededCharges().filter((pi) => pi.metadata.ledger_id === reloadId)).toHaveLength(1);
+  expect((await server.services.store.readStream(streams.billing(u.personalWs))).filter((e) => e.type.startsWith('AutoReload')).map((e) => e.type)).toEqual([
+    'AutoReloadConfigured',
+    'AutoReloadTriggered',
+    'AutoReloadSucceeded',
+  ]);
+});
+
 test('without STRIPE_WEBHOOK_SECRET the endpoint answers 404', async () => {
   const plain = await startTestServer();
   try {
