@@ -254,7 +254,7 @@ describe('portal walk (headless Chromium)', () => {
     await capture(usageTab, '06-usage', problems, process.env.UPDATE_DOCS_SCREENSHOT === '1' || !existsSync(docsShot) ? docsShot : undefined);
 
     // By model, and the CSV download.
-    await usageTab.getByLabel('By').selectOption('model');
+    await usageTab.getByLabel('Break down by').selectOption('model');
     await usageTab.getByRole('list', { name: /Requests per minute legend/ }).getByText('service_3_productivity').waitFor();
     const [download] = await Promise.all([usageTab.waitForEvent('download'), usageTab.getByRole('button', { name: 'Download CSV' }).click()]);
     const csv = await download.createReadStream().then(
@@ -270,6 +270,14 @@ describe('portal walk (headless Chromium)', () => {
     expect(rows.every((r) => r[2] === 'service_3_productivity')).toBe(true);
     expect(rows.reduce((n, r) => n + Number(r[3]), 0)).toBe(2);
     await capture(usageTab, '07-usage-by-model', problems);
+    // Per hour and per day, the same two requests.
+    for (const per of ['hour', 'day'] as const) {
+      await usageTab.getByLabel('Time buckets').selectOption(per);
+      await usageTab.getByRole('figure', { name: new RegExp(`Requests per ${per}`) }).waitFor();
+      await usageTab.waitForFunction(() => document.querySelector('[data-testid="chart-requests"]')?.getAttribute('data-total') === '2', null, {
+        timeout: 5000,
+      });
+    }
     await usageTab.close();
 
     // The secret never reached the browser's storage.

@@ -214,16 +214,16 @@ export function UsagePage() {
         Requests, tokens and cost of the workspace <strong>{ws.name}</strong> over {WINDOWS[granularity].label}, updated live after each request.
       </p>
       <div class="card usage-controls">
-        <Field label="Per">
+        <Field label="Time buckets">
           {(p) => (
             <select {...p} name="granularity" value={granularity} onChange={(e) => setGranularity(val(e) as Granularity)}>
-              <option value="minute">Minute</option>
-              <option value="hour">Hour</option>
-              <option value="day">Day</option>
+              <option value="minute">Per minute (last hour)</option>
+              <option value="hour">Per hour (last 48 hours)</option>
+              <option value="day">Per day (last 30 days)</option>
             </select>
           )}
         </Field>
-        <Field label="By">
+        <Field label="Break down by">
           {(p) => (
             <select {...p} name="groupBy" value={groupBy} onChange={(e) => setGroupBy(val(e) as GroupBy)}>
               <option value="key">API key</option>
