@@ -2,7 +2,6 @@ import type { Server } from 'node:http';
 import { createApp } from './api/app';
 import { Config, ConfigError, loadConfig } from './config';
 import { createLogger, Logger } from './log';
-import { modules as allModules } from './modules';
 import { RedisProgress } from './projections/progress';
 import type { Projection, Reactor } from './projections/projection';
 import { ProjectionRunner } from './projections/runner';
@@ -19,11 +18,20 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export function projectionsOf(s: Services, modules: Module[] = allModules): Projection[] {
+/**
+ * src/modules.ts, loaded on first use: one-shot commands that need no feature module (the CLI's
+ * `events read`, a test's fixture modules) start without loading every feature.
+ */
+function allModules(): Module[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./modules') as typeof import('./modules')).modules;
+}
+
+export function projectionsOf(s: Services, modules: Module[] = allModules()): Projection[] {
   return modules.flatMap((m) => m.projections?.(s) ?? []);
 }
 
-export function reactorsOf(s: Services, modules: Module[] = allModules): Reactor[] {
+export function reactorsOf(s: Services, modules: Module[] = allModules()): Reactor[] {
   return modules.flatMap((m) => m.reactors?.(s) ?? []);
 }
 
@@ -37,7 +45,7 @@ export function reactorsOf(s: Services, modules: Module[] = allModules): Reactor
 export async function start(config: Config, opts: { log?: Logger; modules?: Module[] } = {}): Promise<Running> {
   const role = config.ROLE;
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { role });
-  const modules = opts.modules ?? allModules;
+  const modules = opts.modules ?? allModules();
   const s = await buildServices(config, log);
   const closers: Array<() => Promise<void>> = [];
   let runner: ProjectionRunner | undefined;
@@ -108,21 +116,35 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
 }
 
 /** Turns a start-up failure into one line naming what is wrong, never a stack trace. */
-export function describeStartupError(err: unknown): string {
+export function describeStartupError(
+  err: unknown,
+  config?: Pick<Config, 'EVENT_STORE' | 'DATA_DIR' | 'EVENTSTORE_CONNECTION_STRING'>,
+): string {
   if (err instanceof ConfigError) return err.lines.join('\n');
   const e = err as { name?: string; message?: string; code?: string; syscall?: string; port?: number };
   if (e?.code === 'EADDRINUSE') return `cannot listen: PORT ${e.port ?? ''} is already in use`.replace('  ', ' ');
   if (e?.code === 'EACCES' && e.syscall === 'listen') return `cannot listen on PORT ${e.port ?? ''}: permission denied`;
   // One line: some drivers put a multi-line explanation into the message.
-  return `${e?.name ?? 'Error'}: ${(e?.message ?? String(err)).split('\n')[0]}`;
+  const message = (e?.message ?? String(err)).split('\n')[0];
+  if (e?.name === 'StoreUnavailable' && config) {
+    // Name the setting to fix, not just the driver's complaint.
+    const setting =
+      config.EVENT_STORE === 'esdb'
+        ? `EVENTSTORE_CONNECTION_STRING=${(config.EVENTSTORE_CONNECTION_STRING ?? '').replace(/\/\/([^@/]*)@/, '//***@')}`
+        : `DATA_DIR=${config.DATA_DIR}`;
+    return `event store unavailable (EVENT_STORE=${config.EVENT_STORE}, ${setting}): ${message}`;
+  }
+  return `${e?.name ?? 'Error'}: ${message}`;
 }
 
 export async function serve(overrides: Record<string, string> = {}, opts: { modules?: Module[] } = {}): Promise<void> {
   let running: Running;
+  let config: Config | undefined;
   try {
-    running = await start(loadConfig(overrides), opts);
+    config = loadConfig(overrides);
+    running = await start(config, opts);
   } catch (err) {
-    process.stderr.write(`tollgate: ${describeStartupError(err)}\n`);
+    process.stderr.write(`tollgate: ${describeStartupError(err, config)}\n`);
     process.exit(1);
   }
   let stopping = false;

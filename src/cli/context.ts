@@ -20,7 +20,7 @@ export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<
   try {
     s = await buildServices(c, createLogger(c.LOG_LEVEL === 'info' ? 'warn' : c.LOG_LEVEL));
   } catch (err) {
-    fail(describeStartupError(err));
+    fail(describeStartupError(err, c));
   }
   try {
     return await fn(s);
@@ -37,7 +37,7 @@ export async function withStore<T>(fn: (store: EventStore) => Promise<T>): Promi
     store = openEventStore(c);
     await store.ping();
   } catch (err) {
-    fail(describeStartupError(err));
+    fail(describeStartupError(err, c));
   }
   try {
     return await fn(store);

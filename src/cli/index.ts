@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
 import { serve } from '../main';
-import { modules as allModules } from '../modules';
 import type { Module } from '../services';
 import { eventsCommand } from './events';
 import { ledgerCommand } from './ledger';
@@ -14,7 +13,7 @@ export interface CliOptions {
 }
 
 export function program(opts: CliOptions = {}): Command {
-  const modules = opts.modules ?? allModules;
+  const modules = opts.modules; // undefined: src/modules.ts, loaded only by commands that need it
   const p = new Command('tollgate').description('billing and usage engine for a conversation-completion API');
   p.command('serve')
     .description('run the service: all (default), api, projector or worker')
