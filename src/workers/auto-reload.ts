@@ -288,8 +288,8 @@ export function autoReloadReactor(deps: {
       const ar = settings.autoReload;
       // A reload in flight is finished by its own job (retried by BullMQ, or re-enqueued by the sweep).
       if (!ar?.enabled || settings.suspended || !settings.paymentMethod || settings.inFlight) return;
-      const { balance } = await getBalance(deps.readModels, workspaceId);
-      if (balance >= ar.threshold) return;
+      const { balance, deposited } = await getBalance(deps.readModels, workspaceId);
+      if (deposited === 0n || balance >= ar.threshold) return;
       if (ar.monthlyCap !== null && settings.reloadedThisMonth + ar.amount > ar.monthlyCap) return;
       await enqueueReload(await deps.queue(), workspaceId, settings.revision, event.id);
     },

@@ -456,6 +456,7 @@ export type TriggerSkip =
   | 'suspended'
   | 'in_flight'
   | 'no_payment_method'
+  | 'no_deposit'
   | 'above_threshold'
   | 'monthly_cap';
 
@@ -468,6 +469,8 @@ export function reloadBlocker(state: BillingState, balance: NanoUsd, nowIso: str
   if (!ar || !ar.enabled) return 'disabled';
   if (state.suspended) return 'suspended';
   if (!state.paymentMethod) return 'no_payment_method';
+  // Auto-reload tops up a funded balance: before the first deposit there is nothing to top up.
+  if (state.deposited === 0n) return 'no_deposit';
   if (balance >= ar.threshold) return 'above_threshold';
   if (ar.monthlyCap !== null && (state.reloadedByMonth.get(monthOf(nowIso)) ?? 0n) + ar.amount > ar.monthlyCap) {
     return 'monthly_cap';

@@ -94,8 +94,13 @@ describe('deposits', () => {
 });
 
 describe('auto-reload', () => {
+  const funded = () => {
+    let st = attach(initialBillingState());
+    st = apply(st, decideRequestDeposit(st, { workspaceId: WS, depositId: 'd0', amount: usd(100), by: 'u', now: 'x' }, rules).events);
+    return apply(st, decideDepositOutcome(st, { workspaceId: WS, depositId: 'd0', outcome: { status: 'succeeded', paymentIntentId: 'pi_0' } }).events);
+  };
   const configured = (cap: bigint | null = null) => {
-    const st = attach(initialBillingState());
+    const st = funded();
     return apply(
       st,
       decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(50), amount: usd(20), monthlyCap: cap, by: 'u' }, rules).events,
@@ -135,6 +140,12 @@ describe('auto-reload', () => {
     const reattached = attach(st, 'pm_card_mastercard');
     expect(reattached.suspended).toBeNull();
     expect(decideTriggerReload(reattached, { workspaceId: WS, reloadId: 'r2', balance: 0n, now }).result.triggered).toBe(true);
+  });
+
+  test('nothing to top up before the first deposit', () => {
+    let st = attach(initialBillingState());
+    st = apply(st, decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(50), amount: usd(20), monthlyCap: null, by: 'u' }, rules).events);
+    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: 0n, now: 'x' }).result).toMatchObject({ triggered: false, skip: 'no_deposit' });
   });
 
   test('the reload remembers the card on file when it was triggered (a retry sends the same charge)', () => {
