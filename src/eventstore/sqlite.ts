@@ -64,7 +64,24 @@ export interface SqliteOptions {
   pollIntervalMs?: number;
   /** Clock for `created`; injectable for tests. */
   now?: () => Date;
+  /**
+   * Group commit (default on): appends made in the same event-loop turn are written in one
+   * BEGIN IMMEDIATE transaction with one fsync, each in its own savepoint, so each append still
+   * succeeds or fails on its own (a conflict rolls back only that append). A promise resolves only
+   * after the COMMIT. Off: one transaction per append.
+   */
+  groupCommit?: boolean;
 }
+
+interface PendingAppend {
+  stream: string;
+  events: Encoded[];
+  expected: ExpectedRevision;
+  resolve: (r: AppendResult) => void;
+  reject: (err: unknown) => void;
+}
+
+type Outcome = { ok: AppendResult } | { err: unknown };
 
 const UNAVAILABLE_CODES = new Set([
   'SQLITE_BUSY',
@@ -105,6 +122,12 @@ function isUnavailable(err: unknown): boolean {
   return [...UNAVAILABLE_CODES].some((c) => code.startsWith(c));
 }
 
+function mapWriteError(err: unknown): unknown {
+  if (err instanceof WrongExpectedVersion) return err;
+  if (isUnavailable(err)) return new StoreUnavailable(`event store write failed: ${(err as Error).message}`, { cause: err });
+  return err;
+}
+
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
@@ -114,9 +137,16 @@ export class SqliteEventStore implements EventStore {
   private closed = false;
   private readonly stmts;
   private readonly appendImmediate: (stream: string, events: Encoded[], expected: ExpectedRevision) => AppendResult;
+  /** The same, nested inside a group transaction: better-sqlite3 wraps it in a SAVEPOINT. */
+  private readonly appendNested: (stream: string, events: Encoded[], expected: ExpectedRevision) => AppendResult;
+  private readonly commitGroup: (batch: PendingAppend[], out: Outcome[]) => void;
+  private readonly groupCommit: boolean;
+  private queue: PendingAppend[] = [];
+  private flushScheduled: NodeJS.Immediate | null = null;
 
   constructor(opts: SqliteOptions) {
     this.pollIntervalMs = opts.pollIntervalMs ?? 25;
+    this.groupCommit = opts.groupCommit ?? true;
     this.now = opts.now ?? (() => new Date());
     this.appended.setMaxListeners(0);
     try {
@@ -155,7 +185,20 @@ export class SqliteEventStore implements EventStore {
       head: db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events').safeIntegers(true),
     };
     // Built once: db.transaction() allocates wrappers on every call.
-    this.appendImmediate = db.transaction(this.appendTx).immediate;
+    const tx = db.transaction(this.appendTx);
+    this.appendImmediate = tx.immediate;
+    this.appendNested = tx;
+    this.commitGroup = db.transaction((batch: PendingAppend[], out: Outcome[]) => {
+      for (const p of batch) {
+        try {
+          out.push({ ok: this.appendNested(p.stream, p.events, p.expected) });
+        } catch (err) {
+          // This append's savepoint is rolled back; the others go on. A failing disk aborts them all.
+          if (!(err instanceof WrongExpectedVersion) && isUnavailable(err)) throw err;
+          out.push({ err: mapWriteError(err) });
+        }
+      }
+    }).immediate;
   }
 
   /**
@@ -229,17 +272,63 @@ export class SqliteEventStore implements EventStore {
     // Serialized before the write lock is taken.
     const encoded = events.map(encode);
     this.assertOpen();
+    if (!this.groupCommit) return this.appendNow(stream, encoded, opts.expectedRevision);
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ stream, events: encoded, expected: opts.expectedRevision, resolve, reject });
+      this.flushScheduled ??= setImmediate(this.flush);
+    });
+  }
+
+  private appendNow(stream: string, events: Encoded[], expected: ExpectedRevision): AppendResult {
     let result: AppendResult;
     try {
-      result = this.appendImmediate(stream, encoded, opts.expectedRevision);
+      result = this.appendImmediate(stream, events, expected);
     } catch (err) {
-      if (err instanceof WrongExpectedVersion) throw err;
-      if (isUnavailable(err)) throw new StoreUnavailable(`event store write failed: ${(err as Error).message}`, { cause: err });
-      throw err;
+      throw mapWriteError(err);
     }
     this.appended.emit('appended', result.position);
     return result;
   }
+
+  /** Writes every append queued in this event-loop turn: one transaction, one fsync. */
+  private readonly flush = (): void => {
+    this.flushScheduled = null;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    if (this.closed) {
+      for (const p of batch) p.reject(new StoreUnavailable('event store is closed'));
+      return;
+    }
+    if (batch.length === 1) {
+      const p = batch[0];
+      try {
+        p.resolve(this.appendNow(p.stream, p.events, p.expected));
+      } catch (err) {
+        p.reject(err);
+      }
+      return;
+    }
+    const outcomes: Outcome[] = [];
+    try {
+      this.commitGroup(batch, outcomes);
+    } catch (err) {
+      const mapped = mapWriteError(err);
+      for (const p of batch) p.reject(mapped);
+      return;
+    }
+    let head = -1n;
+    batch.forEach((p, i) => {
+      const o = outcomes[i];
+      if ('ok' in o) {
+        if (o.ok.position > head) head = o.ok.position;
+        p.resolve(o.ok);
+      } else {
+        p.reject(o.err);
+      }
+    });
+    if (head >= 0n) this.appended.emit('appended', head);
+  };
 
   async readStream(stream: string, opts: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
@@ -324,6 +413,11 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // Appends already accepted are written before the file is closed.
+    if (this.flushScheduled) {
+      clearImmediate(this.flushScheduled);
+      this.flush();
+    }
     this.closed = true;
     this.appended.emit('appended', -1n);
     this.db.close();

@@ -1,7 +1,7 @@
 /**
  * One contract for every EventStore adapter.
  *
- * - sqlite: always, a fresh file under os.tmpdir() per test.
+ * - sqlite: always, a fresh file under os.tmpdir() per test; with group commit (the default) and without.
  * - esdb adapter over an in-memory fake of @eventstore/db-client: always. It runs the real adapter's
  *   mapping code (revisions, errors, system events, $all paging, positions, subscriptions).
  * - esdb against a real EventStoreDB: when EVENTSTORE_CONNECTION_STRING is set (docker-compose starts
@@ -30,7 +30,8 @@ if (!ESDB) {
 
 type Row = [string, Adapter, boolean];
 const rows: Row[] = [
-  [sqliteAdapter.name, sqliteAdapter, true],
+  ['sqlite', sqliteAdapter(), true],
+  ['sqlite (group commit off)', sqliteAdapter({ groupCommit: false }), true],
   ['esdb (fake client)', fakeEsdbAdapter(), true],
   ['esdb (real server)', realEsdbAdapter(ESDB ?? 'esdb://unset'), !!ESDB],
 ];

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEventStore } from '../../src/eventstore';
 import { StoreUnavailable, WrongExpectedVersion } from '../../src/eventstore/port';
+import type { AppendResult } from '../../src/eventstore/port';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import { Collector, ev, evs } from './support/adapters';
 
@@ -73,6 +74,42 @@ test('an id already stored in another stream is a conflict, and a batch is all o
     WrongExpectedVersion,
   );
   expect(await s.readStream('three')).toHaveLength(3);
+});
+
+test('group commit: appends of one turn share a transaction, yet each succeeds or fails on its own', async () => {
+  const s = store();
+  const a = ev('A');
+  const b = ev('B');
+  const c = evs(2);
+  const d = ev('D');
+  const results = await Promise.allSettled([
+    s.append('g1', [a], { expectedRevision: 'no_stream' }),
+    s.append('g1', [b], { expectedRevision: 'no_stream' }), // sees A from the same batch: conflict
+    s.append('g2', c, { expectedRevision: 'no_stream' }),
+    s.append('g2', [d, c[0]], { expectedRevision: 1n }), // reuses an id: conflict, nothing of it stays
+    s.append('g1', [ev('E')], { expectedRevision: 0n }),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+  const wrong = results[1] as PromiseRejectedResult;
+  expect(wrong.reason).toBeInstanceOf(WrongExpectedVersion);
+  expect((wrong.reason as WrongExpectedVersion).actual).toBe(0n);
+  expect((results[3] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedVersion);
+  expect((await s.readStream('g1')).map((e) => e.type)).toEqual(['A', 'E']);
+  expect((await s.readStream('g2')).map((e) => e.id)).toEqual(c.map((e) => e.id));
+  const fulfilled = results.filter((r): r is PromiseFulfilledResult<AppendResult> => r.status === 'fulfilled');
+  const positions = fulfilled.map((r) => r.value.position);
+  expect(positions).toEqual([...positions].sort((x, y) => (x < y ? -1 : 1)));
+  expect(await s.headPosition()).toBe(positions[positions.length - 1]);
+});
+
+test('close() writes the appends it has already accepted', async () => {
+  const file = join(dir, 'events.sqlite');
+  const s = store(file);
+  const pending = s.append('x', evs(2), { expectedRevision: 'no_stream' });
+  await s.close();
+  await expect(pending).resolves.toEqual(expect.objectContaining({ nextExpectedRevision: 1n }));
+  expect(await store(file).readStream('x')).toHaveLength(2);
+  await expect(s.append('x', evs(1), { expectedRevision: 1n })).rejects.toBeInstanceOf(StoreUnavailable);
 });
 
 test('a second connection to the same file: its appends reach a subscription, conflicts are detected', async () => {

@@ -23,22 +23,24 @@ export interface Adapter {
   open(): Promise<Opened>;
 }
 
-export const sqliteAdapter: Adapter = {
-  name: 'sqlite',
-  fresh: true,
-  heavyTimeoutMs: 60_000,
-  async open() {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-contract-'));
-    const store = new SqliteEventStore({ file: join(dir, 'events.sqlite') });
-    return {
-      store,
-      async cleanup() {
-        await store.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-};
+export function sqliteAdapter(opts: { groupCommit?: boolean } = {}): Adapter {
+  return {
+    name: opts.groupCommit === false ? 'sqlite (group commit off)' : 'sqlite',
+    fresh: true,
+    heavyTimeoutMs: 60_000,
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'tollgate-contract-'));
+      const store = new SqliteEventStore({ file: join(dir, 'events.sqlite'), ...opts });
+      return {
+        store,
+        async cleanup() {
+          await store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
 
 export function fakeEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
   return {
