@@ -10,7 +10,7 @@ import {
 import { formatUsd, NanoUsd } from '../../domain/money';
 import type { Prices } from '../../domain/pricing';
 import { streams } from '../../domain/streams';
-import { EventMetadata, NewEvent, StoreUnavailable, WrongExpectedVersion } from '../../eventstore/port';
+import { EventMetadata, NewEvent, WrongExpectedVersion } from '../../eventstore/port';
 import type { ModelBackend } from '../../inference/backend';
 import { fnv1a } from '../../inference/demo/prng';
 import { GenerationResult, runGeneration } from '../../inference/generate';
@@ -160,8 +160,7 @@ export class InferenceEngine {
       await this.opts.reservations.release(key.workspaceId, requestId).catch((e) =>
         this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'),
       );
-      if (err instanceof StoreUnavailable) throw err;
-      throw err;
+      throw err; // StoreUnavailable → 503 through the error mapper
     }
     return { facts, request, prompt, reserved, startedMs: now.getTime(), metadata, searched };
   }
@@ -255,5 +254,3 @@ async function unavailableOnFailure<T>(fn: () => Promise<T>): Promise<T> {
     throw new HttpError(503, 'Service temporarily unavailable: balances cannot be read', { 'Retry-After': '1' });
   }
 }
-
-export { unavailableOnFailure };
