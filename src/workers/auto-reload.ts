@@ -71,7 +71,8 @@ export interface ReloadDeps {
 
 export type ReloadResult =
   | { action: 'skipped'; reason: string }
-  | { action: 'succeeded' | 'failed'; reloadId: string; amountNanoUsd: bigint; code?: string };
+  /** JSON-safe: BullMQ stores it as the job's return value (a bigint would fail the job). */
+  | { action: 'succeeded' | 'failed'; reloadId: string; amountNanoUsd: string; code?: string };
 
 export const reloadJobId = (workspaceId: string, revision: bigint | null) =>
   `reload-${workspaceId}-${revision === null ? 'none' : revision.toString()}`;
@@ -131,7 +132,7 @@ export async function runReload(
     const after = foldBilling(await d.store.readStream(stream));
     const rec = after.reloads.get(reloadId);
     if (!rec) throw new Error(`reload ${reloadId} not found after it was appended`);
-    if (rec.status !== 'in_flight') return { action: rec.status, reloadId, amountNanoUsd: rec.amount, code: rec.code ?? undefined };
+    if (rec.status !== 'in_flight') return { action: rec.status, reloadId, amountNanoUsd: rec.amount.toString(), code: rec.code ?? undefined };
     return settle(d, workspaceId, rec, step, opts.cause);
   }
   throw new Error(`billing-${workspaceId} kept changing; giving up this attempt`);
@@ -226,7 +227,7 @@ async function recordOutcome(
       }
       d.log.info({ workspaceId, reloadId, status: result.status, code: result.code }, 'auto-reload settled');
     }
-    return { action: result.status === 'succeeded' ? 'succeeded' : 'failed', reloadId, amountNanoUsd: result.amount, code: result.code ?? undefined };
+    return { action: result.status === 'succeeded' ? 'succeeded' : 'failed', reloadId, amountNanoUsd: result.amount.toString(), code: result.code ?? undefined };
   }
   throw new Error(`could not record the outcome of reload ${reloadId}`);
 }

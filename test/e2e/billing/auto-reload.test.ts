@@ -79,6 +79,10 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     );
     expect(after.body).toMatchObject({ balance: '65', reloaded: '25', spent: '60' });
     expect(after.body.autoReload).toMatchObject({ status: 'active', reloadedThisMonth: '25' });
+    // The job completed on its first attempt: nothing waits for a retry.
+    const { reloadQueueOf } = await import('../../../src/api/billing/service');
+    const counts = await (await reloadQueueOf(server.services)).getJobCounts('delayed', 'failed', 'waiting', 'active');
+    expect(counts).toMatchObject({ delayed: 0, failed: 0, waiting: 0, active: 0 });
     expect(await billingTypes(ws)).toEqual([
       'PaymentMethodAttached',
       'DepositRequested',
@@ -165,6 +169,30 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const again = await putAutoReload(u, ws, { enabled: false, threshold: '50', amount: '20' });
     expect(again.body.status).toBe('disabled');
     expect((await api(server).get('/v1/me').set(u.auth)).body.notices).toEqual([]);
+  });
+
+  test('a rebuild of every billing read model replays the ledger and charges nothing', async () => {
+    const u = await fundedUser(server);
+    const ws = u.personalWs;
+    await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '20' });
+    await debit(ws, usd(70));
+    await eventually(() => billing(server, u, ws), (r) => r.body.balance === '50');
+    const before = (await billing(server, u, ws)).body;
+    const head = await server.services.store.headPosition();
+    const { rebuildProjection } = await import('../../../src/projections/rebuild');
+    const { projectionsOf } = await import('../../../src/main');
+    const s = server.services;
+    for (const p of projectionsOf(s).filter((x) => ['balances', 'ledger', 'usage', 'billing-settings', 'billing-notices'].includes(x.name))) {
+      await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection: p });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const appended0 = await s.store.readAll({ fromPosition: head + 1n });
+    const appended = appended0.filter((e) => e.stream === streams.billing(ws));
+    expect(appended.map((e) => e.type)).toEqual([]); // nothing appended: no reload was triggered
+    const after = (await billing(server, u, ws)).body;
+    expect(after).toEqual(before);
+    const ledger = await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth);
+    expect(ledger.body.entries.map((e: { balance: string }) => e.balance)).toEqual(['100', '30', '50']);
   });
 
   test('members read billing; only admins change it', async () => {
