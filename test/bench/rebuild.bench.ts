@@ -23,6 +23,10 @@ export interface RebuildBenchResult {
   fillMs: number;
   rebuildMs: number;
   eventsPerSecond: number;
+  /** CPU time of this process during the rebuild. */
+  nodeCpuMs: number;
+  /** CPU time of the Redis server during the rebuild (includes anything else it served meanwhile). */
+  redisCpuMs: number;
 }
 
 const WORKSPACES = 1000;
@@ -65,10 +69,24 @@ export async function benchRebuild(n: number, opts: { quiet?: boolean } = {}): P
     const fillMs = Date.now() - fillStart;
     say(`filled ${n} events in ${fillMs} ms`);
 
+    // CPU time (ours and the Redis server's) too: wall-clock figures swing with other load on the machine.
+    const redisCpu = async () => {
+      const info = await redis.info('cpu');
+      const num = (k: string) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+      return (num('used_cpu_user') + num('used_cpu_sys')) * 1000;
+    };
+    const redisBefore = await redisCpu();
+    const cpuBefore = process.cpuUsage();
     const result = await rebuildProjection({ store, redis, ks, projection: benchBalances });
+    const cpu = process.cpuUsage(cpuBefore);
+    const nodeCpuMs = Math.round((cpu.user + cpu.system) / 1000);
+    const redisCpuMs = Math.round((await redisCpu()) - redisBefore);
     const eventsPerSecond = Math.round((result.events * 1000) / Math.max(result.ms, 1));
-    say(`rebuilt ${benchBalances.name}: ${result.events} events in ${result.ms} ms = ${eventsPerSecond} events/s`);
-    return { events: result.events, fillMs, rebuildMs: result.ms, eventsPerSecond };
+    say(
+      `rebuilt ${benchBalances.name}: ${result.events} events in ${result.ms} ms = ${eventsPerSecond} events/s ` +
+        `(CPU: this process ${nodeCpuMs} ms, Redis server ${redisCpuMs} ms)`,
+    );
+    return { events: result.events, fillMs, rebuildMs: result.ms, eventsPerSecond, nodeCpuMs, redisCpuMs };
   } finally {
     let cursor = '0';
     do {
