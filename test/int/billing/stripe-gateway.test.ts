@@ -81,6 +81,21 @@ describe('stripe adapter through the real SDK', () => {
     expect(canceled.status).toBe('canceled');
   });
 
+  it('the wire server also speaks create-then-confirm and retrieve, as Stripe does', async () => {
+    const { g, a } = await attached();
+    const stripe = g.stripe;
+    const pi = await stripe.paymentIntents.create({ amount: 2500, currency: 'usd', customer: a.customerId!, payment_method: a.paymentMethodId });
+    expect(pi.status).toBe('requires_confirmation');
+    const confirmed = await stripe.paymentIntents.confirm(pi.id, {}, { idempotencyKey: `confirm-${pi.id}` });
+    expect(confirmed).toMatchObject({ id: pi.id, status: 'succeeded', amount_received: 2500 });
+    expect((await stripe.paymentIntents.retrieve(pi.id)).status).toBe('succeeded');
+    await expect(stripe.paymentIntents.confirm(pi.id)).rejects.toMatchObject({ type: 'StripeInvalidRequestError', code: 'payment_intent_unexpected_state' });
+    const declined = await attached('pm_card_chargeDeclined');
+    await expect(
+      stripe.paymentIntents.create({ amount: 2500, currency: 'usd', customer: declined.a.customerId!, payment_method: declined.a.paymentMethodId, confirm: true }),
+    ).rejects.toMatchObject({ type: 'StripeCardError', statusCode: 402, code: 'card_declined', decline_code: 'generic_decline' });
+  });
+
   it('an unknown payment method is refused when attached', async () => {
     await expect(gateway().attachPaymentMethod({ workspaceId: 'w', customerId: null, paymentMethodId: 'pm_nope' })).rejects.toMatchObject({
       name: 'GatewayRejected',
