@@ -8,7 +8,7 @@
  *
  *   npm run bench:gateway                      # prints a markdown table
  *   npm run bench:gateway -- --write           # also replaces "## Gateway" in docs/BENCHMARKS.md
- *   options: --duration <s> (10) --connections <n> (10) --ttfc <n> (300)
+ *   options: --duration <s> (10) --connections <n> (10) --ttfc <n> (300) --rounds <n> (2)
  *
  * Each server runs in its own child process (autocannon gets the parent's core). The engine is
  * measured twice: with its SQLite file on tmpfs (/dev/shm: fsync is free, so what remains is the
@@ -222,7 +222,10 @@ async function measure(t: Target, seconds: number, connections: number, ttfcN: n
   }
 }
 
-function report(results: Measured[], opts: { seconds: number; connections: number; ttfcN: number; load: number }): string {
+function report(
+  results: Measured[],
+  opts: { seconds: number; connections: number; ttfcN: number; load: number; rounds: number },
+): string {
   const base = results[0];
   const f = (n: number, d = 2) => n.toFixed(d);
   const rows = results.map((m) =>
@@ -232,7 +235,8 @@ function report(results: Measured[], opts: { seconds: number; connections: numbe
   );
   return [
     `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; ` +
-      `autocannon, ${opts.connections} connections, ${opts.seconds} s after a 2 s warm-up; instant backend (fixed reply, no model time); ` +
+      `autocannon, ${opts.connections} connections, ${opts.seconds} s after a 2 s warm-up, the mean of ${opts.rounds} alternating rounds; ` +
+      `instant backend (fixed reply, no model time); ` +
       `time to first chunk: ${opts.ttfcN} sequential streaming requests. Latencies in ms. ` +
       `Load average when the run started: ${opts.load.toFixed(1)} (other work on the machine competes for its cores).`,
     '',
@@ -290,13 +294,28 @@ async function main(): Promise<void> {
     ...(existsSync('/dev/shm') ? [{ name: 'engine, SQLite on tmpfs', args: ['engine', '/dev/shm'] }] : []),
     { name: 'engine, SQLite on disk (synchronous=FULL)', args: ['engine', tmpdir()] },
   ];
+  const rounds = arg('rounds', 2);
   const load = loadavg()[0];
-  const results: Measured[] = [];
-  for (const t of targets) {
-    process.stderr.write(`measuring ${t.name} …\n`);
-    results.push(await measure(t, seconds, connections, ttfcN));
+  // Rounds alternate the targets, so a change in the machine's other load hits all of them alike.
+  const runs: Measured[][] = targets.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (const [i, t] of targets.entries()) {
+      process.stderr.write(`round ${r + 1}/${rounds}: measuring ${t.name} …\n`);
+      runs[i].push(await measure(t, seconds, connections, Math.ceil(ttfcN / rounds)));
+    }
   }
-  const table = report(results, { seconds, connections, ttfcN, load });
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const results: Measured[] = runs.map((ms) => ({
+    name: ms[0].name,
+    rps: mean(ms.map((m) => m.rps)),
+    p50: mean(ms.map((m) => m.p50)),
+    p99: mean(ms.map((m) => m.p99)),
+    non2xx: ms.reduce((a, m) => a + m.non2xx, 0),
+    errors: ms.reduce((a, m) => a + m.errors, 0),
+    ttfcP50: mean(ms.map((m) => m.ttfcP50)),
+    ttfcP99: mean(ms.map((m) => m.ttfcP99)),
+  }));
+  const table = report(results, { seconds, connections, ttfcN, load, rounds });
   process.stdout.write(`${table}\n`);
   if (process.argv.includes('--write')) writeSection(table);
 }
