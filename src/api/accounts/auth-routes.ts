@@ -107,7 +107,7 @@ export function authRoutes(s: Services): Router {
     res.cookie(SESSION_COOKIE, token, {
       httpOnly: true,
       sameSite: 'lax',
-      secure: s.config.COOKIE_SECURE,
+      secure: s.config.COOKIE_SECURE || req.secure,
       path: '/',
       maxAge: s.config.SESSION_TTL_SECONDS * 1000,
     });
@@ -122,7 +122,7 @@ export function authRoutes(s: Services): Router {
   r.post('/v1/logout', requireSession(s), async (req, res) => {
     const found = sessionTokenOf(req);
     if (found) await destroySession(s, found.token);
-    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: s.config.COOKIE_SECURE, path: '/' });
+    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: s.config.COOKIE_SECURE || req.secure, path: '/' });
     res.status(204).end();
   });
 

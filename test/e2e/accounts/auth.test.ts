@@ -87,6 +87,16 @@ describe('POST /v1/login', () => {
     expect(me.body.workspaces).toEqual([{ workspaceId: ws, name: 'Personal', role: 'admin', personal: true }]);
   });
 
+  test('the cookie is Secure behind an HTTPS proxy on loopback, and not over plain HTTP', async () => {
+    const email = uniqueEmail('secure');
+    await signup(server, email);
+    const plain = await api(server).post('/v1/login').send({ email, password: PASSWORD });
+    expect(cookieOf(plain)).not.toMatch(/;\s*Secure/i);
+    const https = await api(server).post('/v1/login').set('X-Forwarded-Proto', 'https').send({ email, password: PASSWORD });
+    expect(https.status).toBe(200);
+    expect(cookieOf(https)).toMatch(/;\s*Secure/i);
+  });
+
   test('later logins create no second personal workspace', async () => {
     const email = uniqueEmail('again');
     const { userId } = await signup(server, email);
