@@ -1,4 +1,5 @@
 import { accountsModule } from './api/accounts/module';
+import { adminModule } from './api/admin/router';
 import { billingModule } from './api/billing/module';
 import { inferenceModule } from './api/inference/module';
 import { portalModule } from './api/portal/module';
@@ -10,4 +11,4 @@ import type { Module } from './services';
  * projections, reactors, routes and workers in the roles that run them.
  */
 // The portal comes last: its SPA fallback answers only what no API route took.
-export const modules: Module[] = [coreReadModels, accountsModule, billingModule, inferenceModule, portalModule];
+export const modules: Module[] = [coreReadModels, accountsModule, billingModule, inferenceModule, adminModule, portalModule];

@@ -1,4 +1,4 @@
-import { conflict, DomainError, forbidden, notFound, paymentRequired } from '../errors';
+import { conflict, DomainError, forbidden, invalid, notFound, paymentRequired } from '../errors';
 import type { Funding } from '../billing/funding';
 import { formatUsd, NanoUsd } from '../money';
 import type {
@@ -89,7 +89,9 @@ export type WorkspaceCommand =
         requiredDepositNanoUsd: NanoUsd;
       };
     }
-  | { type: 'DeleteApiKey'; data: { keyId: string; by: string } };
+  | { type: 'DeleteApiKey'; data: { keyId: string; by: string } }
+  /** An operator's per-key request rate; null returns the key to the default. Not a member action. */
+  | { type: 'ChangeRateLimit'; data: { keyId: string; requestsPerMinute: number | null; by: string } };
 
 export const workspaceDecider = {
   initial: (): WorkspaceState => ({
@@ -289,6 +291,21 @@ export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand
       const key = state.keys.get(d.keyId);
       if (!key) throw notFound('API key not found');
       return [{ type: 'ApiKeyDeleted', data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, by: d.by } }];
+    }
+    case 'ChangeRateLimit': {
+      const d = command.data;
+      if (!state.exists) throw notFound('Workspace not found');
+      const key = state.keys.get(d.keyId);
+      if (!key) throw notFound('API key not found');
+      if (d.requestsPerMinute !== null && (!Number.isInteger(d.requestsPerMinute) || d.requestsPerMinute < 1)) {
+        throw invalid('requestsPerMinute must be a whole number of at least 1, or null for the default');
+      }
+      return [
+        {
+          type: 'RateLimitChanged',
+          data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, requestsPerMinute: d.requestsPerMinute, by: d.by },
+        },
+      ];
     }
   }
 }

@@ -1,0 +1,63 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { RequestHandler, Router } from 'express';
+import { z } from 'zod';
+import { projectionsOf } from '../../main';
+import { rebuildProjection } from '../../projections/rebuild';
+import { projectionStatus } from '../../projections/status';
+import type { Module, Services } from '../../services';
+import { settle } from '../accounts/common';
+import { workspaceCommand } from '../accounts/workspace-routes';
+import { HttpError } from '../middleware/errors';
+
+const digest = (v: string) => createHash('sha256').update(v).digest();
+
+/** Bearer ADMIN_TOKEN, compared in constant time. Without ADMIN_TOKEN, /admin does not exist (404). */
+function requireOperator(s: Services): RequestHandler {
+  const expected = s.config.ADMIN_TOKEN ? digest(s.config.ADMIN_TOKEN) : null;
+  return (req, _res, next) => {
+    if (!expected) return next(new HttpError(404, 'Not Found'));
+    const m = /^Bearer (.+)$/.exec(req.header('authorization') ?? '');
+    if (!m || !timingSafeEqual(digest(m[1]), expected)) {
+      return next(new HttpError(401, 'An operator token is required: Authorization: Bearer <ADMIN_TOKEN>', { 'WWW-Authenticate': 'Bearer' }));
+    }
+    next();
+  };
+}
+
+const rateLimitBody = z.object({
+  requestsPerMinute: z.union([z.number().int().min(1).max(1_000_000), z.null()]),
+});
+
+/** Operators: projection status and rebuild, and a key's request rate. */
+export function adminRouter(s: Services): Router {
+  const r = Router();
+  r.use('/admin', requireOperator(s));
+
+  r.get('/admin/projections', async (_req, res) => {
+    const names = projectionsOf(s).map((p) => p.name);
+    res.json({ projections: await projectionStatus(s.store, s.redis, s.ks, names) });
+  });
+
+  r.post('/admin/projections/:name/rebuild', async (req, res) => {
+    const all = projectionsOf(s);
+    const projection = all.find((p) => p.name === req.params.name);
+    if (!projection) throw new HttpError(404, `Unknown projection "${req.params.name}"; known: ${all.map((p) => p.name).join(', ')}`);
+    const result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
+    res.json({ name: result.name, generation: result.gen, events: result.events, ms: result.ms });
+  });
+
+  r.put('/admin/workspaces/:ws/keys/:keyId/rate-limit', async (req, res) => {
+    const body = rateLimitBody.parse(req.body ?? {});
+    const done = await workspaceCommand(
+      s,
+      String(req.params.ws),
+      { type: 'ChangeRateLimit', data: { keyId: String(req.params.keyId), requestsPerMinute: body.requestsPerMinute, by: 'operator' } },
+      { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
+    );
+    await settle(s, done.appended);
+    res.json({ keyId: req.params.keyId, requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE, overridden: body.requestsPerMinute !== null });
+  });
+  return r;
+}
+
+export const adminModule: Module = { name: 'admin', router: adminRouter };
