@@ -92,9 +92,8 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
     return 'ok';
   };
 
-  r.post(PATHS.inference, ...chain, async (req, res) => {
-    const request = parse(inferenceBodySchema, req.body);
-    const prepared = await prepare(req, res, 'inference', request);
+  /** A whole reply, for the non-streaming answers; a caller who leaves cancels it. */
+  async function generateWhole(prepared: Awaited<ReturnType<typeof prepare>>, res: Response) {
     let text = '';
     const out = await engine.execute(prepared, {
       signal: disconnectSignal(res),
@@ -103,6 +102,13 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
         text += t;
       },
     });
+    return { out, text };
+  }
+
+  r.post(PATHS.inference, ...chain, async (req, res) => {
+    const request = parse(inferenceBodySchema, req.body);
+    const prepared = await prepare(req, res, 'inference', request);
+    const { out, text } = await generateWhole(prepared, res);
     if (settle(out) === 'gone') return;
     res.json({ created: now(), text });
   });
@@ -151,14 +157,7 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
       total_tokens: out.inputTokens + out.outputTokens,
     });
     if (!body.stream) {
-      let text = '';
-      const out = await engine.execute(prepared, {
-        signal: disconnectSignal(res),
-        streaming: false,
-        onText: (t) => {
-          text += t;
-        },
-      });
+      const { out, text } = await generateWhole(prepared, res);
       if (settle(out) === 'gone') return;
       res.json({
         id,
