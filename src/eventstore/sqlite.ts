@@ -43,7 +43,8 @@ function encode(e: NewEvent): Encoded {
   return { id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) };
 }
 
-const SCHEMA = `
+/** The one table of the store; the bench's raw inserts use it too, so both write the same indexes. */
+export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
   position        INTEGER PRIMARY KEY AUTOINCREMENT,
   event_id        TEXT    NOT NULL,

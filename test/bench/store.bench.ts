@@ -23,7 +23,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewEvent } from '../../src/eventstore/port';
-import { SqliteEventStore } from '../../src/eventstore/sqlite';
+import { SCHEMA, SqliteEventStore } from '../../src/eventstore/sqlite';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: number) => {
@@ -38,21 +38,6 @@ const BATCH_TX_PER_ROUND = opt('batches', 500);
 const ROUND_CAP_MS = opt('round-ms', 3_000);
 const READ_BATCH = 5_000;
 const FILL_BATCH = 10_000;
-
-// The adapter's schema (src/eventstore/sqlite.ts), so raw and adapter write the same table and indexes.
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position        INTEGER PRIMARY KEY AUTOINCREMENT,
-  event_id        TEXT    NOT NULL,
-  stream_id       TEXT    NOT NULL,
-  stream_revision INTEGER NOT NULL,
-  type            TEXT    NOT NULL,
-  data            TEXT    NOT NULL,
-  metadata        TEXT    NOT NULL,
-  created         TEXT    NOT NULL,
-  UNIQUE (stream_id, stream_revision),
-  UNIQUE (event_id)
-);`;
 
 /** A TokensDebited-sized event with the metadata every event carries. */
 function event(k: number): NewEvent {
