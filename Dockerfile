@@ -8,6 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
 COPY portal ./portal
+COPY docs/USAGE-POLICY.md ./docs/USAGE-POLICY.md
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -5,6 +5,8 @@ const transform = {
 const base = { transform, testEnvironment: 'node', setupFiles: ['<rootDir>/test/support/env.ts'] };
 module.exports = {
   testTimeout: 30000,
+  // Prints the one line saying the PostgreSQL rows were skipped, when TEST_DATABASE_URL is unset.
+  globalSetup: '<rootDir>/test/support/pg-skip-note.js',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...base, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },

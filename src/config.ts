@@ -35,6 +35,10 @@ const esdbUrl = z
   .string()
   .refine((s) => /^esdb(\+discover)?:\/\/[^\s/]+/.test(s), 'must look like esdb://host:2113?tls=false');
 
+const postgresUrl = z
+  .string()
+  .refine((s) => /^postgres(ql)?:\/\/[^\s]+$/.test(s), 'must look like postgres://user@host:5432/database');
+
 const httpUrl = z.string().refine((s) => /^https?:\/\/[^\s]+$/.test(s), 'must be an http(s) URL');
 
 export const envSchema = z
@@ -42,12 +46,16 @@ export const envSchema = z
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: port(8080),
     HOST: z.string().default('0.0.0.0'),
+    /** Prometheus /metrics on a listener of its own (on HOST); unset: no listener. */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ROLE: z.enum(['all', 'api', 'projector', 'worker']).default('all'),
 
     DATA_DIR: z.string().default('./data'),
-    EVENT_STORE: z.enum(['sqlite', 'esdb']).default('sqlite'),
+    EVENT_STORE: z.enum(['sqlite', 'esdb', 'postgres']).default('sqlite'),
     EVENTSTORE_CONNECTION_STRING: esdbUrl.optional(),
+    /** The PostgreSQL event store (EVENT_STORE=postgres). */
+    DATABASE_URL: postgresUrl.optional(),
 
     REDIS_URL: redisUrl,
     /** Every Redis key this process touches starts with this, so tests and services can share one Redis. */
@@ -60,6 +68,19 @@ export const envSchema = z
     ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(7 * 24 * 3600),
     COOKIE_SECURE: bool(false),
+
+    /** Login and signup attempts per client address per minute (refused before any password hashing). */
+    LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().positive().default(20),
+    /** Failed logins per e-mail address within LOGIN_FAILURE_WINDOW_SECONDS; a success clears them. */
+    LOGIN_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(10),
+    LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().positive().default(900),
+    /** Password hashes (scrypt) computed at once per process, and how many may wait; more are refused with 503. */
+    PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(10000).default(8),
+    /** Invitations one admin may send per hour (an invitation tells whether an e-mail has an account). */
+    INVITATIONS_PER_ADMIN_PER_HOUR: z.coerce.number().int().positive().default(30),
+    /** Open live usage streams per user per api process. */
+    LIVE_STREAMS_PER_USER: z.coerce.number().int().positive().default(5),
 
     PRICE_INPUT_NANO_USD_PER_TOKEN: nanoUsd('2500'),
     PRICE_OUTPUT_NANO_USD_PER_TOKEN: nanoUsd('10000'),
@@ -100,6 +121,8 @@ export const envSchema = z
     PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100000).default(500),
     /** How long a write waits for the projections to reach it before answering anyway. */
     READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
+    /** The usage policy served and accepted (version, effective date, rules); unset: docs/USAGE-POLICY.md. */
+    USAGE_POLICY_FILE: z.string().optional(),
   })
   .superRefine((env, ctx) => {
     if (env.EVENT_STORE === 'esdb' && !env.EVENTSTORE_CONNECTION_STRING) {
@@ -108,6 +131,9 @@ export const envSchema = z
         path: ['EVENTSTORE_CONNECTION_STRING'],
         message: 'is required when EVENT_STORE=esdb',
       });
+    }
+    if (env.EVENT_STORE === 'postgres' && !env.DATABASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['DATABASE_URL'], message: 'is required when EVENT_STORE=postgres' });
     }
     if (env.MODEL_BACKEND === 'openai' && !env.OPENAI_BASE_URL) {
       ctx.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'is required when MODEL_BACKEND=openai' });
@@ -140,7 +166,9 @@ export function loadConfig(
   const lines = parsed.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? 'environment');
     const value = cleaned[name];
-    const shown = value === undefined ? '' : ` (got "${name.includes('SECRET') || name.includes('TOKEN') || name.includes('KEY') ? '***' : value}")`;
+    const secret = name.includes('SECRET') || name.includes('TOKEN') || name.includes('KEY');
+    // A URL's password (DATABASE_URL, REDIS_URL) is never echoed.
+    const shown = value === undefined ? '' : ` (got "${secret ? '***' : value.replace(/\/\/[^@/\s]*@/, '//***@')}")`;
     return `invalid setting ${name}: ${issue.message}${shown}`;
   });
   throw new ConfigError([...new Set(lines)]);

@@ -1,11 +1,18 @@
-import type { Server } from 'node:http';
+import { createServer, Server } from 'node:http';
+import { answerClientErrors } from './api/middleware/client-error';
 import { createApp } from './api/app';
-import { Config, ConfigError, loadConfig } from './config';
+import { Config, loadConfig } from './config';
 import { createLogger, Logger } from './log';
+import { registerCollectors } from './metrics/collectors';
+import { metricsHandler } from './metrics/server';
 import { RedisProgress } from './projections/progress';
-import type { Projection, Reactor } from './projections/projection';
+import { ReadModelReadiness } from './projections/readiness';
 import { ProjectionRunner } from './projections/runner';
+import { loadModules } from './load-modules';
+import * as parts from './module-parts';
 import { buildServices, Module, Services } from './services';
+import { describeStartupError, ListenFailed } from './startup-error';
+import { usagePolicyOf } from './api/policy/document';
 
 export type Role = Config['ROLE'];
 
@@ -14,25 +21,15 @@ export interface Running {
   server?: Server;
   /** The port the HTTP server listens on (useful with PORT=0). */
   port?: number;
+  /** The port of the /metrics listener, when METRICS_PORT is set. */
+  metricsPort?: number;
   runner?: ProjectionRunner;
   close(): Promise<void>;
 }
 
-/**
- * src/modules.ts, loaded on first use: one-shot commands that need no feature module (the CLI's
- * `events read`, a test's fixture modules) start without loading every feature.
- */
-function allModules(): Module[] {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('./modules') as typeof import('./modules')).modules;
-}
-
-export function projectionsOf(s: Services, modules: Module[] = allModules()): Projection[] {
-  return modules.flatMap((m) => m.projections?.(s) ?? []);
-}
-
-export function reactorsOf(s: Services, modules: Module[] = allModules()): Reactor[] {
-  return modules.flatMap((m) => m.reactors?.(s) ?? []);
+/** The projections of the given feature modules, by default every one (tests and tools use it). */
+export function projectionsOf(s: Services, modules: readonly Module[] = loadModules()) {
+  return parts.projectionsOf(s, modules);
 }
 
 /**
@@ -45,7 +42,9 @@ export function reactorsOf(s: Services, modules: Module[] = allModules()): React
 export async function start(config: Config, opts: { log?: Logger; modules?: Module[] } = {}): Promise<Running> {
   const role = config.ROLE;
   const log = opts.log ?? createLogger(config.LOG_LEVEL, { role });
-  const modules = opts.modules ?? allModules();
+  const modules = opts.modules ?? loadModules();
+  // The api serves the usage policy: a policy file it cannot use stops it before anything starts.
+  if (role === 'all' || role === 'api') usagePolicyOf(config);
   const s = await buildServices(config, log);
   const closers: Array<() => Promise<void>> = [];
   let runner: ProjectionRunner | undefined;
@@ -59,9 +58,11 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
         redis: await s.connectRedis('projector'),
         ks: s.ks,
         projections,
-        reactors: reactorsOf(s, modules),
+        reactors: parts.reactorsOf(s, modules),
         batchSize: config.PROJECTION_BATCH_SIZE,
         log: log.child({ part: 'projector' }),
+        notifications: await s.connectRedis('projector-notify'),
+        onStateLost: (name) => s.metrics.projectionStateLost.inc({ projection: name }),
       });
       await runner.start();
       s.progress = runner;
@@ -81,27 +82,37 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
       }
     }
     let port: number | undefined;
+    let metricsPort: number | undefined;
+    // Also behind the operator token at /admin/metrics, so always collected.
+    const collectors = await registerCollectors(s, { projections: projections.map((p) => p.name), queues: queueNames() });
+    closers.push(() => collectors.close());
+    if (config.METRICS_PORT !== undefined) {
+      const metricsServer = await listenOn(createServer(metricsHandler(s.metrics.registry)), 'METRICS_PORT', config.METRICS_PORT, config.HOST);
+      closers.unshift(() => closeServer(metricsServer));
+      metricsPort = portOf(metricsServer, config.METRICS_PORT);
+    }
     if (role === 'all' || role === 'api') {
+      const readiness = new ReadModelReadiness(s.redis, s.ks, projections.map((p) => p.name));
+      s.readiness = readiness;
+      // A first start over a small store is caught up in moments: answer requests only then.
+      if (runner) await Promise.race([runner.caughtUp, new Promise((r) => setTimeout(r, 1000).unref())]);
+      await readiness.refresh().catch(() => undefined);
+      readiness.start();
+      closers.push(async () => readiness.stop());
       const app = createApp(s, modules, startHead);
-      server = await new Promise<Server>((resolve, reject) => {
-        const srv = app.listen(config.PORT, config.HOST, () => resolve(srv));
-        srv.once('error', reject);
-      });
-      const addr = server.address();
-      port = typeof addr === 'object' && addr ? addr.port : config.PORT;
-      closers.unshift(
-        () =>
-          new Promise<void>((resolve) => {
-            server!.close(() => resolve());
-            server!.closeAllConnections();
-          }),
-      );
-      log.info({ port, store: s.store.kind }, `tollgate listening on http://${config.HOST}:${port}`);
+      const api = createServer(app);
+      answerClientErrors(api);
+      server = await listenOn(api, 'PORT', config.PORT, config.HOST);
+      port = portOf(server, config.PORT);
+      const srv = server;
+      closers.unshift(() => closeServer(srv));
+      log.info({ port, metricsPort, store: s.store.kind }, `tollgate listening on http://${config.HOST}:${port}`);
     }
     return {
       services: s,
       server,
       port,
+      metricsPort,
       runner,
       async close() {
         for (const c of closers) await c().catch((err) => log.error({ err }, 'shutdown step failed'));
@@ -115,26 +126,41 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
   }
 }
 
-/** Turns a start-up failure into one line naming what is wrong, never a stack trace. */
-export function describeStartupError(
-  err: unknown,
-  config?: Pick<Config, 'EVENT_STORE' | 'DATA_DIR' | 'EVENTSTORE_CONNECTION_STRING'>,
-): string {
-  if (err instanceof ConfigError) return err.lines.join('\n');
-  const e = err as { name?: string; message?: string; code?: string; syscall?: string; port?: number };
-  if (e?.code === 'EADDRINUSE') return `cannot listen: PORT ${e.port ?? ''} is already in use`.replace('  ', ' ');
-  if (e?.code === 'EACCES' && e.syscall === 'listen') return `cannot listen on PORT ${e.port ?? ''}: permission denied`;
-  // One line: some drivers put a multi-line explanation into the message.
-  const message = (e?.message ?? String(err)).split('\n')[0];
-  if (e?.name === 'StoreUnavailable' && config) {
-    // Name the setting to fix, not just the driver's complaint.
-    const setting =
-      config.EVENT_STORE === 'esdb'
-        ? `EVENTSTORE_CONNECTION_STRING=${(config.EVENTSTORE_CONNECTION_STRING ?? '').replace(/\/\/([^@/]*)@/, '//***@')}`
-        : `DATA_DIR=${config.DATA_DIR}`;
-    return `event store unavailable (EVENT_STORE=${config.EVENT_STORE}, ${setting}): ${message}`;
-  }
-  return `${e?.name ?? 'Error'}: ${message}`;
+/**
+ * Listens, or rejects with ListenFailed. (Express 5's app.listen passes a listen error to its
+ * callback as if it had succeeded: a second instance on a busy port then ran on without listening.)
+ */
+function listenOn(server: Server, setting: string, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs more privileges' : err.message;
+      reject(new ListenFailed(setting, port, err.code, `cannot listen on ${setting}=${port} (HOST=${host}): the port ${why}`));
+    });
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function portOf(server: Server, fallback: number): number {
+  const addr = server.address();
+  return typeof addr === 'object' && addr ? addr.port : fallback;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+export { describeStartupError, ListenFailed };
+
+/** The BullMQ queues whose depth /metrics reports (loaded on use, like the modules). */
+function queueNames(): string[] {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { RELOAD_QUEUE } = require('./workers/auto-reload/queue') as typeof import('./workers/auto-reload/queue');
+  const { SWEEPER_QUEUE } = require('./workers/sweeper') as typeof import('./workers/sweeper');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return [RELOAD_QUEUE, SWEEPER_QUEUE];
 }
 
 export async function serve(overrides: Record<string, string> = {}, opts: { modules?: Module[] } = {}): Promise<void> {

@@ -2,6 +2,7 @@ import { accountsModule } from './api/accounts/module';
 import { adminModule } from './api/admin/router';
 import { billingModule } from './api/billing/module';
 import { inferenceModule } from './api/inference/module';
+import { policyModule } from './api/policy/module';
 import { portalModule } from './api/portal/module';
 import { coreReadModels } from './projections/core-module';
 import type { Module } from './services';
@@ -11,4 +12,4 @@ import type { Module } from './services';
  * projections, reactors, routes and workers in the roles that run them.
  */
 // The portal comes last: its SPA fallback answers only what no API route took.
-export const modules: Module[] = [coreReadModels, accountsModule, billingModule, inferenceModule, adminModule, portalModule];
+export const modules: Module[] = [coreReadModels, accountsModule, billingModule, inferenceModule, adminModule, policyModule, portalModule];

@@ -5,9 +5,12 @@ import type { Config } from './config';
 import { openEventStore } from './eventstore';
 import type { EventStore } from './eventstore/port';
 import type { Logger } from './log';
+import { Metrics } from './metrics/metrics';
+import { AppendFailure, ObservedStore } from './metrics/observed-store';
 import { Keyspace } from './projections/keyspace';
 import type { ProjectionProgress } from './projections/progress';
 import type { Projection, Reactor } from './projections/projection';
+import type { ReadModelReadiness } from './projections/readiness';
 import { ReadModels } from './projections/read-models';
 import { connectRedis } from './redis';
 
@@ -22,6 +25,12 @@ export interface Services {
   readModels: ReadModels;
   /** Set by the composition root: waits until projections applied a position. */
   progress: ProjectionProgress;
+  /** Set by the composition root in the api role: which read models are ready to answer from. */
+  readiness?: ReadModelReadiness;
+  /** This process's Prometheus registry and instruments. */
+  metrics: Metrics;
+  /** Whether the event store took the last append (for /readyz). */
+  storeWrites: { readonly lastAppendFailure: AppendFailure | null };
   now: () => Date;
   newId: () => string;
   /** A new connection of its own, closed with the services. */
@@ -37,13 +46,15 @@ export interface Module {
   name: string;
   projections?(s: Services): Projection[];
   reactors?(s: Services): Reactor[];
-  router?(s: Services): Router;
+  /** `modules`: every module the app serves (the admin routes list their projections). */
+  router?(s: Services, modules: readonly Module[]): Router;
   /** Background workers (BullMQ processors, sweepers); the worker role runs them. */
   startWorkers?(s: Services): Promise<{ close(): Promise<void> }>;
 }
 
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
-  const store = openEventStore(config);
+  const metrics = new Metrics();
+  const store = new ObservedStore(openEventStore(config), metrics);
   const extra: Redis[] = [];
   let redis: Redis;
   try {
@@ -62,6 +73,8 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     ks,
     readModels: new ReadModels(redis, ks),
     progress: { waitFor: async () => false },
+    metrics,
+    storeWrites: store,
     now: () => new Date(),
     newId: () => randomUUID(),
     async connectRedis(name, opts) {

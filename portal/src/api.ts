@@ -34,6 +34,17 @@ export function onUnauthorized(fn: () => void): () => void {
   return () => unauthorizedListeners.delete(fn);
 }
 
+/**
+ * Listeners told when a workspace route answered as if the user's membership changed under them
+ * (removed: 404 "Workspace not found"; demoted: 403 "Forbidden"): the session re-reads /v1/me.
+ */
+const accessListeners = new Set<(status: number) => void>();
+export function onWorkspaceAccessChanged(fn: (status: number) => void): () => void {
+  accessListeners.add(fn);
+  return () => accessListeners.delete(fn);
+}
+const lostAccess = (status: number, detail: unknown) => (status === 404 && detail === 'Workspace not found') || (status === 403 && detail === 'Forbidden');
+
 export interface RequestOptions {
   headers?: Record<string, string>;
   /** Don't announce a 401 as an expired session (the login form's own 401). */
@@ -71,6 +82,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   if (!res.ok) {
     const detail = data && typeof data === 'object' && 'detail' in data ? (data as { detail: unknown }).detail : data;
     if (res.status === 401 && !opts.quiet401) for (const fn of unauthorizedListeners) fn();
+    if (path.startsWith('/v1/workspaces/') && lostAccess(res.status, detail)) for (const fn of accessListeners) fn(res.status);
     throw new ApiError(res.status, detail);
   }
   return data as T;
@@ -85,6 +97,11 @@ export const del = <T>(path: string, opts?: RequestOptions) => api<T>('DELETE', 
 export const enc = encodeURIComponent;
 
 export function errorText(err: unknown): string {
+  if (err instanceof ApiError && lostAccess(err.status, err.detail)) {
+    return err.status === 404
+      ? 'You are no longer a member of this workspace: an admin removed you, or you left it. Choose another workspace from the menu.'
+      : 'Only admins of this workspace can do this. If you were an admin, your role has just changed.';
+  }
   if (err instanceof ApiError) return err.message;
   if (err instanceof Error) return err.message;
   return String(err);

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { post } from './api';
 import { Link, Loading, Message } from './components/ui';
+import { AuditPage } from './pages/audit';
 import { BillingPage } from './pages/billing';
 import { KeysPage } from './pages/keys';
 import { LoginPage, SignupPage } from './pages/login';
@@ -9,14 +10,29 @@ import { UsagePage } from './pages/usage';
 import { WorkspacePage } from './pages/workspace';
 import { navigate, usePath } from './router';
 import { forgetAllSecrets, useSession } from './state';
+import { PolicyPrompt, USAGE_POLICY_PATH, UsagePolicyPage } from './policy';
 
-const PAGES = [
+interface PortalPage {
+  path: string;
+  label: string;
+  title: string;
+  render: () => preact.ComponentChildren;
+  /** Shown in the navigation to admins only (the page itself explains when a member opens it). */
+  adminOnly?: boolean;
+}
+
+const PAGES: PortalPage[] = [
   { path: '/', label: 'Playground', title: 'Playground', render: () => <PlaygroundPage /> },
   { path: '/keys', label: 'API keys', title: 'API keys', render: () => <KeysPage /> },
   { path: '/workspace', label: 'Workspace', title: 'Workspace', render: () => <WorkspacePage /> },
   { path: '/billing', label: 'Billing', title: 'Billing', render: () => <BillingPage /> },
   { path: '/usage', label: 'Usage', title: 'Usage', render: () => <UsagePage /> },
+  { path: '/audit', label: 'Audit log', title: 'Audit log', render: () => <AuditPage />, adminOnly: true },
 ];
+/** Pages outside the navigation. */
+const OTHER_PAGES = [{ path: USAGE_POLICY_PATH, label: 'Usage policy', title: 'Usage policy', render: () => <UsagePolicyPage /> }];
+
+const visiblePages = (role: string | undefined) => PAGES.filter((p) => !p.adminOnly || role === 'admin');
 
 export function App() {
   const path = usePath();
@@ -25,7 +41,7 @@ export function App() {
   if (loading) return <Loading what="Loading the portal" />;
 
   if (!me) {
-    const page = path === '/signup' ? <SignupPage /> : <LoginPage />;
+    const page = path === '/signup' ? <SignupPage /> : path === USAGE_POLICY_PATH ? <UsagePolicyPage /> : <LoginPage />;
     return (
       <div class="auth-layout">
         <ShowLoginAddress path={path} />
@@ -40,7 +56,7 @@ export function App() {
     );
   }
   const shown = path === '/login' || path === '/signup' ? '/' : path;
-  const page = PAGES.find((p) => p.path === shown) ?? null;
+  const page = [...PAGES, ...OTHER_PAGES].find((p) => p.path === shown) ?? null;
   return (
     <>
       <LeaveAuthPages />
@@ -52,7 +68,7 @@ export function App() {
 /** Signed out on a page: the address becomes /login?next=<page>, and the login returns there. */
 function ShowLoginAddress({ path }: { path: string }) {
   useEffect(() => {
-    if (path === '/signup' || path === '/login') return;
+    if (path === '/signup' || path === '/login' || path === USAGE_POLICY_PATH) return;
     history.replaceState(null, '', `/login${path === '/' ? '' : `?next=${encodeURIComponent(path)}`}`);
   }, [path]);
   return null;
@@ -78,7 +94,8 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
   const { me, workspace, selectWorkspace, setMe, flash, setFlash } = useSession();
   const mainRef = useRef<HTMLElement>(null);
   const [loggingOut, setLoggingOut] = useState(false);
-  const title = PAGES.find((p) => p.path === path)?.title ?? 'Not found';
+  const [menuOpen, setMenuOpen] = useState(false);
+  const title = [...PAGES, ...OTHER_PAGES].find((p) => p.path === path)?.title ?? 'Not found';
 
   useEffect(() => {
     document.title = `${title} — tollgate`;
@@ -91,7 +108,14 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
       mainRef.current?.focus({ preventScroll: true });
     }
     firstPath.current = path;
+    setMenuOpen(false);
   }, [path]);
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && setMenuOpen(false);
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
 
   if (!me) return null;
   const logout = async () => {
@@ -114,51 +138,76 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
         <Link href="/" class="brand">
           tollgate
         </Link>
-        <nav aria-label="Portal">
-          <ul class="nav">
-            {PAGES.map((p) => (
-              <li key={p.path}>
-                <Link href={p.path} aria-current={p.path === path ? 'page' : undefined}>
-                  {p.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <div class="topbar-right">
-          {me.workspaces.length > 0 && (
-            <div class="ws-switch">
-              <label for="ws-switch">Workspace</label>
-              <select id="ws-switch" value={workspace?.workspaceId} onChange={(e) => selectWorkspace((e.target as HTMLSelectElement).value)}>
-                {me.workspaces.map((w) => (
-                  <option key={w.workspaceId} value={w.workspaceId}>
-                    {w.name}
-                    {w.role === 'admin' ? ' (admin)' : ''}
-                  </option>
-                ))}
-              </select>
-            </div>
-          )}
-          <span class="user" title={me.user.email}>
-            {me.user.name || me.user.email}
-          </span>
-          <button type="button" class="button button-quiet" onClick={logout} disabled={loggingOut}>
-            Log out
-          </button>
+        {/* On narrow screens the navigation, switcher and log-out fold into this menu. */}
+        <button type="button" class="button menu-button" aria-expanded={menuOpen} aria-controls="topbar-menu" onClick={() => setMenuOpen((o) => !o)}>
+          <MenuIcon open={menuOpen} />
+          Menu
+        </button>
+        <div id="topbar-menu" class={`topbar-menu${menuOpen ? ' open' : ''}`}>
+          <nav aria-label="Portal">
+            <ul class="nav">
+              {visiblePages(workspace?.role).map((p) => (
+                <li key={p.path}>
+                  <Link href={p.path} aria-current={p.path === path ? 'page' : undefined} onNavigate={() => setMenuOpen(false)}>
+                    {p.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div class="topbar-right">
+            {me.workspaces.length > 0 && (
+              <div class="ws-switch">
+                <label for="ws-switch">Workspace</label>
+                <select
+                  id="ws-switch"
+                  value={workspace?.workspaceId}
+                  onChange={(e) => {
+                    selectWorkspace((e.target as HTMLSelectElement).value);
+                    setMenuOpen(false);
+                  }}
+                >
+                  {me.workspaces.map((w) => (
+                    <option key={w.workspaceId} value={w.workspaceId}>
+                      {w.name}
+                      {w.role === 'admin' ? ' (admin)' : ''}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            )}
+            <span class="user" title={me.user.email}>
+              {me.user.name || me.user.email}
+            </span>
+            <button type="button" class="button button-quiet" onClick={logout} disabled={loggingOut}>
+              Log out
+            </button>
+          </div>
         </div>
       </header>
       <main id="main" ref={mainRef} tabIndex={-1} class="main">
-        {flash && <Message kind="success">{flash}</Message>}
+        {flash && <Message kind="info">{flash}</Message>}
         {workspace ? (
           <div key={workspace.workspaceId}>{children}</div>
         ) : (
           <p>You have no workspace yet. Log out and log in again to create your personal workspace.</p>
         )}
       </main>
+      <PolicyPrompt />
       <footer class="footer">
-        <p>tollgate developer portal</p>
+        <p>
+          tollgate developer portal · <Link href={USAGE_POLICY_PATH}>Usage policy</Link>
+        </p>
       </footer>
     </div>
+  );
+}
+
+function MenuIcon({ open }: { open: boolean }) {
+  return (
+    <svg aria-hidden="true" focusable="false" width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round">
+      {open ? <path d="M6 6l12 12M18 6L6 18" /> : <path d="M4 7h16M4 12h16M4 17h16" />}
+    </svg>
   );
 }
 

@@ -36,6 +36,8 @@ export interface Me {
   workspaces: Workspace[];
   invitations: Invitation[];
   notices: Notice[];
+  /** GET /v1/me's usagePolicy: whether the user accepted the current usage policy. */
+  usagePolicy?: { currentVersion: string; acceptedVersion: string | null; accepted: boolean };
 }
 
 export interface PortalConfig {
@@ -47,6 +49,8 @@ export interface PortalConfig {
   minDepositUsd: string;
   prices: { inputUsdPerToken: string; outputUsdPerToken: string };
   models: string[];
+  /** 'demo': the built-in sampling model answers (canned text, still billed); 'openai': a real model. */
+  modelBackend?: 'demo' | 'openai';
 }
 
 type Obj = Record<string, unknown>;
@@ -86,5 +90,6 @@ export function normaliseMe(raw: Obj): Me {
       workspaceId: n.workspaceId ? str(n.workspaceId) : undefined,
       created: str(n.created, ''),
     })),
+    ...(raw.usagePolicy && typeof raw.usagePolicy === 'object' ? { usagePolicy: raw.usagePolicy as Me['usagePolicy'] } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import { createContext, type ComponentChildren } from 'preact';
-import { useCallback, useContext, useEffect, useMemo, useState } from 'preact/hooks';
-import { get, onUnauthorized } from './api';
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { get, onUnauthorized, onWorkspaceAccessChanged } from './api';
 import { normaliseMe, type Me, type PortalConfig, type Workspace } from './model';
 
 /**
@@ -86,6 +86,21 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
     if (!me || !me.workspaces.length) return null;
     return me.workspaces.find((w) => w.workspaceId === wsId) ?? me.workspaces.find((w) => w.personal) ?? me.workspaces[0];
   }, [me, wsId]);
+
+  // Removed from (or demoted in) the open workspace: re-read /v1/me, and say where the user is now.
+  const current = useRef<Workspace | null>(null);
+  current.current = workspace;
+  useEffect(
+    () =>
+      onWorkspaceAccessChanged(async () => {
+        const was = current.current;
+        const now = await refresh();
+        if (was && now && !now.workspaces.some((w) => w.workspaceId === was.workspaceId)) {
+          setFlash(`You are no longer a member of ${was.name}.`);
+        }
+      }),
+    [refresh],
+  );
 
   const selectWorkspace = useCallback((id: string) => {
     setWsId(id);

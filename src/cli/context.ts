@@ -2,8 +2,8 @@ import { Config, ConfigError, loadConfig } from '../config';
 import { openEventStore } from '../eventstore';
 import type { EventStore } from '../eventstore/port';
 import { createLogger } from '../log';
-import { describeStartupError } from '../main';
 import { buildServices, Services } from '../services';
+import { describeStartupError } from '../startup-error';
 
 function config(): Config {
   try {

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { projectionsOf } from '../main';
+import { loadModules } from '../load-modules';
+import { projectionsOf } from '../module-parts';
 import { rebuildProjection } from '../projections/rebuild';
 import { projectionStatus, ProjectionStatus } from '../projections/status';
 import type { Module } from '../services';
@@ -30,7 +31,7 @@ export function projectionsCommand(modules?: Module[]): Command {
     .option('--json', 'print JSON')
     .action((o: { json?: boolean }) =>
       withServices(async (s) => {
-        const names = projectionsOf(s, modules).map((p) => p.name);
+        const names = projectionsOf(s, modules ?? loadModules()).map((p) => p.name);
         const rows = await projectionStatus(s.store, s.redis, s.ks, names);
         if (o.json) return void process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
         if (rows.length === 0) {
@@ -47,7 +48,7 @@ export function projectionsCommand(modules?: Module[]): Command {
     .option('--batch-size <n>', 'events per Redis round trip', '5000')
     .action((name: string, o: { batchSize: string }) =>
       withServices(async (s) => {
-        const all = projectionsOf(s, modules);
+        const all = projectionsOf(s, modules ?? loadModules());
         const projection = all.find((p) => p.name === name);
         if (!projection) fail(`unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ') || 'none'}`);
         const batchSize = Number(o.batchSize);

@@ -3,7 +3,7 @@
  * with a code that the api maps to an HTTP status in one place (src/api/middleware/errors.ts).
  */
 export type DomainErrorCode =
-  | 'invalid' // 400: the command makes no sense
+  | 'invalid' // 422: a value sent breaks a documented rule (`field` names it)
   | 'unauthenticated' // 401
   | 'payment_required' // 402: not funded, balance too low
   | 'forbidden' // 403: the actor may not do this
@@ -16,12 +16,14 @@ export class DomainError extends Error {
   constructor(
     readonly code: DomainErrorCode,
     message: string,
+    /** The request field at fault, for an `invalid` value (its 422 detail names it). */
+    readonly field?: string,
   ) {
     super(message);
   }
 }
 
-export const invalid = (m: string) => new DomainError('invalid', m);
+export const invalid = (m: string, field?: string) => new DomainError('invalid', m, field);
 export const forbidden = (m = 'Forbidden') => new DomainError('forbidden', m);
 export const notFound = (m: string) => new DomainError('not_found', m);
 export const conflict = (m: string) => new DomainError('conflict', m);

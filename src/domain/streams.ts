@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-/** Stream names. Every event of tollgate lives in one of these (DESIGN.md, "Streams and events"). */
+/** Stream names. Every event of tollgate lives in one of these (docs/ARCHITECTURE.md, "Streams and events"). */
 export const streams = {
   user: (userId: string) => `user-${userId}`,
   email: (email: string) => `email-${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`,

@@ -1,20 +1,4 @@
-import {
-  ANY,
-  BACKWARDS,
-  CancelledError,
-  DeadlineExceededError,
-  END,
-  EventStoreDBClient,
-  FORWARDS,
-  jsonEvent,
-  NO_STREAM,
-  NotLeaderError,
-  START,
-  STREAM_EXISTS,
-  StreamNotFoundError,
-  UnavailableError,
-  WrongExpectedVersionError,
-} from '@eventstore/db-client';
+import { ANY, BACKWARDS, END, EventStoreDBClient, FORWARDS, jsonEvent, NO_STREAM, START, STREAM_EXISTS } from '@eventstore/db-client';
 import type {
   AllStreamResolvedEvent,
   AppendExpectedRevision,
@@ -26,7 +10,7 @@ import type {
 } from '@eventstore/db-client';
 import {
   AppendResult,
-  assertJsonSafe,
+  assertAppendable,
   EventMetadata,
   EventStore,
   ExpectedRevision,
@@ -53,8 +37,25 @@ import {
  * support resuming in the middle of one. Inside one subscription the exact `{ commit, prepare }` of the
  * last delivered event is kept and used for resubscribing.
  *
+ * Only real event positions (or 0n) may be given to `readAll` / `subscribeToAll`: the server refuses a
+ * position inside a record, and so does this adapter (RangeError), never `position + 1`.
+ *
  * System events (`$`-prefixed event types, or events in `$`-prefixed streams) are never returned:
  * the 6.x client has no server-side filter on reads, so they are skipped here.
+ *
+ * Re-sent event ids. The server checks ids durably only for an exact revision below the stream's
+ * current one (or no_stream on an existing stream); an append AT the current revision is written
+ * with no id check, and `any` / `stream_exists` consult an in-memory cache that forgets. The port
+ * promises more (an id already in the stream is never written twice: a conflict at an exact
+ * revision, the original result under `any` / `stream_exists`), so this adapter checks the ids
+ * against the stream's history itself. History is immutable, so what it has seen of a stream
+ * (revisions 0..n, from full reads and its own appends) is remembered in a bounded cache, and only the
+ * part it has not seen is read; `any` / `stream_exists` become an exact-revision append after
+ * reading the stream's last revision. Ids reused in ANOTHER stream are not checked (SQLite refuses them).
+ *
+ * Clusters. Appends and stream reads (the reads decisions rest on) ask for the leader; a NotLeader
+ * makes the client reconnect to the leader for its next call, so they are retried once. Errors are
+ * classified by `err.type`, which the renamed @kurrent/kurrentdb-client keeps, not by class.
  */
 
 /** The part of the client this adapter uses; tests may inject a stand-in. */
@@ -67,28 +68,28 @@ export interface EsdbOptions {
   client?: EsdbClient;
   /** Upper bound on one append / ping, in ms; a write that times out has an unknown outcome. Default 10 000. */
   operationTimeoutMs?: number;
+  /**
+   * A read that receives nothing for this long is abandoned with StoreUnavailable (the 6.2.1 client
+   * reads with no deadline at all). An idle limit, so a long read that keeps receiving is not cut. Default 10 000.
+   */
+  readTimeoutMs?: number;
   /** First resubscribe delay after a dropped subscription; doubles up to `maxResubscribeDelayMs`. Default 100. */
   resubscribeDelayMs?: number;
   /** Default 5 000. */
   maxResubscribeDelayMs?: number;
   /** Told about every subscription drop before the resubscribe (for logs and metrics). */
   onSubscriptionDropped?: (err: unknown, info: { attempt: number; delayMs: number; after: bigint | null }) => void;
+  /** How many event ids of stream history to remember for the re-sent id check. Default 200 000. */
+  historyCacheIds?: number;
 }
 
 const PAGE = 1000;
 const PING_STREAM = 'tollgate-ping';
+/** `any` / `stream_exists` appends that keep losing the race to other writers give up after this many tries. */
+const ANY_ATTEMPTS = 20;
 
-function toClientRevision(r: ExpectedRevision): AppendExpectedRevision {
-  if (typeof r === 'bigint') return r;
-  switch (r) {
-    case 'no_stream':
-      return NO_STREAM;
-    case 'stream_exists':
-      return STREAM_EXISTS;
-    case 'any':
-      return ANY;
-  }
-  throw new TypeError(`unknown expected revision ${String(r)}`);
+function toClientRevision(r: bigint | 'no_stream'): AppendExpectedRevision {
+  return r === 'no_stream' ? NO_STREAM : r;
 }
 
 export function toClientPosition(p: bigint): Position {
@@ -146,27 +147,45 @@ function toRecorded(e: ClientRecorded, position: Position | undefined): Recorded
   };
 }
 
+/** The client's error kind (`err.type`), kept by @kurrent/kurrentdb-client too. */
+function errorType(err: unknown): string | undefined {
+  const t = (err as { type?: unknown } | null)?.type;
+  return typeof t === 'string' ? t : undefined;
+}
+
+const UNAVAILABLE_TYPES = new Set(['unavailable', 'deadline-exceeded', 'not-leader', 'cancelled', 'timeout']);
+
+/** Cluster discovery (multi-node or `esdb+discover://`) gives up with a plain Error. */
+function isDiscoveryFailure(err: unknown): boolean {
+  return err instanceof Error && errorType(err) === undefined && /^Failed to discover after \d+ attempts/.test(err.message);
+}
+
 /** Errors that mean "the store could not be reached or did not answer in time". */
 export function isUnavailableError(err: unknown): boolean {
-  if (
-    err instanceof UnavailableError ||
-    err instanceof DeadlineExceededError ||
-    err instanceof NotLeaderError ||
-    err instanceof CancelledError
-  ) {
-    return true;
-  }
-  // appendToStream rejects with the raw gRPC ServiceError when no connection can be made.
+  if (err instanceof StoreUnavailable) return true;
+  const type = errorType(err);
+  if (type !== undefined) return UNAVAILABLE_TYPES.has(type);
+  if (isDiscoveryFailure(err)) return true;
+  // The server-features probe before an append rejects with the raw gRPC ServiceError.
   const code = (err as { code?: unknown } | null)?.code;
-  return code === 14 /* UNAVAILABLE */ || code === 4 /* DEADLINE_EXCEEDED */ || code === 1 /* CANCELLED */;
+  return code === 14 /* UNAVAILABLE */ || code === 4 /* DEADLINE_EXCEEDED */ || code === 1 /* CANCELLED */ || code === 10; /* ABORTED */
+}
+
+function isInvalidPosition(err: unknown): boolean {
+  return /invalid position/i.test((err as Error)?.message ?? '');
 }
 
 function unavailable(what: string, err: unknown): StoreUnavailable {
+  if (err instanceof StoreUnavailable) return err;
   return new StoreUnavailable(`event store ${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
 }
 
-function mapReadError(what: string, err: unknown): unknown {
-  return isUnavailableError(err) ? unavailable(what, err) : err;
+function mapReadError(what: string, err: unknown, position?: bigint): unknown {
+  if (isUnavailableError(err)) return unavailable(what, err);
+  if (position !== undefined && isInvalidPosition(err)) {
+    return new RangeError(`position ${position} is not the position of an event in this store`, { cause: err });
+  }
+  return err;
 }
 
 class Timeout extends Error {}
@@ -184,9 +203,10 @@ function withTimeout<T>(p: Promise<T>, ms: number, onTimeout?: () => void): Prom
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
-type Cancellable = AsyncIterable<unknown> & { cancel?: () => Promise<void>; destroy?: (err?: Error) => unknown };
+type CancelHooks = { cancel?: () => Promise<void>; destroy?: (err?: Error) => unknown };
+type Cancellable<T = unknown> = AsyncIterable<T> & CancelHooks;
 
-async function cancelQuietly(stream: Cancellable): Promise<void> {
+async function cancelQuietly(stream: CancelHooks): Promise<void> {
   try {
     await stream.cancel?.();
   } catch {
@@ -195,15 +215,94 @@ async function cancelQuietly(stream: Cancellable): Promise<void> {
   stream.destroy?.();
 }
 
+/**
+ * Iterates a client read, abandoning it when nothing arrives for `idleMs` (the call is cancelled and
+ * a Timeout thrown). `each` returns true to stop early.
+ */
+async function drain<T>(read: Cancellable<T>, idleMs: number, each: (item: T) => boolean | void): Promise<void> {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void cancelQuietly(read);
+    read.destroy?.(new Timeout(`no answer within ${idleMs} ms`));
+  }, idleMs);
+  try {
+    for await (const item of read) {
+      timer.refresh();
+      if (each(item)) {
+        await cancelQuietly(read);
+        return;
+      }
+    }
+  } catch (err) {
+    if (timedOut) throw new Timeout(`no answer within ${idleMs} ms`);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  if (timedOut) throw new Timeout(`no answer within ${idleMs} ms`);
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What this adapter has seen of a stream's (immutable) history: the ids at revisions 0..through. */
+interface History {
+  through: bigint;
+  /** id → revision and $all position (-1n when not known, e.g. inside a multi-event append). */
+  ids: Map<string, { revision: bigint; position: bigint }>;
+}
+
+/** Streams' history, least recently used first, bounded by the total number of ids. */
+class HistoryCache {
+  private readonly streams = new Map<string, History>();
+  private size = 0;
+  constructor(private readonly maxIds: number) {}
+
+  get(stream: string): History | undefined {
+    const h = this.streams.get(stream);
+    if (h) {
+      this.streams.delete(stream);
+      this.streams.set(stream, h);
+    }
+    return h;
+  }
+
+  /** Adds events that continue what is known (revision through+1, in order); anything else is ignored. */
+  extend(stream: string, events: { id: string; revision: bigint; position: bigint }[]): void {
+    let h = this.get(stream);
+    for (const e of events) {
+      const through = h?.through ?? -1n;
+      if (e.revision !== through + 1n) {
+        if (e.revision <= through && h?.ids.get(e.id) && e.position >= 0n) h.ids.get(e.id)!.position = e.position;
+        continue;
+      }
+      if (!h) {
+        h = { through: -1n, ids: new Map() };
+        this.streams.set(stream, h);
+      }
+      h.ids.set(e.id, { revision: e.revision, position: e.position });
+      h.through = e.revision;
+      this.size++;
+    }
+    while (this.size > this.maxIds && this.streams.size > 0) {
+      const [oldest, old] = this.streams.entries().next().value as [string, History];
+      this.streams.delete(oldest);
+      this.size -= old.ids.size;
+    }
+  }
+}
+
 export class EsdbEventStore implements EventStore {
   readonly kind = 'esdb' as const;
   private readonly client: EsdbClient;
   private readonly ownsClient: boolean;
   private readonly operationTimeoutMs: number;
+  private readonly readTimeoutMs: number;
   private readonly resubscribeDelayMs: number;
   private readonly maxResubscribeDelayMs: number;
   private readonly onSubscriptionDropped?: EsdbOptions['onSubscriptionDropped'];
   private readonly subscriptions = new Set<Subscription>();
+  private readonly history: HistoryCache;
   private closed = false;
   private used = false;
 
@@ -223,53 +322,145 @@ export class EsdbEventStore implements EventStore {
       throw new TypeError('EsdbEventStore needs a connectionString or a client');
     }
     this.operationTimeoutMs = opts.operationTimeoutMs ?? 10_000;
+    this.readTimeoutMs = opts.readTimeoutMs ?? 10_000;
     this.resubscribeDelayMs = opts.resubscribeDelayMs ?? 100;
     this.maxResubscribeDelayMs = opts.maxResubscribeDelayMs ?? 5_000;
     this.onSubscriptionDropped = opts.onSubscriptionDropped;
+    this.history = new HistoryCache(opts.historyCacheIds ?? 200_000);
+  }
+
+  /** Runs `call` once more after a NotLeader: the client then points at the leader. */
+  private async onLeader<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (errorType(err) !== 'not-leader') throw err;
+      // The client resets its channel asynchronously after the failed call; let it.
+      await pause(10);
+      return call();
+    }
   }
 
   async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    for (const e of events) {
-      assertJsonSafe(e.data, `${e.type}.data`);
-      assertJsonSafe(e.metadata ?? {}, `${e.type}.metadata`);
-    }
+    assertAppendable(stream, events);
     this.assertOpen();
     const expected = opts.expectedRevision;
+    if (expected === 'no_stream') return this.appendAt(stream, events, 'no_stream', expected);
+    if (typeof expected === 'bigint') {
+      await this.refuseStoredIds(stream, events, expected, expected);
+      return this.appendAt(stream, events, expected, expected);
+    }
+    if (expected !== 'any' && expected !== 'stream_exists') throw new TypeError(`unknown expected revision ${String(expected)}`);
+    // any / stream_exists: find the end of the stream, check the ids against its history, append there.
+    let last: bigint | 'no_stream' = 'no_stream';
+    for (let attempt = 0; attempt < ANY_ATTEMPTS; attempt++) {
+      last = await this.lastRevision(stream);
+      if (last === 'no_stream') {
+        if (expected === 'stream_exists') throw new WrongExpectedVersion(stream, expected, 'no_stream');
+      } else {
+        const replay = await this.findReplay(stream, events, last, expected);
+        if (replay) return replay;
+      }
+      try {
+        return await this.appendAt(stream, events, last, expected);
+      } catch (err) {
+        if (!(err instanceof WrongExpectedVersion)) throw err;
+        // Another writer got in between: look again.
+      }
+    }
+    throw new WrongExpectedVersion(stream, expected, last);
+  }
+
+  /** One append with an exact revision (or no_stream), as the server does it. */
+  private async appendAt(
+    stream: string,
+    events: NewEvent[],
+    at: bigint | 'no_stream',
+    reported: ExpectedRevision,
+  ): Promise<AppendResult> {
     const proposed = events.map((e) =>
       jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: (e.metadata ?? {}) as JSONType }),
     );
     let result;
     try {
-      result = await withTimeout(
-        this.client.appendToStream(stream, proposed, { expectedRevision: toClientRevision(expected) }),
-        this.operationTimeoutMs,
+      // The deadline travels to the server, which gives up the write after it; our own timer is a
+      // backstop for a server that does not answer at all.
+      result = await this.onLeader(() =>
+        withTimeout(
+          this.client.appendToStream(stream, proposed, {
+            expectedRevision: toClientRevision(at),
+            requiresLeader: true,
+            deadline: this.operationTimeoutMs,
+          }),
+          this.operationTimeoutMs + 1_000,
+        ),
       );
     } catch (err) {
-      if (err instanceof WrongExpectedVersionError) {
-        throw new WrongExpectedVersion(stream, expected, err.actualVersion);
+      if (errorType(err) === 'wrong-expected-version') {
+        const actual = (err as { actualVersion?: bigint | 'no_stream' }).actualVersion;
+        throw new WrongExpectedVersion(stream, reported, typeof actual === 'bigint' ? actual : 'no_stream');
       }
-      if (err instanceof Timeout) throw unavailable('write', err);
-      if (isUnavailableError(err)) throw unavailable('write', err);
+      if (err instanceof Timeout || isUnavailableError(err)) throw unavailable('write', err);
       throw err;
     }
     const next = result.nextExpectedRevision;
-    // For one event the reported position is that event's. For several (or an idempotent retry that
-    // reports none) read the last one back, so the result names the last event written or found.
-    let position = events.length === 1 ? result.position?.commit : undefined;
-    if (position === undefined && events.length > 0) {
-      position = (await this.positionOfRevision(stream, next)) ?? result.position?.commit;
-    }
-    return { nextExpectedRevision: next, position: position ?? -1n };
+    // The server reports the position of the last event written (or found, on an idempotent retry).
+    let position = result.position?.commit;
+    if (position === undefined) position = (await this.positionOfRevision(stream, next)) ?? -1n;
+    const first = next - BigInt(events.length) + 1n;
+    this.history.extend(
+      stream,
+      events.map((e, i) => ({ id: e.id, revision: first + BigInt(i), position: i === events.length - 1 ? position : -1n })),
+    );
+    return { nextExpectedRevision: next, position };
   }
 
+  /** Only when the server reported no position (an idempotent write whose event it could not read). */
   private async positionOfRevision(stream: string, revision: bigint): Promise<bigint | undefined> {
     try {
-      const read = this.client.readStream(stream, { fromRevision: revision, maxCount: 1 });
-      for await (const r of read) return positionOf(r)?.commit;
+      const [e] = await this.readStream(stream, { from: revision, maxCount: 1 });
+      return e?.position;
     } catch {
-      /* best effort: the write itself succeeded */
+      return undefined; /* best effort: the write itself succeeded */
     }
-    return undefined;
+  }
+
+  private async lastRevision(stream: string): Promise<bigint | 'no_stream'> {
+    const [last] = await this.readStream(stream, { direction: 'backwards', maxCount: 1 });
+    return last ? last.revision : 'no_stream';
+  }
+
+  /** The stream's history through `upTo` (or its end, if shorter), reading only what is not known yet. */
+  private async historyThrough(stream: string, upTo: bigint): Promise<History | undefined> {
+    const known = this.history.get(stream);
+    const through = known?.through ?? -1n;
+    if (through < upTo) {
+      // readStream records what it reads (forwards, contiguous with what is known).
+      await this.readStream(stream, { from: through + 1n, maxCount: Number(upTo - through) });
+    }
+    return this.history.get(stream);
+  }
+
+  /** An exact-revision append of ids that are already at or before that revision is a conflict. */
+  private async refuseStoredIds(stream: string, events: NewEvent[], at: bigint, reported: ExpectedRevision): Promise<void> {
+    const h = await this.historyThrough(stream, at);
+    // Ids after `at` are the server's to judge: the idempotent retry of an earlier append.
+    if (!h || !events.some((e) => (h.ids.get(e.id)?.revision ?? at + 1n) <= at)) return;
+    throw new WrongExpectedVersion(stream, reported, await this.lastRevision(stream));
+  }
+
+  /** Under any / stream_exists: the same events, in order, already at the end of the known history. */
+  private async findReplay(stream: string, events: NewEvent[], last: bigint, reported: ExpectedRevision): Promise<AppendResult | null> {
+    const h = await this.historyThrough(stream, last);
+    if (!h) return null;
+    const found = events.map((e) => h.ids.get(e.id));
+    if (found.every((f) => f === undefined)) return null;
+    const start = found[0]?.revision;
+    const replay = start !== undefined && found.every((f, i) => f !== undefined && f.revision === start + BigInt(i));
+    if (!replay) throw new WrongExpectedVersion(stream, reported, last);
+    const end = found[found.length - 1]!;
+    const position = end.position >= 0n ? end.position : ((await this.positionOfRevision(stream, end.revision)) ?? -1n);
+    return { nextExpectedRevision: end.revision, position };
   }
 
   async readStream(stream: string, opts: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -277,21 +468,27 @@ export class EsdbEventStore implements EventStore {
     if (opts.maxCount !== undefined && opts.maxCount <= 0) return [];
     const direction = opts.direction === 'backwards' ? BACKWARDS : FORWARDS;
     const fromRevision: ReadRevision = opts.from ?? (direction === BACKWARDS ? END : START);
-    const out: RecordedEvent[] = [];
+    let out: RecordedEvent[] = [];
     try {
-      const read = this.client.readStream(stream, {
-        fromRevision,
-        direction,
-        maxCount: opts.maxCount ?? Number.MAX_SAFE_INTEGER,
+      await this.onLeader(async () => {
+        out = [];
+        const read = this.client.readStream(stream, {
+          fromRevision,
+          direction,
+          maxCount: opts.maxCount ?? Number.MAX_SAFE_INTEGER,
+          requiresLeader: true,
+        });
+        await drain(read as unknown as Cancellable<ResolvedEvent>, this.readTimeoutMs, (r) => {
+          if (r.event) out.push(toRecorded(r.event, positionOf(r)));
+        });
       });
-      for await (const r of read) {
-        if (r.event) out.push(toRecorded(r.event, positionOf(r)));
-      }
     } catch (err) {
       // The client reports a missing stream while iterating, not when the read is started.
-      if (err instanceof StreamNotFoundError) return [];
+      if (errorType(err) === 'stream-not-found') return [];
+      if (err instanceof Timeout) throw unavailable('read', err);
       throw mapReadError('read', err);
     }
+    if (direction === FORWARDS) this.history.extend(stream, out);
     return out;
   }
 
@@ -309,25 +506,25 @@ export class EsdbEventStore implements EventStore {
         const read = this.client.readAll({ fromPosition: cursor, maxCount: pageSize });
         let n = 0;
         let last: Position | null = null;
-        for await (const r of read) {
+        let full = false;
+        await drain(read as unknown as Cancellable<AllStreamResolvedEvent>, this.readTimeoutMs, (r) => {
           n++;
           const pos = positionOf(r);
-          if (!pos) continue;
-          if (skip && samePosition(pos, skip)) continue;
+          if (!pos) return false;
+          if (skip && samePosition(pos, skip)) return false;
           last = pos;
-          if (!r.event || isSystem(r.event)) continue;
+          if (!r.event || isSystem(r.event)) return false;
           out.push(toRecorded(r.event, pos));
-          if (out.length >= max) {
-            await cancelQuietly(read);
-            return out;
-          }
-        }
-        if (n < pageSize || !last) return out;
+          full = out.length >= max;
+          return full;
+        });
+        if (full || n < pageSize || !last) return out;
         cursor = last;
         skip = last;
       }
     } catch (err) {
-      throw mapReadError('read', err);
+      if (err instanceof Timeout) throw unavailable('read', err);
+      throw mapReadError('read', err, opts.fromPosition);
     }
   }
 
@@ -341,35 +538,33 @@ export class EsdbEventStore implements EventStore {
         const read = this.client.readAll({ fromPosition: cursor, direction: BACKWARDS, maxCount: pageSize });
         let n = 0;
         let last: Position | null = null;
-        for await (const r of read) {
+        let head: bigint | null = null;
+        await drain(read as unknown as Cancellable<AllStreamResolvedEvent>, this.readTimeoutMs, (r) => {
           n++;
           const pos = positionOf(r);
-          if (!pos || (skip && samePosition(pos, skip))) continue;
+          if (!pos || (skip && samePosition(pos, skip))) return false;
           last = pos;
-          if (r.event && !isSystem(r.event)) {
-            await cancelQuietly(read);
-            return pos.commit;
-          }
-        }
+          if (r.event && !isSystem(r.event)) head = pos.commit;
+          return head !== null;
+        });
+        if (head !== null) return head;
         if (n < pageSize || !last) return 0n;
         cursor = last;
         skip = last;
       }
     } catch (err) {
+      if (err instanceof Timeout) throw unavailable('read', err);
       throw mapReadError('read', err);
     }
   }
 
   async ping(): Promise<void> {
     this.assertOpen();
-    const read = this.client.readStream(PING_STREAM, { maxCount: 1 });
-    const drain = (async () => {
-      for await (const _ of read) break;
-    })();
     try {
-      await withTimeout(drain, Math.min(this.operationTimeoutMs, 5_000), () => void cancelQuietly(read));
+      const read = this.client.readStream(PING_STREAM, { maxCount: 1 });
+      await drain(read as unknown as Cancellable, Math.min(this.operationTimeoutMs, 5_000), () => true);
     } catch (err) {
-      if (err instanceof StreamNotFoundError) return;
+      if (errorType(err) === 'stream-not-found') return;
       if (err instanceof Timeout) throw unavailable('ping', err);
       throw mapReadError('ping', err);
     }
@@ -396,14 +591,13 @@ export class EsdbEventStore implements EventStore {
       });
 
     async function* iterate(): AsyncGenerator<RecordedEvent> {
+      // Resets only when the server delivers something: a confirmation alone proves nothing (the
+      // server confirms before failing on a bad position or access).
       let attempt = 0;
       try {
         while (!stopped) {
           const sub = store.client.subscribeToAll({ fromPosition: last ?? START });
           current = sub;
-          sub.on('confirmation', () => {
-            attempt = 0;
-          });
           let failure: unknown = new StoreUnavailable('subscription ended by the server');
           try {
             for await (const r of sub as AsyncIterable<AllStreamResolvedEvent>) {
@@ -420,7 +614,9 @@ export class EsdbEventStore implements EventStore {
             }
           } catch (err) {
             if (stopped) return;
-            failure = isUnavailableError(err) ? unavailable('subscription', err) : err;
+            // Only a store that cannot be reached is worth waiting for; anything else is the caller's.
+            if (!isUnavailableError(err)) throw mapReadError('subscription', err, last?.commit ?? undefined);
+            failure = unavailable('subscription', err);
           } finally {
             current = null;
             sub.unsubscribe().catch(() => undefined);

@@ -5,16 +5,24 @@ import { SqliteEventStore } from './sqlite';
 export type { EventStore } from './port';
 
 export interface EventStoreConfig {
-  EVENT_STORE: 'sqlite' | 'esdb';
+  EVENT_STORE: 'sqlite' | 'esdb' | 'postgres';
   DATA_DIR: string;
   EVENTSTORE_CONNECTION_STRING?: string;
+  DATABASE_URL?: string;
 }
 
 /**
  * Opens the configured adapter: the embedded SQLite file `${DATA_DIR}/events.sqlite` (default) or
- * EventStoreDB. The EventStoreDB client (gRPC) is loaded only when it is used.
+ * EventStoreDB or PostgreSQL. Their clients are loaded only when used. PostgreSQL creates or migrates
+ * its schema on first use (ping() at start-up).
  */
 export function openEventStore(config: EventStoreConfig): EventStore {
+  if (config.EVENT_STORE === 'postgres') {
+    if (!config.DATABASE_URL) throw new TypeError('DATABASE_URL is required when EVENT_STORE=postgres');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PostgresEventStore } = require('./postgres') as typeof import('./postgres');
+    return new PostgresEventStore({ connectionString: config.DATABASE_URL });
+  }
   if (config.EVENT_STORE === 'esdb') {
     if (!config.EVENTSTORE_CONNECTION_STRING) {
       throw new TypeError('EVENTSTORE_CONNECTION_STRING is required when EVENT_STORE=esdb');

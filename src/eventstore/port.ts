@@ -1,6 +1,6 @@
 /**
- * The event store port. Adapters: ./sqlite (default, embedded) and ./esdb (EventStoreDB).
- * Both pass the same contract suite in test/contract.
+ * The event store port. Adapters: ./sqlite (default, embedded), ./esdb (EventStoreDB) and ./postgres.
+ * All pass the same contract suite in test/contract.
  *
  * No bigint ever goes into event data or metadata: amounts and positions travel as decimal strings.
  */
@@ -15,7 +15,12 @@ export interface EventMetadata {
 }
 
 export interface NewEvent<Type extends string = string, Data = unknown> {
-  /** uuid; re-sending the same ids with the same exact expected revision is an idempotent no-op. */
+  /**
+   * uuid. An id already in the stream is never written twice, on every adapter:
+   * - re-sent with the expected revision of the first append (or no_stream): the original result, nothing written;
+   * - re-sent with `any` / `stream_exists`, the same events in the same order: the original result;
+   * - any other re-send (the stream's current revision, a partial or reordered batch): WrongExpectedVersion.
+   */
   id: string;
   type: Type;
   data: Data;
@@ -51,13 +56,16 @@ export interface ReadStreamOptions {
 }
 
 export interface ReadAllOptions {
-  /** Inclusive. Default: the beginning. */
+  /**
+   * Inclusive. Default: the beginning. 0n or the position of a recorded event, never arithmetic on one
+   * (EventStoreDB positions are byte offsets: `position + 1` is inside a record and is refused, RangeError).
+   */
   fromPosition?: bigint;
   maxCount?: number;
 }
 
 export interface SubscribeOptions {
-  /** Exclusive: the subscription yields events strictly after this position. Default: from the start. */
+  /** Exclusive: the subscription yields events strictly after this position (0n or an event's). Default: from the start. */
   after?: bigint;
 }
 
@@ -66,12 +74,16 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
 }
 
 export interface EventStore {
-  readonly kind: 'sqlite' | 'esdb';
+  readonly kind: 'sqlite' | 'esdb' | 'postgres';
+  /** At least one event (an empty append is a TypeError). */
   append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
   /** A missing stream reads as empty. */
   readStream(stream: string, opts?: ReadStreamOptions): Promise<RecordedEvent[]>;
   readAll(opts?: ReadAllOptions): Promise<RecordedEvent[]>;
-  /** Resubscribes from its last position when the connection drops. */
+  /**
+   * Resubscribes from its last position when the store cannot be reached (with backoff); any other
+   * error (a bad position, access denied) ends the iteration with that error.
+   */
   subscribeToAll(opts?: SubscribeOptions): Subscription;
   /** Position of the newest event in the store, 0n when empty. */
   headPosition(): Promise<bigint>;
@@ -97,6 +109,22 @@ export class StoreUnavailable extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+}
+
+/**
+ * What every adapter checks before an append: at least one event (an empty append has no meaning,
+ * and EventStoreDB would still write a record for it), and no bigint in data or metadata.
+ */
+export function assertAppendable(stream: string, events: readonly NewEvent[]): void {
+  assertNotEmpty(stream, events);
+  for (const e of events) {
+    assertJsonSafe(e.data, `${e.type}.data`);
+    assertJsonSafe(e.metadata ?? {}, `${e.type}.metadata`);
+  }
+}
+
+export function assertNotEmpty(stream: string, events: readonly NewEvent[]): void {
+  if (events.length === 0) throw new TypeError(`append to ${stream} needs at least one event`);
 }
 
 /** Refuses bigint anywhere in a value that is about to be serialized into an event. */

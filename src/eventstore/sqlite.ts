@@ -1,10 +1,12 @@
 import Database from 'better-sqlite3';
-import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { EventEmitter, once } from 'node:events';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import {
   AppendResult,
   assertJsonSafe,
+  assertNotEmpty,
   EventStore,
   ExpectedRevision,
   NewEvent,
@@ -16,47 +18,29 @@ import {
   Subscription,
   WrongExpectedVersion,
 } from './port';
+import { BatchWriter, Encoded, openDatabase, openWriter, WireError, WriteOutcome, WriteRequest, WriterMessage } from './sqlite-writer';
+
+export { SCHEMA } from './sqlite-writer';
 
 /**
  * The embedded event store: one SQLite file, WAL, synchronous=FULL, one `events` table whose
  * autoincrement rowid is the global position.
  *
- * Other processes may append to the same file (a CLI, a second role): subscriptions poll for them,
- * and are woken at once by appends made through this instance.
+ * Appends are written by a worker thread (sqlite-writer.ts) so that the COMMIT's fsync never blocks
+ * the event loop; reads run here on a connection of their own (WAL: readers never wait for the
+ * writer). Other processes may append to the same file (a CLI, a second role): subscriptions poll
+ * for them, and are woken at once by appends made through this instance.
  */
 
 /** Rows are read as arrays (`.raw()`), in this column order: cheaper than one object per row. */
 const COLUMNS = 'position, event_id, stream_id, stream_revision, type, data, metadata, created';
 type Row = [position: bigint, eventId: string, streamId: string, revision: bigint, type: string, data: string, metadata: string, created: string];
 
-/** An event with data and metadata already serialized. */
-interface Encoded {
-  id: string;
-  type: string;
-  data: string;
-  metadata: string;
-}
-
 function encode(e: NewEvent): Encoded {
   assertJsonSafe(e.data, `${e.type}.data`);
   assertJsonSafe(e.metadata ?? {}, `${e.type}.metadata`);
   return { id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) };
 }
-
-/** The one table of the store; the bench's raw inserts use it too, so both write the same indexes. */
-export const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position        INTEGER PRIMARY KEY AUTOINCREMENT,
-  event_id        TEXT    NOT NULL,
-  stream_id       TEXT    NOT NULL,
-  stream_revision INTEGER NOT NULL,
-  type            TEXT    NOT NULL,
-  data            TEXT    NOT NULL,
-  metadata        TEXT    NOT NULL,
-  created         TEXT    NOT NULL,
-  UNIQUE (stream_id, stream_revision),
-  UNIQUE (event_id)
-);`;
 
 export interface SqliteOptions {
   /** Path to the database file. */
@@ -75,25 +59,10 @@ export interface SqliteOptions {
 }
 
 interface PendingAppend {
-  stream: string;
-  events: Encoded[];
-  expected: ExpectedRevision;
+  request: WriteRequest;
   resolve: (r: AppendResult) => void;
   reject: (err: unknown) => void;
 }
-
-type Outcome = { ok: AppendResult } | { err: unknown };
-
-const UNAVAILABLE_CODES = new Set([
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  'SQLITE_IOERR',
-  'SQLITE_FULL',
-  'SQLITE_READONLY',
-  'SQLITE_CANTOPEN',
-  'SQLITE_CORRUPT',
-  'SQLITE_NOTADB',
-]);
 
 /**
  * mkdir -p without `mkdirSync(dir, { recursive: true })`: on Node 20 that call never returns (it spins
@@ -118,45 +87,87 @@ function ensureDir(dir: string): void {
   }
 }
 
-function isUnavailable(err: unknown): boolean {
-  const code = (err as { code?: string })?.code ?? '';
-  return [...UNAVAILABLE_CODES].some((c) => code.startsWith(c));
+function fromWire(e: WireError): Error {
+  if (e.kind === 'conflict') return new WrongExpectedVersion(e.stream, e.expected, e.actual);
+  const cause = Object.assign(new Error(e.message), e.code ? { code: e.code } : {});
+  if (e.kind === 'unavailable') return new StoreUnavailable(`event store write failed: ${e.message}`, { cause });
+  return Object.assign(cause, { name: e.name });
 }
 
-function mapWriteError(err: unknown): unknown {
-  if (err instanceof WrongExpectedVersion) return err;
-  if (isUnavailable(err)) return new StoreUnavailable(`event store write failed: ${(err as Error).message}`, { cause: err });
-  return err;
+/**
+ * The writer on this thread, for code bundled into one file (no thread entry file beside it): the
+ * same batches and outcomes, but each COMMIT's fsync blocks the event loop again.
+ */
+class InlineWriter extends EventEmitter {
+  private readonly writer: BatchWriter;
+
+  constructor(file: string, groupCommit: boolean) {
+    super();
+    this.writer = openWriter(file, groupCommit);
+  }
+
+  postMessage(m: WriterMessage): void {
+    setImmediate(() => {
+      if (m.type === 'append') return void this.emit('message', this.writer.write(m.batch));
+      this.writer.close();
+      this.emit('exit', 0);
+    });
+  }
+
+  ref(): void {}
+  unref(): void {}
+  async terminate(): Promise<number> {
+    return 0;
+  }
+}
+
+type Writer = Worker | InlineWriter;
+
+/** The writer thread: compiled JavaScript beside this file, or (tests, tsx) the TypeScript source through tsx. */
+function startWriter(file: string, groupCommit: boolean): Writer {
+  const entry = join(__dirname, `sqlite-writer-thread${extname(__filename)}`);
+  if (!existsSync(entry)) return new InlineWriter(file, groupCommit);
+  const workerData = { file, groupCommit };
+  if (entry.endsWith('.ts')) {
+    return new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData });
+  }
+  return new Worker(entry, { workerData });
 }
 
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite' as const;
+  /** The read connection (the writer thread has its own). */
   private readonly db: Database.Database;
+  private readonly file: string;
   private readonly appended = new EventEmitter();
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
   private closed = false;
   private readonly stmts;
-  private readonly appendImmediate: (stream: string, events: Encoded[], expected: ExpectedRevision) => AppendResult;
-  /** The same, nested inside a group transaction: better-sqlite3 wraps it in a SAVEPOINT. */
-  private readonly appendNested: (stream: string, events: Encoded[], expected: ExpectedRevision) => AppendResult;
-  private readonly commitGroup: (batch: PendingAppend[], out: Outcome[]) => void;
   private readonly groupCommit: boolean;
-  private queue: PendingAppend[] = [];
+  private writer: Writer | null = null;
+  private seq = 0;
+  /** Appends sent to the writer, by sequence number, until their outcome comes back. */
+  private readonly inflight = new Map<number, PendingAppend>();
+  private drained: (() => void) | null = null;
+  /** Appends of this event-loop turn, sent to the writer as one message. */
+  private queue: WriteRequest[] = [];
+  private batchInFlight = false;
+  /** Sequence numbers of the appends not yet settled, per stream (in append order). */
+  private readonly pendingByStream = new Map<string, Set<number>>();
+  /** Reads waiting for the appends to their stream that were made before them. */
+  private readonly readers = new Map<string, Array<{ upTo: number; go: () => void }>>();
   private flushScheduled: NodeJS.Immediate | null = null;
 
   constructor(opts: SqliteOptions) {
+    this.file = opts.file;
     this.pollIntervalMs = opts.pollIntervalMs ?? 25;
     this.groupCommit = opts.groupCommit ?? true;
     this.now = opts.now ?? (() => new Date());
     this.appended.setMaxListeners(0);
     try {
       if (opts.file !== ':memory:') ensureDir(dirname(opts.file));
-      this.db = new Database(opts.file);
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
-      this.db.pragma('busy_timeout = 5000');
-      this.db.exec(SCHEMA);
+      this.db = openDatabase(opts.file);
     } catch (err) {
       throw new StoreUnavailable(`cannot open SQLite event store at ${opts.file}: ${(err as Error).message}`, {
         cause: err,
@@ -164,13 +175,6 @@ export class SqliteEventStore implements EventStore {
     }
     const db = this.db;
     this.stmts = {
-      lastRevision: db.prepare('SELECT MAX(stream_revision) AS r FROM events WHERE stream_id = ?').safeIntegers(true),
-      byEventId: db
-        .prepare('SELECT stream_id, stream_revision, position FROM events WHERE event_id = ?')
-        .safeIntegers(true),
-      insert: db.prepare(
-        'INSERT INTO events (event_id, stream_id, stream_revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
       readFwd: db
         .prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_revision >= ? ORDER BY stream_revision ASC LIMIT ?`)
         .safeIntegers(true)
@@ -184,155 +188,187 @@ export class SqliteEventStore implements EventStore {
         .safeIntegers(true)
         .raw(true),
       head: db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events').safeIntegers(true),
+      lastRevision: db.prepare('SELECT MAX(stream_revision) AS r FROM events WHERE stream_id = ?').safeIntegers(true),
+      idStored: db.prepare('SELECT 1 FROM events WHERE event_id = ?'),
     };
-    // Built once: db.transaction() allocates wrappers on every call.
-    const tx = db.transaction(this.appendTx);
-    this.appendImmediate = tx.immediate;
-    this.appendNested = tx;
-    this.commitGroup = db.transaction((batch: PendingAppend[], out: Outcome[]) => {
-      for (const p of batch) {
-        try {
-          out.push({ ok: this.appendNested(p.stream, p.events, p.expected) });
-        } catch (err) {
-          // This append's savepoint is rolled back; the others go on. A failing disk aborts them all.
-          if (!(err instanceof WrongExpectedVersion) && isUnavailable(err)) throw err;
-          out.push({ err: mapWriteError(err) });
-        }
-      }
-    }).immediate;
   }
 
   /**
-   * Runs inside BEGIN IMMEDIATE. The common case (an exact revision or no_stream that matches) costs
-   * one index lookup and the inserts: an id that is already stored is caught by UNIQUE(event_id) and
-   * only then looked up. `any` / `stream_exists` look the ids up first (best-effort idempotency).
+   * An append whose expected revision is already behind what is committed can only fail (revisions
+   * never go back), unless it re-sends stored ids (an idempotent retry, which the writer judges).
+   * Refusing it here spares it the trip to the writer: under contention, losers learn at once and
+   * re-read instead of queueing behind the COMMIT that made them lose. The revision is read before
+   * the id, so an id committed together with that revision is seen.
    */
-  private readonly appendTx = (stream: string, events: Encoded[], expected: ExpectedRevision): AppendResult => {
+  private staleConflict(stream: string, events: Encoded[], expected: ExpectedRevision): WrongExpectedVersion | null {
+    if (expected === 'any' || events.length === 0) return null;
     const last = (this.stmts.lastRevision.get(stream) as { r: bigint | null }).r;
     const ok =
-      expected === 'any' ||
       (expected === 'no_stream' && last === null) ||
       (expected === 'stream_exists' && last !== null) ||
-      (typeof expected === 'bigint' && last === expected);
-    if (!ok || expected === 'any' || expected === 'stream_exists') {
-      const replay = this.findIdempotentReplay(stream, events, expected);
-      if (replay) return replay;
-      if (!ok) throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
+      (typeof expected === 'bigint' && (last === null ? expected >= 0n : last <= expected));
+    if (ok || this.stmts.idStored.get(events[0].id)) return null;
+    // An expected outcome under contention, refused by the thousand: no stack trace to capture.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      return new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
+    } finally {
+      Error.stackTraceLimit = limit;
     }
-    if (events.length === 0) return { nextExpectedRevision: last ?? -1n, position: this.head() };
-    const created = this.now().toISOString();
-    let revision = last ?? -1n;
-    let position = 0n;
-    for (const e of events) {
-      revision += 1n;
-      let info: Database.RunResult;
-      try {
-        info = this.stmts.insert.run(e.id, stream, revision, e.type, e.data, e.metadata, created);
-      } catch (err) {
-        // An id that is already stored elsewhere: a conflict (the transaction rolls back).
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-          this.findIdempotentReplay(stream, events, expected);
-          throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
-        }
-        throw err;
-      }
-      position = BigInt(info.lastInsertRowid);
-    }
-    return { nextExpectedRevision: revision, position };
-  };
+  }
 
   /**
-   * Same ids re-sent: if they were all written to this stream, in this order, where the expected
-   * revision says they should have gone, the retry succeeds and writes nothing. Any other reuse of
-   * an id is a conflict.
+   * Resolves only after the append's COMMIT (synchronous=FULL) in the writer thread. One batch is
+   * with the writer at a time; appends made meanwhile (while its COMMIT's fsync runs) collect into
+   * the next. Group commit (default): a batch is one transaction and one fsync, each append in its
+   * own savepoint, so each still succeeds or fails on its own. Off: one transaction per append.
    */
-  private findIdempotentReplay(stream: string, events: Encoded[], expected: ExpectedRevision): AppendResult | null {
-    if (events.length === 0) return null;
-    const first = this.stmts.byEventId.get(events[0].id) as
-      | { stream_id: string; stream_revision: bigint; position: bigint }
-      | undefined;
-    if (!first) return null;
-    const start = first.stream_revision;
-    let matches =
-      first.stream_id === stream &&
-      (typeof expected === 'bigint' ? start === expected + 1n : expected === 'no_stream' ? start === 0n : true);
-    let lastFound = first;
-    for (let i = 1; matches && i < events.length; i++) {
-      const row = this.stmts.byEventId.get(events[i].id) as typeof first | undefined;
-      matches = !!row && row.stream_id === stream && row.stream_revision === start + BigInt(i);
-      if (row) lastFound = row;
-    }
-    if (!matches) {
-      const last = (this.stmts.lastRevision.get(stream) as { r: bigint | null }).r;
-      throw new WrongExpectedVersion(stream, expected, last ?? 'no_stream');
-    }
-    return { nextExpectedRevision: lastFound.stream_revision, position: lastFound.position };
-  }
-
   async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    // Serialized before the write lock is taken.
+    assertNotEmpty(stream, events);
+    // Serialized here, before the write lock is taken.
     const encoded = events.map(encode);
     this.assertOpen();
-    if (!this.groupCommit) return this.appendNow(stream, encoded, opts.expectedRevision);
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ stream, events: encoded, expected: opts.expectedRevision, resolve, reject });
-      this.flushScheduled ??= setImmediate(this.flush);
-    });
+    const request: WriteRequest = {
+      seq: ++this.seq,
+      stream,
+      events: encoded,
+      expected: opts.expectedRevision,
+      created: this.now().toISOString(),
+    };
+    return new Promise<AppendResult>((resolve, reject) => this.send({ request, resolve, reject }));
   }
 
-  private appendNow(stream: string, events: Encoded[], expected: ExpectedRevision): AppendResult {
-    let result: AppendResult;
-    try {
-      result = this.appendImmediate(stream, events, expected);
-    } catch (err) {
-      throw mapWriteError(err);
-    }
-    this.appended.emit('appended', result.position);
-    return result;
+  private send(p: PendingAppend): void {
+    this.inflight.set(p.request.seq, p);
+    const pending = this.pendingByStream.get(p.request.stream);
+    if (pending) pending.add(p.request.seq);
+    else this.pendingByStream.set(p.request.stream, new Set([p.request.seq]));
+    this.queue.push(p.request);
+    this.flushScheduled ??= setImmediate(this.flush);
   }
 
-  /** Writes every append queued in this event-loop turn: one transaction, one fsync. */
+  /**
+   * Sends the queued appends to the writer thread as one batch, unless a batch is still there (its
+   * settling sends the next). Appends that waited can only have lost if what is committed has
+   * already moved past their expected revision: those are refused here, at once, so that under
+   * contention on one stream the losers re-read right away instead of filling a batch that fails.
+   */
   private readonly flush = (): void => {
+    if (this.flushScheduled) clearImmediate(this.flushScheduled);
     this.flushScheduled = null;
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 0) return;
-    if (this.closed) {
-      for (const p of batch) p.reject(new StoreUnavailable('event store is closed'));
-      return;
-    }
-    if (batch.length === 1) {
-      const p = batch[0];
-      try {
-        p.resolve(this.appendNow(p.stream, p.events, p.expected));
-      } catch (err) {
-        p.reject(err);
+    if (this.batchInFlight || this.queue.length === 0) return;
+    const batch: WriteRequest[] = [];
+    const later: WriteRequest[] = [];
+    const streams = new Set<string>();
+    for (const r of this.queue) {
+      // A second append to a stream at a checked revision waits for the next batch: if the first
+      // lands, this one is refused here without a trip to the writer.
+      if (r.expected !== 'any' && streams.has(r.stream)) {
+        later.push(r);
+        continue;
       }
-      return;
+      const stale = this.staleConflict(r.stream, r.events, r.expected);
+      if (!stale) {
+        batch.push(r);
+        streams.add(r.stream);
+      } else {
+        this.inflight.get(r.seq)?.reject(stale);
+        this.inflight.delete(r.seq);
+        this.done(r);
+      }
     }
-    const outcomes: Outcome[] = [];
-    try {
-      this.commitGroup(batch, outcomes);
-    } catch (err) {
-      const mapped = mapWriteError(err);
-      for (const p of batch) p.reject(mapped);
-      return;
-    }
+    this.queue = later;
+    if (batch.length === 0) return this.afterSettle();
+    this.batchInFlight = true;
+    const writer = this.ensureWriter();
+    writer.ref(); // appends in flight keep the process alive
+    writer.postMessage({ type: 'append', batch } satisfies WriterMessage);
+  };
+
+  private ensureWriter(): Writer {
+    if (this.writer) return this.writer;
+    const w = startWriter(this.file, this.groupCommit);
+    w.on('message', (out: WriteOutcome[]) => this.settle(out));
+    const fail = (reason: string) => {
+      if (this.writer !== w) return;
+      this.writer = null;
+      this.failInflight(new StoreUnavailable(`event store writer stopped: ${reason}`));
+    };
+    w.on('error', (err) => fail(err.message));
+    w.on('exit', (code) => fail(`exit code ${code}`));
+    this.writer = w;
+    return w;
+  }
+
+  private settle(out: WriteOutcome[]): void {
+    this.batchInFlight = false;
     let head = -1n;
-    batch.forEach((p, i) => {
-      const o = outcomes[i];
+    for (const o of out) {
+      const p = this.inflight.get(o.seq);
+      if (!p) continue;
+      this.inflight.delete(o.seq);
+      this.done(p.request);
       if ('ok' in o) {
         if (o.ok.position > head) head = o.ok.position;
         p.resolve(o.ok);
       } else {
-        p.reject(o.err);
+        p.reject(fromWire(o.err));
       }
-    });
+    }
     if (head >= 0n) this.appended.emit('appended', head);
-  };
+    this.flush();
+    this.afterSettle();
+  }
 
+  /** Forgets a settled append and lets go the reads of its stream that no longer wait for anything. */
+  private done(r: WriteRequest): void {
+    const pending = this.pendingByStream.get(r.stream);
+    if (!pending) return;
+    pending.delete(r.seq);
+    if (pending.size === 0) this.pendingByStream.delete(r.stream);
+    const waiting = this.readers.get(r.stream);
+    if (!waiting) return;
+    const oldest = pending.size ? pending.values().next().value! : Infinity;
+    const still = waiting.filter((w) => (w.upTo >= oldest ? true : (w.go(), false)));
+    if (still.length) this.readers.set(r.stream, still);
+    else this.readers.delete(r.stream);
+  }
+
+  private failInflight(err: Error): void {
+    this.batchInFlight = false;
+    this.queue = [];
+    for (const p of this.inflight.values()) p.reject(err);
+    this.inflight.clear();
+    this.pendingByStream.clear();
+    for (const waiting of this.readers.values()) for (const w of waiting) w.go();
+    this.readers.clear();
+    this.afterSettle();
+  }
+
+  private afterSettle(): void {
+    if (this.inflight.size > 0) return;
+    this.writer?.unref(); // an idle writer never keeps the process alive
+    this.drained?.();
+  }
+
+  /**
+   * Sees every append to the stream made through this store before the read: a read that finds one
+   * still with the writer waits for it (at most one COMMIT). A decider that reads, decides and
+   * appends at an exact revision then rarely loses to an append it could not see.
+   */
   async readStream(stream: string, opts: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
+    const pending = this.pendingByStream.get(stream);
+    if (pending) {
+      const upTo = this.seq;
+      await new Promise<void>((go) => {
+        const waiting = this.readers.get(stream);
+        if (waiting) waiting.push({ upTo, go });
+        else this.readers.set(stream, [{ upTo, go }]);
+      });
+      this.assertOpen();
+    }
     const max = opts.maxCount ?? Number.MAX_SAFE_INTEGER;
     const rows =
       opts.direction === 'backwards'
@@ -415,11 +451,19 @@ export class SqliteEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     // Appends already accepted are written before the file is closed.
-    if (this.flushScheduled) {
-      clearImmediate(this.flushScheduled);
-      this.flush();
-    }
+    this.flush();
     this.closed = true;
+    if (this.inflight.size > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.drained = null;
+    const w = this.writer;
+    this.writer = null;
+    if (w) {
+      const exited = once(w, 'exit');
+      w.postMessage({ type: 'close' } satisfies WriterMessage);
+      const timer = setTimeout(() => void w.terminate(), 5000);
+      await exited.catch(() => undefined);
+      clearTimeout(timer);
+    }
     this.appended.emit('appended', -1n);
     this.db.close();
   }

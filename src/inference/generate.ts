@@ -7,7 +7,7 @@ export interface GenerationResult {
   text: string;
   /** cl100k_base tokens of `text`. */
   outputTokens: number;
-  finishReason: Exclude<FinishReason, 'abandoned'>;
+  finishReason: Exclude<FinishReason, 'abandoned' | 'store_unavailable'>;
   /** The upstream failure, when finishReason is upstream_error. */
   error?: unknown;
 }

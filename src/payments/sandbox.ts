@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../projections/keyspace';
 import {
@@ -15,12 +16,15 @@ import { chargeOutcome, TEST_CARDS } from './test-cards';
 /**
  * The gateway used when STRIPE_SECRET_KEY is unset (and by `npm start`): no network, no money.
  * Outcomes follow Stripe's test payment-method ids (pm_card_visa succeeds, pm_card_chargeDeclined
- * declines, pm_card_authenticationRequired needs authentication). Its payments live in Redis under
- * the service's prefix, so the api and worker processes share them, idempotency keys replay the
+ * declines, pm_card_authenticationRequired needs authentication). Idempotency keys replay the
  * first answer as Stripe's do, and `ledger reconcile` has something to compare with.
  *
+ * Its payments are kept where a Redis loss cannot take them, like a real gateway's: a JSON-lines
+ * file beside the event store (`${DATA_DIR}/sandbox-payments.jsonl`, appended and fsynced, shared
+ * by the processes of one machine), one line per change, the last line of a payment winning.
+ * Redis only settles who answers first when two processes charge one key at once:
+ *
  *   sandbox:idem:{idempotencyKey}  {fingerprint, result}   (kept 24 hours, like Stripe)
- *   sandbox:payments               hash paymentIntentId → PaymentRecord (JSON)
  */
 export class SandboxGateway implements PaymentGateway {
   readonly kind = 'sandbox' as const;
@@ -28,14 +32,41 @@ export class SandboxGateway implements PaymentGateway {
   constructor(
     private readonly redis: Redis,
     private readonly ks: Keyspace,
+    /** The payments file (see above). */
+    private readonly file: string,
   ) {}
 
   private idemKey(k: string) {
     return this.ks.shared('sandbox', 'idem', k);
   }
 
-  private get paymentsKey() {
-    return this.ks.shared('sandbox', 'payments');
+  /** Every payment in the file: the last line of each wins; `first` keeps its first answer. */
+  private load(): Map<string, { record: PaymentRecord; first: string | null }> {
+    const out = new Map<string, { record: PaymentRecord; first: string | null }>();
+    if (!existsSync(this.file)) return out;
+    for (const line of readFileSync(this.file, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      let row: PaymentLine;
+      try {
+        row = JSON.parse(line) as PaymentLine;
+      } catch {
+        continue; // a line cut short by a crash
+      }
+      const prev = out.get(row.record.paymentIntentId);
+      out.set(row.record.paymentIntentId, { record: parseRecord(JSON.stringify(row.record)), first: prev?.first ?? row.answer ?? null });
+    }
+    return out;
+  }
+
+  private save(record: PaymentRecord, answer?: string): void {
+    const line: PaymentLine = { record: { ...record, amountNanoUsd: record.amountNanoUsd.toString() }, ...(answer ? { answer } : {}) };
+    const fd = openSync(this.file, 'a');
+    try {
+      writeSync(fd, JSON.stringify(line) + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   async attachPaymentMethod(req: { workspaceId: string; customerId: string | null; paymentMethodId: string }): Promise<AttachedPaymentMethod> {
@@ -57,6 +88,9 @@ export class SandboxGateway implements PaymentGateway {
     const paymentIntentId = `pi_sbx_${createHash('sha256').update(req.idempotencyKey).digest('hex').slice(0, 24)}`;
     const previous = await this.redis.get(this.idemKey(req.idempotencyKey));
     if (previous) return replay(previous, fingerprint, req.idempotencyKey);
+    // After a Redis loss the file still has the first answer (the id derives from the key).
+    const kept = this.load().get(paymentIntentId)?.first;
+    if (kept) return replay(kept, fingerprint, req.idempotencyKey);
 
     const card = TEST_CARDS[req.paymentMethodId];
     const outcome = card
@@ -87,32 +121,33 @@ export class SandboxGateway implements PaymentGateway {
     // The first writer wins; a concurrent request with the same key replays its answer.
     const won = await this.redis.set(this.idemKey(req.idempotencyKey), stored, 'EX', 24 * 3600, 'NX');
     if (won === null) return replay((await this.redis.get(this.idemKey(req.idempotencyKey)))!, fingerprint, req.idempotencyKey);
-    await this.redis.hset(this.paymentsKey, paymentIntentId, JSON.stringify({ ...record, amountNanoUsd: record.amountNanoUsd.toString() }));
+    this.save(record, stored);
     return result;
   }
 
   async retrieve(paymentIntentId: string): Promise<PaymentRecord> {
-    const raw = await this.redis.hget(this.paymentsKey, paymentIntentId);
-    if (!raw) throw new GatewayRejected('resource_missing', `No such payment_intent: '${paymentIntentId}'`, 404);
-    return parseRecord(raw);
+    const found = this.load().get(paymentIntentId);
+    if (!found) throw new GatewayRejected('resource_missing', `No such payment_intent: '${paymentIntentId}'`, 404);
+    return found.record;
   }
 
   async cancel(paymentIntentId: string): Promise<PaymentRecord> {
     const rec = await this.retrieve(paymentIntentId);
     if (rec.status === 'succeeded') throw new GatewayRejected('payment_intent_unexpected_state', 'A succeeded PaymentIntent cannot be canceled');
     const next = { ...rec, status: 'canceled' as const };
-    await this.redis.hset(this.paymentsKey, paymentIntentId, JSON.stringify({ ...next, amountNanoUsd: next.amountNanoUsd.toString() }));
+    this.save(next);
     return next;
   }
 
   async *listPayments(): AsyncIterable<PaymentRecord> {
-    let cursor = '0';
-    do {
-      const [next, flat] = await this.redis.hscan(this.paymentsKey, cursor, 'COUNT', 500);
-      cursor = next;
-      for (let i = 1; i < flat.length; i += 2) yield parseRecord(flat[i]);
-    } while (cursor !== '0');
+    for (const { record } of this.load().values()) yield record;
   }
+}
+
+/** One line of the payments file: the record as it now is, and the first answer when charged. */
+interface PaymentLine {
+  record: Omit<PaymentRecord, 'amountNanoUsd'> & { amountNanoUsd: string };
+  answer?: string;
 }
 
 function serialize(r: ChargeResult) {

@@ -5,6 +5,10 @@
  *
  *   {prefix}proj:{name}:active              active generation of a projection (absent = 0)
  *   {prefix}proj:{name}:gen                 generation counter
+ *   {prefix}proj:{name}:ready               set once the live runner caught up (gone after a Redis loss)
+ *   {prefix}proj:{name}:rebuild             the running rebuild's lock: token (its generation) + progress
+ *   {prefix}proj:{name}:building            generations a rebuild is filling (removed if it dies)
+ *   {prefix}proj:{name}:pending             a finished generation the live runner is to switch to
  *   {prefix}rm:{name}:{gen}:__checkpoint    last global position applied to that generation
  *   {prefix}rm:{name}:{gen}:{...}           the read model's own keys
  *   {prefix}{...}                           shared keys outside generations (reservations, channels)
@@ -18,6 +22,29 @@ export class Keyspace {
 
   genCounter(name: string): string {
     return `${this.prefix}proj:${name}:gen`;
+  }
+
+  /** Exists while the live runner has caught this projection up since Redis last lost its data. */
+  ready(name: string): string {
+    return `${this.prefix}proj:${name}:ready`;
+  }
+
+  rebuildLock(name: string): string {
+    return `${this.prefix}proj:${name}:rebuild`;
+  }
+
+  /** A finished rebuild's generation, waiting for the live runner to switch to it. */
+  pending(name: string): string {
+    return `${this.prefix}proj:${name}:pending`;
+  }
+
+  building(name: string): string {
+    return `${this.prefix}proj:${name}:building`;
+  }
+
+  /** Pub/sub channel on which a rebuild announces a switch-over, so live runners catch up at once. */
+  get switchChannel(): string {
+    return `${this.prefix}proj:switched`;
   }
 
   genPrefix(name: string, gen: string): string {

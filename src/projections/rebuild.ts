@@ -1,8 +1,10 @@
+import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { EventStore } from '../eventstore/port';
 import { Keyspace } from './keyspace';
 import type { Projection } from './projection';
-import { applyBatch, loadProjectionState } from './runner';
+import { dropAbandonedGenerations, dropGeneration } from './generations';
+import { applyBatch } from './runner';
 
 export interface RebuildResult {
   name: string;
@@ -11,25 +13,103 @@ export interface RebuildResult {
   ms: number;
 }
 
-/** Deletes every key of one generation of a projection. */
-export async function dropGeneration(redis: Redis, ks: Keyspace, name: string, gen: string): Promise<number> {
-  let cursor = '0';
-  let dropped = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${ks.genPrefix(name, gen)}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) dropped += await redis.unlink(...keys);
-  } while (cursor !== '0');
-  return dropped;
+/** What a running rebuild says about itself (kept in its lock, so every process can read it). */
+export interface RebuildProgress {
+  name: string;
+  /** The generation it fills; also its fencing token. */
+  generation: string;
+  owner: string;
+  startedAt: string;
+  /** Store position replayed so far, and the head it last saw. */
+  position: string;
+  head: string;
+  events: number;
+}
+
+/** Another rebuild of the same projection holds the lock. */
+export class RebuildRunning extends Error {
+  override readonly name = 'RebuildRunning';
+  constructor(readonly progress: RebuildProgress) {
+    super(
+      `a rebuild of ${progress.name} is already running (generation ${progress.generation}, ` +
+        `position ${progress.position} of ${progress.head}, started ${progress.startedAt} by ${progress.owner})`,
+    );
+  }
+}
+
+/** The rebuild lost its lock (it stalled past the lock's lifetime and another took over): it stops. */
+export class RebuildFenced extends Error {
+  override readonly name = 'RebuildFenced';
+}
+
+/** The lock outlives a crashed rebuild by at most this long; a live one renews it far more often. */
+const LOCK_TTL_MS = 15_000;
+const RENEW_EVERY_MS = 3_000;
+/** Readers that resolved the old generation just before the switch finish within this. */
+const DROP_GRACE_MS = 250;
+/** How long a finished generation waits for a live runner to take it over before switching itself. */
+const HANDOVER_MS = 3000;
+/** Attempts to switch without going behind a (late) live runner before switching anyway. */
+const SWITCH_TRIES = 20;
+
+// KEYS: lock. ARGV: token, new value, ttl. Rewrites the lock only while we hold it.
+const RENEW = `
+local v = redis.call('GET', KEYS[1])
+if not v or cjson.decode(v).generation ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`;
+
+// KEYS: lock. ARGV: token. Releases the lock only if it is still ours.
+const RELEASE = `
+local v = redis.call('GET', KEYS[1])
+if v and cjson.decode(v).generation == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`;
+
+// KEYS: lock, active pointer, building set, pending. ARGV: token, generation key prefix (…rm:{name}:),
+// our checkpoint, force. Used when no live runner took the generation over. Switches only while we hold the lock (fencing) and, unless forced, only if
+// the live generation is not ahead of ours: readers never go back in time.
+const SWITCH = `
+local v = redis.call('GET', KEYS[1])
+if not v or cjson.decode(v).generation ~= ARGV[1] then return {-1, ''} end
+local prev = redis.call('GET', KEYS[2]) or '0'
+local live = redis.call('GET', ARGV[2] .. prev .. ':__checkpoint') or '0'
+local ours = ARGV[3]
+local ahead = #live > #ours or (#live == #ours and live > ours)
+if ahead and ARGV[4] ~= '1' then return {0, live} end
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('DEL', KEYS[4])
+return {1, prev}`;
+
+// KEYS: lock, pending. ARGV: token. Offers the finished generation to the live runner.
+const OFFER = `
+local v = redis.call('GET', KEYS[1])
+if not v or cjson.decode(v).generation ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[1])
+return 1`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The running rebuild of `name`, or null. */
+export async function rebuildStatus(redis: Redis, ks: Keyspace, name: string): Promise<RebuildProgress | null> {
+  const v = await redis.get(ks.rebuildLock(name));
+  return v ? (JSON.parse(v) as RebuildProgress) : null;
 }
 
 /**
  * Replays every event into a fresh generation, then moves the active pointer to it and drops the
- * old one. A live runner notices the switch at its next batch and resubscribes from the new
- * generation's checkpoint, so events appended during the switch are neither lost nor doubled.
+ * old one.
  *
- * Each batch is one pipelined round trip (changes + the new generation's checkpoint). A failed
- * rebuild drops its partial generation and leaves the active one untouched.
+ * - One rebuild per projection at a time, across processes: a lock in Redis whose token is the new
+ *   generation (fencing: a rebuild that lost its lock can neither renew it nor switch). A second
+ *   caller gets RebuildRunning with the first one's progress.
+ * - The live runner keeps committing into the active generation meanwhile. The finished generation
+ *   is offered to it (`pending`, announced on pub/sub; a runner also notices within its watch
+ *   interval): the runner applies what it applied since the rebuild's checkpoint, then moves the
+ *   pointer in one script that checks nothing moved, so readers never see an older state and no
+ *   event is skipped. With no live runner, the rebuild switches itself once nothing is ahead of it.
+ * - A failed rebuild drops its partial generation; a killed one is dropped by the next rebuild or
+ *   runner start (dropAbandonedGenerations).
  */
 export async function rebuildProjection(opts: {
   store: EventStore;
@@ -38,41 +118,116 @@ export async function rebuildProjection(opts: {
   projection: Projection;
   batchSize?: number;
   onProgress?: (applied: number, head: bigint, position: bigint) => void;
+  /** How long the lock outlives a rebuild that stopped renewing it (a killed process). */
+  lockTtlMs?: number;
 }): Promise<RebuildResult> {
   const { store, redis, ks, projection } = opts;
   const name = projection.name;
   const size = opts.batchSize ?? 5000;
+  const ttl = opts.lockTtlMs ?? LOCK_TTL_MS;
   const started = Date.now();
+  const running = await rebuildStatus(redis, ks, name);
+  if (running) throw new RebuildRunning(running);
   const gen = await newGeneration(redis, ks, name);
-  await dropGeneration(redis, ks, name, gen);
+  const progress: RebuildProgress = {
+    name,
+    generation: gen,
+    owner: `${hostname()}:${process.pid}`,
+    startedAt: new Date(started).toISOString(),
+    position: '0',
+    head: (await store.headPosition()).toString(),
+    events: 0,
+  };
+  const won = await redis.set(ks.rebuildLock(name), JSON.stringify(progress), 'PX', ttl, 'NX');
+  if (won === null) {
+    const other = await rebuildStatus(redis, ks, name);
+    if (other) throw new RebuildRunning(other);
+    throw new RebuildFenced(`could not take the rebuild lock of ${name}`);
+  }
+  let fenced: Error | null = null;
+  const renew = async () => {
+    const ok = (await redis.eval(RENEW, 1, ks.rebuildLock(name), gen, JSON.stringify(progress), String(ttl))) as number;
+    if (ok !== 1) fenced ??= new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock; stopped`);
+  };
+  const timer = setInterval(() => void renew().catch(() => undefined), Math.min(RENEW_EVERY_MS, ttl / 3));
+  timer.unref();
   const state = { gen, checkpoint: 0n };
   let applied = 0;
   try {
-    for (;;) {
+    await redis.sadd(ks.building(name), gen);
+    await dropAbandonedGenerations(redis, ks, name);
+    await dropGeneration(redis, ks, name, gen);
+    /** Replays from the checkpoint until the head (as it moves). */
+    const replay = async (): Promise<void> => {
+      // Up to the head seen at the start: under constant writes, chasing the moving head never ends.
       const head = await store.headPosition();
-      if (state.checkpoint >= head) break;
-      const from = state.checkpoint;
-      const events = (await store.readAll({ fromPosition: from, maxCount: size + 1 })).filter((e) => e.position > from);
-      if (events.length === 0) break;
-      // A pipeline, not a MULTI: nobody reads this generation before the switch, and a failed
-      // rebuild drops it whole, so per-batch atomicity would buy nothing here. (Overlapping the
-      // next read with this round trip was measured too: no faster, the time goes to decoding
-      // events and building commands in this process, not to Redis.)
-      const pipeline = redis.pipeline();
-      const cp = applyBatch(ks, projection, state, events, pipeline, false);
-      const results = await pipeline.exec();
-      const failed = results?.find(([err]) => err);
-      if (failed) throw failed[0];
-      state.checkpoint = cp;
-      applied += events.length;
-      opts.onProgress?.(applied, head, cp);
+      for (;;) {
+        if (fenced) throw fenced;
+        if (state.checkpoint >= head) return;
+        const from = state.checkpoint;
+        const events = (await store.readAll({ fromPosition: from, maxCount: size + 1 })).filter((e) => e.position > from);
+        if (events.length === 0) return;
+        // A pipeline, not a MULTI: nobody reads this generation before the switch, and a failed
+        // rebuild drops it whole, so per-batch atomicity would buy nothing here.
+        const pipeline = redis.pipeline();
+        const cp = applyBatch(ks, projection, state, events, pipeline, false);
+        const results = await pipeline.exec();
+        const failed = results?.find(([err]) => err);
+        if (failed) throw failed[0];
+        state.checkpoint = cp;
+        applied += events.length;
+        progress.position = cp.toString();
+        progress.head = head.toString();
+        progress.events = applied;
+        await renew();
+        opts.onProgress?.(applied, head, cp);
+      }
+    };
+    await replay();
+    const previous = (await redis.get(ks.active(name))) ?? '0';
+    // Hand over: a live runner catches the generation up to its own checkpoint and switches in
+    // the same MULTI as its next commit (so readers never go back in time, nothing is skipped).
+    const offered = (await redis.eval(OFFER, 2, ks.rebuildLock(name), ks.pending(name), gen)) as number;
+    if (offered !== 1) throw new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock before switching`);
+    await redis.publish(ks.switchChannel, name);
+    const deadline = Date.now() + HANDOVER_MS;
+    while ((await redis.get(ks.active(name))) !== gen && Date.now() < deadline) await sleep(10);
+    // No live runner took it (none is running): switch here, after catching up with the store.
+    for (let attempt = 1; (await redis.get(ks.active(name))) !== gen; attempt++) {
+      await replay();
+      const force = attempt >= SWITCH_TRIES ? '1' : '0';
+      const [code] = (await redis.eval(
+        SWITCH,
+        4,
+        ks.rebuildLock(name),
+        ks.active(name),
+        ks.building(name),
+        ks.pending(name),
+        gen,
+        `${ks.prefix}rm:${name}:`,
+        state.checkpoint.toString(),
+        force,
+      )) as [number, string];
+      if (code === -1) throw new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock before switching`);
+    }
+    clearInterval(timer);
+    await redis.publish(ks.switchChannel, name);
+    if (previous !== gen) {
+      await sleep(DROP_GRACE_MS);
+      await dropGeneration(redis, ks, name, previous);
     }
   } catch (err) {
-    await dropGeneration(redis, ks, name, gen).catch(() => undefined);
+    clearInterval(timer);
+    // Only ours to drop if it never became active.
+    if ((await redis.get(ks.active(name)).catch(() => null)) !== gen) {
+      await dropGeneration(redis, ks, name, gen).catch(() => undefined);
+      await redis.srem(ks.building(name), gen).catch(() => undefined);
+    }
     throw err;
+  } finally {
+    clearInterval(timer);
+    await redis.eval(RELEASE, 1, ks.rebuildLock(name), gen).catch(() => undefined);
   }
-  const previous = await switchActive(redis, ks, name, gen);
-  if (previous !== gen) await dropGeneration(redis, ks, name, previous);
   return { name, gen, events: applied, ms: Date.now() - started };
 }
 
@@ -86,14 +241,4 @@ async function newGeneration(redis: Redis, ks: Keyspace, name: string): Promise<
     gen = await redis.incr(ks.genCounter(name));
   }
   return String(gen);
-}
-
-/**
- * Moves the active pointer to `gen` and returns the generation it replaced (whatever is active at
- * that moment, so two rebuilds at once leave no orphaned generation behind).
- */
-async function switchActive(redis: Redis, ks: Keyspace, name: string, gen: string): Promise<string> {
-  // One atomic SET … GET: no WATCH, which would be unsafe on a connection shared with other callers.
-  const previous = (await redis.call('SET', ks.active(name), gen, 'GET')) as string | null;
-  return previous ?? '0';
 }

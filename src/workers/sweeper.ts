@@ -96,11 +96,16 @@ export async function startSweeper(s: Services): Promise<{ close(): Promise<void
   const queueConn = await s.connectRedis('sweeper-queue', { maxRetriesPerRequest: null });
   const workerConn = await s.connectRedis('sweeper-worker', { maxRetriesPerRequest: null });
   const queue = new Queue(SWEEPER_QUEUE, { connection: queueConn, prefix });
-  await queue.upsertJobScheduler(
-    'sweep',
-    { every: s.config.SWEEPER_INTERVAL_MS },
-    { name: 'sweep', opts: { removeOnComplete: 50, removeOnFail: 50 } },
-  );
+  // Connection errors surface through the commands that fail; without a listener BullMQ prints
+  // each one's stack to stderr.
+  queue.on('error', () => undefined);
+  const schedule = () =>
+    queue.upsertJobScheduler(
+      'sweep',
+      { every: s.config.SWEEPER_INTERVAL_MS },
+      { name: 'sweep', opts: { removeOnComplete: 50, removeOnFail: 50 } },
+    );
+  await schedule();
   const log = s.log.child({ part: 'sweeper' });
   const deps: SweepDeps = {
     store: s.store,
@@ -111,15 +116,32 @@ export async function startSweeper(s: Services): Promise<{ close(): Promise<void
     newId: s.newId,
     log,
   };
-  const worker = new Worker(SWEEPER_QUEUE, () => sweepAbandoned(deps, { minAgeMs: s.config.SWEEPER_MIN_AGE_MS }), {
+  const sweep = async () => {
+    const report = await sweepAbandoned(deps, { minAgeMs: s.config.SWEEPER_MIN_AGE_MS });
+    for (const [action, n] of Object.entries(report)) if (n) s.metrics.sweeperClosed.inc({ action }, n);
+    return report;
+  };
+  const worker = new Worker(SWEEPER_QUEUE, sweep, {
     connection: workerConn,
     prefix,
     concurrency: 1,
   });
   worker.on('failed', (_job, err) => log.error({ err }, 'sweep failed'));
   worker.on('error', (err) => log.error({ err }, 'sweeper worker error'));
+  // The schedule lives only in Redis: a Redis that lost its data (flushed, restarted empty) would
+  // stop the sweeper for good. Checked on every reconnect and periodically, re-created if gone.
+  const reassert = () =>
+    void queue
+      .getJobScheduler('sweep')
+      .then((existing) => (existing ? undefined : schedule().then(() => log.warn('the sweep schedule was gone from Redis; re-created it'))))
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not re-assert the sweep schedule; will retry'));
+  queueConn.on('ready', reassert);
+  const timer = setInterval(reassert, Math.max(1000, Math.min(s.config.SWEEPER_INTERVAL_MS, 30_000)));
+  timer.unref();
   return {
     async close() {
+      clearInterval(timer);
+      queueConn.off('ready', reassert);
       await worker.close();
       await queue.close();
     },

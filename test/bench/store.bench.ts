@@ -14,16 +14,20 @@
  * each round at most 3 s) and report the median round and the median per-round ratio, so a disk
  * hiccup does not decide the ratio.
  *
+ * Then the same cases on PostgreSQL (test/bench/store-postgres.bench.ts), when one answers.
+ *
  * Options: --events N (default 1,000,000)   --rounds N (default 5)   --single N (default 2,000 per round)
  *          --batches N (default 500 per round)   --round-ms N (default 3,000)   --no-rebuild   --json
+ *          --pg-events N (PostgreSQL readAll/rebuild, default 200,000)   --no-postgres
  */
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewEvent } from '../../src/eventstore/port';
 import { SCHEMA, SqliteEventStore } from '../../src/eventstore/sqlite';
+import { event } from './bench-events';
+import { benchPostgres } from './store-postgres.bench';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: number) => {
@@ -38,23 +42,6 @@ const BATCH_TX_PER_ROUND = opt('batches', 500);
 const ROUND_CAP_MS = opt('round-ms', 3_000);
 const READ_BATCH = 5_000;
 const FILL_BATCH = 10_000;
-
-/** A TokensDebited-sized event with the metadata every event carries. */
-function event(k: number): NewEvent {
-  return {
-    id: randomUUID(),
-    type: k % 3 === 0 ? 'InferenceRequested' : k % 3 === 1 ? 'InferenceCompleted' : 'TokensDebited',
-    data: {
-      workspaceId: `ws-${k % 1000}`,
-      requestId: `req-${k}`,
-      inputTokens: 412,
-      outputTokens: 96,
-      amount: String(1_000_000 + (k % 9973)),
-      prices: { input: '2500', output: '10000' },
-    },
-    metadata: { actor: `key-${k % 50}`, correlationId: `corr-${k}`, causationId: `cause-${k}` },
-  };
-}
 
 function rawDb(file: string): Database.Database {
   const db = new Database(file);
@@ -307,6 +294,20 @@ async function main(): Promise<void> {
           ? `    projection rebuild (hook): ${rebuild}`
           : `    projection rebuild (hook, rebuild.bench.ts into Redis): ${fmt(rebuild.events)} events at ${fmt(rebuild.eventsPerSecond)} events/s`,
       );
+    }
+    if (!args.includes('--no-postgres')) {
+      say('\nPostgreSQL column:');
+      const pg = await benchPostgres({
+        rounds: ROUNDS,
+        singlePerRound: Math.min(SINGLE_PER_ROUND, 1_000),
+        batchesPerRound: Math.min(BATCH_TX_PER_ROUND, 300),
+        roundCapMs: ROUND_CAP_MS,
+        events: opt('pg-events', 200_000),
+        rebuild: !args.includes('--no-rebuild'),
+        say,
+      });
+      out.postgres = pg;
+      if (typeof pg === 'string') say(`PostgreSQL: ${pg}`);
     }
     say(`total ${((now() - started) / 1000).toFixed(1)} s`);
     if (args.includes('--json')) console.log(JSON.stringify(out));

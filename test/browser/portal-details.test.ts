@@ -1,6 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestServer } from '../support/harness';
+import { infer } from './support/api';
 import { capture, ensurePortalBuilt, launchChromium, startPortalServer, waitForValue, watchProblems } from './support/browser';
+import { POLICY_VERSION } from '../support/policy';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 // Page globals for page.evaluate callbacks (the project's tsconfig has no DOM lib).
@@ -46,7 +48,7 @@ async function nav(label: string, heading: string | RegExp) {
 beforeAll(async () => {
   ensurePortalBuilt();
   server = await startPortalServer();
-  await api('POST', '/v1/signup', user);
+  await api('POST', '/v1/signup', { ...user, acceptedPolicyVersion: POLICY_VERSION });
   token = (await api<{ sessionToken: string }>('POST', '/v1/login', { email: user.email, password: user.password })).sessionToken;
   ws = (await api<{ workspaces: { workspaceId: string }[] }>('GET', '/v1/me')).workspaces[0].workspaceId;
   await api('POST', `/v1/workspaces/${ws}/billing/payment-method`, { paymentMethodId: 'pm_card_visa' });
@@ -95,9 +97,17 @@ describe('portal details (headless Chromium)', () => {
     await row.getByRole('button', { name: 'Delete the key doomed key' }).click();
     await dialog.waitFor();
     await capture(page, 'details-01-delete-key-dialog', problems);
-    await dialog.getByRole('button', { name: 'Delete key' }).click();
+    // From the keyboard: Tab to the delete button, Enter.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
     await page.getByText('The key “doomed key” was deleted.', { exact: false }).waitFor();
     await row.waitFor({ state: 'detached' });
+    // Focus continues from the outcome, not from the page body.
+    await page.waitForFunction(() => {
+      const doc = (globalThis as any).document;
+      const active = doc.activeElement;
+      return active && active !== doc.body && active.textContent.includes('was deleted');
+    });
     const keys = await api<{ keys: unknown[] }>('GET', `/v1/workspaces/${ws}/keys`);
     expect(keys.keys).toHaveLength(0);
   });
@@ -124,7 +134,7 @@ describe('portal details (headless Chromium)', () => {
     await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
     await page.getByLabel('API key').locator('option', { hasText: 'pasted key' }).waitFor({ state: 'attached' });
     await waitForValue(page.getByLabel('Key secret'), '');
-    await page.getByLabel('Key secret').fill('tg_notthesecretofthiskey');
+    await page.getByLabel('Key secret').fill('tgknotthesecretofthiskey');
     await page.getByText('This secret does not belong to the chosen key.').waitFor();
     await page.getByLabel('Key secret').fill(created.secret);
     await page.getByText('This secret does not belong to the chosen key.').waitFor({ state: 'detached' });
@@ -141,7 +151,9 @@ describe('portal details (headless Chromium)', () => {
     await nav('Billing', 'Billing');
     await page.getByLabel(/Visa •••• 0002/).check();
     await page.getByRole('button', { name: 'Replace payment method' }).click();
-    await page.getByText('Payment method saved.').waitFor();
+    // Saved, but not reported as a success: this card declines every charge.
+    await page.getByText(/Card saved, but it will not pay/).waitFor();
+    expect(await page.locator('.message-success').count()).toBe(0);
     await page.getByLabel('Deposit amount (USD)').fill('20');
     await page.getByRole('button', { name: 'Deposit $20.00' }).click();
     await page.getByRole('alert').getByText(/The deposit failed/).waitFor();
@@ -149,27 +161,34 @@ describe('portal details (headless Chromium)', () => {
     // A card that needs 3-D Secure cannot be charged with nobody present: auto-reload suspends.
     await page.getByLabel(/Visa •••• 3184/).check();
     await page.getByRole('button', { name: 'Replace payment method' }).click();
-    await page.getByText('Payment method saved.').waitFor();
+    await page.getByText(/Card saved\. It needs 3-D Secure authentication/).waitFor();
     await page.getByLabel('Reload automatically').check();
     await page.getByLabel('When the balance falls below (USD)').fill('50');
     await page.getByLabel('Add this amount (USD)').fill('10');
     await page.getByLabel('Monthly cap (USD, optional)').fill('100');
+    // One reload must lift the balance above the threshold: the page says so before sending.
+    await page.getByRole('button', { name: 'Save auto-reload' }).click();
+    await page.getByText('The threshold can be at most the reload amount ($10.00), so that one reload lifts the balance above it.').waitFor();
+    await page.getByLabel('Add this amount (USD)').fill('100');
+    await page.getByLabel('Monthly cap (USD, optional)').fill('50');
+    await page.getByRole('button', { name: 'Save auto-reload' }).click();
+    await page.getByText('The monthly cap must be at least the reload amount ($100.00).').waitFor();
+    await page.getByLabel('Monthly cap (USD, optional)').fill('500');
     await page.getByRole('button', { name: 'Save auto-reload' }).click();
     await page.getByText('Auto-reload saved.').waitFor();
     expect(await page.getByTestId('auto-reload-status').innerText()).toMatch(/Status: on/);
 
     // The balance (just under 100 USD after the playground call) is now below the threshold, and
     // one more request keeps it there.
+    // A threshold above the balance would charge at once: the page asks first.
     await page.getByLabel('When the balance falls below (USD)').fill('99.9999');
     await page.getByRole('button', { name: 'Save auto-reload' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Charge the card now?' });
+    await confirm.getByText(/already below the new threshold of \$99\.9999/).waitFor();
+    await confirm.getByRole('button', { name: 'Save and charge $100.00' }).click();
     await page.getByText('Auto-reload saved.').waitFor();
     const key = await api<{ secret: string }>('POST', `/v1/workspaces/${ws}/keys`, { name: 'reload trigger' });
-    const res = await fetch(`${server.url}/external/api/inference`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ context: [{ type: 'Human', text: 'spend a little' }], config: 'service_3_pi', max_tokens: 8 }),
-    });
-    expect(res.status).toBe(200);
+    expect(await infer(server.url, key.secret, 'spend a little', 8)).toBe(200);
 
     const deadline = Date.now() + 15_000;
     for (;;) {

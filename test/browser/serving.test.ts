@@ -9,6 +9,7 @@ import { contentSecurityPolicy, isReserved } from '../../src/api/portal/static';
 import type { Services } from '../../src/services';
 import { startTestServer, TestServer } from '../support/harness';
 import { ensurePortalBuilt } from './support/browser';
+import { POLICY_VERSION } from '../support/policy';
 
 /** How the api role serves the portal: files, caching, the SPA fallback, CSP, and what it never shadows. */
 
@@ -82,8 +83,9 @@ describe('serving the portal', () => {
   test('/portal/config.json tells the sandbox apart from Stripe, and lists the test cards', async () => {
     const res = await get('/portal/config.json');
     expect(res.headers.get('cache-control')).toBe('no-store');
-    const cfg = (await res.json()) as { gateway: string; stripePublishableKey: string | null; testCards: unknown[]; prices: unknown };
+    const cfg = (await res.json()) as { gateway: string; stripePublishableKey: string | null; testCards: unknown[]; prices: unknown; modelBackend: string };
     expect(cfg.gateway).toBe('sandbox');
+    expect(cfg.modelBackend).toBe('demo'); // the playground labels the demo model as such
     expect(cfg.stripePublishableKey).toBeNull();
     expect(cfg.testCards).toContainEqual({ paymentMethodId: 'pm_card_visa', brand: 'visa', last4: '4242', behaviour: 'succeeds' });
     expect(cfg.prices).toEqual({ inputUsdPerToken: '0.0000025', outputUsdPerToken: '0.00001' });
@@ -101,7 +103,7 @@ describe('serving the portal', () => {
     expect((await get('/portal/workspaces/w1/requests/r1')).status).toBe(401);
     const email = `cost-${Date.now()}@example.com`;
     const json = { 'content-type': 'application/json' };
-    await get('/v1/signup', { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'password123', name: 'C' }) });
+    await get('/v1/signup', { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'password123', name: 'C', acceptedPolicyVersion: POLICY_VERSION }) });
     const login = (await (await get('/v1/login', { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'password123' }) })).json()) as {
       sessionToken: string;
     };

@@ -69,6 +69,7 @@ test('Stripe Elements replaces the test cards when a publishable key is configur
   await page.getByLabel('Name').fill('Stripe User');
   await page.getByLabel('E-mail').fill(`stripe-${Date.now()}@example.com`);
   await page.getByLabel('Password').fill('password1234');
+  await page.getByLabel(/I accept the usage policy/).check();
   await page.getByRole('button', { name: 'Sign up' }).click();
   await page.getByRole('heading', { level: 1, name: 'Billing' }).waitFor();
 

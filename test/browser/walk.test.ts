@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestServer } from '../support/harness';
-import { capture, ensurePortalBuilt, launchChromium, ROOT, startPortalServer, waitForValue, watchProblems } from './support/browser';
+import { capture, ensurePortalBuilt, launchChromium, readDownload, ROOT, startPortalServer, waitForValue, watchProblems } from './support/browser';
 
 /*
  * Globals of the page, for the functions passed to page.evaluate: the project's tsconfig has no DOM
@@ -74,6 +74,7 @@ async function signUp(p: Page, who: typeof ada) {
   await p.getByLabel('Name').fill(who.name);
   await p.getByLabel('E-mail').fill(who.email);
   await p.getByLabel('Password').fill(who.password);
+  await p.getByLabel(/I accept the usage policy/).check();
 }
 
 async function logIn(p: Page, who: typeof ada) {
@@ -152,7 +153,7 @@ describe('portal walk (headless Chromium)', () => {
       const secretBox = page.getByLabel('Secret of the key playground key');
       await secretBox.waitFor();
       secret = await secretBox.inputValue();
-      expect(secret).toMatch(/^tg_[0-9A-Za-z]{48}$/);
+      expect(secret).toMatch(/^tgk[0-9A-Za-z]{49}$/);
       await page.getByRole('button', { name: 'Copy secret' }).click();
       await page.getByRole('button', { name: 'Copied' }).waitFor();
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
@@ -257,14 +258,7 @@ describe('portal walk (headless Chromium)', () => {
     await usageTab.getByLabel('Break down by').selectOption('model');
     await usageTab.getByRole('list', { name: /Requests per minute legend/ }).getByText('service_3_productivity').waitFor();
     const [download] = await Promise.all([usageTab.waitForEvent('download'), usageTab.getByRole('button', { name: 'Download CSV' }).click()]);
-    const csv = await download.createReadStream().then(
-      (s) =>
-        new Promise<string>((resolve) => {
-          let out = '';
-          s.on('data', (c) => (out += c));
-          s.on('end', () => resolve(out));
-        }),
-    );
+    const csv = await readDownload(download);
     expect(csv.split('\r\n')[0]).toBe('bucket_start_utc,granularity,model,requests,input_tokens,output_tokens,cost_usd');
     const rows = csv.trim().split('\r\n').slice(1).map((l) => l.split(','));
     expect(rows.every((r) => r[2] === 'service_3_productivity')).toBe(true);
@@ -283,7 +277,7 @@ describe('portal walk (headless Chromium)', () => {
     // The secret never reached the browser's storage.
     const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
     expect(stored).not.toContain(secret);
-    expect(stored).not.toContain('tg_');
+    expect(stored).not.toContain('tgk');
   });
 
   test('4. invite a second user, who accepts at their next login', async () => {

@@ -37,6 +37,11 @@ export async function startTestServer(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
+    // Suites play many users from one address at once: the abuse limits stay out of their way
+    // unless a test sets them (test/e2e/accounts/login-throttle.test.ts does).
+    LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: '1000000',
+    PASSWORD_HASH_QUEUE: '10000',
+    INVITATIONS_PER_ADMIN_PER_HOUR: '1000000',
     ...overrides,
     DATA_DIR: dataDir,
     REDIS_PREFIX: prefix,

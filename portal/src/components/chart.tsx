@@ -1,4 +1,4 @@
-import { useId } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 
 /**
  * A stacked bar chart drawn as SVG: no chart library, a few hundred bytes of markup per chart. It
@@ -12,8 +12,12 @@ export interface Series {
 /** Okabe–Ito: distinguishable with every common colour-vision deficiency. */
 export const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#444444', '#8C6D1F'];
 
-const W = 960;
+/** Drawn at the width it is shown at (one SVG unit = one CSS pixel), so labels stay 12 px on a phone. */
+const DEFAULT_W = 960;
+const MIN_W = 260;
 const H = 200;
+/** Room one time label needs along the x axis. */
+const LABEL_SPACE = 72;
 const PAD = { left: 72, right: 12, top: 12, bottom: 28 };
 
 /** A round top for the y axis; for counts, an even whole number, so the middle line is whole too. */
@@ -52,6 +56,15 @@ export function BarChart({
   integers?: boolean;
 }) {
   const id = useId();
+  const figure = useRef<HTMLElement>(null);
+  const [W, setW] = useState(DEFAULT_W);
+  useEffect(() => {
+    const el = figure.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const ro = new ResizeObserver(([entry]) => setW(Math.max(MIN_W, Math.round(entry.contentRect.width))));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
   const totals = times.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
   const total = totals.reduce((a, b) => a + b, 0);
   const peak = Math.max(0, ...totals);
@@ -64,14 +77,14 @@ export function BarChart({
   const barW = Math.max(1, slot * 0.72);
   const y = (v: number) => PAD.top + plotH - (v / max) * plotH;
   const ticks = [0, max / 2, max];
-  const labelEvery = Math.max(1, Math.ceil(n / 6));
+  const labelEvery = Math.max(1, Math.ceil(n / Math.max(2, Math.floor(plotW / LABEL_SPACE))));
   const summary =
     total === 0
       ? `${title}: nothing in this period.`
       : `${title}: ${totalText ?? format(total)} in total; the highest was ${format(peak)} at ${timeLabel(times[peakAt])}.`;
 
   return (
-    <figure class="chart" data-testid={testId} data-total={String(total)} aria-labelledby={`${id}-cap`}>
+    <figure ref={figure} class="chart" data-testid={testId} data-total={String(total)} aria-labelledby={`${id}-cap`}>
       <figcaption id={`${id}-cap`}>
         <span class="chart-title">{title}</span> <span class="chart-total">Total: {totalText ?? format(total)}</span>
       </figcaption>

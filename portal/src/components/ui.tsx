@@ -3,8 +3,18 @@ import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { errorText } from '../api';
 import { linkHandler } from '../router';
 
-export function Link(props: AnchorHTMLAttributes<HTMLAnchorElement> & { href: string }) {
-  return <a {...props} onClick={linkHandler} />;
+/** An in-page link; `onNavigate` runs first (e.g. to close the phone menu). */
+export function Link(props: AnchorHTMLAttributes<HTMLAnchorElement> & { href: string; onNavigate?: () => void }) {
+  const { onNavigate, ...rest } = props;
+  return (
+    <a
+      {...(rest as AnchorHTMLAttributes<HTMLAnchorElement>)}
+      onClick={(e) => {
+        onNavigate?.();
+        linkHandler(e);
+      }}
+    />
+  );
 }
 
 /** An error or success message; errors are announced at once (role=alert). */

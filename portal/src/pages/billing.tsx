@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { enc, get, post, put } from '../api';
-import { ErrorMessage, Field, Loading, Message, useLoad } from '../components/ui';
-import { dateTime, integer, usd } from '../format';
+import { checkDollars, cents } from '../amount';
+import { Cents } from '../components/money';
+import { ConfirmDialog, ErrorMessage, Field, Loading, Message, useLoad } from '../components/ui';
+import { dateTime, fromNano, integer, toNano, usd } from '../format';
 import { listKeys, type ApiKey } from '../resources';
 import { useSession, useWorkspace } from '../state';
 
@@ -68,6 +70,10 @@ export function BillingPage() {
     setLedgerTick((t) => t + 1);
     void refresh();
   };
+  // Each action clears the messages the other cards still show from before.
+  const [actionSeq, setActionSeq] = useState(0);
+  const seqRef = useRef(0);
+  const actions: Actions = { seq: actionSeq, begin: () => (setActionSeq(++seqRef.current), seqRef.current) };
   const b = billing.data;
   const notices = (me?.notices ?? []).filter((n) => n.workspaceId === ws.workspaceId);
 
@@ -92,16 +98,20 @@ export function BillingPage() {
             <div class="stat">
               <p class="stat-label">Balance</p>
               <p class="stat-value" data-testid="balance">
-                {usd(b.balance)}
+                <Cents value={b.balance} />
               </p>
             </div>
             <div class="stat">
               <p class="stat-label">Available (less requests in flight)</p>
-              <p class="stat-value">{usd(b.available)}</p>
+              <p class="stat-value">
+                <Cents value={b.available} />
+              </p>
             </div>
             <div class="stat">
               <p class="stat-label">Spent on requests</p>
-              <p class="stat-value">{usd(b.spent)}</p>
+              <p class="stat-value">
+                <Cents value={b.spent} />
+              </p>
             </div>
             <div class="stat">
               <p class="stat-label">Status</p>
@@ -110,14 +120,16 @@ export function BillingPage() {
           </div>
           {!b.funded && (
             <Message kind="info">
-              To create API keys, add a payment method and deposit at least {usd(b.initialDeposit)} in total (deposited so far: {usd(b.deposited)}).
+              {isAdmin
+                ? `To create API keys, add a payment method and deposit at least ${usd(b.initialDeposit)} in total (deposited so far: ${usd(b.deposited)}).`
+                : `This workspace is not funded yet: an admin of ${ws.name} must add a payment method and deposit at least ${usd(b.initialDeposit)} before keys can be created.`}
             </Message>
           )}
           <div class="grid-2 cards billing-cards">
-            <PaymentMethod billing={b} isAdmin={isAdmin} onChanged={changed} />
-            <Deposit billing={b} isAdmin={isAdmin} onChanged={changed} />
+            <PaymentMethod billing={b} isAdmin={isAdmin} onChanged={changed} actions={actions} />
+            <Deposit billing={b} isAdmin={isAdmin} onChanged={changed} actions={actions} />
           </div>
-          <AutoReload billing={b} isAdmin={isAdmin} onChanged={changed} />
+          <AutoReload billing={b} isAdmin={isAdmin} onChanged={changed} actions={actions} />
           <Ledger tick={ledgerTick} />
         </>
       ) : null}
@@ -125,7 +137,48 @@ export function BillingPage() {
   );
 }
 
-function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void> }) {
+/** The page's action counter: a card starting an action clears the other cards' old messages. */
+interface Actions {
+  seq: number;
+  begin(): number;
+}
+
+type Outcome = { kind: 'success' | 'warning' | 'info'; text: string } | null;
+
+function useCardMessages(actions: Actions) {
+  const mine = useRef(-1);
+  const [error, setError] = useState<unknown>(null);
+  const [outcome, setOutcome] = useState<Outcome>(null);
+  useEffect(() => {
+    if (actions.seq !== mine.current) {
+      setError(null);
+      setOutcome(null);
+    }
+  }, [actions.seq]);
+  return {
+    error,
+    outcome,
+    setError,
+    setOutcome,
+    start() {
+      mine.current = actions.begin();
+      setError(null);
+      setOutcome(null);
+    },
+    clear() {
+      setError(null);
+      setOutcome(null);
+    },
+    view: (
+      <>
+        <ErrorMessage error={error} />
+        {outcome && <Message kind={outcome.kind}>{outcome.text}</Message>}
+      </>
+    ),
+  };
+}
+
+function PaymentMethod({ billing, isAdmin, onChanged, actions }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void>; actions: Actions }) {
   const ws = useWorkspace();
   const { config } = useSession();
   const cards = config?.testCards ?? [];
@@ -133,21 +186,21 @@ function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAd
   const [choice, setChoice] = useState(() =>
     billing.paymentMethod && cards.some((c) => c.paymentMethodId === billing.paymentMethod!.id) ? billing.paymentMethod.id : 'pm_card_visa',
   );
-  const [error, setError] = useState<unknown>(null);
+  const msg = useCardMessages(actions);
   const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState<string | null>(null);
   const pm = billing.paymentMethod;
 
   const attach = async (paymentMethodId: string) => {
     setBusy(true);
-    setError(null);
-    setDone(null);
+    msg.start();
     try {
       await post(`/v1/workspaces/${enc(ws.workspaceId)}/billing/payment-method`, { paymentMethodId });
       await onChanged();
-      setDone('Payment method saved.');
+      // A test card that declines is on file, but no charge with it will go through: say so, not "saved" in green.
+      const behaviour = cards.find((c) => c.paymentMethodId === paymentMethodId)?.behaviour;
+      msg.setOutcome(savedCardOutcome(behaviour));
     } catch (err) {
-      setError(err);
+      msg.setError(err);
     } finally {
       setBusy(false);
     }
@@ -215,10 +268,19 @@ function PaymentMethod({ billing, isAdmin, onChanged }: { billing: Billing; isAd
       ) : (
         <p class="muted">No payment form is configured: set STRIPE_PUBLISHABLE_KEY to use Stripe Elements.</p>
       )}
-      <ErrorMessage error={error} />
-      {done && <Message kind="success">{done}</Message>}
+      {msg.view}
     </div>
   );
+}
+
+function savedCardOutcome(behaviour: string | undefined): Outcome {
+  if (behaviour === 'declines' || behaviour === 'insufficient_funds') {
+    return { kind: 'warning', text: `Card saved, but it will not pay (${behaviourText(behaviour)}): deposits and auto-reload with it will fail. Choose a card that charges.` };
+  }
+  if (behaviour === 'requires_authentication') {
+    return { kind: 'warning', text: 'Card saved. It needs 3-D Secure authentication, so auto-reload, which charges with nobody present, will fail with it.' };
+  }
+  return { kind: 'success', text: 'Payment method saved.' };
 }
 
 const cap = (s: string) => (s ? s[0].toUpperCase() + s.slice(1) : s);
@@ -315,44 +377,58 @@ function StripeCard({ publishableKey, busy, onPaymentMethod }: { publishableKey:
   );
 }
 
-function Deposit({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void> }) {
+/** The most one charge may be (the API's limit). */
+const MAX_CHARGE_USD = '999999.99';
+
+function Deposit({ billing, isAdmin, onChanged, actions }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void>; actions: Actions }) {
   const ws = useWorkspace();
   const first = !billing.funded;
   const min = billing.minimumDeposit;
   const [amount, setAmount] = useState(first ? min : '50');
-  const [error, setError] = useState<unknown>(null);
+  const [checked, setChecked] = useState(false);
+  const msg = useCardMessages(actions);
   const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState<string | null>(null);
   // One Idempotency-Key per intended deposit: a retry after a network error reuses it, so the
   // card is never charged twice; a successful deposit starts a new one.
   const idem = useRef(crypto.randomUUID());
   const lastAmount = useRef(amount);
+  const check = checkDollars(amount, {
+    cents: true,
+    min,
+    minMessage: toNano(billing.deposited) === 0n ? `Your first deposit must be at least ${usd(min)}.` : `A deposit must be at least ${usd(min)}.`,
+    max: MAX_CHARGE_USD,
+    maxMessage: `One deposit can be at most ${usd(MAX_CHARGE_USD)}.`,
+  });
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    if (lastAmount.current !== amount) {
+    setChecked(true);
+    if (!check.ok) {
+      msg.clear();
+      return;
+    }
+    if (lastAmount.current !== check.value) {
       idem.current = crypto.randomUUID();
-      lastAmount.current = amount;
+      lastAmount.current = check.value;
     }
     setBusy(true);
-    setError(null);
-    setDone(null);
+    msg.start();
     try {
       const r = await post<{ deposit: { status: string; amount: string }; detail?: string }>(
         `/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`,
-        { amount: amount.trim() },
+        { amount: check.value },
         { headers: { 'Idempotency-Key': idem.current } },
       );
       await onChanged();
       if (r.deposit.status === 'succeeded') {
-        setDone(`Deposit of ${usd(r.deposit.amount)} succeeded.`);
+        msg.setOutcome({ kind: 'success', text: `Deposit of ${usd(r.deposit.amount)} succeeded.` });
         idem.current = crypto.randomUUID();
       } else {
         // 202: the provider did not answer in time; the same key settles it on retry.
-        setDone(r.detail ?? 'The deposit is pending.');
+        msg.setOutcome({ kind: 'info', text: r.detail ?? 'The deposit is pending.' });
       }
     } catch (err) {
-      setError(err);
+      msg.setError(err);
       // A declined card is a final answer: a new attempt is a new deposit.
       if ((err as { status?: number }).status && (err as { status: number }).status < 500) idem.current = crypto.randomUUID();
     } finally {
@@ -360,7 +436,7 @@ function Deposit({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: b
     }
   };
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="deposit-title">
+    <form class="card" onSubmit={submit} aria-labelledby="deposit-title" noValidate>
       <h2 id="deposit-title">Add credit</h2>
       {!isAdmin ? (
         <p class="muted">Only workspace admins can add credit.</p>
@@ -368,16 +444,31 @@ function Deposit({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: b
         <p class="muted">Add a payment method first.</p>
       ) : (
         <>
-          <Field label="Deposit amount (USD)" hint={first ? `Deposits must reach ${usd(billing.initialDeposit)} before keys can be created; at least ${usd(min)} now.` : `At least ${usd(min)}.`}>
-            {(p) => <input {...p} name="depositAmount" inputMode="decimal" required value={amount} onInput={(e) => setAmount(val(e))} />}
+          <Field
+            label="Deposit amount (USD)"
+            hint={first ? `Deposits must reach ${usd(billing.initialDeposit)} before keys can be created; at least ${usd(min)} now.` : `At least ${usd(min)}.`}
+            error={checked && !check.ok ? check.error : null}
+          >
+            {(p) => (
+              <input
+                {...p}
+                name="depositAmount"
+                inputMode="decimal"
+                required
+                value={amount}
+                onInput={(e) => {
+                  setAmount(val(e));
+                  msg.clear();
+                }}
+              />
+            )}
           </Field>
           <button type="submit" class="button button-primary" disabled={busy}>
-            {busy ? 'Charging…' : `Deposit ${usd(amount || '0')}`}
+            {busy ? 'Charging…' : check.ok ? `Deposit ${usd(check.value)}` : 'Deposit'}
           </button>
         </>
       )}
-      <ErrorMessage error={error} />
-      {done && <Message kind="success">{done}</Message>}
+      {msg.view}
     </form>
   );
 }
@@ -389,38 +480,73 @@ const AUTO_RELOAD_STATUS: Record<string, string> = {
   suspended: 'suspended',
 };
 
-function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void> }) {
+/** The smallest auto-reload amount the API takes. */
+const MIN_RELOAD_USD = '10';
+/** Without a cap, the API caps a month at this many reloads. */
+const DEFAULT_CAP_RELOADS = 5n;
+
+function AutoReload({ billing, isAdmin, onChanged, actions }: { billing: Billing; isAdmin: boolean; onChanged: () => Promise<void>; actions: Actions }) {
   const ws = useWorkspace();
   const ar = billing.autoReload;
   const [enabled, setEnabled] = useState(ar?.enabled ?? false);
   const [threshold, setThreshold] = useState(ar?.threshold ?? '20');
   const [amount, setAmount] = useState(ar?.amount ?? '50');
   const [cap, setCap] = useState(ar?.monthlyCap ?? '');
-  const [error, setError] = useState<unknown>(null);
+  const [checked, setChecked] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const msg = useCardMessages(actions);
   const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const amountCheck = checkDollars(amount, { cents: true, min: MIN_RELOAD_USD, minMessage: `The reload amount must be at least ${usd(MIN_RELOAD_USD)}.`, max: MAX_CHARGE_USD });
+  // One reload must lift the balance above the threshold, and a cap must allow one reload.
+  const reload = amountCheck.ok ? amountCheck.value : undefined;
+  const checks = {
+    threshold: checkDollars(threshold, reload ? { max: reload, maxMessage: `The threshold can be at most the reload amount (${usd(reload)}), so that one reload lifts the balance above it.` } : {}),
+    amount: amountCheck,
+    cap: cap.trim()
+      ? checkDollars(cap, { cents: true, ...(reload ? { min: reload, minMessage: `The monthly cap must be at least the reload amount (${usd(reload)}).` } : {}), max: MAX_CHARGE_USD })
+      : ({ ok: true, value: '' } as const),
+  };
+  const valid = checks.threshold.ok && checks.amount.ok && checks.cap.ok;
+  const fieldError = (c: { ok: boolean; error?: string }) => (checked && !c.ok ? (c.error ?? null) : null);
+  const edit = (set: (v: string) => void) => (e: Event) => {
+    set(val(e));
+    msg.clear();
+  };
+
+  const save = async () => {
+    if (!checks.threshold.ok || !checks.amount.ok || !checks.cap.ok) return;
+    setConfirming(false);
     setBusy(true);
-    setError(null);
-    setDone(false);
+    msg.start();
     try {
       await put(`/v1/workspaces/${enc(ws.workspaceId)}/billing/auto-reload`, {
         enabled,
-        threshold: threshold.trim(),
-        amount: amount.trim(),
-        monthlyCap: cap.trim() ? cap.trim() : null,
+        threshold: checks.threshold.value,
+        amount: checks.amount.value,
+        monthlyCap: checks.cap.value ? checks.cap.value : null,
       });
       await onChanged();
-      setDone(true);
+      msg.setOutcome({ kind: 'success', text: 'Auto-reload saved.' });
     } catch (err) {
-      setError(err);
+      msg.setError(err);
     } finally {
       setBusy(false);
     }
   };
+  // Saving a threshold above the balance charges the card at once: ask first.
+  const chargesNow = enabled && checks.threshold.ok && toNano(billing.balance) < toNano(checks.threshold.value);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    setChecked(true);
+    if (!valid) {
+      msg.clear();
+      return;
+    }
+    if (chargesNow) setConfirming(true);
+    else void save();
+  };
   return (
-    <form class="card" onSubmit={submit} aria-labelledby="ar-title">
+    <form class="card" onSubmit={submit} aria-labelledby="ar-title" noValidate>
       <h2 id="ar-title">Auto-reload</h2>
       <p class="muted">When the balance falls below the threshold, the card on file is charged the reload amount.</p>
       {ar && (
@@ -437,19 +563,31 @@ function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin
       <fieldset disabled={!isAdmin}>
         <legend class="visually-hidden">Auto-reload settings</legend>
         <div class="checkbox">
-          <input id="ar-enabled" type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} />
+          <input
+            id="ar-enabled"
+            type="checkbox"
+            checked={enabled}
+            onChange={(e) => {
+              setEnabled((e.target as HTMLInputElement).checked);
+              msg.clear();
+            }}
+          />
           <label for="ar-enabled">Reload automatically</label>
         </div>
         <div class="grid-2">
-          <Field label="When the balance falls below (USD)">
-            {(p) => <input {...p} name="threshold" inputMode="decimal" required value={threshold} onInput={(e) => setThreshold(val(e))} />}
+          <Field label="When the balance falls below (USD)" error={fieldError(checks.threshold)}>
+            {(p) => <input {...p} name="threshold" inputMode="decimal" required value={threshold} onInput={edit(setThreshold)} />}
           </Field>
-          <Field label="Add this amount (USD)">
-            {(p) => <input {...p} name="reloadAmount" inputMode="decimal" required value={amount} onInput={(e) => setAmount(val(e))} />}
+          <Field label="Add this amount (USD)" hint={`At least ${usd(MIN_RELOAD_USD)}.`} error={fieldError(checks.amount)}>
+            {(p) => <input {...p} name="reloadAmount" inputMode="decimal" required value={amount} onInput={edit(setAmount)} />}
           </Field>
         </div>
-        <Field label="Monthly cap (USD, optional)" hint="The most auto-reload may charge in one calendar month (UTC). Empty: no cap.">
-          {(p) => <input {...p} name="monthlyCap" inputMode="decimal" value={cap} onInput={(e) => setCap(val(e))} />}
+        <Field
+          label="Monthly cap (USD, optional)"
+          hint={`The most auto-reload may charge in one calendar month (UTC). Empty: ${DEFAULT_CAP_RELOADS} reloads${reload ? ` (${usd(fromNano(toNano(reload) * DEFAULT_CAP_RELOADS))})` : ''}.`}
+          error={fieldError(checks.cap)}
+        >
+          {(p) => <input {...p} name="monthlyCap" inputMode="decimal" value={cap} onInput={edit(setCap)} />}
         </Field>
         {isAdmin && (
           <button type="submit" class="button" disabled={busy}>
@@ -458,8 +596,21 @@ function AutoReload({ billing, isAdmin, onChanged }: { billing: Billing; isAdmin
         )}
       </fieldset>
       {!isAdmin && <p class="muted">Only workspace admins can change auto-reload.</p>}
-      <ErrorMessage error={error} />
-      {done && <Message kind="success">Auto-reload saved.</Message>}
+      {msg.view}
+      <ConfirmDialog
+        open={confirming}
+        title="Charge the card now?"
+        confirmLabel={checks.amount.ok ? `Save and charge ${usd(checks.amount.value)}` : 'Save and charge'}
+        onCancel={() => setConfirming(false)}
+        onConfirm={() => void save()}
+        busy={busy}
+      >
+        <p>
+          The balance, <strong>{cents(billing.balance)}</strong>, is already below the new threshold of{' '}
+          <strong>{checks.threshold.ok ? usd(checks.threshold.value) : threshold}</strong>. Saving turns auto-reload on and charges the card on file{' '}
+          <strong>{checks.amount.ok ? usd(checks.amount.value) : amount}</strong> right away.
+        </p>
+      </ConfirmDialog>
     </form>
   );
 }
@@ -519,7 +670,7 @@ function Ledger({ tick }: { tick: number }) {
             {data.total} {data.total === 1 ? 'entry' : 'entries'}, newest first.
           </p>
           <div class="table-wrap">
-            <table class="table" aria-label="Ledger, newest first">
+            <table class="table table-stack" aria-label="Ledger, newest first">
               <thead>
                 <tr>
                   <th scope="col">When</th>
@@ -536,9 +687,13 @@ function Ledger({ tick }: { tick: number }) {
                 {data.rows.map((r) => (
                   <tr key={r.position} data-testid="ledger-row">
                     <td>{dateTime(r.at)}</td>
-                    <td>{describe(r)}</td>
-                    <td class="num">{usd(r.amount, { maxDecimals: 9 })}</td>
-                    <td class="num">{usd(r.balance, { maxDecimals: 9 })}</td>
+                    <td data-label="Entry">{describe(r)}</td>
+                    <td class="num" data-label="Amount">
+                      {usd(r.amount, { maxDecimals: 9 })}
+                    </td>
+                    <td class="num" data-label="Balance after">
+                      {usd(r.balance, { maxDecimals: 9 })}
+                    </td>
                   </tr>
                 ))}
               </tbody>

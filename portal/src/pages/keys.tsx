@@ -1,12 +1,13 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { ApiError, del, enc, post } from '../api';
 import { ConfirmDialog, CopyButton, ErrorMessage, Field, Link, Loading, Message, useLoad } from '../components/ui';
 import { dateTime } from '../format';
 import { forgetSecret, rememberSecret, useWorkspace } from '../state';
-import { listKeys, type ApiKey } from '../resources';
+import { KEY_NAME_MAX, KEY_NAME_MIN, listKeys, type ApiKey } from '../resources';
+import { KeyEditDialog, KeySpend } from './key-budget';
+import { RollKeyDialog, RollNote, RolledSecret, type RolledKey } from '../components/roll-key';
+import { KeyReminder, PolicyNotice, PolicyRequired } from '../policy';
 
-const KEY_NAME_MIN = 3;
-const KEY_NAME_MAX = 64;
 
 export function KeysPage() {
   const ws = useWorkspace();
@@ -19,7 +20,11 @@ export function KeysPage() {
   const [toDelete, setToDelete] = useState<ApiKey | null>(null);
   const [deleting, setDeleting] = useState(false);
   const [deleteError, setDeleteError] = useState<unknown>(null);
-  const [deleted, setDeleted] = useState<string | null>(null);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  const outcomeRef = useRef<HTMLDivElement>(null);
+  const [toEdit, setToEdit] = useState<ApiKey | null>(null);
+  const [toRoll, setToRoll] = useState<ApiKey | null>(null);
+  const [rolled, setRolled] = useState<RolledKey | null>(null);
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -31,7 +36,7 @@ export function KeysPage() {
     setNameError(null);
     setCreateError(null);
     setCreating(true);
-    setDeleted(null);
+    setOutcome(null);
     try {
       const k = await post<ApiKey & { secret: string }>(`/v1/workspaces/${enc(ws.workspaceId)}/keys`, { name: n });
       // Kept in memory for the playground of this page session only.
@@ -54,9 +59,11 @@ export function KeysPage() {
       await del(`/v1/workspaces/${enc(ws.workspaceId)}/keys/${enc(toDelete.keyId)}`);
       forgetSecret(toDelete.keyId);
       if (created?.keyId === toDelete.keyId) setCreated(null);
-      setDeleted(`The key “${toDelete.name}” was deleted. Requests with it now fail with 401.`);
+      setOutcome(`The key “${toDelete.name}” was deleted. Requests with it now fail with 401.`);
       setToDelete(null);
       await keys.reload();
+      // The dialog's button is gone: keyboard users continue from the message, not the page body.
+      outcomeRef.current?.focus();
     } catch (err) {
       setDeleteError(err);
     } finally {
@@ -65,6 +72,7 @@ export function KeysPage() {
   };
 
   const notFunded = createError instanceof ApiError && createError.status === 402;
+  const policyNotAccepted = createError instanceof ApiError && createError.status === 403 && /usage policy/.test(createError.message);
 
   return (
     <section aria-labelledby="keys-title">
@@ -82,14 +90,25 @@ export function KeysPage() {
           <button type="submit" class="button button-primary" disabled={creating}>
             {creating ? 'Creating…' : 'Create API key'}
           </button>
+          <KeyReminder />
         </form>
-        {notFunded ? (
+        {policyNotAccepted ? (
+          <PolicyRequired message={(createError as ApiError).message} />
+        ) : notFunded ? (
           <Message kind="warning">
-            {(createError as ApiError).message} <Link href="/billing">Go to Billing</Link> to add a payment method and the first deposit.
+            {(createError as ApiError).message}{' '}
+            {ws.role === 'admin' ? (
+              <>
+                <Link href="/billing">Go to Billing</Link> to add a payment method and the first deposit.
+              </>
+            ) : (
+              <>Only an admin of {ws.name} can add the payment method and the first deposit: ask one of them.</>
+            )}
           </Message>
         ) : (
           <ErrorMessage error={createError} />
         )}
+        {!createError && <PolicyNotice />}
       </div>
 
       {created && (
@@ -117,7 +136,11 @@ export function KeysPage() {
         </div>
       )}
 
-      {deleted && <Message kind="success">{deleted}</Message>}
+      {rolled && <RolledSecret rolled={rolled} onDone={() => setRolled(null)} />}
+
+      <div ref={outcomeRef} tabIndex={-1} class="focus-target">
+        {outcome && <Message kind="success">{outcome}</Message>}
+      </div>
 
       <div class="card">
         <h2>Keys</h2>
@@ -129,7 +152,7 @@ export function KeysPage() {
           <p class="muted">No keys yet.</p>
         ) : (
           <div class="table-wrap">
-            <table class="table" aria-label="API keys">
+            <table class="table table-stack" aria-label="API keys">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -138,6 +161,7 @@ export function KeysPage() {
                   <th scope="col">Created by</th>
                   <th scope="col">Last used</th>
                   <th scope="col">Expires</th>
+                  <th scope="col">This month</th>
                   <th scope="col">
                     <span class="visually-hidden">Actions</span>
                   </th>
@@ -147,16 +171,26 @@ export function KeysPage() {
                 {(keys.data ?? []).map((k) => (
                   <tr key={k.keyId} data-testid="key-row">
                     <th scope="row">{k.name}</th>
-                    <td>
+                    <td data-label="Key">
                       <code>
                         {k.prefix}…{k.last4}
                       </code>
+                      <RollNote apiKey={k} />
                     </td>
-                    <td>{dateTime(k.created)}</td>
-                    <td>{k.createdBy?.name ?? '—'}</td>
-                    <td>{k.lastUsed ? dateTime(k.lastUsed) : 'never'}</td>
-                    <td>{k.expiresAt ? `${dateTime(k.expiresAt)}${k.expired ? ' (expired)' : ''}` : 'never'}</td>
-                    <td>
+                    <td data-label="Created">{dateTime(k.created)}</td>
+                    <td data-label="Created by">{k.createdBy?.name ?? '—'}</td>
+                    <td data-label="Last used">{k.lastUsed ? dateTime(k.lastUsed) : 'never'}</td>
+                    <td data-label="Expires">{k.expiresAt ? `${dateTime(k.expiresAt)}${k.expired ? ' (expired)' : ''}` : 'never'}</td>
+                    <td data-label="This month">
+                      <KeySpend k={k} />
+                    </td>
+                    <td class="row-actions">
+                      <button type="button" class="button" onClick={() => setToEdit(k)}>
+                        Edit<span class="visually-hidden"> the key {k.name}</span>
+                      </button>
+                      <button type="button" class="button button-quiet" onClick={() => setToRoll(k)}>
+                        Roll key<span class="visually-hidden"> {k.name}</span>
+                      </button>
                       <button type="button" class="button button-danger-quiet" onClick={() => (setDeleteError(null), setToDelete(k))}>
                         Delete<span class="visually-hidden"> the key {k.name}</span>
                       </button>
@@ -168,6 +202,30 @@ export function KeysPage() {
           </div>
         )}
       </div>
+
+      <KeyEditDialog
+        workspaceId={ws.workspaceId}
+        k={toEdit}
+        onClose={() => setToEdit(null)}
+        onSaved={async (message) => {
+          setToEdit(null);
+          setOutcome(message);
+          await keys.reload();
+          outcomeRef.current?.focus();
+        }}
+      />
+
+      <RollKeyDialog
+        workspaceId={ws.workspaceId}
+        apiKey={toRoll}
+        onClose={() => setToRoll(null)}
+        onRolled={(k) => {
+          setToRoll(null);
+          setCreated(null);
+          setRolled(k);
+          void keys.reload();
+        }}
+      />
 
       <ConfirmDialog
         open={toDelete !== null}

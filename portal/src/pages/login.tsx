@@ -3,6 +3,7 @@ import { post } from '../api';
 import { ErrorMessage, Field, Link } from '../components/ui';
 import { navigate } from '../router';
 import { useSession } from '../state';
+import { PolicyConsent } from '../policy';
 
 const val = (e: Event) => (e.target as HTMLInputElement).value;
 
@@ -68,6 +69,7 @@ export function SignupPage() {
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [acceptedPolicyVersion, setAcceptedPolicyVersion] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
@@ -79,7 +81,7 @@ export function SignupPage() {
     setBusy(true);
     setError(null);
     try {
-      await post('/v1/signup', { name: name.trim(), email: email.trim(), password }, { quiet401: true });
+      await post('/v1/signup', { name: name.trim(), email: email.trim(), password, acceptedPolicyVersion }, { quiet401: true });
       await logIn(email.trim(), password);
       await refresh();
       navigate('/billing', { replace: true });
@@ -114,6 +116,7 @@ export function SignupPage() {
             />
           )}
         </Field>
+        <PolicyConsent checked={acceptedPolicyVersion !== null} onChange={setAcceptedPolicyVersion} />
         <ErrorMessage error={error} />
         <button type="submit" class="button button-primary" disabled={busy}>
           {busy ? 'Creating your account…' : 'Sign up'}

@@ -5,11 +5,18 @@ import { integer, usd } from '../format';
 import type { Invitation } from '../model';
 import { listKeys, type ApiKey } from '../resources';
 import { secretFor, useSession, useWorkspace } from '../state';
+import { USAGE_POLICY_PATH } from '../policy';
 
 const MODELS = [
   { value: 'service_3_pi', label: 'service_3_pi — conversational' },
   { value: 'service_3_productivity', label: 'service_3_productivity — instruction following' },
 ];
+
+/** The key a pasted secret belongs to, by its visible prefix and last four characters. */
+export function keyOfSecret(keys: ApiKey[], secret: string): ApiKey | undefined {
+  const s = secret.trim();
+  return keys.find((k) => s.startsWith(k.prefix) && s.endsWith(k.last4));
+}
 
 interface Turn {
   type: 'Human' | 'AI';
@@ -32,6 +39,9 @@ export function PlaygroundPage() {
       {me && me.invitations.length > 0 && <Invitations invitations={me.invitations} onAnswered={setFlash} />}
       <h1 id="pg-title">Playground</h1>
       <p class="lede">Try a key against the conversation endpoints. The reply streams in; the call's tokens and cost appear when it ends.</p>
+      <p class="hint">
+        Calls follow the <Link href={USAGE_POLICY_PATH}>usage policy</Link>: no personal or regulated information, and say that replies are generated.
+      </p>
       <Playground />
     </section>
   );
@@ -55,7 +65,11 @@ function Invitations({ invitations, onAnswered }: { invitations: Invitation[]; o
       await refresh();
       if (action === 'accept') selectWorkspace(inv.workspaceId);
     } catch (err) {
-      setError(err);
+      // Revoked or answered elsewhere (409): say so above the page, and re-read the list.
+      if (err instanceof ApiError && err.status === 409) {
+        onAnswered(`The invitation to ${inv.workspaceName} is no longer open: ${err.message}.`);
+        await refresh();
+      } else setError(err);
     } finally {
       setBusy(null);
     }
@@ -87,6 +101,8 @@ function Invitations({ invitations, onAnswered }: { invitations: Invitation[]; o
 
 function Playground() {
   const ws = useWorkspace();
+  const { config: portalConfig } = useSession();
+  const demo = portalConfig?.modelBackend === 'demo';
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [keysError, setKeysError] = useState<unknown>(null);
   const [keyId, setKeyId] = useState('');
@@ -106,6 +122,7 @@ function Playground() {
   const [error, setError] = useState<string | null>(null);
   const [usage, setUsage] = useState<CallUsage | null>(null);
   const [usageNote, setUsageNote] = useState<string | null>(null);
+  const [switchedTo, setSwitchedTo] = useState<string | null>(null);
   const abort = useRef<AbortController | null>(null);
 
   useEffect(() => {
@@ -133,17 +150,32 @@ function Playground() {
 
   const chosen = keys?.find((k) => k.keyId === keyId) ?? null;
   const remembered = chosen ? secretFor(chosen.keyId) : undefined;
-  const secretMismatch = chosen && secret && !(secret.startsWith(chosen.prefix) && secret.endsWith(chosen.last4));
+  const secretMismatch = Boolean(chosen && secret.trim() && keyOfSecret([chosen], secret) !== chosen);
 
   const pickKey = (id: string) => {
     setKeyId(id);
     setSecret(secretFor(id) ?? '');
+    setSwitchedTo(null);
+  };
+
+  // A pasted secret decides the key: the picker follows it, so the key shown is the key billed.
+  const pasteSecret = (value: string) => {
+    setSecret(value);
+    const owner = keys ? keyOfSecret(keys, value) : undefined;
+    if (owner && owner.keyId !== keyId) {
+      setKeyId(owner.keyId);
+      setSwitchedTo(owner.name);
+    } else if (!owner) setSwitchedTo(null);
   };
 
   const run = async (e: Event) => {
     e.preventDefault();
     if (!secret.trim()) {
       setError('Paste the secret of the chosen key: secrets are shown once, at creation, and the portal does not keep them.');
+      return;
+    }
+    if (secretMismatch) {
+      setError('The secret does not belong to the chosen key: paste the secret of that key, or choose its key.');
       return;
     }
     if (!message.trim()) {
@@ -225,16 +257,27 @@ function Playground() {
   if (keys && keys.length === 0) {
     return (
       <Message kind="info">
-        This workspace has no API key yet. <Link href="/keys">Create a key</Link> (the workspace needs a payment method and a first deposit on the{' '}
-        <Link href="/billing">Billing</Link> page), then come back.
+        This workspace has no API key yet. <Link href="/keys">Create a key</Link>{' '}
+        {ws.role === 'admin' ? (
+          <>
+            (the workspace needs a payment method and a first deposit on the <Link href="/billing">Billing</Link> page)
+          </>
+        ) : (
+          <>(once an admin of {ws.name} has added a payment method and the first deposit)</>
+        )}
+        , then come back.
       </Message>
     );
   }
 
+  // The conversation lists every turn but the newest reply, which the Reply box shows (once).
+  const last = turns[turns.length - 1];
+  const shownTurns = reply && !running && last?.type === 'AI' && last.text === reply ? turns.slice(0, -1) : turns;
+
   return (
     <div class="playground">
-      <form class="card pg-settings" onSubmit={run} aria-label="Request settings">
-        <h2>Settings</h2>
+      <form class="card pg-key" onSubmit={run} aria-labelledby="pg-key-title">
+        <h2 id="pg-key-title">Key</h2>
         <Field label="API key">
           {(p) => (
             <select {...p} name="key" value={keyId} onChange={(e) => pickKey(val(e))} disabled={!keys}>
@@ -249,9 +292,11 @@ function Playground() {
         <Field
           label="Key secret"
           hint={
-            remembered && secret === remembered
-              ? 'Filled in from the key you just created. It stays in this page only and is forgotten on reload.'
-              : 'Paste the secret shown when the key was created. It is kept in this page only, never stored.'
+            switchedTo && !secretMismatch
+              ? `This secret belongs to the key “${switchedTo}”: it is now the chosen key, and the one billed.`
+              : remembered && secret === remembered
+                ? 'Filled in from the key you just created. It stays in this page only and is forgotten on reload.'
+                : 'Paste the secret shown when the key was created. It is kept in this page only, never stored.'
           }
           error={secretMismatch ? 'This secret does not belong to the chosen key.' : null}
         >
@@ -262,55 +307,19 @@ function Playground() {
               type="password"
               autocomplete="off"
               spellcheck={false}
-              placeholder="tg_…"
+              placeholder="tgk…"
               value={secret}
-              onInput={(e) => setSecret(val(e))}
+              onInput={(e) => pasteSecret(val(e))}
             />
           )}
-        </Field>
-        <Field label="Model (config)">
-          {(p) => (
-            <select {...p} name="config" value={config} onChange={(e) => setConfig(val(e))}>
-              {MODELS.map((m) => (
-                <option key={m.value} value={m.value}>
-                  {m.label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <div class="grid-2">
-          <Field label="Temperature" hint="0 to 1">
-            {(p) => <input {...p} name="temperature" type="number" min="0" max="1" step="0.05" required value={temperature} onInput={(e) => setTemperature(val(e))} />}
-          </Field>
-          <Field label="top_p" hint="0 to 1">
-            {(p) => <input {...p} name="top_p" type="number" min="0" max="1" step="0.05" required value={topP} onInput={(e) => setTopP(val(e))} />}
-          </Field>
-        </div>
-        <Field label="Max tokens" hint="1 to 1024">
-          {(p) => <input {...p} name="max_tokens" type="number" min="1" max="1024" step="1" required value={maxTokens} onInput={(e) => setMaxTokens(val(e))} />}
-        </Field>
-        <Field label="Stop tokens" hint="One per line; write \n for a newline.">
-          {(p) => <textarea {...p} name="stop_tokens" rows={2} value={stops} onInput={(e) => setStops(val(e))} />}
-        </Field>
-        <div class="checkbox">
-          <input id="pg-web" type="checkbox" checked={webSearch} onChange={(e) => setWebSearch((e.target as HTMLInputElement).checked)} />
-          <label for="pg-web">Web search</label>
-        </div>
-        <div class="checkbox">
-          <input id="pg-stream" type="checkbox" checked={stream} onChange={(e) => setStream((e.target as HTMLInputElement).checked)} />
-          <label for="pg-stream">Stream the reply</label>
-        </div>
-        <Field label="Instruction (optional)">
-          {(p) => <textarea {...p} name="instruction" rows={2} value={instruction} onInput={(e) => setInstruction(val(e))} />}
         </Field>
       </form>
 
       <div class="card pg-chat">
         <h2>Conversation</h2>
-        {turns.length > 0 && (
+        {shownTurns.length > 0 && (
           <ol class="turns" aria-label="Conversation so far">
-            {turns.map((t, i) => (
+            {shownTurns.map((t, i) => (
               <li key={i} class={`turn turn-${t.type.toLowerCase()}`}>
                 <span class="turn-who">{t.type === 'Human' ? 'You' : 'Model'}</span>
                 <p>{t.text}</p>
@@ -342,7 +351,7 @@ function Playground() {
             )}
           </Field>
           <div class="actions">
-            <button type="submit" class="button button-primary" disabled={running || !keys}>
+            <button type="submit" class="button button-primary" disabled={running || !keys || secretMismatch}>
               {running ? 'Running…' : 'Run'}
             </button>
             {running && (
@@ -356,8 +365,9 @@ function Playground() {
               </button>
             )}
           </div>
+          {secretMismatch && <p class="hint">Run is off until the secret matches the chosen key.</p>}
         </form>
-        <h3 class="reply-title">Reply</h3>
+        <h3 class="reply-title">Reply{demo && <span class="demo-label"> from the demo model</span>}</h3>
         <div class="reply" aria-live="polite" aria-busy={running} data-testid="reply">
           {reply || (running ? '…' : <span class="muted">The reply appears here.</span>)}
         </div>
@@ -382,6 +392,49 @@ function Playground() {
           {usageNote && <p class="muted">{usageNote}</p>}
         </div>
       </div>
+
+      <form class="card pg-settings" onSubmit={run} aria-label="Request settings">
+        <h2>Settings</h2>
+        <Field
+          label="Model (config)"
+          hint={demo ? 'Demo model: this service runs tollgate’s built-in sample model, not a real one. Replies are sample text; tokens are billed as usual.' : undefined}
+        >
+          {(p) => (
+            <select {...p} name="config" value={config} onChange={(e) => setConfig(val(e))}>
+              {MODELS.map((m) => (
+                <option key={m.value} value={m.value}>
+                  {demo ? m.label.replace(' — ', ' (demo) — ') : m.label}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <div class="grid-2">
+          <Field label="Temperature" hint="0 to 1">
+            {(p) => <input {...p} name="temperature" type="number" min="0" max="1" step="0.05" required value={temperature} onInput={(e) => setTemperature(val(e))} />}
+          </Field>
+          <Field label="top_p" hint="0 to 1">
+            {(p) => <input {...p} name="top_p" type="number" min="0" max="1" step="0.05" required value={topP} onInput={(e) => setTopP(val(e))} />}
+          </Field>
+        </div>
+        <Field label="Max tokens" hint="1 to 1024">
+          {(p) => <input {...p} name="max_tokens" type="number" min="1" max="1024" step="1" required value={maxTokens} onInput={(e) => setMaxTokens(val(e))} />}
+        </Field>
+        <Field label="Stop tokens" hint="One per line; write \n for a newline.">
+          {(p) => <textarea {...p} name="stop_tokens" rows={2} value={stops} onInput={(e) => setStops(val(e))} />}
+        </Field>
+        <div class="checkbox">
+          <input id="pg-web" type="checkbox" checked={webSearch} onChange={(e) => setWebSearch((e.target as HTMLInputElement).checked)} />
+          <label for="pg-web">Web search</label>
+        </div>
+        <div class="checkbox">
+          <input id="pg-stream" type="checkbox" checked={stream} onChange={(e) => setStream((e.target as HTMLInputElement).checked)} />
+          <label for="pg-stream">Stream the reply</label>
+        </div>
+        <Field label="Instruction (optional)">
+          {(p) => <textarea {...p} name="instruction" rows={2} value={instruction} onInput={(e) => setInstruction(val(e))} />}
+        </Field>
+      </form>
     </div>
   );
 }

@@ -154,7 +154,8 @@ export function UsagePage() {
 
   const groupName = useMemo(() => {
     const names = new Map(keys.map((k) => [k.keyId, `${k.name} (${k.prefix}…${k.last4})`]));
-    for (const p of points ?? []) if (p.label && !names.has(p.group)) names.set(p.group, p.label);
+    // A key missing from the live list was deleted; the usage API still names it.
+    for (const p of points ?? []) if (p.label && !names.has(p.group)) names.set(p.group, `${p.label} (deleted key)`);
     return (g: string) => (groupBy === 'key' ? (names.get(g) ?? `deleted key ${g.slice(0, 8)}`) : g);
   }, [keys, groupBy, points]);
 

@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
-import { del, enc, get, patch, post } from '../api';
+import { useRef, useState } from 'preact/hooks';
+import { del, enc, get, patch, post, put } from '../api';
 import { ConfirmDialog, ErrorMessage, Field, Loading, Message, TrashIcon, useLoad } from '../components/ui';
 import { dateTime } from '../format';
 import { useSession, useWorkspace } from '../state';
@@ -23,7 +23,7 @@ const val = (e: Event) => (e.target as HTMLInputElement).value;
 
 export function WorkspacePage() {
   const ws = useWorkspace();
-  const { me } = useSession();
+  const { me, refresh } = useSession();
   const isAdmin = ws.role === 'admin';
   const members = useLoad(
     (signal) => get<{ members: Member[] }>(`/v1/workspaces/${enc(ws.workspaceId)}/members`, { signal }).then((r) => r.members),
@@ -37,6 +37,53 @@ export function WorkspacePage() {
   const [removing, setRemoving] = useState(false);
   const [removeError, setRemoveError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [roleError, setRoleError] = useState<unknown>(null);
+  const [roleBusy, setRoleBusy] = useState<string | null>(null);
+  const [demoteSelf, setDemoteSelf] = useState(false);
+  const [revokeError, setRevokeError] = useState<unknown>(null);
+  const [revoking, setRevoking] = useState<string | null>(null);
+  const noticeRef = useRef<HTMLDivElement>(null);
+  // The last admin is not offered "Make member" (the API would refuse it: a workspace keeps an admin).
+  const adminCount = (members.data ?? []).filter((m) => m.role === 'admin').length;
+  const say = (text: string) => {
+    setNotice(text);
+    // Keyboard and screen-reader users continue from the outcome, not from a button that is gone.
+    setTimeout(() => noticeRef.current?.focus(), 0);
+  };
+
+  const changeRole = async (m: Member, role: Member['role']) => {
+    setRoleBusy(m.userId);
+    setRoleError(null);
+    setNotice(null);
+    try {
+      await put(`/v1/workspaces/${enc(ws.workspaceId)}/members/${enc(m.userId)}`, { role });
+      const self = m.userId === me?.user.userId;
+      say(self ? `You are now a member of ${ws.name}, no longer an admin.` : `${m.name ?? m.email} is now ${role === 'admin' ? 'an admin' : 'a member'} of ${ws.name}.`);
+      setDemoteSelf(false);
+      // Your own role decides what this page offers: re-read it.
+      if (self) await refresh();
+      else await members.reload();
+    } catch (err) {
+      setRoleError(err);
+    } finally {
+      setRoleBusy(null);
+    }
+  };
+
+  const revoke = async (i: SentInvitation) => {
+    setRevoking(i.invitationId);
+    setRevokeError(null);
+    try {
+      await del(`/v1/workspaces/${enc(ws.workspaceId)}/invitations/${enc(i.invitationId)}`);
+      say(`The invitation to ${i.email} was revoked: it is gone from their list.`);
+      await invitations.reload();
+    } catch (err) {
+      setRevokeError(err);
+      await invitations.reload();
+    } finally {
+      setRevoking(null);
+    }
+  };
 
   const remove = async () => {
     if (!toRemove) return;
@@ -66,17 +113,20 @@ export function WorkspacePage() {
         <CreateForm />
       </div>
 
-      {notice && <Message kind="success">{notice}</Message>}
+      <div ref={noticeRef} tabIndex={-1} class="focus-target">
+        {notice && <Message kind="success">{notice}</Message>}
+      </div>
 
       <div class="card">
         <h2>Members</h2>
+        <ErrorMessage error={roleError} />
         {members.loading && !members.data ? (
           <Loading what="Loading members" />
         ) : members.error ? (
           <ErrorMessage error={members.error} />
         ) : (
           <div class="table-wrap">
-            <table class="table" aria-label="Members">
+            <table class="table table-stack" aria-label="Members">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -97,13 +147,26 @@ export function WorkspacePage() {
                       {m.name ?? '—'}
                       {m.userId === me?.user.userId ? ' (you)' : ''}
                     </th>
-                    <td>{m.email ?? '—'}</td>
-                    <td>
+                    <td data-label="E-mail">{m.email ?? '—'}</td>
+                    <td data-label="Role">
                       <span class={`badge badge-${m.role}`}>{m.role}</span>
                     </td>
-                    <td>{dateTime(m.joined)}</td>
+                    <td data-label="Joined">{dateTime(m.joined)}</td>
                     {isAdmin && (
-                      <td>
+                      <td class="row-actions">
+                        {!ws.personal && !(m.role === 'admin' && adminCount === 1) && (
+                          <button
+                            type="button"
+                            class="button"
+                            disabled={roleBusy !== null}
+                            onClick={() =>
+                              m.role === 'member' ? void changeRole(m, 'admin') : m.userId === me?.user.userId ? (setRoleError(null), setDemoteSelf(true)) : void changeRole(m, 'member')
+                            }
+                          >
+                            {m.role === 'member' ? 'Make admin' : 'Make member'}
+                            <span class="visually-hidden"> ({m.userId === me?.user.userId ? 'you' : (m.name ?? m.email)})</span>
+                          </button>
+                        )}
                         {m.userId !== me?.user.userId && (
                           <button
                             type="button"
@@ -125,7 +188,7 @@ export function WorkspacePage() {
         )}
       </div>
 
-      {isAdmin && !ws.personal && <InviteForm onInvited={() => void invitations.reload()} />}
+      {isAdmin && !ws.personal && <InviteForm onInvited={() => (setNotice(null), void invitations.reload())} />}
       {ws.personal && (
         <Message kind="info">
           Only you belong to your personal workspace. To invite colleagues, create a team workspace above: you will be its admin.
@@ -135,15 +198,48 @@ export function WorkspacePage() {
       {invitations.data && invitations.data.length > 0 && (
         <div class="card">
           <h2>Pending invitations</h2>
-          <ul class="plain-list">
+          <ErrorMessage error={revokeError} />
+          <ul class="plain-list sent-invitations">
             {invitations.data.map((i) => (
-              <li key={i.invitationId}>
-                {i.email} <span class="muted">— invited {dateTime(i.created)}{i.invitedBy?.name ? ` by ${i.invitedBy.name}` : ''}; they see it at their next login.</span>
+              <li key={i.invitationId} class="sent-invitation" data-testid="sent-invitation">
+                <p>
+                  <strong class="break">{i.email}</strong>{' '}
+                  <span class="muted">
+                    — invited {dateTime(i.created)}
+                    {i.invitedBy?.name ? ` by ${i.invitedBy.name}` : ''}; they see it at their next login.
+                  </span>
+                </p>
+                {isAdmin && (
+                  <button type="button" class="button button-danger-quiet" disabled={revoking !== null} onClick={() => void revoke(i)}>
+                    {revoking === i.invitationId ? 'Revoking…' : 'Revoke'}
+                    <span class="visually-hidden"> the invitation to {i.email}</span>
+                  </button>
+                )}
               </li>
             ))}
           </ul>
         </div>
       )}
+
+      {!ws.personal && <LeaveCard />}
+
+      <ConfirmDialog
+        open={demoteSelf}
+        title="Stop being an admin?"
+        confirmLabel="Make me a member"
+        onCancel={() => setDemoteSelf(false)}
+        onConfirm={() => {
+          const self = members.data?.find((m) => m.userId === me?.user.userId);
+          if (self) void changeRole(self, 'member');
+        }}
+        busy={roleBusy !== null}
+        error={roleError}
+      >
+        <p>
+          You will no longer be able to invite, remove, change roles, see the audit log or manage billing in <strong>{ws.name}</strong>. Another admin can make you an admin
+          again.
+        </p>
+      </ConfirmDialog>
 
       <ConfirmDialog
         open={toRemove !== null}
@@ -159,6 +255,43 @@ export function WorkspacePage() {
         </p>
       </ConfirmDialog>
     </section>
+  );
+}
+
+/** Leaving a team workspace: the leaver's keys stay with it; the last admin is refused (409). */
+function LeaveCard() {
+  const ws = useWorkspace();
+  const { refresh, setFlash } = useSession();
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const leave = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await post(`/v1/workspaces/${enc(ws.workspaceId)}/leave`);
+      setOpen(false);
+      setFlash(`You left ${ws.name}. The keys you created there stay with it.`);
+      await refresh();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="card">
+      <h2>Leave this workspace</h2>
+      <p class="muted">You lose access to its keys, usage and billing at once. Keys you created stay with the workspace and keep working.</p>
+      <button type="button" class="button button-danger-quiet" onClick={() => (setError(null), setOpen(true))}>
+        Leave {ws.name}
+      </button>
+      <ConfirmDialog open={open} title="Leave this workspace?" confirmLabel="Leave workspace" onCancel={() => setOpen(false)} onConfirm={leave} busy={busy} error={error}>
+        <p>
+          You will no longer see <strong>{ws.name}</strong>. To come back, an admin must invite you again.
+        </p>
+      </ConfirmDialog>
+    </div>
   );
 }
 

@@ -13,7 +13,8 @@ import { readSession, sessionTokenOf, SessionUser } from './sessions';
  *
  * - requireSession: 401 {"detail": "..."} without a valid session; sets res.locals.user.
  *   A write (not GET/HEAD/OPTIONS) authenticated by the session cookie (not the bearer header) must
- *   also carry `X-Requested-With` (any value) or an `Origin` equal to the request's own origin,
+ *   also carry `X-Requested-With` (any value) or an `Origin` equal to the request's own origin
+ *   (scheme, host and port),
  *   else 403: a cross-site form cannot set either (CSRF).
  * - requireMember: for routes with `:ws`. 404 {"detail":"Workspace not found"} when the workspace is
  *   unknown or the user is not a member (ids cannot be probed); 403 {"detail":"Forbidden"} when
@@ -56,7 +57,8 @@ function sameOriginOrXhr(req: import('express').Request): boolean {
   const host = req.header('host');
   if (!origin || !host) return false;
   try {
-    return new URL(origin).host === host;
+    // Scheme, host and port: https://host is another origin than the http://host serving this.
+    return new URL(origin).origin === new URL(`${req.protocol}://${host}`).origin;
   } catch {
     return false;
   }

@@ -9,11 +9,15 @@ import { workspacesOf } from '../../projections/memberships/queries';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
 import { requireSession, userOf } from './access';
-import { emailSchema, metaOf, settle } from './common';
+import { emailSchema, metaOf, nameSchema, settle } from './common';
+import { loginGuardOf } from './login-guard';
 import { pendingInvitationsView } from './invitation-routes';
 import { readNotices } from './notices';
 import { dummyPasswordHash, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords';
 import { createSession, destroySession, SESSION_COOKIE, sessionTokenOf } from './sessions';
+import { policyAccepted } from '../../domain/policy/acceptance';
+import { currentVersionField, policyStatus } from '../policy/acceptance';
+import { usagePolicyOf } from '../policy/document';
 
 const signupSchema = z.object({
   email: emailSchema,
@@ -21,7 +25,7 @@ const signupSchema = z.object({
     .string()
     .min(PASSWORD_MIN_LENGTH, `A password must be at least ${PASSWORD_MIN_LENGTH} characters long`)
     .max(PASSWORD_MAX_LENGTH, `A password must be at most ${PASSWORD_MAX_LENGTH} characters long`),
-  name: z.string().trim().min(1, 'A name must not be empty').max(100),
+  name: nameSchema('name', { min: 1, max: 100, label: 'a name' }),
 });
 
 const loginSchema = z.object({
@@ -35,10 +39,16 @@ export const PERSONAL_WORKSPACE_NAME = 'Personal';
 /** POST /v1/signup, /v1/login, /v1/logout; GET /v1/me. */
 export function authRoutes(s: Services): Router {
   const r = Router();
+  // Signing up accepts the usage policy: the body names the version the user was shown.
+  const signupBody = signupSchema.extend({ acceptedPolicyVersion: currentVersionField(usagePolicyOf(s.config).version) });
+
+  const guard = loginGuardOf(s);
 
   r.post('/v1/signup', async (req, res) => {
-    const { email, password, name } = signupSchema.parse(req.body ?? {});
-    const passwordHash = await hashPassword(password);
+    const { email, password, name, acceptedPolicyVersion } = signupBody.parse(req.body ?? {});
+    guard.refuseIfBusy();
+    await guard.address(req.ip);
+    const passwordHash = await guard.hash(() => hashPassword(password));
     let userId = s.newId();
     const meta = () => metaOf(res, userId);
     const claimStream = streams.email(email);
@@ -58,7 +68,10 @@ export function authRoutes(s: Services): Router {
       s.store,
       streams.user(userId),
       userDecider,
-      (st) => ({ events: decideUser(st, { type: 'RegisterUser', data: { userId, email, name, passwordHash } }).events, result: undefined }),
+      (st) => ({
+        events: [...decideUser(st, { type: 'RegisterUser', data: { userId, email, name, passwordHash } }).events, policyAccepted(userId, acceptedPolicyVersion)],
+        result: undefined,
+      }),
       { metadata: meta(), newId: s.newId },
     );
     await settle(s, registered.appended);
@@ -68,12 +81,16 @@ export function authRoutes(s: Services): Router {
   r.post('/v1/login', async (req, res) => {
     const parsed = loginSchema.parse(req.body ?? {});
     const email = normalizeEmail(parsed.email);
+    guard.refuseIfBusy();
+    await guard.address(req.ip);
+    await guard.email(email);
     const claim = await loadState(s.store, streams.email(email), emailClaimDecider);
     const user = claim.state.claimedBy ? (await loadState(s.store, streams.user(claim.state.claimedBy), userDecider)).state : null;
     // The same scrypt runs whether or not the e-mail has an account.
     const stored = user?.registered ? user.passwordHash : await dummyPasswordHash();
-    const ok = await verifyPassword(parsed.password, stored);
+    const ok = await guard.hash(() => verifyPassword(parsed.password, stored));
     if (!ok || !user?.registered) throw new HttpError(401, INVALID_LOGIN);
+    await guard.succeeded(email);
 
     const userId = user.userId;
     const metadata = metaOf(res, userId);
@@ -128,16 +145,18 @@ export function authRoutes(s: Services): Router {
 
   r.get('/v1/me', requireSession(s), async (_req, res) => {
     const user = userOf(res);
-    const [workspaces, invitations, notices] = await Promise.all([
+    const [workspaces, invitations, notices, usagePolicy] = await Promise.all([
       workspacesOf(s.readModels, user.userId),
       pendingInvitationsView(s, user),
       readNotices(s, user.userId),
+      policyStatus(s, user.userId),
     ]);
     res.json({
       user,
       workspaces: workspaces.map((w) => ({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal })),
       invitations,
       notices,
+      usagePolicy,
     });
   });
 

@@ -11,6 +11,7 @@ import type { Services } from '../../services';
 import { AuthedUser, requireMember, requireSession, userOf, workspaceOf } from './access';
 import { emailSchema, metaOf, settle } from './common';
 import { workspaceCommand } from './workspace-routes';
+import { Throttle } from '../middleware/throttle';
 
 const inviteBody = z.object({ email: emailSchema });
 
@@ -40,8 +41,13 @@ export function invitationRoutes(s: Services): Router {
   const r = Router();
   const session = requireSession(s);
 
+  // An invitation answers whether an e-mail has an account (the spec needs the invitee to have
+  // one): a budget per admin keeps that from becoming an enumeration oracle.
+  const invites = new Throttle(s.redis, s.ks.shared('throttle', 'invitations'), s.config.INVITATIONS_PER_ADMIN_PER_HOUR, 3600);
+
   r.post('/v1/workspaces/:ws/invitations', session, requireMember(s, { admin: true }), async (req, res) => {
     const { email } = inviteBody.parse(req.body ?? {});
+    await invites.take(userOf(res).userId, (sec) => `Too many invitations sent; retry in ${sec} s`);
     const w = workspaceOf(res);
     // The invitee must already have an account: the e-mail claim names the user.
     const claim = await loadState(s.store, streams.email(email), emailClaimDecider);

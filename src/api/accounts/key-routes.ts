@@ -2,17 +2,20 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { KEY_NAME_MAX, KEY_NAME_MIN } from '../../domain/accounts/workspace';
 import { funding } from '../../domain/billing/funding';
-import { parseUsd } from '../../domain/money';
+import { budgetLeft, budgetMonth } from '../../domain/accounts/budget';
+import { formatUsd, parseUsd } from '../../domain/money';
+import { keyHolds, keySpend } from '../../projections/balances/key-spend';
 import { streams } from '../../domain/streams';
 import { keysOf } from '../../projections/api-keys/queries';
 import { hashKey } from '../../projections/key-index/queries';
 import { profilesOf } from '../../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from './access';
-import { metaOf, settle } from './common';
+import { metaOf, nameSchema, settle } from './common';
 import { displayPrefix, generateKeySecret, lastFour } from './keys';
 import { forgetKeyLastUsed, keysLastUsed } from './last-used';
 import { workspaceCommand } from './workspace-routes';
+import { requireAcceptedPolicy } from '../policy/acceptance';
 
 /** The scopes a key may carry. `inference` is what the two inference endpoints require. */
 export const KEY_SCOPES = ['inference'] as const;
@@ -20,16 +23,48 @@ export const DEFAULT_SCOPES = ['inference'];
 
 function createBody(now: Date) {
   return z.object({
-    name: z
-      .string()
-      .trim()
-      .min(KEY_NAME_MIN, `A key name must be at least ${KEY_NAME_MIN} characters long`)
-      .max(KEY_NAME_MAX, `A key name must be at most ${KEY_NAME_MAX} characters long`),
+    name: nameSchema('name', { min: KEY_NAME_MIN, max: KEY_NAME_MAX, label: 'a key name' }),
     scopes: z.array(z.enum(KEY_SCOPES)).max(KEY_SCOPES.length * 2).optional(),
     expiresAt: z
       .union([z.iso.datetime({ offset: true }), z.null()])
       .optional()
       .refine((v) => v == null || Date.parse(v) > now.getTime(), 'expiresAt must lie in the future'),
+  });
+}
+
+/** The key list as GET …/keys shows it, with each key's budget, its spend this UTC month and what is left. */
+export async function keyListView(s: Services, workspaceId: string) {
+  const keys = await keysOf(s.readModels, workspaceId);
+  const nowDate = s.now();
+  const month = budgetMonth(nowDate.toISOString());
+  const ids = keys.map((k) => k.keyId);
+  const [lastUsed, profiles, spend, holds] = await Promise.all([
+    keysLastUsed(s.redis, s.ks, ids),
+    profilesOf(s.readModels, [...new Set(keys.map((k) => k.createdBy))]),
+    keySpend(s.readModels, ids, month),
+    keyHolds(s.redis, s.ks, ids),
+  ]);
+  const now = nowDate.getTime();
+  return keys.map((k) => {
+    const spent = spend.get(k.keyId) ?? 0n;
+    return {
+      keyId: k.keyId,
+      name: k.name,
+      prefix: k.prefix,
+      last4: k.last4,
+      scopes: k.scopes,
+      created: k.created,
+      createdBy: { userId: k.createdBy, name: profiles.get(k.createdBy)?.name ?? null },
+      expiresAt: k.expiresAt,
+      expired: k.expiresAt !== null && Date.parse(k.expiresAt) <= now,
+      lastUsed: lastUsed.get(k.keyId) ?? null,
+      lastRoll: k.lastRoll,
+      monthlyBudget: k.monthlyBudget === null ? null : formatUsd(k.monthlyBudget),
+      spendMonth: month,
+      monthToDateSpend: formatUsd(spent),
+      // What the next request can still use: requests in flight hold part of the budget too.
+      budgetRemaining: k.monthlyBudget === null ? null : formatUsd(budgetLeft(k.monthlyBudget, spent, holds.get(k.keyId) ?? 0n)),
+    };
   });
 }
 
@@ -40,30 +75,10 @@ export function keyRoutes(s: Services): Router {
   const member = requireMember(s);
 
   r.get('/v1/workspaces/:ws/keys', session, member, async (_req, res) => {
-    const w = workspaceOf(res);
-    const keys = await keysOf(s.readModels, w.workspaceId);
-    const [lastUsed, profiles] = await Promise.all([
-      keysLastUsed(s.redis, s.ks, keys.map((k) => k.keyId)),
-      profilesOf(s.readModels, [...new Set(keys.map((k) => k.createdBy))]),
-    ]);
-    const now = s.now().getTime();
-    res.json({
-      keys: keys.map((k) => ({
-        keyId: k.keyId,
-        name: k.name,
-        prefix: k.prefix,
-        last4: k.last4,
-        scopes: k.scopes,
-        created: k.created,
-        createdBy: { userId: k.createdBy, name: profiles.get(k.createdBy)?.name ?? null },
-        expiresAt: k.expiresAt,
-        expired: k.expiresAt !== null && Date.parse(k.expiresAt) <= now,
-        lastUsed: lastUsed.get(k.keyId) ?? null,
-      })),
-    });
+    res.json({ keys: await keyListView(s, workspaceOf(res).workspaceId) });
   });
 
-  r.post('/v1/workspaces/:ws/keys', session, member, async (req, res) => {
+  r.post('/v1/workspaces/:ws/keys', session, member, requireAcceptedPolicy(s), async (req, res) => {
     const now = s.now();
     const input = createBody(now).parse(req.body ?? {});
     const w = workspaceOf(res);

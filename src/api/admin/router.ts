@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { RequestHandler, Router } from 'express';
 import { z } from 'zod';
-import { projectionsOf } from '../../main';
-import { rebuildProjection } from '../../projections/rebuild';
+import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from '../../projections/rebuild';
 import { projectionStatus } from '../../projections/status';
+import { projectionsOf } from '../../module-parts';
 import type { Module, Services } from '../../services';
 import { settle } from '../accounts/common';
 import { workspaceCommand } from '../accounts/workspace-routes';
@@ -29,21 +29,36 @@ const rateLimitBody = z.object({
 });
 
 /** Operators: projection status and rebuild, and a key's request rate. */
-export function adminRouter(s: Services): Router {
+export function adminRouter(s: Services, modules: readonly Module[]): Router {
   const r = Router();
   r.use('/admin', requireOperator(s));
 
   r.get('/admin/projections', async (_req, res) => {
-    const names = projectionsOf(s).map((p) => p.name);
-    res.json({ projections: await projectionStatus(s.store, s.redis, s.ks, names) });
+    const names = projectionsOf(s, modules).map((p) => p.name);
+    const rows = await projectionStatus(s.store, s.redis, s.ks, names);
+    const rebuilding = await Promise.all(names.map((n) => rebuildStatus(s.redis, s.ks, n)));
+    res.json({ projections: rows.map((row, i) => ({ ...row, rebuilding: rebuilding[i] })) });
   });
 
   r.post('/admin/projections/:name/rebuild', async (req, res) => {
-    const all = projectionsOf(s);
+    const all = projectionsOf(s, modules);
     const projection = all.find((p) => p.name === req.params.name);
     if (!projection) throw new HttpError(404, `Unknown projection "${req.params.name}"; known: ${all.map((p) => p.name).join(', ')}`);
-    const result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
+    let result;
+    try {
+      result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
+    } catch (err) {
+      if (err instanceof RebuildRunning) return void res.status(409).json({ detail: err.message, rebuilding: err.progress });
+      // It stalled past its lock's lifetime and another rebuild took over: that one finishes the job.
+      if (err instanceof RebuildFenced) return void res.status(409).json({ detail: err.message });
+      throw err;
+    }
     res.json({ name: result.name, generation: result.gen, events: result.events, ms: result.ms });
+  });
+
+  // The Prometheus text, for setups that scrape through the API port (METRICS_PORT is the usual way).
+  r.get('/admin/metrics', async (_req, res) => {
+    res.type(s.metrics.registry.contentType).send(await s.metrics.registry.metrics());
   });
 
   r.put('/admin/workspaces/:ws/keys/:keyId/rate-limit', async (req, res) => {

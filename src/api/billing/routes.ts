@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { isWholeCents, MIN_RELOAD, minimumDeposit, foldBilling, decideConfigureAutoReload, billingDecider } from '../../domain/billing/billing';
+import { defaultMonthlyCap, isWholeCents, MIN_RELOAD, minimumDeposit, foldBilling, decideConfigureAutoReload, billingDecider } from '../../domain/billing/billing';
 import { formatUsd, isUsd, parseUsd } from '../../domain/money';
 import { streams } from '../../domain/streams';
 import { handleCommand } from '../../eventstore/command-handler';
@@ -134,7 +134,7 @@ export function billingRoutes(s: Services): Router {
       const pm = await attachPaymentMethod(s, { workspaceId: ws, paymentMethodId: body.paymentMethodId, metadata: meta(res) });
       res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: gatewayOf(s).kind });
     } catch (err) {
-      throw gatewayHttpError(err);
+      throw gatewayHttpError(err, 'paymentMethodId');
     }
   });
 
@@ -189,7 +189,8 @@ export function billingRoutes(s: Services): Router {
             enabled: body.enabled,
             threshold: parseUsd(body.threshold),
             amount: parseUsd(body.amount),
-            monthlyCap: body.monthlyCap == null ? null : parseUsd(body.monthlyCap),
+            // Never without a bound: an unset cap defaults to a few reloads a month.
+            monthlyCap: body.monthlyCap == null ? defaultMonthlyCap(parseUsd(body.amount)) : parseUsd(body.monthlyCap),
             by: userOf(res).userId,
           },
           billingRules(s.config),
@@ -227,9 +228,13 @@ export function billingRoutes(s: Services): Router {
   return r;
 }
 
-function gatewayHttpError(err: unknown): unknown {
+/** A refusal about a value the client sent (`field`: an unknown payment method) is 422 like any other bad value. */
+function gatewayHttpError(err: unknown, field?: string): unknown {
   if (err instanceof GatewayRejected) {
     if (err.code === 'idempotency_error') return new HttpError(409, err.message);
+    if (field && err.status !== 402) {
+      return new HttpError(422, [{ loc: ['body', field], msg: `The payment provider refused it: ${err.message}`, type: 'value_error' }]);
+    }
     return new HttpError(err.status === 402 ? 402 : 400, `The payment provider refused: ${err.message}`);
   }
   if (err instanceof GatewayUnavailable) {

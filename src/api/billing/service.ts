@@ -19,6 +19,7 @@ import { streams } from '../../domain/streams';
 import { handleCommand } from '../../eventstore/command-handler';
 import type { AppendResult, EventMetadata } from '../../eventstore/port';
 import { createPaymentGateway, GatewayRejected, GatewayUnavailable, PaymentGateway, PaymentRecord } from '../../payments';
+import { observeGateway } from '../../metrics/observed-gateway';
 import type { Services } from '../../services';
 import { bullPrefix, ReloadJobData, reloadQueue } from '../../workers/auto-reload';
 
@@ -43,7 +44,7 @@ const gateways = new WeakMap<Services, PaymentGateway>();
 /** One gateway per running service (Stripe when STRIPE_SECRET_KEY is set, else the sandbox). */
 export function gatewayOf(s: Services): PaymentGateway {
   let g = gateways.get(s);
-  if (!g) gateways.set(s, (g = createPaymentGateway(s.config, s.redis, s.ks)));
+  if (!g) gateways.set(s, (g = createPaymentGateway(s.config, s.redis, s.ks, (g) => observeGateway(g, s.metrics))));
   return g;
 }
 

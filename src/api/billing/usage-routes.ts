@@ -2,10 +2,14 @@ import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { keysOf } from '../../projections/api-keys/queries';
+import { auditKeys } from '../../projections/audit/queries';
 import { BUCKET_SECONDS, bucketStart, liveChannel } from '../../projections/usage/projection';
 import { MAX_POINTS, usageSeries } from '../../projections/usage/queries';
 import type { Services } from '../../services';
-import { requireMember, requireSession, workspaceOf } from '../accounts/access';
+import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/access';
+import { readSession, sessionTokenOf } from '../accounts/sessions';
+import { membership } from '../../projections/memberships/queries';
+import { PerKeyCap } from '../middleware/limits';
 import { HttpError, zodToDetail } from '../middleware/errors';
 
 /**
@@ -69,6 +73,17 @@ class LiveHub {
 
 const hubs = new WeakMap<Services, LiveHub>();
 
+/**
+ * How often an open live stream re-checks its session and membership. Two Redis reads per stream
+ * per period; a logout or removal closes the stream within this period of the change being projected.
+ */
+export const LIVE_RECHECK_MS = 500;
+
+async function stillAllowed(s: Services, token: string, workspaceId: string, userId: string): Promise<boolean> {
+  const [session, m] = await Promise.all([readSession(s, token), membership(s.readModels, workspaceId, userId)]);
+  return session?.userId === userId && m !== null;
+}
+
 export function usageRoutes(s: Services): Router {
   const r = Router();
   const session = requireSession(s);
@@ -92,7 +107,14 @@ export function usageRoutes(s: Services): Router {
     const ws = workspaceOf(res).workspaceId;
     const series = await usageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy: q.groupBy });
     let names: Map<string, string> | null = null;
-    if (q.groupBy === 'key') names = new Map((await keysOf(s.readModels, ws)).map((k) => [k.keyId, k.name]));
+    let live: Set<string> | null = null;
+    if (q.groupBy === 'key') {
+      names = new Map((await keysOf(s.readModels, ws)).map((k) => [k.keyId, k.name]));
+      live = new Set(names.keys());
+      // A deleted key keeps its name in the audit read model.
+      const gone = series.map((x) => x.group!).filter((id) => id && !live!.has(id));
+      for (const [id, k] of await auditKeys(s.readModels, gone)) if (k.name) names.set(id, k.name);
+    }
     res.json({
       workspaceId: ws,
       granularity: q.granularity,
@@ -100,7 +122,7 @@ export function usageRoutes(s: Services): Router {
       to: new Date(to * 1000).toISOString(),
       groupBy: q.groupBy ?? null,
       series: series.map((x) => ({
-        ...(q.groupBy === 'key' ? { keyId: x.group, keyName: names?.get(x.group!) ?? null } : {}),
+        ...(q.groupBy === 'key' ? { keyId: x.group, keyName: names?.get(x.group!) ?? null, keyDeleted: !live?.has(x.group!) } : {}),
         ...(q.groupBy === 'model' ? { model: x.group } : {}),
         total: x.total,
         points: x.points,
@@ -108,8 +130,12 @@ export function usageRoutes(s: Services): Router {
     });
   });
 
+  const liveCap = new PerKeyCap(s.config.LIVE_STREAMS_PER_USER, 'live usage streams');
+
   r.get('/v1/workspaces/:ws/usage/live', session, member, async (req, res) => {
     const ws = workspaceOf(res).workspaceId;
+    const user = userOf(res);
+    const release = liveCap.acquire(user.userId);
     let hub = hubs.get(s);
     if (!hub) hubs.set(s, (hub = new LiveHub(s)));
     res.status(200).set({
@@ -123,16 +149,36 @@ export function usageRoutes(s: Services): Router {
     let closed = false;
     let stop: (() => void) | null = null;
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    // Access is not a property of the connection: a logout or a removal ends the stream.
+    const token = sessionTokenOf(req)?.token ?? '';
+    const recheck = setInterval(() => {
+      void stillAllowed(s, token, ws, user.userId).then(
+        (ok) => {
+          if (!ok && !closed) {
+            res.write('event: closed\ndata: {"detail":"Access to this workspace ended (logged out or removed)"}\n\n');
+            end();
+            res.end();
+          }
+        },
+        () => undefined,
+      );
+    }, LIVE_RECHECK_MS);
     const end = () => {
+      if (closed) return;
       closed = true;
       clearInterval(ping);
+      clearInterval(recheck);
+      release();
       stop?.();
       stop = null;
     };
     req.on('close', end);
     res.on('error', end);
-    stop = await hub.listen(ws, (msg) => res.write(`event: usage\ndata: ${msg}\n\n`));
-    if (closed) end();
+    const unlisten = await hub.listen(ws, (msg) => {
+      if (!closed) res.write(`event: usage\ndata: ${msg}\n\n`);
+    });
+    if (closed) unlisten();
+    else stop = unlisten;
   });
 
   return r;

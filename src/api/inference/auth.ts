@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { KeyIndex, KeyRecord } from '../../projections/key-index/queries';
+import { KEY_PREFIX, keyShape, KeyShape } from '../accounts/keys';
 import { HttpError } from '../middleware/errors';
 
 /** Called with each authenticated key (the key list's "last used"); never awaited, never fails a request. */
@@ -12,6 +13,13 @@ const BEARER = /^Bearer +(\S+) *$/i;
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
 
 const unauthenticated = (detail: string) => new HttpError(401, detail, CHALLENGE);
+
+/** A key that is not in the index: unknown or deleted, mistyped (bad checksum), or not ours at all. */
+const INVALID_KEY: Record<KeyShape, string> = {
+  key: 'Invalid API key',
+  mistyped: 'Invalid API key: it looks like a tollgate key but is mistyped or truncated (its checksum does not match)',
+  foreign: `Invalid API key: this is not a tollgate key (tollgate keys start with "${KEY_PREFIX}")`,
+};
 
 /**
  * Authorization: Bearer <API_KEY> → SHA-256 → the Redis key index. Missing or malformed header,
@@ -32,9 +40,11 @@ export function authenticate(keys: KeyIndex, now: () => Date, onUsed?: OnKeyUsed
     } catch {
       throw new HttpError(503, 'Service temporarily unavailable: keys cannot be checked', { 'Retry-After': '1' });
     }
-    if (!key) throw unauthenticated('Invalid API key');
+    if (!key) throw unauthenticated(INVALID_KEY[keyShape(secret)]);
     const at = now();
-    if (key.expiresAt && key.expiresAt.getTime() <= at.getTime()) throw unauthenticated('API key expired');
+    if (key.expiresAt && key.expiresAt.getTime() <= at.getTime()) {
+      throw unauthenticated(key.rolledAway ? 'Invalid API key: this secret was replaced when the key was rolled' : 'API key expired');
+    }
     if (!key.scopes.includes(INFERENCE_SCOPE)) throw new HttpError(403, 'Forbidden');
     if (onUsed) void onUsed(key, at).catch(() => undefined);
     res.locals.apiKey = key;

@@ -1,3 +1,4 @@
+import { budgetLeft, budgetMonth, budgetRefusal } from '../../domain/accounts/budget';
 import type { Endpoint } from '../../domain/inference/events';
 import {
   completed,
@@ -138,8 +139,15 @@ export class InferenceEngine {
     };
     const reserved = reservationFor(this.opts.prices, promptTokens, request.maxTokens);
     const held = await unavailableOnFailure(() =>
-      this.opts.reservations.reserve(key.workspaceId, requestId, reserved, now.getTime()),
+      this.opts.reservations.reserve(key.workspaceId, requestId, reserved, now.getTime(), {
+        keyId: key.keyId,
+        month: budgetMonth(now.toISOString()),
+      }),
     );
+    if (!held.ok && held.budget) {
+      const b = held.budget;
+      throw new HttpError(402, budgetRefusal(key.name, b.budget, budgetLeft(b.budget, b.spent, b.heldByOthers), reserved));
+    }
     if (!held.ok) {
       const available = held.available > 0n ? held.available : 0n;
       throw new HttpError(402, `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
@@ -199,6 +207,8 @@ export class InferenceEngine {
     );
     const events: NewEvent[] = [done, debit].map((e) => ({ id: this.s.newId(), type: e.type, data: e.data, metadata: p.metadata }));
     const recorded = await this.appendCompletion(p, events, opts.streaming && result.text.length > 0);
+    this.s.metrics.inferenceFinished({ ...p.facts, ...debit.data, finishReason: result.finishReason, recorded });
+    if (!recorded && !opts.streaming && result.finishReason !== 'client_disconnected') this.closeUnbilled(p);
     return { result, inputTokens: debit.data.inputTokens, outputTokens: debit.data.outputTokens, recorded };
   }
 
@@ -238,6 +248,23 @@ export class InferenceEngine {
       void job.finally(() => this.pending.delete(job));
     }
     return false;
+  }
+
+  /**
+   * A non-streaming caller who got 503 because the reply could not be recorded pays nothing: the
+   * request is closed as `store_unavailable` (zero debit, the hold released) once the store takes
+   * writes again, retried in the background. (If this process dies first, the sweeper closes it
+   * as abandoned.)
+   */
+  private closeUnbilled(p: Prepared): void {
+    const [done, debit] = completed(
+      p.facts,
+      this.opts.prices,
+      { finishReason: 'store_unavailable', outputTokens: 0, durationMs: this.s.now().getTime() - p.startedMs },
+      p.reserved,
+    );
+    const events = [done, debit].map((e) => ({ id: this.s.newId(), type: e.type, data: e.data, metadata: p.metadata }));
+    void this.appendCompletion(p, events, true);
   }
 
   close(): void {

@@ -10,7 +10,7 @@ import { HttpError } from '../middleware/errors';
 import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
 import type { Executed, InferenceEngine } from './engine';
 import type { InferenceRateLimiter } from './rate-limit';
-import { chatCompletionSchema, inferenceBodySchema } from './schema';
+import { chatCompletionSchema, inferenceBodySchema, unsupportedChatFeature } from './schema';
 import { disconnectSignal, EventStreamWriter } from './stream-writer';
 
 /**
@@ -146,6 +146,8 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   });
 
   r.post(PATHS.chat, ...chain, async (req, res) => {
+    const unsupported = unsupportedChatFeature(req.body);
+    if (unsupported) throw new HttpError(400, unsupported);
     const body = parse(chatCompletionSchema, req.body);
     const prepared = await prepare(req, res, 'openai', body.request);
     const id = `chatcmpl-${prepared.facts.requestId}`;
@@ -211,8 +213,9 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
         return writer.end();
       }
       const usage = usageOf(out);
-      await writer.send(chunk(first ? { role: 'assistant', content: '' } : {}, reason, { usage }));
-      if (body.includeUsage) await writer.send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
+      // As OpenAI: usage only when asked (stream_options.include_usage), only in a last chunk with no choices.
+      await writer.send(chunk(first ? { role: 'assistant', content: '' } : {}, reason));
+      if (body.includeUsage) await writer.send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(out) });
       await writer.send('[DONE]');
       writer.end();
     } catch (err) {

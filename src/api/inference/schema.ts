@@ -111,16 +111,52 @@ export const inferenceBodySchema = z
     }),
   );
 
+const TEXT_ONLY = 'only text content parts are supported';
+
 /** Content of an OpenAI message: a string, or text parts. */
 const content = z.union([
   z.string(),
   z.array(
-    z.object({
-      type: z.literal('text', { error: 'only text content parts are supported' }),
-      text: z.string(),
-    }),
+    z
+      .object({ type: z.string({ error: 'a content part needs a type' }), text: z.string({ error: 'a text part needs a text string' }).optional() })
+      .superRefine((p, ctx) => {
+        if (p.type !== 'text') ctx.addIssue({ code: 'custom', path: ['type'], message: `${TEXT_ONLY} (got "${p.type.slice(0, 40)}")` });
+        else if (p.text === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'a text part needs a text string' });
+      })
+      .transform((p) => ({ type: 'text' as const, text: p.text ?? '' })),
   ),
 ]);
+
+/**
+ * OpenAI features this service does not offer. Accepting and ignoring them makes agent frameworks
+ * fail later and obscurely, so they are refused up front with 400 naming the feature (as OpenAI
+ * refuses a feature a model lacks). Returns the refusal, or null.
+ */
+export function unsupportedChatFeature(body: unknown): string | null {
+  if (!body || typeof body !== 'object') return null;
+  const b = body as Record<string, unknown>;
+  const nonEmpty = (v: unknown) => Array.isArray(v) ? v.length > 0 : v !== undefined && v !== null;
+  if (nonEmpty(b.tools) || nonEmpty(b.functions)) {
+    return 'tools are not supported: this service generates text only and never calls tools or functions; send the request without "tools"';
+  }
+  const choice = b.tool_choice ?? b.function_call;
+  if (choice !== undefined && choice !== null && choice !== 'none' && choice !== 'auto') {
+    return 'tools are not supported: "tool_choice" may only be "none" or "auto"';
+  }
+  const format = b.response_format as { type?: unknown } | null | undefined;
+  if (format !== undefined && format !== null && !(typeof format === 'object' && format.type === 'text')) {
+    const kind = typeof format === 'object' && typeof format.type === 'string' ? format.type.slice(0, 40) : String(format).slice(0, 40);
+    return `response_format "${kind}" is not supported: replies are free text (ask for JSON in the prompt; the service_3_productivity model follows such instructions)`;
+  }
+  if (Array.isArray(b.messages)) {
+    for (const m of b.messages as Array<{ content?: unknown }>) {
+      if (!Array.isArray(m?.content)) continue;
+      const other = (m.content as Array<{ type?: unknown }>).find((p) => p && typeof p === 'object' && p.type !== 'text' && typeof p.type === 'string');
+      if (other) return `${TEXT_ONLY}: this service reads text only (got a "${String(other.type).slice(0, 40)}" part)`;
+    }
+  }
+  return null;
+}
 
 const ROLE_TO_TYPE = { system: 'Instruction', developer: 'Instruction', user: 'Human', assistant: 'AI' } as const;
 

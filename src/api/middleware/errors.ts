@@ -16,7 +16,7 @@ export class HttpError extends Error {
 }
 
 const STATUS: Record<DomainErrorCode, number> = {
-  invalid: 400,
+  invalid: 422,
   unauthenticated: 401,
   payment_required: 402,
   forbidden: 403,
@@ -49,7 +49,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (err instanceof HttpError) {
       res.set(err.headers).status(err.status).json({ detail: err.detail });
     } else if (err instanceof DomainError) {
-      res.status(STATUS[err.code]).json({ detail: err.message });
+      const status = STATUS[err.code];
+      // One rule: a value that breaks a documented constraint is 422 in FastAPI's list format,
+      // whether the schema or a business rule caught it.
+      if (status === 422) res.status(422).json({ detail: [{ loc: err.field ? ['body', err.field] : ['body'], msg: err.message, type: 'value_error' }] });
+      else res.status(status).json({ detail: err.message });
     } else if (err instanceof ZodError) {
       res.status(422).json({ detail: zodToDetail(err) });
     } else if (err instanceof StoreUnavailable) {
@@ -59,6 +63,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       res.status(409).json({ detail: 'Conflicting concurrent change; retry the request' });
     } else if (err?.type === 'entity.parse.failed') {
       res.status(422).json({ detail: [{ loc: ['body'], msg: 'Body is not valid JSON', type: 'json_invalid' }] });
+    } else if (err?.type === 'encoding.invalid_utf8') {
+      res.status(422).json({ detail: [{ loc: ['body'], msg: 'Body is not valid UTF-8', type: 'unicode_decode_error' }] });
+    } else if (typeof err?.code === 'string' && err.code.startsWith('Z_')) {
+      // zlib's own words ("incorrect header check") mean nothing to a client.
+      res.status(400).json({ detail: `Body could not be decompressed: it is not valid ${String(req.header('content-encoding') ?? 'compressed')} data` });
     } else if (err?.type === 'entity.too.large') {
       res.status(413).json({ detail: 'Request body too large' });
     } else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {

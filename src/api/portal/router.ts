@@ -6,8 +6,9 @@ import { formatUsd } from '../../domain/money';
 import { streams } from '../../domain/streams';
 import { TEST_CARDS } from '../../payments/test-cards';
 import type { Services } from '../../services';
-import { requireMember, requireSession, workspaceOf } from '../accounts/access';
+import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/access';
 import { HttpError } from '../middleware/errors';
+import { PerKeyCap } from '../middleware/limits';
 import { contentSecurityPolicy, isReserved, NOT_BUILT_PAGE, portalDistDir } from './static';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -60,39 +61,26 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
       },
       rateLimitPerMinute: s.config.RATE_LIMIT_PER_MINUTE,
       models: ['service_3_pi', 'service_3_productivity'],
+      // The playground labels the built-in demo model as a demo (no real model answers).
+      modelBackend: s.config.MODEL_BACKEND,
     });
   });
 
   // The playground's "this call cost": the request's TokensDebited, read from its own stream. The
   // inference endpoints answer text only (the wire format is fixed), so the portal asks afterwards.
   // Waits up to 3 s for the debit (a stream's debit is appended right after its last chunk).
+  // An unknown id answers at once (its InferenceRequested is written before any text is served);
+  // only a known, unbilled request waits, and a user holds at most a few such waits at a time.
+  const waits = new PerKeyCap(4, 'request lookups');
   r.get('/portal/workspaces/:ws/requests/:requestId', security, requireSession(s), requireMember(s), async (req, res) => {
     const requestId = String(req.params.requestId);
     if (!REQUEST_ID.test(requestId)) throw new HttpError(404, 'Request not found');
     const ws = workspaceOf(res).workspaceId;
-    const deadline = Date.now() + 3000;
-    for (;;) {
-      const events = await s.store.readStream(streams.inference(requestId));
-      const first = events[0]?.data as { workspaceId?: string } | undefined;
-      if (first && first.workspaceId !== ws) throw new HttpError(404, 'Request not found');
-      const debit = events.find((e) => e.type === 'TokensDebited') as unknown as { data: TokensDebited['data'] } | undefined;
-      if (debit) {
-        const d = debit.data;
-        res.setHeader('Cache-Control', 'no-store');
-        res.json({
-          requestId,
-          config: d.config,
-          keyId: d.keyId,
-          inputTokens: d.inputTokens,
-          outputTokens: d.outputTokens,
-          cost: formatUsd(BigInt(d.amountNanoUsd)),
-          inputPriceUsdPerToken: formatUsd(BigInt(d.inputPriceNanoUsd)),
-          outputPriceUsdPerToken: formatUsd(BigInt(d.outputPriceNanoUsd)),
-        });
-        return;
-      }
-      if (Date.now() >= deadline) throw new HttpError(404, first ? 'Request not billed yet' : 'Request not found');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    const release = waits.acquire(userOf(res).userId);
+    try {
+      await answerRequestCost(s, res, ws, requestId);
+    } finally {
+      release();
     }
   });
 
@@ -147,4 +135,32 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
   });
 
   return r;
+}
+
+/** Answers with the request's TokensDebited, waiting up to 3 s for it when the request is known but not yet billed. */
+async function answerRequestCost(s: Services, res: express.Response, ws: string, requestId: string): Promise<void> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const events = await s.store.readStream(streams.inference(requestId));
+    const first = events[0]?.data as { workspaceId?: string } | undefined;
+    if (!first || first.workspaceId !== ws) throw new HttpError(404, 'Request not found');
+    const debit = events.find((e) => e.type === 'TokensDebited') as unknown as { data: TokensDebited['data'] } | undefined;
+    if (debit) {
+      const d = debit.data;
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({
+        requestId,
+        config: d.config,
+        keyId: d.keyId,
+        inputTokens: d.inputTokens,
+        outputTokens: d.outputTokens,
+        cost: formatUsd(BigInt(d.amountNanoUsd)),
+        inputPriceUsdPerToken: formatUsd(BigInt(d.inputPriceNanoUsd)),
+        outputPriceUsdPerToken: formatUsd(BigInt(d.outputPriceNanoUsd)),
+      });
+      return;
+    }
+    if (Date.now() >= deadline) throw new HttpError(404, 'Request not billed yet');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

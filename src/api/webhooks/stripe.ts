@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import { GatewayRejected, GatewayUnavailable, PaymentRecord } from '../../payments/port';
 import { paymentStatusOf, StripeGateway } from '../../payments/stripe';
 import { fromCents } from '../../payments/port';
@@ -22,13 +23,25 @@ const HANDLED = new Set([
   'payment_intent.canceled',
 ]);
 
-interface RawPi {
-  id: string;
-  status: string;
-  amount: number;
-  amount_received?: number;
-  metadata?: Record<string, string>;
-  created: number;
+/** How far a signature's timestamp may lie from our clock, in either direction (Stripe's default is 300 s, past only). */
+export const SIGNATURE_TOLERANCE_S = 300;
+
+const cents = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** The part of a PaymentIntent that is read; a signed event that lacks it is refused, never half-used. */
+const rawPi = z.object({
+  id: z.string().regex(/^pi_[A-Za-z0-9_]{1,255}$/, 'must be a PaymentIntent id (pi_…)'),
+  status: z.string().max(64),
+  amount: cents,
+  amount_received: cents.nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+  created: z.number().int().min(0),
+});
+type RawPi = z.infer<typeof rawPi>;
+
+/** The `t=` of a Stripe-Signature header, in seconds, or null. */
+function signedAt(header: string): number | null {
+  const m = /(?:^|,)\s*t=(\d{1,12})\s*(?:,|$)/.exec(header);
+  return m ? Number(m[1]) : null;
 }
 
 export function stripeWebhookRoutes(s: Services): Router {
@@ -41,9 +54,26 @@ export function stripeWebhookRoutes(s: Services): Router {
     if (!raw || !signature) throw new HttpError(400, 'A signed Stripe event is required (Stripe-Signature header and a JSON body)');
     let event: ReturnType<typeof StripeGateway.verifyWebhook>;
     try {
-      event = StripeGateway.verifyWebhook(raw, signature, secret);
+      event = StripeGateway.verifyWebhook(raw, signature, secret, SIGNATURE_TOLERANCE_S);
     } catch {
       throw new HttpError(400, 'Invalid Stripe signature');
+    }
+    if (typeof event.id !== 'string' || !/^evt_[A-Za-z0-9_-]{1,255}$/.test(event.id) || typeof event.type !== 'string') {
+      throw new HttpError(400, 'Malformed Stripe event: id must be an event id (evt_…) and type a string');
+    }
+    // Stripe's check refuses only old timestamps; one from the future is as suspect as a replay.
+    const t = signedAt(signature);
+    if (t === null || Math.abs(s.now().getTime() / 1000 - t) > SIGNATURE_TOLERANCE_S) {
+      throw new HttpError(400, `Stripe signature timestamp is more than ${SIGNATURE_TOLERANCE_S} s away from the server's clock`);
+    }
+    let pi: RawPi | null = null;
+    if (HANDLED.has(event.type)) {
+      const parsed = rawPi.safeParse((event.data as { object?: unknown } | undefined)?.object);
+      if (!parsed.success) {
+        const where = parsed.error.issues.map((i) => `data.object.${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3);
+        throw new HttpError(400, `Malformed ${event.type} event: ${where.join('; ')}`);
+      }
+      pi = parsed.data;
     }
     const key = s.ks.shared('stripe-events', event.id);
     const claimed = await s.redis.set(key, 'processing', 'EX', 300, 'NX');
@@ -54,7 +84,7 @@ export function stripeWebhookRoutes(s: Services): Router {
       throw new HttpError(409, 'This event is being processed');
     }
     try {
-      const result = HANDLED.has(event.type) ? await handlePaymentIntent(s, event.data.object as unknown as RawPi, event.id) : 'ignored';
+      const result = pi ? await handlePaymentIntent(s, pi, event.id) : 'ignored';
       await s.redis.set(key, 'done', 'EX', 30 * 86400);
       res.json({ received: true, result });
     } catch (err) {
@@ -79,7 +109,7 @@ async function handlePaymentIntent(s: Services, pi: RawPi, eventId: string) {
       paymentIntentId: pi.id,
       status: paymentStatusOf(pi as never),
       amountNanoUsd: fromCents(pi.status === 'succeeded' ? pi.amount_received || pi.amount : pi.amount),
-      metadata: pi.metadata,
+      metadata: pi.metadata ?? {},
       created: new Date(pi.created * 1000).toISOString(),
     };
   }

@@ -47,6 +47,38 @@ export type RateLimitChanged = Event<
   { workspaceId: string; keyId: string; keyHash: string; requestsPerMinute: number | null; by: string }
 >;
 
+/**
+ * A key got a new secret (its id, name, scopes, budget and rate limit stay). The previous secret
+ * works until `previousKeyValidUntil` (ISO; the roll's own time when the grace period is 0).
+ */
+export type ApiKeyRolled = Event<
+  'ApiKeyRolled',
+  {
+    workspaceId: string;
+    keyId: string;
+    keyHash: string;
+    prefix: string;
+    last4: string;
+    previousKeyHash: string;
+    gracePeriodSeconds: number;
+    previousKeyValidUntil: string;
+    by: string;
+  }
+>;
+/** An admin promoted or demoted a member (issue 14). */
+export type MemberRoleChanged = Event<'MemberRoleChanged', { workspaceId: string; userId: string; role: Role; previousRole: Role; by: string }>;
+/** An admin took back a pending invitation; the invitee can no longer accept or decline it. */
+export type InvitationRevoked = Event<'InvitationRevoked', { workspaceId: string; invitationId: string; email: string; userId: string; by: string }>;
+/** A member left a team workspace of their own accord; the keys they created stay with it. */
+export type MemberLeft = Event<'MemberLeft', { workspaceId: string; userId: string }>;
+/** A key's monthly (UTC calendar month) spend cap in nano-USD, or null for none. */
+export type ApiKeyBudgetChanged = Event<
+  'ApiKeyBudgetChanged',
+  { workspaceId: string; keyId: string; monthlyBudgetNanoUsd: string | null; previousBudgetNanoUsd: string | null; by: string }
+>;
+/** keyHash addresses the key index's record (never shown anywhere). */
+export type ApiKeyRenamed = Event<'ApiKeyRenamed', { workspaceId: string; keyId: string; keyHash: string; name: string; previousName: string; by: string }>;
+
 export type WorkspaceEvent =
   | WorkspaceCreated
   | WorkspaceRenamed
@@ -57,4 +89,10 @@ export type WorkspaceEvent =
   | MemberRemoved
   | ApiKeyCreated
   | ApiKeyDeleted
-  | RateLimitChanged;
+  | RateLimitChanged
+  | MemberRoleChanged
+  | InvitationRevoked
+  | MemberLeft
+  | ApiKeyBudgetChanged
+  | ApiKeyRenamed
+  | ApiKeyRolled;

@@ -1,9 +1,10 @@
-import { conflict, DomainError, forbidden, invalid, notFound, paymentRequired } from '../errors';
+import { conflict, DomainError, invalid, notFound, paymentRequired } from '../errors';
 import type { Funding } from '../billing/funding';
 import { formatUsd, NanoUsd } from '../money';
 import type {
   ApiKeyCreated,
   ApiKeyDeleted,
+  ApiKeyRolled,
   InvitationAccepted,
   InvitationDeclined,
   InvitationSent,
@@ -16,6 +17,8 @@ import type {
   WorkspaceRenamed,
 } from './events';
 import { normalizeEmail, type EventLike } from './user';
+import { decideTeam, evolveTeam, TEAM_EVENT_TYPES, type TeamCommand, type TeamEvent } from './team';
+import { cleanName, KEY_NAME_MAX, KEY_NAME_MIN, requireAdmin, roleOfActor, WORKSPACE_NAME_MAX, type InvitationStatus, type WorkspaceState } from './workspace-state';
 
 /**
  * The workspace aggregate (stream `workspace-{wsId}`): its name, members, invitations and API keys.
@@ -25,43 +28,12 @@ import { normalizeEmail, type EventLike } from './user';
  *   pending ──AcceptInvitation (the invitee)──▶ accepted (+ MemberJoined as member)
  *   pending ──DeclineInvitation (the invitee)──▶ declined
  * Membership: member ──RemoveMember (actor admin; never the last admin)──▶ removed.
+ * Roles, revoking, leaving and a key's name and budget: see team.ts.
  * Every other transition throws a DomainError and appends nothing.
  */
 
-export type InvitationStatus = 'pending' | 'accepted' | 'declined';
-
-export interface InvitationState {
-  invitationId: string;
-  email: string;
-  userId: string;
-  invitedBy: string;
-  status: InvitationStatus;
-}
-
-export interface KeyState {
-  keyId: string;
-  keyHash: string;
-  name: string;
-  expiresAt: string | null;
-}
-
-export interface WorkspaceState {
-  exists: boolean;
-  workspaceId: string;
-  name: string;
-  personal: boolean;
-  createdBy: string;
-  members: ReadonlyMap<string, Role>;
-  invitations: ReadonlyMap<string, InvitationState>;
-  /** Live keys only: a deleted key is gone. */
-  keys: ReadonlyMap<string, KeyState>;
-}
-
-export const WORKSPACE_NAME_MAX = 100;
-export const KEY_NAME_MIN = 3;
-export const KEY_NAME_MAX = 64;
-
 export type { Funding };
+export * from './workspace-state';
 
 export type WorkspaceCommand =
   | { type: 'CreateWorkspace'; data: { workspaceId: string; name: string; personal: boolean; by: string } }
@@ -91,7 +63,16 @@ export type WorkspaceCommand =
     }
   | { type: 'DeleteApiKey'; data: { keyId: string; by: string } }
   /** An operator's per-key request rate; null returns the key to the default. Not a member action. */
-  | { type: 'ChangeRateLimit'; data: { keyId: string; requestsPerMinute: number | null; by: string } };
+  | { type: 'ChangeRateLimit'; data: { keyId: string; requestsPerMinute: number | null; by: string } }
+  | TeamCommand
+  | RollApiKey;
+
+/** A new secret for a live key; the old one keeps working for the grace period (0 to 24 h). */
+export type RollApiKey = {
+  type: 'RollApiKey';
+  data: { keyId: string; keyHash: string; prefix: string; last4: string; gracePeriodSeconds: number; now: string; by: string };
+};
+export const ROLL_GRACE_MAX_SECONDS = 86_400;
 
 export const workspaceDecider = {
   initial: (): WorkspaceState => ({
@@ -106,6 +87,7 @@ export const workspaceDecider = {
   }),
   evolve(state: WorkspaceState, event: EventLike): WorkspaceState {
     const e = event as WorkspaceEvent;
+    if (TEAM_EVENT_TYPES.has(e.type)) return evolveTeam(state, e as TeamEvent);
     switch (e.type) {
       case 'WorkspaceCreated':
         return { ...state, exists: true, workspaceId: e.data.workspaceId, name: e.data.name, personal: e.data.personal, createdBy: e.data.createdBy };
@@ -139,8 +121,19 @@ export const workspaceDecider = {
       case 'ApiKeyCreated':
         return {
           ...state,
-          keys: new Map(state.keys).set(e.data.keyId, { keyId: e.data.keyId, keyHash: e.data.keyHash, name: e.data.name, expiresAt: e.data.expiresAt }),
+          keys: new Map(state.keys).set(e.data.keyId, {
+            keyId: e.data.keyId,
+            keyHash: e.data.keyHash,
+            name: e.data.name,
+            expiresAt: e.data.expiresAt,
+            monthlyBudgetNanoUsd: null,
+          }),
         };
+      case 'ApiKeyRolled': {
+        const key = state.keys.get(e.data.keyId);
+        if (!key) return state;
+        return { ...state, keys: new Map(state.keys).set(key.keyId, { ...key, keyHash: e.data.keyHash }) };
+      }
       case 'ApiKeyDeleted': {
         const keys = new Map(state.keys);
         keys.delete(e.data.keyId);
@@ -162,26 +155,10 @@ type Out =
   | MemberRemoved
   | ApiKeyCreated
   | ApiKeyDeleted
-  | RateLimitChanged;
+  | RateLimitChanged
+  | TeamEvent
+  | ApiKeyRolled;
 
-const WORKSPACE_NOT_FOUND = 'Workspace not found';
-
-/** The actor's role; a non-member (or a missing workspace) sees a 404, so ids cannot be probed. */
-function roleOfActor(state: WorkspaceState, userId: string): Role {
-  const role = state.exists ? state.members.get(userId) : undefined;
-  if (!role) throw notFound(WORKSPACE_NOT_FOUND);
-  return role;
-}
-
-function requireAdmin(state: WorkspaceState, userId: string): void {
-  if (roleOfActor(state, userId) !== 'admin') throw forbidden();
-}
-
-function cleanName(name: string, what: string, min: number, max: number): string {
-  const n = name.trim();
-  if (n.length < min || n.length > max) throw new DomainError('unprocessable', `${what} must be ${min} to ${max} characters long`);
-  return n;
-}
 
 export function fundingShortfall(f: Funding, required: NanoUsd): string | null {
   if (f.funded) return null;
@@ -292,13 +269,20 @@ export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand
       if (!key) throw notFound('API key not found');
       return [{ type: 'ApiKeyDeleted', data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, by: d.by } }];
     }
+    case 'RollApiKey':
+      return [rollApiKey(state, command.data)];
+    case 'ChangeMemberRole':
+    case 'RevokeInvitation':
+    case 'LeaveWorkspace':
+    case 'UpdateApiKey':
+      return decideTeam(state, command);
     case 'ChangeRateLimit': {
       const d = command.data;
       if (!state.exists) throw notFound('Workspace not found');
       const key = state.keys.get(d.keyId);
       if (!key) throw notFound('API key not found');
       if (d.requestsPerMinute !== null && (!Number.isInteger(d.requestsPerMinute) || d.requestsPerMinute < 1)) {
-        throw invalid('requestsPerMinute must be a whole number of at least 1, or null for the default');
+        throw invalid('requestsPerMinute must be a whole number of at least 1, or null for the default', 'requestsPerMinute');
       }
       return [
         {
@@ -310,3 +294,32 @@ export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand
   }
 }
 
+
+function rollApiKey(state: WorkspaceState, d: RollApiKey['data']): ApiKeyRolled {
+  roleOfActor(state, d.by);
+  const key = state.keys.get(d.keyId);
+  if (!key) throw notFound('API key not found');
+  const grace = d.gracePeriodSeconds;
+  if (!Number.isInteger(grace) || grace < 0 || grace > ROLL_GRACE_MAX_SECONDS) {
+    throw new DomainError('unprocessable', `gracePeriodSeconds must be a whole number from 0 to ${ROLL_GRACE_MAX_SECONDS}`);
+  }
+  if (d.keyHash === key.keyHash) throw conflict('The new secret must differ from the current one');
+  const now = Date.parse(d.now);
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) throw conflict('This key has expired: create a new key instead of rolling it');
+  // The old secret never outlives the key's own expiry.
+  const until = key.expiresAt === null ? now + grace * 1000 : Math.min(now + grace * 1000, Date.parse(key.expiresAt));
+  return {
+    type: 'ApiKeyRolled',
+    data: {
+      workspaceId: state.workspaceId,
+      keyId: key.keyId,
+      keyHash: d.keyHash,
+      prefix: d.prefix,
+      last4: d.last4,
+      previousKeyHash: key.keyHash,
+      gracePeriodSeconds: grace,
+      previousKeyValidUntil: new Date(until).toISOString(),
+      by: d.by,
+    },
+  };
+}

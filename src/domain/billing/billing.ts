@@ -279,6 +279,13 @@ export interface BillingRules {
 export const MIN_RELOAD = 10n * NANO_PER_USD;
 export const MAX_CHARGE = 99_999_999n * 10_000_000n; // 999 999.99 USD
 export const NANO_PER_CENT = 10_000_000n;
+/** A monthly cap left unset (or null) on the API defaults to this many reloads of the amount. */
+export const DEFAULT_CAP_RELOADS = 5n;
+/** The largest monthly cap is this many of the largest charge. */
+export const MAX_RELOADS_PER_MONTH = 100n;
+
+/** The monthly cap an admin gets without naming one: auto-reload never charges without a bound. */
+export const defaultMonthlyCap = (amount: NanoUsd): NanoUsd => amount * DEFAULT_CAP_RELOADS;
 
 export const isWholeCents = (amount: NanoUsd) => amount % NANO_PER_CENT === 0n;
 
@@ -335,6 +342,7 @@ export function decideRequestDeposit(
       state.deposited > 0n
         ? `A deposit must be at least ${formatUsd(min)} USD`
         : `The first deposit must be at least ${formatUsd(min)} USD`,
+      'amount',
     );
   }
   const pm = state.paymentMethod;
@@ -430,12 +438,18 @@ export function decideConfigureAutoReload(
   },
   rules: BillingRules,
 ): Decision<AutoReloadSettings> {
-  if (cmd.threshold < 0n) throw invalid('threshold must be at least 0');
+  if (cmd.threshold < 0n) throw invalid('threshold must be at least 0', 'threshold');
   validateCharge(cmd.amount, rules, 'amount');
-  if (cmd.amount < rules.minReload) throw invalid(`amount must be at least ${formatUsd(rules.minReload)} USD`);
-  if (cmd.monthlyCap !== null && cmd.monthlyCap < cmd.amount) {
-    throw invalid('monthlyCap must be at least the reload amount (or null for no cap)');
+  if (cmd.amount < rules.minReload) throw invalid(`amount must be at least ${formatUsd(rules.minReload)} USD`, 'amount');
+  // A reload must lift the balance to the threshold or above; otherwise every later debit (each
+  // settlement included) would find the balance still below it and charge the card again.
+  if (cmd.threshold > cmd.amount) {
+    throw invalid(`threshold must be at most the reload amount (${formatUsd(cmd.amount)} USD), so that one reload lifts the balance above it`, 'threshold');
   }
+  if (cmd.monthlyCap !== null && cmd.monthlyCap < cmd.amount) {
+    throw invalid('monthlyCap must be at least the reload amount', 'monthlyCap');
+  }
+  if (cmd.monthlyCap !== null) validateCharge(cmd.monthlyCap, { ...rules, maxCharge: rules.maxCharge * MAX_RELOADS_PER_MONTH }, 'monthlyCap');
   if (cmd.enabled && !state.paymentMethod) throw conflict('Attach a payment method before enabling auto-reload');
   const e: AutoReloadConfigured = {
     type: 'AutoReloadConfigured',
@@ -462,19 +476,54 @@ export type TriggerSkip =
 
 export type TriggerResult = { triggered: true; reload: ReloadRecord } | { triggered: false; skip: TriggerSkip; inFlight: string | null };
 
+/**
+ * The threshold auto-reload acts on. Settings recorded before the rule "threshold ≤ amount" may
+ * hold a higher one; capping it at the amount keeps one reload from leaving the balance below it
+ * (which made every later debit charge the card again).
+ */
+export const effectiveThreshold = (ar: Pick<AutoReloadSettings, 'threshold' | 'amount'>): NanoUsd =>
+  ar.threshold > ar.amount ? ar.amount : ar.threshold;
+
+/**
+ * What auto-reload's rules look at: the billing state folded from the ledger, or the same facts read
+ * from the projections (the reactor). Anything truthy in `inFlight`, `suspended`, `paymentMethod`.
+ */
+export interface ReloadFacts {
+  inFlight: string | object | null;
+  autoReload: AutoReloadSettings | null;
+  suspended: object | null;
+  paymentMethod: object | null;
+  deposited: NanoUsd;
+  /** Reloads triggered (and not failed) in the current UTC month. */
+  reloadedThisMonth: NanoUsd;
+}
+
 /** Why auto-reload would not charge now, or null when it would. */
 export function reloadBlocker(state: BillingState, balance: NanoUsd, nowIso: string): TriggerSkip | null {
-  const ar = state.autoReload;
-  if (state.inFlight) return 'in_flight';
+  return reloadBlockerOf(
+    {
+      inFlight: state.inFlight,
+      autoReload: state.autoReload,
+      suspended: state.suspended,
+      paymentMethod: state.paymentMethod,
+      deposited: state.deposited,
+      reloadedThisMonth: state.reloadedByMonth.get(monthOf(nowIso)) ?? 0n,
+    },
+    balance,
+  );
+}
+
+/** The same rules over facts however they were read. */
+export function reloadBlockerOf(f: ReloadFacts, balance: NanoUsd): TriggerSkip | null {
+  const ar = f.autoReload;
+  if (f.inFlight) return 'in_flight';
   if (!ar || !ar.enabled) return 'disabled';
-  if (state.suspended) return 'suspended';
-  if (!state.paymentMethod) return 'no_payment_method';
+  if (f.suspended) return 'suspended';
+  if (!f.paymentMethod) return 'no_payment_method';
   // Auto-reload tops up a funded balance: before the first deposit there is nothing to top up.
-  if (state.deposited === 0n) return 'no_deposit';
-  if (balance >= ar.threshold) return 'above_threshold';
-  if (ar.monthlyCap !== null && (state.reloadedByMonth.get(monthOf(nowIso)) ?? 0n) + ar.amount > ar.monthlyCap) {
-    return 'monthly_cap';
-  }
+  if (f.deposited === 0n) return 'no_deposit';
+  if (balance >= effectiveThreshold(ar)) return 'above_threshold';
+  if (ar.monthlyCap !== null && f.reloadedThisMonth + ar.amount > ar.monthlyCap) return 'monthly_cap';
   return null;
 }
 
@@ -566,8 +615,8 @@ export function suspensionReason(code: string, reason: string): string {
 }
 
 function validateCharge(amount: NanoUsd, rules: BillingRules, field: string): void {
-  if (amount <= 0n) throw invalid(`${field} must be more than 0`);
-  if (!isWholeCents(amount)) throw invalid(`${field} must be a whole number of cents (a card is charged in cents)`);
-  if (amount > rules.maxCharge) throw invalid(`${field} must be at most ${formatUsd(rules.maxCharge)} USD`);
+  if (amount <= 0n) throw invalid(`${field} must be more than 0`, field);
+  if (!isWholeCents(amount)) throw invalid(`${field} must be a whole number of cents (a card is charged in cents)`, field);
+  if (amount > rules.maxCharge) throw invalid(`${field} must be at most ${formatUsd(rules.maxCharge)} USD`, field);
 }
 

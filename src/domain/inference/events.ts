@@ -2,7 +2,12 @@ import type { Event } from '../event';
 
 export type ModelConfig = 'service_3_pi' | 'service_3_productivity';
 export type Endpoint = 'inference' | 'streaming' | 'openai';
-export type FinishReason = 'stop' | 'length' | 'client_disconnected' | 'upstream_error' | 'abandoned';
+/**
+ * `store_unavailable` (added after the first release; older events never carry it): a non-streaming
+ * reply whose completion could not be written, so the caller got 503 instead of the text. Nothing
+ * is billed; it is recorded late, once the store takes writes again.
+ */
+export type FinishReason = 'stop' | 'length' | 'client_disconnected' | 'upstream_error' | 'abandoned' | 'store_unavailable';
 
 /**
  * Events of the `inference-{requestId}` stream. `TokensDebited` is the money event: it carries the

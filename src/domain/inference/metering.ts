@@ -74,6 +74,8 @@ export interface Outcome {
  * - an upstream that failed before producing anything bills nothing: no reply, no charge;
  * - `abandoned` (the sweeper closing a request whose process died) bills the prompt only: the
  *   prompt reached the model, the reply was lost with the process;
+ * - `store_unavailable` bills nothing: a non-streaming caller whose reply could not be recorded
+ *   got 503 and no text;
  * - never more output than max_tokens, never more money than was reserved (only a price change
  *   between reservation and debit could ask for more: then fewer tokens are billed).
  */
@@ -87,6 +89,7 @@ export function billedTokens(
   let input = facts.promptTokens;
   if (outcome.finishReason === 'upstream_error' && output === 0) input = 0;
   if (outcome.finishReason === 'abandoned') output = 0;
+  if (outcome.finishReason === 'store_unavailable') input = output = 0;
   if (cost(prices, input, output) > reserved) {
     const out = prices.outputNanoUsdPerToken;
     while (output > 0 && cost(prices, input, output) > reserved) output -= 1;

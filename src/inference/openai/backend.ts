@@ -1,3 +1,4 @@
+import { Pool } from 'undici';
 import type { ModelConfig } from '../../domain/inference/events';
 import { BackendFinish, GenerateParams, ModelBackend, UpstreamError } from '../backend';
 import { readSse } from './sse';
@@ -17,38 +18,75 @@ export interface UpstreamTarget {
 /** OpenAI itself refuses more than 4 stop sequences; the rest are enforced by our layer alone. */
 const MAX_UPSTREAM_STOPS = 4;
 
+/** Where one config's requests go: a keep-alive connection pool per upstream origin, built once. */
+interface Route {
+  pool: Pool;
+  path: string;
+  headers: Record<string, string>;
+  model: string;
+}
+
+/**
+ * The upstream client is undici's Pool/request (keep-alive sockets, a Node stream body) rather than
+ * fetch: no WHATWG streams, Headers or Response objects per call.
+ */
 export class OpenAiBackend implements ModelBackend {
   readonly kind = 'openai';
+  private readonly routes = new Map<ModelConfig, Route>();
+  private readonly pools = new Map<string, Pool>();
 
-  constructor(
-    private readonly targets: Record<ModelConfig, UpstreamTarget>,
-    private readonly opts: { fetch?: typeof fetch } = {},
-  ) {}
+  constructor(private readonly targets: Record<ModelConfig, UpstreamTarget>) {}
+
+  private route(config: ModelConfig): Route {
+    let r = this.routes.get(config);
+    if (r) return r;
+    const target = this.targets[config];
+    const url = new URL(`${target.baseUrl.replace(/\/+$/, '')}/chat/completions`);
+    let pool = this.pools.get(url.origin);
+    if (!pool) {
+      pool = new Pool(url.origin, { keepAliveTimeout: 30_000 });
+      this.pools.set(url.origin, pool);
+    }
+    r = {
+      pool,
+      path: url.pathname + url.search,
+      model: target.model,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...(target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
+      },
+    };
+    this.routes.set(config, r);
+    return r;
+  }
+
+  /** Closes the upstream connections. */
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close()));
+  }
 
   modelName(config: ModelConfig): string {
     return this.targets[config].model;
   }
 
   async *generate(p: GenerateParams): AsyncGenerator<string, BackendFinish | void, undefined> {
-    const target = this.targets[p.config];
-    const url = `${target.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    const route = this.route(p.config);
     // Our own controller: aborted by the caller's signal, and by us when the consumer stops early.
     const ac = new AbortController();
     const onAbort = () => ac.abort(p.signal.reason);
     if (p.signal.aborted) return;
     p.signal.addEventListener('abort', onAbort, { once: true });
+    let finished = false;
     try {
-      let res: Response;
+      let res: Awaited<ReturnType<Pool['request']>>;
       try {
-        res = await (this.opts.fetch ?? fetch)(url, {
+        res = await route.pool.request({
+          path: route.path,
           method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'text/event-stream',
-            ...(target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
-          },
+          headers: route.headers,
           body: JSON.stringify({
-            model: target.model,
+            model: route.model,
             messages: p.prompt.messages,
             temperature: p.temperature,
             top_p: p.topP,
@@ -63,17 +101,21 @@ export class OpenAiBackend implements ModelBackend {
         if (ac.signal.aborted) throw err;
         throw new UpstreamError(`model upstream unreachable: ${(err as Error).message}`, undefined, { cause: err });
       }
-      if (!res.ok || !res.body) {
-        const text = await res.text().catch(() => '');
-        throw new UpstreamError(`model upstream answered HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`, res.status);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const text = await res.body.text().catch(() => '');
+        finished = true;
+        throw new UpstreamError(`model upstream answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ''}`, res.statusCode);
       }
       let finish: BackendFinish | undefined;
       let done = false;
       try {
-        for await (const ev of readSse(res.body as unknown as AsyncIterable<Uint8Array>)) {
+        // Read to the end of the body even after [DONE]: leaving the loop early would destroy the
+        // body and with it the keep-alive connection.
+        for await (const ev of readSse(res.body)) {
+          if (done) continue;
           if (ev.data === '[DONE]') {
             done = true;
-            break;
+            continue;
           }
           let json: {
             choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
@@ -97,11 +139,12 @@ export class OpenAiBackend implements ModelBackend {
         throw new UpstreamError(`model upstream stream broke: ${(err as Error).message}`, undefined, { cause: err });
       }
       if (!done && !finish) throw new UpstreamError('model upstream closed the stream before it finished');
+      finished = true;
       return finish ?? 'stop';
     } finally {
       p.signal.removeEventListener('abort', onAbort);
       // Ends the upstream call if we stopped reading early (stop string, max_tokens, disconnect).
-      ac.abort();
+      if (!finished) ac.abort();
     }
   }
 }

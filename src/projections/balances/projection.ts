@@ -1,33 +1,35 @@
 import type { RecordedEvent } from '../../eventstore/port';
+import type { ApiKeyBudgetChanged } from '../../domain/accounts/events';
+import { budgetMonth } from '../../domain/accounts/budget';
 import type { DepositSucceeded, AutoReloadSucceeded } from '../../domain/billing/events';
 import type { TokensDebited } from '../../domain/inference/events';
 import type { Projection, ProjectionTx } from '../projection';
-import { reservationKeys } from './reservations';
+import { RELEASE, releaseArgs, reservationKeys } from './reservations';
 
 export const BALANCES = 'balances';
 
 /**
  * Balance per workspace = deposits + reloads − debits, in nano-USD (HINCRBY is exact in int64).
- * Applying a TokensDebited also releases the request's reservation, in the same MULTI, so the
- * money moves from "held" to "spent" atomically.
+ * Applying a TokensDebited also releases the request's reservation and adds the debit to its key's
+ * spend for the UTC month, in the same MULTI, so the money moves from "held" to "spent" atomically
+ * (the reserve script reads all three: ./reservations.ts).
  *
- *   rm:balances:{gen}:ws:{wsId}  hash: balance, deposited, reloaded, debited
+ *   rm:balances:{gen}:ws:{wsId}            hash: balance, deposited, reloaded, debited
+ *   rm:balances:{gen}:key-spend:{keyId}    hash: UTC month "YYYY-MM" → nano-USD debited
+ *   rm:balances:{gen}:key-budget:{keyId}   string: monthly budget, nano-USD (absent: none)
  */
-const RELEASE = `
-local amt = redis.call('HGET', KEYS[1], ARGV[1])
-if amt then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  redis.call('DECRBY', KEYS[2], amt)
-  redis.call('ZREM', KEYS[3], ARGV[2])
-end
-return amt`;
-
 type Data = DepositSucceeded['data'] | AutoReloadSucceeded['data'] | TokensDebited['data'];
 
 export const balancesProjection: Projection = {
   name: BALANCES,
-  handles: new Set(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']),
+  handles: new Set(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited', 'ApiKeyBudgetChanged']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
+    if (event.type === 'ApiKeyBudgetChanged') {
+      const b = event.data as ApiKeyBudgetChanged['data'];
+      if (b.monthlyBudgetNanoUsd === null) tx.multi.del(tx.key('key-budget', b.keyId));
+      else tx.multi.set(tx.key('key-budget', b.keyId), b.monthlyBudgetNanoUsd);
+      return;
+    }
     const d = event.data as Data;
     const key = tx.key('ws', d.workspaceId);
     switch (event.type) {
@@ -41,8 +43,9 @@ export const balancesProjection: Projection = {
         const debit = d as TokensDebited['data'];
         // (-x).toString(), not `-${x}`: Redis refuses "-0" as an integer (a debit of nothing is possible).
         tx.multi.hincrby(key, 'balance', (-BigInt(debit.amountNanoUsd)).toString()).hincrby(key, 'debited', debit.amountNanoUsd);
+        tx.multi.hincrby(tx.key('key-spend', debit.keyId), budgetMonth(event.created), debit.amountNanoUsd);
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
-        tx.multi.eval(RELEASE, 3, k.held, k.total, k.open, debit.requestId, `${debit.workspaceId}:${debit.requestId}`);
+        tx.multi.eval(RELEASE, 3, ...releaseArgs(k, debit.workspaceId, debit.requestId));
         break;
       }
     }

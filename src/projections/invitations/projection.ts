@@ -1,4 +1,4 @@
-import type { InvitationAccepted, InvitationDeclined, InvitationSent } from '../../domain/accounts/events';
+import type { InvitationAccepted, InvitationDeclined, InvitationRevoked, InvitationSent } from '../../domain/accounts/events';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -9,13 +9,13 @@ export const INVITATIONS = 'invitations';
  * 404), and the pending ones by the invitee's e-mail and by workspace.
  *
  *   rm:invitations:{gen}:inv:{invitationId}  hash: invitationId, workspaceId, email, userId, invitedBy,
- *                                             status (pending|accepted|declined), created, settled (ISO or "")
+ *                                             status (pending|accepted|declined|revoked), created, settled (ISO or "")
  *   rm:invitations:{gen}:email:{email}       hash: invitationId → workspaceId   (pending only)
  *   rm:invitations:{gen}:ws:{wsId}           hash: invitationId → email         (pending only)
  */
 export const invitationsProjection: Projection = {
   name: INVITATIONS,
-  handles: new Set(['InvitationSent', 'InvitationAccepted', 'InvitationDeclined']),
+  handles: new Set(['InvitationSent', 'InvitationAccepted', 'InvitationDeclined', 'InvitationRevoked']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
     switch (event.type) {
       case 'InvitationSent': {
@@ -55,6 +55,14 @@ export const invitationsProjection: Projection = {
           event.created,
           tx.key('email', ''),
         );
+        break;
+      }
+      case 'InvitationRevoked': {
+        const d = event.data as InvitationRevoked['data'];
+        tx.multi
+          .hset(tx.key('inv', d.invitationId), 'status', 'revoked', 'settled', event.created)
+          .hdel(tx.key('email', d.email), d.invitationId)
+          .hdel(tx.key('ws', d.workspaceId), d.invitationId);
         break;
       }
     }

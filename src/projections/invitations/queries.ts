@@ -7,7 +7,7 @@ export interface InvitationRecord {
   email: string;
   userId: string;
   invitedBy: string;
-  status: 'pending' | 'accepted' | 'declined';
+  status: 'pending' | 'accepted' | 'declined' | 'revoked';
   created: string;
   settled: string | null;
 }

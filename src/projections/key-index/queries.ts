@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Keyspace } from '../keyspace';
+import { defineScript, Script } from '../scripts';
 import { KEY_INDEX } from './projection';
 
 export interface KeyRecord {
@@ -11,6 +12,8 @@ export interface KeyRecord {
   expiresAt: Date | null;
   /** Requests per minute when an operator changed it; null means the default. */
   rateLimit: number | null;
+  /** Set on a rolled key's previous secret, which works until expiresAt (the grace period's end). */
+  rolledAway?: true;
 }
 
 export function hashKey(secret: string): string {
@@ -23,15 +26,17 @@ local gen = redis.call('GET', KEYS[1]) or '0'
 return redis.call('HGETALL', ARGV[1] .. gen .. ':hash:' .. ARGV[2])`;
 
 export class KeyIndex {
+  private readonly lookupScript: Script;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly ks: Keyspace,
-  ) {}
+  ) {
+    this.lookupScript = defineScript(redis, 'tollgateKeyLookup', 1, LOOKUP);
+  }
 
   async lookupHash(keyHash: string): Promise<KeyRecord | null> {
-    const flat = (await this.redis.eval(
-      LOOKUP,
-      1,
+    const flat = (await this.lookupScript(
       this.ks.active(KEY_INDEX),
       this.ks.prefix + `rm:${KEY_INDEX}:`,
       keyHash,
@@ -46,6 +51,7 @@ export class KeyIndex {
       scopes: h.scopes ? h.scopes.split(',') : [],
       expiresAt: h.expiresAt ? new Date(h.expiresAt) : null,
       rateLimit: h.rateLimit ? Number(h.rateLimit) : null,
+      ...(h.rolledAway ? { rolledAway: true as const } : {}),
     };
   }
 

@@ -1,4 +1,4 @@
-import type { MemberJoined, MemberRemoved, WorkspaceCreated, WorkspaceRenamed } from '../../domain/accounts/events';
+import type { MemberJoined, MemberLeft, MemberRemoved, MemberRoleChanged, WorkspaceCreated, WorkspaceRenamed } from '../../domain/accounts/events';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -6,7 +6,8 @@ export const MEMBERSHIPS = 'memberships';
 
 /**
  * Workspaces and who belongs to them, both ways round; what every /v1 authorization check reads.
- * A removed member's entries are gone as soon as the MemberRemoved is applied.
+ * A removed member's (or a leaver's) entries are gone as soon as the MemberRemoved (MemberLeft) is
+ * applied; a MemberRoleChanged changes the role in both directions at once.
  *
  *   rm:memberships:{gen}:ws:{wsId}           hash: workspaceId, name, personal ("true"|"false"), createdBy, created (ISO)
  *   rm:memberships:{gen}:ws:{wsId}:members   hash: userId → role ("admin"|"member")
@@ -15,7 +16,7 @@ export const MEMBERSHIPS = 'memberships';
  */
 export const membershipsProjection: Projection = {
   name: MEMBERSHIPS,
-  handles: new Set(['WorkspaceCreated', 'WorkspaceRenamed', 'MemberJoined', 'MemberRemoved']),
+  handles: new Set(['WorkspaceCreated', 'WorkspaceRenamed', 'MemberJoined', 'MemberRemoved', 'MemberLeft', 'MemberRoleChanged']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
     switch (event.type) {
       case 'WorkspaceCreated': {
@@ -42,8 +43,14 @@ export const membershipsProjection: Projection = {
           .hset(tx.key('user', d.userId, 'ws'), d.workspaceId, d.role);
         break;
       }
+      case 'MemberRoleChanged': {
+        const d = event.data as MemberRoleChanged['data'];
+        tx.multi.hset(tx.key('ws', d.workspaceId, 'members'), d.userId, d.role).hset(tx.key('user', d.userId, 'ws'), d.workspaceId, d.role);
+        break;
+      }
+      case 'MemberLeft':
       case 'MemberRemoved': {
-        const d = event.data as MemberRemoved['data'];
+        const d = event.data as (MemberRemoved | MemberLeft)['data'];
         tx.multi
           .hdel(tx.key('ws', d.workspaceId, 'members'), d.userId)
           .hdel(tx.key('ws', d.workspaceId, 'joined'), d.userId)

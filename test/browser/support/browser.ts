@@ -88,13 +88,14 @@ export async function screenshot(page: Page, name: string, alsoTo?: string): Pro
  * Collects what the page reports as broken: uncaught errors, console errors and Content-Security-
  * Policy violations. A test asserts the list is empty at the end.
  */
-export function watchProblems(page: Page, label: string, problems: string[]): void {
+export function watchProblems(page: Page, label: string, problems: string[], expectedStatuses: number[] = []): void {
+  const expected = new RegExp(`Failed to load resource: the server responded with a status of (${[401, 402, 404, ...expectedStatuses].join('|')})`);
   page.on('pageerror', (err) => problems.push(`${label}: page error: ${err.message}`));
   page.on('console', (msg) => {
     if (msg.type() !== 'error') return;
     const text = msg.text();
     // Expected answers the walk provokes on purpose show up as failed loads; those are not bugs.
-    if (/Failed to load resource: the server responded with a status of (401|402|404)/.test(text)) return;
+    if (expected.test(text)) return;
     problems.push(`${label}: console error: ${text}`);
   });
 }
@@ -141,4 +142,12 @@ export async function waitForValue(locator: Locator, expected: string, timeoutMs
 /** The service as `npm start` runs it (every module of src/modules.ts), on a free port. */
 export function startPortalServer(overrides: Record<string, string> = {}): Promise<TestServer> {
   return startTestServer(overrides);
+}
+
+/** The text of a file the page downloaded. */
+export async function readDownload(download: { createReadStream(): Promise<NodeJS.ReadableStream> }): Promise<string> {
+  const stream = await download.createReadStream();
+  let out = '';
+  for await (const chunk of stream) out += chunk.toString();
+  return out;
 }

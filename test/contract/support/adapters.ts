@@ -5,12 +5,17 @@ import { join } from 'node:path';
 import { EsdbEventStore, EsdbOptions } from '../../../src/eventstore/esdb';
 import type { EventStore, NewEvent, RecordedEvent, Subscription } from '../../../src/eventstore/port';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite';
+import { PostgresEventStore } from '../../../src/eventstore/postgres';
+import { createTestDatabase } from '../../support/postgres';
+import { EsdbGrpcServer, startEsdbGrpcServer } from '../../support/esdb-grpc-server';
 import { FakeEsdbClient } from './fake-esdb-client';
 
 export interface Opened {
   store: EventStore;
   /** Present for the fake EventStoreDB only. */
   fake?: FakeEsdbClient;
+  /** Present for EventStoreDB over the wire (the gRPC test server). */
+  server?: EsdbGrpcServer;
   cleanup(): Promise<void>;
 }
 
@@ -20,6 +25,8 @@ export interface Adapter {
   fresh: boolean;
   /** Per-test timeout for the heavy concurrency cases. */
   heavyTimeoutMs: number;
+  /** Writers x appends each in the heavy cases (default 50 x 200); smaller where every call crosses the wire. */
+  heavyLoad?: { writers: number; per: number };
   open(): Promise<Opened>;
 }
 
@@ -62,6 +69,50 @@ export function fakeEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
   };
 }
 
+/** The real client over gRPC against the test server in test/support/esdb-grpc-server: a fresh log per test. */
+export function grpcEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
+  return {
+    name: 'esdb over gRPC (real client, test server)',
+    fresh: true,
+    heavyTimeoutMs: 120_000,
+    // Each append is a gRPC round trip (plus reads on conflicts): 50 x 200 would take minutes here.
+    heavyLoad: { writers: 12, per: 40 },
+    async open() {
+      const server = await startEsdbGrpcServer();
+      const store = new EsdbEventStore({ connectionString: server.connectionString, ...opts });
+      return {
+        store,
+        server,
+        async cleanup() {
+          await store.close();
+          await server.stop();
+        },
+      };
+    },
+  };
+}
+
+/** The adapter over a fresh fake client, recording every subscription drop (for the fault tests). */
+export function overFake(opts: Partial<EsdbOptions> = {}) {
+  const fake = new FakeEsdbClient();
+  const drops: { err: unknown; delayMs: number }[] = [];
+  const store = new EsdbEventStore({
+    client: fake as never,
+    ...opts,
+    onSubscriptionDropped: (err, info) => drops.push({ err, delayMs: info.delayMs }),
+  });
+  return {
+    fake,
+    store,
+    drops,
+    ns: namespace(),
+    async cleanup() {
+      await store.close();
+      await fake.dispose();
+    },
+  };
+}
+
 export function realEsdbAdapter(connectionString: string): Adapter {
   return {
     name: `esdb (${connectionString})`,
@@ -70,6 +121,28 @@ export function realEsdbAdapter(connectionString: string): Adapter {
     async open() {
       const store = new EsdbEventStore({ connectionString });
       return { store, cleanup: () => store.close() };
+    },
+  };
+}
+
+/** PostgreSQL: a database of its own per test (created on TEST_DATABASE_URL's server, dropped after). */
+export function postgresAdapter(): Adapter {
+  return {
+    name: 'postgres',
+    fresh: true,
+    // The one-stream case needs a read and an append round trip per attempt (about 17 conflicts per
+    // success): 150-260 s on this 2-core machine under other load, about a tenth of that for SQLite.
+    heavyTimeoutMs: 600_000,
+    async open() {
+      const db = await createTestDatabase('contract', { asyncCommit: true });
+      const store = new PostgresEventStore({ connectionString: db.url, pollIntervalMs: 50 });
+      return {
+        store,
+        async cleanup() {
+          await store.close();
+          await db.drop();
+        },
+      };
     },
   };
 }

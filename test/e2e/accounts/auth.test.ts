@@ -3,6 +3,7 @@ import { personalWorkspaceId } from '../../../src/domain/accounts/user';
 import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, login, newUser, PASSWORD, signup, uniqueEmail } from './helpers';
+import { POLICY_VERSION } from '../../support/policy';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -18,11 +19,15 @@ const cookieOf = (res: { headers: Record<string, unknown> }) => {
 describe('POST /v1/signup', () => {
   test('201 with the user; the password is stored only as a scrypt hash', async () => {
     const email = uniqueEmail('signup');
-    const res = await api(server).post('/v1/signup').send({ email: email.toUpperCase(), password: PASSWORD, name: 'Sig Nup' });
+    const res = await api(server).post('/v1/signup').send({ email: email.toUpperCase(), password: PASSWORD, name: 'Sig Nup', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ userId: expect.any(String), email, name: 'Sig Nup' });
     const events = await server.services.store.readStream(streams.user(res.body.userId));
-    expect(events.map((e) => e.type)).toEqual(['UserRegistered']);
+    expect(events.map((e) => [e.type, e.revision])).toEqual([
+      ['UserRegistered', 0n],
+      ['UsagePolicyAccepted', 1n],
+    ]);
+    expect(events[1].data).toEqual({ userId: res.body.userId, version: POLICY_VERSION });
     const everything = await server.services.store.readAll();
     expect(JSON.stringify(everything.map((e) => [e.data, e.metadata]))).not.toContain(PASSWORD);
     expect((events[0].data as { passwordHash: string }).passwordHash).toMatch(/^scrypt\$16384\$8\$1\$[^$]+\$[^$]+$/);
@@ -34,14 +39,14 @@ describe('POST /v1/signup', () => {
     const email = uniqueEmail('dup');
     await signup(server, email);
     const head = await server.services.store.headPosition();
-    const res = await api(server).post('/v1/signup').send({ email: ` ${email.toUpperCase()} `, password: 'another password', name: 'Other' });
+    const res = await api(server).post('/v1/signup').send({ email: ` ${email.toUpperCase()} `, password: 'another password', name: 'Other', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ detail: 'An account with this e-mail already exists' });
     expect(await server.services.store.headPosition()).toBe(head);
   });
 
   test('a password shorter than 8 characters → 422 in FastAPI format', async () => {
-    const res = await api(server).post('/v1/signup').send({ email: uniqueEmail(), password: 'short7c', name: 'X' });
+    const res = await api(server).post('/v1/signup').send({ email: uniqueEmail(), password: 'short7c', name: 'X', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([{ loc: ['body', 'password'], msg: 'A password must be at least 8 characters long', type: 'too_small' }]);
   });
@@ -52,10 +57,11 @@ describe('POST /v1/signup', () => {
     expect(bad.body.detail.map((d: { loc: string[] }) => d.loc)).toEqual([
       ['body', 'email'],
       ['body', 'name'],
+      ['body', 'acceptedPolicyVersion'],
     ]);
     const none = await api(server).post('/v1/signup');
     expect(none.status).toBe(422);
-    expect(none.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.email', 'body.password', 'body.name']);
+    expect(none.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.email', 'body.password', 'body.name', 'body.acceptedPolicyVersion']);
   });
 });
 
@@ -105,7 +111,7 @@ describe('POST /v1/login', () => {
     expect(res.body.firstLogin).toBe(false);
     const me = await api(server).get('/v1/me').set('Authorization', `Bearer ${res.body.sessionToken}`);
     expect(me.body.workspaces.filter((w: { personal: boolean }) => w.personal)).toHaveLength(1);
-    expect((await server.services.store.readStream(streams.user(userId))).map((e) => e.type)).toEqual(['UserRegistered', 'UserLoggedIn', 'UserLoggedIn']);
+    expect((await server.services.store.readStream(streams.user(userId))).map((e) => e.type)).toEqual(['UserRegistered', 'UsagePolicyAccepted', 'UserLoggedIn', 'UserLoggedIn']);
   });
 
   test('a wrong password and an unknown e-mail get the same 401, and no cookie', async () => {
@@ -218,6 +224,14 @@ describe('GET /v1/me', () => {
       workspaces: [{ workspaceId: u.personalWs, name: 'Personal', role: 'admin', personal: true }],
       invitations: [],
       notices: [],
+      usagePolicy: {
+        currentVersion: POLICY_VERSION,
+        effectiveDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+        acceptedVersion: POLICY_VERSION,
+        acceptedAt: expect.any(String),
+        accepted: true,
+        detail: null,
+      },
     });
   });
 });

@@ -1,6 +1,7 @@
 import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, createWorkspace, newUser, PASSWORD, uniqueEmail } from './helpers';
+import { POLICY_VERSION } from '../../support/policy';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -11,7 +12,7 @@ afterAll(() => server?.close());
 test('concurrent signups with one e-mail: exactly one account', async () => {
   const email = uniqueEmail('race');
   const results = await Promise.all(
-    Array.from({ length: 6 }, (_, i) => api(server).post('/v1/signup').send({ email, password: `${PASSWORD} ${i}`, name: `Racer ${i}` })),
+    Array.from({ length: 6 }, (_, i) => api(server).post('/v1/signup').send({ email, password: `${PASSWORD} ${i}`, name: `Racer ${i}`, acceptedPolicyVersion: POLICY_VERSION })),
   );
   const statuses = results.map((r) => r.status).sort();
   expect(statuses).toEqual([201, 409, 409, 409, 409, 409]);
@@ -35,7 +36,7 @@ test('concurrent accepts of one invitation: one 200, the rest 409, one MemberJoi
 
 test('concurrent first logins create one personal workspace', async () => {
   const email = uniqueEmail('twice');
-  await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'Twice' }).expect(201);
+  await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'Twice', acceptedPolicyVersion: POLICY_VERSION }).expect(201);
   const results = await Promise.all(Array.from({ length: 4 }, () => api(server).post('/v1/login').send({ email, password: PASSWORD })));
   expect(results.every((r) => r.status === 200)).toBe(true);
   const me = await api(server).get('/v1/me').set('Authorization', `Bearer ${results[0].body.sessionToken}`);

@@ -4,6 +4,7 @@ import type { ApiKeyCreated } from '../../../src/domain/accounts/events';
 import { streams } from '../../../src/domain/streams';
 import { usd } from '../../../src/domain/money';
 import type { TestServer } from '../../support/harness';
+import { usagePolicyOf } from '../../../src/api/policy/document';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -18,8 +19,11 @@ export interface TestUser {
 
 export const uniqueEmail = (label = 'user') => `${label}-${randomBytes(4).toString('hex')}@example.com`;
 
+/** The usage-policy version the server serves: a signup accepts it (a server in another process serves the default). */
+export const policyVersionOf = (server: TestServer) => usagePolicyOf(server.services?.config ?? {}).version;
+
 export async function signup(server: TestServer, email: string, name = 'Test User', password = PASSWORD) {
-  const res = await request(server.url).post('/v1/signup').send({ email, password, name });
+  const res = await request(server.url).post('/v1/signup').send({ email, password, name, acceptedPolicyVersion: policyVersionOf(server) });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { userId: string; email: string; name: string };
 }

@@ -5,6 +5,7 @@ import { streams } from '../../../src/domain/streams';
 import { hashKey, KeyIndex } from '../../../src/projections/key-index/queries';
 import { startTestServer, TestServer } from '../../support/harness';
 import { addMember, api, appendKey, createWorkspace, fund, newUser, TestUser } from './helpers';
+import { POLICY_VERSION } from '../../support/policy';
 
 let server: TestServer;
 let keyIndex: KeyIndex;
@@ -35,7 +36,7 @@ describe('POST /v1/workspaces/:ws/keys', () => {
     expect(res.status).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     const { secret, keyId } = res.body;
-    expect(secret).toMatch(/^tg_[0-9A-Za-z]{48}$/);
+    expect(secret).toMatch(/^tgk[0-9A-Za-z]{49}$/);
     expect(res.body).toEqual({
       keyId: expect.any(String),
       name: 'production',
@@ -168,6 +169,11 @@ describe('GET /v1/workspaces/:ws/keys', () => {
         expiresAt: null,
         expired: false,
         lastUsed: '2030-01-01T00:00:00.000Z',
+        lastRoll: null,
+        monthlyBudget: null,
+        spendMonth: new Date().toISOString().slice(0, 7),
+        monthToDateSpend: '0',
+        budgetRemaining: null,
       },
       expect.objectContaining({ keyId: k2.keyId, name: 'second', createdBy: { userId: carl.userId, name: carl.name }, lastUsed: null }),
     ]);
@@ -241,7 +247,7 @@ describe('DELETE /v1/workspaces/:ws/keys/:keyId', () => {
 
 test('the whole path: signup → login → workspace → funded → key → key index', async () => {
   const email = `path-${randomUUID().slice(0, 8)}@example.com`;
-  await api(server).post('/v1/signup').send({ email, password: 'a long password', name: 'Path' }).expect(201);
+  await api(server).post('/v1/signup').send({ email, password: 'a long password', name: 'Path', acceptedPolicyVersion: POLICY_VERSION }).expect(201);
   const token = (await api(server).post('/v1/login').send({ email, password: 'a long password' }).expect(200)).body.sessionToken;
   const auth = { Authorization: `Bearer ${token}` };
   const ws = (await api(server).post('/v1/workspaces').set(auth).send({ name: 'Path Co' }).expect(201)).body.workspaceId;

@@ -63,22 +63,59 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.enabled', 'body.threshold', 'body.amount', 'body.monthlyCap']);
     const ok = await putAutoReload(u, ws, { enabled: true, threshold: '5', amount: '10' });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ enabled: true, threshold: '5', amount: '10', monthlyCap: null, status: 'active' });
+    // No cap given: auto-reload never runs unbounded, the cap defaults to five reloads a month.
+    expect(ok.body).toMatchObject({ enabled: true, threshold: '5', amount: '10', monthlyCap: '50', status: 'active' });
+    const nullCap = await putAutoReload(u, ws, { enabled: true, threshold: '5', amount: '10', monthlyCap: null });
+    expect(nullCap.body.monthlyCap).toBe('50');
+    const head = await server.services.store.headPosition();
     const capTooSmall = await putAutoReload(u, ws, { enabled: true, threshold: '5', amount: '20', monthlyCap: '10' });
-    expect(capTooSmall.status).toBe(400);
+    expect(capTooSmall.status).toBe(422);
+    expect(capTooSmall.body.detail).toEqual([{ loc: ['body', 'monthlyCap'], msg: 'monthlyCap must be at least the reload amount', type: 'value_error' }]);
+    // The finding: a threshold no reload can reach charged the card on every request.
+    const absurd = await putAutoReload(u, ws, { enabled: true, threshold: '999999999999999.999999999', amount: '999999.99', monthlyCap: null });
+    expect(absurd.status).toBe(422);
+    expect(absurd.body.detail[0].loc).toEqual(['body', 'threshold']);
+    expect(absurd.body.detail[0].msg).toMatch(/threshold must be at most the reload amount \(999999.99 USD\)/);
+    const tooBig = await putAutoReload(u, ws, { enabled: true, threshold: '5', amount: '1000000' });
+    expect(tooBig.status).toBe(422);
+    expect(tooBig.body.detail).toEqual([{ loc: ['body', 'amount'], msg: 'amount must be at most 999999.99 USD', type: 'value_error' }]);
+    expect(await server.services.store.headPosition()).toBe(head);
+  });
+
+  test('settings saved before the threshold rule (threshold far above the amount): ten small debits charge the card once', async () => {
+    const u = await fundedUser(server);
+    const ws = u.personalWs;
+    const events = await server.services.store.readStream(streams.billing(ws));
+    const legacy = await server.services.store.append(
+      streams.billing(ws),
+      [
+        {
+          id: randomUUID(),
+          type: 'AutoReloadConfigured',
+          data: { workspaceId: ws, enabled: true, thresholdNanoUsd: usd(999_999_999).toString(), amountNanoUsd: usd(20).toString(), monthlyCapNanoUsd: null, by: 'legacy' },
+        },
+      ],
+      { expectedRevision: events[events.length - 1].revision },
+    );
+    await server.services.progress.waitFor(legacy.position, 5000);
+    await debit(ws, usd(85)); // 100 → 15: one reload → 35
+    await eventually(() => billing(server, u, ws), (r) => r.body.reloaded === '20' && r.body.autoReload.status === 'active');
+    for (let i = 0; i < 10; i++) await debit(ws, 400_000n); // 0.0004 USD each
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await billingTypes(ws)).filter((t) => t === 'AutoReloadTriggered')).toHaveLength(1);
   });
 
   test('a debit below the threshold reloads once; the ledger shows every money event with its running balance', async () => {
     const u = await fundedUser(server);
     const ws = u.personalWs;
-    expect((await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '25', monthlyCap: '100' })).status).toBe(200);
+    expect((await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50', monthlyCap: '200' })).status).toBe(200);
     await debit(ws, usd(60)); // 100 → 40
     const after = await eventually(
       () => billing(server, u, ws),
-      (r) => r.body.balance === '65',
+      (r) => r.body.balance === '90',
     );
-    expect(after.body).toMatchObject({ balance: '65', reloaded: '25', spent: '60' });
-    expect(after.body.autoReload).toMatchObject({ status: 'active', reloadedThisMonth: '25' });
+    expect(after.body).toMatchObject({ balance: '90', reloaded: '50', spent: '60' });
+    expect(after.body.autoReload).toMatchObject({ status: 'active', reloadedThisMonth: '50' });
     // The job completed on its first attempt: nothing waits for a retry.
     const { reloadQueueOf } = await import('../../../src/api/billing/service');
     const counts = await (await reloadQueueOf(server.services)).getJobCounts('delayed', 'failed', 'waiting', 'active');
@@ -96,7 +133,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(ledger.body.entries.map((e: { type: string; amount: string; balance: string }) => [e.type, e.amount, e.balance])).toEqual([
       ['DepositSucceeded', '100', '100'],
       ['TokensDebited', '-60', '40'],
-      ['AutoReloadSucceeded', '25', '65'],
+      ['AutoReloadSucceeded', '50', '90'],
     ]);
     const page = await api(server).get(`/v1/workspaces/${ws}/billing/ledger?limit=2`).set(u.auth);
     expect(page.body.entries).toHaveLength(2);
@@ -105,10 +142,10 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(rest.body.entries.map((e: { type: string }) => e.type)).toEqual(['AutoReloadSucceeded']);
     expect(rest.body.nextCursor).toBeNull();
 
-    // The monthly cap: 25 reloaded + 25 more would be 50 ≤ 100; then 75, 100, and no more.
+    // The monthly cap: 50 reloaded + 50 more would be 100 ≤ 200; then 150, 200, and no more.
     for (let i = 0; i < 4; i++) {
       const before = (await billing(server, u, ws)).body.reloaded;
-      await debit(ws, usd(30));
+      await debit(ws, usd(50));
       await eventually(
         () => billing(server, u, ws),
         (r) => r.body.reloaded !== before && r.body.autoReload.status !== 'reloading',
@@ -116,14 +153,14 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
       );
     }
     const capped = await billing(server, u, ws);
-    expect(capped.body.autoReload.reloadedThisMonth).toBe('100');
-    expect(capped.body.reloaded).toBe('100');
+    expect(capped.body.autoReload.reloadedThisMonth).toBe('200');
+    expect(capped.body.reloaded).toBe('200');
   });
 
   test('a declined reload suspends auto-reload and leaves a notice for the admins in GET /v1/me; a new card re-enables', async () => {
     const u = await fundedUser(server);
     const ws = u.personalWs;
-    await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '20' });
+    await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50' });
     await attach(server, u, ws, 'pm_card_chargeDeclined');
     await debit(ws, usd(70));
     const suspended = await eventually(
@@ -147,7 +184,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     await attach(server, u, ws, 'pm_card_visa');
     const resumed = await eventually(
       () => billing(server, u, ws),
-      (r) => r.body.balance === '49',
+      (r) => r.body.balance === '79',
     );
     expect(resumed.body.autoReload.status).toBe('active');
     expect((await api(server).get('/v1/me').set(u.auth)).body.notices).toEqual([]);
@@ -157,7 +194,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const u = await fundedUser(server);
     const ws = u.personalWs;
     await attach(server, u, ws, 'pm_card_authenticationRequired');
-    await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '20' });
+    await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50' });
     await debit(ws, usd(60));
     const s = await eventually(
       () => billing(server, u, ws),
@@ -166,7 +203,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(s.body.autoReload.suspendedReason).toMatch(/authentication/);
     const events = await server.services.store.readStream(streams.billing(ws));
     expect(events.find((e) => e.type === 'AutoReloadFailed')!.data).toMatchObject({ code: 'authentication_required' });
-    const again = await putAutoReload(u, ws, { enabled: false, threshold: '50', amount: '20' });
+    const again = await putAutoReload(u, ws, { enabled: false, threshold: '50', amount: '50' });
     expect(again.body.status).toBe('disabled');
     expect((await api(server).get('/v1/me').set(u.auth)).body.notices).toEqual([]);
   });
@@ -174,9 +211,9 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
   test('a rebuild of every billing read model replays the ledger and charges nothing', async () => {
     const u = await fundedUser(server);
     const ws = u.personalWs;
-    await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '20' });
+    await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50' });
     await debit(ws, usd(70));
-    await eventually(() => billing(server, u, ws), (r) => r.body.balance === '50');
+    await eventually(() => billing(server, u, ws), (r) => r.body.balance === '80');
     const before = (await billing(server, u, ws)).body;
     const head = await server.services.store.headPosition();
     const { rebuildProjection } = await import('../../../src/projections/rebuild');
@@ -192,7 +229,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const after = (await billing(server, u, ws)).body;
     expect(after).toEqual(before);
     const ledger = await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth);
-    expect(ledger.body.entries.map((e: { balance: string }) => e.balance)).toEqual(['100', '30', '50']);
+    expect(ledger.body.entries.map((e: { balance: string }) => e.balance)).toEqual(['100', '30', '80']);
   });
 
   test('members read billing; only admins change it', async () => {

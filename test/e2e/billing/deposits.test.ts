@@ -34,8 +34,8 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
     expect(a.body).toEqual({ paymentMethod: { id: 'pm_card_visa', brand: 'visa', last4: '4242' }, mode: 'sandbox' });
 
     const small = await deposit(server, u, u.personalWs, '99.99');
-    expect(small.status).toBe(400);
-    expect(small.body.detail).toBe('The first deposit must be at least 100 USD');
+    expect(small.status).toBe(422);
+    expect(small.body.detail).toEqual([{ loc: ['body', 'amount'], msg: 'The first deposit must be at least 100 USD', type: 'value_error' }]);
 
     const key = randomUUID();
     const first = await deposit(server, u, u.personalWs, '100', key);
@@ -52,7 +52,10 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
     const otherAmount = await deposit(server, u, u.personalWs, '150', key);
     expect(otherAmount.status).toBe(409);
 
-    expect((await deposit(server, u, u.personalWs, '9.99')).status).toBe(400);
+    expect((await deposit(server, u, u.personalWs, '9.99')).status).toBe(422);
+    const huge = await deposit(server, u, u.personalWs, '1000000');
+    expect(huge.status).toBe(422);
+    expect(huge.body.detail).toEqual([{ loc: ['body', 'amount'], msg: 'amount must be at most 999999.99 USD', type: 'value_error' }]);
     const later = await deposit(server, u, u.personalWs, '10.50');
     expect(later.status).toBe(201);
     expect(later.body.billing.balance).toBe('110.5');
@@ -83,6 +86,7 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
     const subCent = await deposit(server, u, u.personalWs, '100.001');
     expect(subCent.status).toBe(422);
     const unknownPm = await attach(server, u, u.personalWs, 'pm_nope');
-    expect(unknownPm.status).toBe(400);
+    expect(unknownPm.status).toBe(422);
+    expect(unknownPm.body.detail[0].loc).toEqual(['body', 'paymentMethodId']);
   });
 });

@@ -30,8 +30,8 @@ test('deposit, key, inference debits, ledger, usage and an auto-reload, all exac
   expect((await deposit(server, u, ws, '100')).status).toBe(201);
   const key = await api(server).post(`/v1/workspaces/${ws}/keys`).set(u.auth).send({ name: 'prod key' });
   expect(key.status).toBe(201);
-  // A threshold just under the balance: the first request's debit triggers a reload.
-  const put = await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '99.9999', amount: '10' });
+  // A threshold just under the balance (and at most the amount): the first request's debit triggers a reload.
+  const put = await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '99.9999', amount: '100' });
   expect(put.status).toBe(200);
 
   for (let i = 0; i < 3; i++) {
@@ -44,7 +44,7 @@ test('deposit, key, inference debits, ledger, usage and an auto-reload, all exac
 
   const b = await eventually(
     () => billing(server, u, ws),
-    (r) => r.body.reloaded === '10' && r.body.reserved === '0' && r.body.autoReload?.status === 'active',
+    (r) => r.body.reloaded === '100' && r.body.reserved === '0' && r.body.autoReload?.status === 'active',
   );
   // The debits in the store, at the prices they carry.
   const all = await server.services.store.readAll();
@@ -59,7 +59,7 @@ test('deposit, key, inference debits, ledger, usage and an auto-reload, all exac
   }
   const { formatUsd } = await import('../../../src/domain/money');
   expect(b.body.spent).toBe(formatUsd(spent));
-  expect(b.body.balance).toBe(formatUsd(110_000_000_000n - spent));
+  expect(b.body.balance).toBe(formatUsd(200_000_000_000n - spent));
   expect((await server.services.store.readStream(streams.billing(ws))).filter((e) => e.type === 'AutoReloadSucceeded')).toHaveLength(1);
 
   const ledger = await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth);

@@ -166,6 +166,53 @@ describe('stripe mode', () => {
     expect(other).toBe(200);
   });
 
+  test('a signed but malformed payment_intent event is 400 with a detail and appends nothing', async () => {
+    const post = (body: unknown, t?: number) => {
+      const payload = JSON.stringify(body);
+      return api(server)
+        .post('/webhooks/stripe')
+        .set('content-type', 'application/json')
+        .set('stripe-signature', StripeWireServer.sign(payload, SECRET, t))
+        .send(payload);
+    };
+    const head = await server.services.store.headPosition();
+    const base = { object: 'event', type: 'payment_intent.succeeded', created: Math.floor(Date.now() / 1000) };
+    const meta = { tollgate_kind: 'deposit', workspace_id: randomUUID(), ledger_id: randomUUID() };
+    const numericId = await post({ ...base, id: `evt_${randomUUID()}`, data: { object: { id: 12345, status: 'succeeded', amount: 10000, metadata: meta, created: 1 } } });
+    expect(numericId.status).toBe(400);
+    expect(numericId.body.detail).toMatch(/^Malformed payment_intent.succeeded event: data\.object\.id: /);
+    const noAmount = await post({ ...base, id: `evt_${randomUUID()}`, data: { object: { id: 'pi_unknown123', status: 'succeeded', metadata: meta, created: 1 } } });
+    expect(noAmount.status).toBe(400);
+    expect(noAmount.body.detail).toMatch(/data\.object\.amount/);
+    const noObject = await post({ ...base, id: `evt_${randomUUID()}`, data: {} });
+    expect(noObject.status).toBe(400);
+    const numericEvent = await post({ ...base, id: 42, data: { object: { id: 'pi_x', status: 'succeeded', amount: 1, created: 1 } } });
+    expect(numericEvent.status).toBe(400);
+    expect(await server.services.store.headPosition()).toBe(head);
+    // The refused deliveries left no "processing" claim behind.
+    expect(await server.services.redis.keys(`${server.prefix}stripe-events:*`)).toEqual(
+      expect.not.arrayContaining([expect.stringContaining('undefined')]),
+    );
+  });
+
+  test('a signature dated outside the tolerance is refused in both directions', async () => {
+    const u = await cardHolder();
+    stripe.failNext('lost', { count: 2, match: onCharge });
+    const d = await deposit(server, u, u.personalWs, '100');
+    const pi = [...stripe.paymentIntents.values()].find((p) => p.metadata.ledger_id === d.body.deposit.depositId)!;
+    const e = stripe.eventFor(pi, 'payment_intent.succeeded');
+    const payload = JSON.stringify(e);
+    const send = (t: number) =>
+      api(server).post('/webhooks/stripe').set('content-type', 'application/json').set('stripe-signature', StripeWireServer.sign(payload, SECRET, t)).send(payload);
+    const now = Math.floor(Date.now() / 1000);
+    const future = await send(now + 600);
+    expect(future.status).toBe(400);
+    expect(future.body.detail).toMatch(/timestamp is more than 300 s away/);
+    expect((await send(now - 600)).status).toBe(400);
+    expect(await depositEvents(u.personalWs)).toEqual(['DepositRequested']);
+    expect((await send(now + 5)).status).toBe(200);
+  });
+
   test('a declined card: 402 with the reason; a decline webhook changes nothing more', async () => {
     stripe.setWebhook({ url: `${server.url}/webhooks/stripe`, secret: SECRET });
     const u = await newUser(server, 'declined');
@@ -183,7 +230,7 @@ test('a reload whose answer was lost is settled by the webhook; the worker\'s re
   stripe.setWebhook({ url: `${server.url}/webhooks/stripe`, secret: SECRET });
   const u = await cardHolder();
   expect((await deposit(server, u, u.personalWs, '100')).status).toBe(201);
-  const put = await api(server).put(`/v1/workspaces/${u.personalWs}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '50', amount: '30' });
+  const put = await api(server).put(`/v1/workspaces/${u.personalWs}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '50', amount: '50' });
   expect(put.status).toBe(200);
   stripe.failNext('lost', { count: 2, match: onCharge });
   const requestId = randomUUID();
@@ -198,8 +245,8 @@ test('a reload whose answer was lost is settled by the webhook; the worker\'s re
     ],
     { expectedRevision: 'no_stream' },
   );
-  const done = await eventually(() => billing(server, u, u.personalWs), (r) => r.body.balance === '70', 8000);
-  expect(done.body.balance).toBe('70');
+  const done = await eventually(() => billing(server, u, u.personalWs), (r) => r.body.balance === '90', 8000);
+  expect(done.body.balance).toBe('90');
   const events = await server.services.store.readStream(streams.billing(u.personalWs));
   const succeeded = events.filter((e) => e.type === 'AutoReloadSucceeded');
   expect(succeeded).toHaveLength(1);

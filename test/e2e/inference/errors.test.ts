@@ -261,8 +261,8 @@ test('OpenAI errors also carry an OpenAI error object', async () => {
   const res = await post(ALL[2], openAiBody, authHeaders('tg_nope'));
   expect(res.status).toBe(401);
   const json = (await res.json()) as { detail: string; error: { message: string; type: string } };
-  expect(json.detail).toBe('Invalid API key');
-  expect(json.error).toEqual({ message: 'Invalid API key', type: 'authentication_error', code: 'invalid_api_key' });
+  expect(json.detail).toMatch(/^Invalid API key: it looks like a tollgate key but is mistyped/);
+  expect(json.error).toEqual({ message: json.detail, type: 'authentication_error', code: 'invalid_api_key' });
   const bad = await post(ALL[2], { messages: [] });
   const j = (await bad.json()) as { detail: unknown[]; error: { message: string } };
   expect(bad.status).toBe(422);

@@ -1,7 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { attachPaymentMethod, makeDeposit } from '../../../src/api/billing/service';
 import { billingDecider, decideConfigureAutoReload, foldBilling } from '../../../src/domain/billing/billing';
@@ -13,6 +10,7 @@ import { StripeGateway } from '../../../src/payments/stripe';
 import { getBalance } from '../../../src/projections/balances/queries';
 import { reconcile, verifyLedger } from '../../../src/cli/ledger';
 import { startTestServer, TestServer } from '../../support/harness';
+import { bundleChild, Child } from '../../support/child-process';
 import { StripeWireServer } from '../../support/stripe-server';
 
 /**
@@ -34,108 +32,24 @@ const FAULT_RATE = 0.2;
 const STEPS = ['start', 'before-trigger', 'after-trigger', 'mid-charge', 'after-charge', 'after-outcome'] as const;
 type Step = (typeof STEPS)[number];
 const CHILD = join(__dirname, 'support', 'reload-worker-child.ts');
-const ROOT = join(__dirname, '..', '..', '..');
 
 /**
- * How the child runs. By default the child script is bundled once with esbuild (the transpiler tsx
- * uses) and each child runs the bundle: a start under tsx costs ~0.8 s of CPU against ~0.25 s, and
- * this test starts over 200 of them. KILL_CHILD=tsx runs `node --import tsx <script>` instead.
+ * How the child runs: an esbuild bundle by default (test/support/child-process.ts); KILL_CHILD=tsx
+ * runs it under tsx.
  */
 let childArgs: string[] = ['--import', 'tsx', CHILD];
-let bundleDir: string | null = null;
+let bundle: { args: string[]; dispose(): void } | null = null;
 beforeAll(() => {
-  if (process.env.KILL_CHILD === 'tsx') return;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const esbuild = require('esbuild') as typeof import('esbuild');
-    bundleDir = mkdtempSync(join(tmpdir(), 'tollgate-kill-'));
-    const outfile = join(bundleDir, 'reload-worker-child.cjs');
-    esbuild.buildSync({
-      entryPoints: [CHILD],
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      outfile,
-      // Native, lazily loaded or thread-based packages stay in node_modules (found through NODE_PATH).
-      external: ['better-sqlite3', '@eventstore/db-client', 'pino', 'thread-stream', 'pino-pretty'],
-      logLevel: 'error',
-    });
-    childArgs = [outfile];
-  } catch (err) {
-    process.stderr.write(`kill test: esbuild unavailable (${(err as Error).message}); children run under tsx\n`);
-  }
+  bundle = bundleChild(CHILD);
+  childArgs = bundle.args;
 });
-afterAll(() => {
-  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
-});
+afterAll(() => bundle?.dispose());
 const THRESHOLD = usd(50);
-const AMOUNT = usd(20);
+// A reload must lift the balance to the threshold (threshold ≤ amount): 40 + 60 ≥ 50.
+const AMOUNT = usd(60);
 
 jest.setTimeout(600_000);
 
-class Child {
-  readonly proc: ChildProcess;
-  private buf = '';
-  private readonly lines: string[] = [];
-  private readonly waiters: Array<{ re: RegExp; resolve: (m: RegExpMatchArray) => void; reject: (e: Error) => void }> = [];
-  readonly exited: Promise<void>;
-  onLine: ((line: string) => void) | null = null;
-  stderr = '';
-
-  constructor(env: Record<string, string>) {
-    this.proc = spawn(process.execPath, childArgs, {
-      cwd: ROOT,
-      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    this.exited = new Promise((resolve) =>
-      this.proc.once('exit', (code, signal) => {
-        for (const w of this.waiters.splice(0)) w.reject(new Error(`child exited (${signal ?? code}) before printing ${w.re}`));
-        resolve();
-      }),
-    );
-    this.proc.stdout!.on('data', (d: Buffer) => {
-      this.buf += d.toString();
-      let i;
-      while ((i = this.buf.indexOf('\n')) >= 0) {
-        const line = this.buf.slice(0, i);
-        this.buf = this.buf.slice(i + 1);
-        this.lines.push(line);
-        for (const w of [...this.waiters]) {
-          const m = line.match(w.re);
-          if (m) {
-            this.waiters.splice(this.waiters.indexOf(w), 1);
-            w.resolve(m);
-          }
-        }
-        this.onLine?.(line);
-      }
-    });
-    this.proc.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
-  }
-
-  /** Resolves with the first line (printed so far or later) that matches. */
-  waitFor(re: RegExp, ms = 90_000): Promise<RegExpMatchArray> {
-    for (const l of this.lines) {
-      const m = l.match(re);
-      if (m) return Promise.resolve(m);
-    }
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`child did not print ${re} within ${ms} ms; stderr: ${this.stderr}`)), ms);
-      this.waiters.push({ re, resolve: (m) => (clearTimeout(t), resolve(m)), reject: (e) => (clearTimeout(t), reject(e)) });
-    });
-  }
-
-  send(line: string): void {
-    this.proc.stdin!.write(line + '\n');
-  }
-
-  async kill(): Promise<void> {
-    this.proc.kill('SIGKILL');
-    await this.exited;
-  }
-}
 
 interface LaneFigures {
   runs: number;
@@ -216,7 +130,7 @@ class Lane {
   }
 
   private spawn(): Child {
-    return new Child(this.env);
+    return new Child(childArgs, this.env);
   }
 
   /** The warm spare becomes the running worker; a new spare boots. */

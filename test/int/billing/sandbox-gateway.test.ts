@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { usd } from '../../../src/domain/money';
 import { GatewayRejected } from '../../../src/payments/port';
@@ -7,10 +10,13 @@ import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis
 
 const prefix = uniquePrefix('sandbox');
 const redis = new Redis(TEST_REDIS_URL);
-const gw = new SandboxGateway(redis, new Keyspace(prefix));
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-sandbox-'));
+const file = join(dir, 'sandbox-payments.jsonl');
+const gw = new SandboxGateway(redis, new Keyspace(prefix), file);
 afterAll(async () => {
   redis.disconnect();
   await cleanupPrefix(TEST_REDIS_URL, prefix);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const req = (key: string, pm = 'pm_card_visa', amount = usd(20), offSession = true) => ({
@@ -56,5 +62,31 @@ describe('sandbox gateway (no network; Stripe test payment-method ids)', () => {
 
   test('refuses a charge that is not whole cents', async () => {
     await expect(gw.charge(req('f', 'pm_card_visa', usd(1) + 1n))).rejects.toThrow(/cents/);
+  });
+
+  test('payments and idempotent answers survive a Redis that lost its data', async () => {
+    const first = await gw.charge(req('survivor', 'pm_card_visa', usd(30)));
+    expect(first.status).toBe('succeeded');
+    const declined = await gw.charge(req('survivor-declined', 'pm_card_chargeDeclined', usd(30)));
+    expect(declined.status).toBe('failed');
+    await cleanupPrefix(TEST_REDIS_URL, prefix); // the Redis loss
+
+    // a new process over the same DATA_DIR: reconcile still finds every payment
+    const again = new SandboxGateway(redis, new Keyspace(prefix), file);
+    const listed = [];
+    for await (const p of again.listPayments()) listed.push(p);
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ paymentIntentId: (first as { paymentIntentId: string }).paymentIntentId, status: 'succeeded', amountNanoUsd: usd(30) }),
+        expect.objectContaining({ status: 'failed', failureCode: 'generic_decline' }),
+      ]),
+    );
+    expect(await again.retrieve((first as { paymentIntentId: string }).paymentIntentId)).toMatchObject({ status: 'succeeded' });
+    // the same idempotency key replays the first answer instead of charging again
+    expect(await again.charge(req('survivor', 'pm_card_visa', usd(30)))).toEqual(first);
+    await expect(again.charge(req('survivor', 'pm_card_visa', usd(31)))).rejects.toMatchObject({ code: 'idempotency_error' });
+    const after = [];
+    for await (const p of again.listPayments()) after.push(p);
+    expect(after.length).toBe(listed.length);
   });
 });

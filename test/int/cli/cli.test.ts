@@ -229,6 +229,12 @@ describe('tollgate serve: bad input', () => {
     expectOneLineFailure(r, /^tollgate: event store unavailable \(EVENT_STORE=esdb, EVENTSTORE_CONNECTION_STRING=esdb:\/\/127\.0\.0\.1:1\?tls=false\)/);
   });
 
+  test('an unreachable PostgreSQL: one line naming DATABASE_URL, password hidden', async () => {
+    const r = await run(['serve'], { EVENT_STORE: 'postgres', DATABASE_URL: 'postgres://tg:hunter2@127.0.0.1:1/tollgate', PORT: '0' });
+    expectOneLineFailure(r, /^tollgate: event store unavailable \(EVENT_STORE=postgres, DATABASE_URL=postgres:\/\/\*\*\*@127\.0\.0\.1:1\/tollgate\): .*ECONNREFUSED/);
+    expect(r.stderr).not.toContain('hunter2');
+  });
+
   test('an unknown command: non-zero', async () => {
     const r = await run(['frobnicate']);
     expect(r.code).not.toBe(0);

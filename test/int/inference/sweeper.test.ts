@@ -5,6 +5,7 @@ import { Reservations } from '../../../src/projections/balances/reservations';
 import type { Services } from '../../../src/services';
 import { sweepAbandoned, SweepDeps } from '../../../src/workers/sweeper';
 import type { TestServer } from '../../support/harness';
+import { cleanupPrefix, TEST_REDIS_URL } from '../../support/redis';
 import { authHeaders, balanceOf, fund, inferenceEvents, seedFundedKey, seedKey, settle } from './support/seed';
 import { ScriptedBackend, startInferenceServer } from './support/server';
 
@@ -137,6 +138,28 @@ test('the BullMQ repeatable job runs the sweep', async () => {
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
     const jobs = await s.redis.keys(`${s.config.REDIS_PREFIX}bull:inference-sweeper:*`);
     expect(jobs.length).toBeGreaterThan(0);
+  } finally {
+    await server.close();
+  }
+});
+
+test('the sweep schedule comes back after Redis lost its data', async () => {
+  const server = await startInferenceServer({ SWEEPER_ENABLED: 'true', SWEEPER_INTERVAL_MS: '200', SWEEPER_MIN_AGE_MS: '1000' });
+  try {
+    const s = server.services;
+    const key = await seedKey(s);
+    await fund(s, key.workspaceId, { usd: '1' });
+    // Redis loses everything, the job scheduler included (a FLUSHDB on the service's own prefix)
+    await cleanupPrefix(TEST_REDIS_URL, server.prefix);
+    // the read models come back first (the projector rebuilds them), then a request is orphaned
+    for (let i = 0; i < 200 && (await s.redis.get(s.ks.ready('balances'))) === null; i++) await new Promise((r) => setTimeout(r, 50));
+    const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
+    let events = await inferenceEvents(s, requestId);
+    for (let i = 0; i < 200 && events.length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      events = await inferenceEvents(s, requestId);
+    }
+    expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
   } finally {
     await server.close();
   }

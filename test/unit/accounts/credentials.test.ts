@@ -1,5 +1,6 @@
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../../src/api/accounts/passwords';
-import { displayPrefix, generateKeySecret, lastFour } from '../../../src/api/accounts/keys';
+import { crc32 } from 'node:zlib';
+import { displayPrefix, generateKeySecret, KEY_LENGTH, keyShape, lastFour } from '../../../src/api/accounts/keys';
 import { readCookie } from '../../../src/api/accounts/sessions';
 
 describe('passwords (scrypt)', () => {
@@ -30,30 +31,45 @@ describe('passwords (scrypt)', () => {
 });
 
 describe('API key secrets', () => {
-  test('tg_ + 48 base62 characters, never repeated; prefix and last 4 for display', () => {
+  test('tgk + 49 base62 characters (purely alphanumeric), never repeated; prefix and last 4 for display', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 500; i++) {
       const k = generateKeySecret();
-      expect(k).toMatch(/^tg_[0-9A-Za-z]{48}$/);
+      expect(k).toMatch(/^tgk[0-9A-Za-z]{49}$/);
+      expect(keyShape(k)).toBe('key');
       seen.add(k);
     }
     expect(seen.size).toBe(500);
-    expect(displayPrefix('tg_abcdefghij')).toBe('tg_abcde');
-    expect(lastFour('tg_abcdefghij')).toBe('ghij');
+    expect(KEY_LENGTH).toBe(52);
+    expect(displayPrefix('tgkabcdefghij')).toBe('tgkabcde');
+    expect(lastFour('tgkabcdefghij')).toBe('ghij');
   });
 
-  test('every base62 character occurs (the alphabet is used whole)', () => {
-    const chars = new Set([...Array.from({ length: 200 }, () => generateKeySecret().slice(3)).join('')]);
+  test('every base62 character occurs in the random part (the alphabet is used whole)', () => {
+    const chars = new Set([...Array.from({ length: 200 }, () => generateKeySecret().slice(3, 46)).join('')]);
     expect(chars.size).toBe(62);
   });
-});
 
-describe('cookies', () => {
-  test('reads one cookie among many, decoded; absent or broken → null', () => {
-    expect(readCookie('a=1; tg_session=abc%2Ddef; b=2', 'tg_session')).toBe('abc-def');
-    expect(readCookie('tg_session="quoted"', 'tg_session')).toBe('quoted');
-    expect(readCookie('x_tg_session=no', 'tg_session')).toBeNull();
-    expect(readCookie(undefined, 'tg_session')).toBeNull();
-    expect(readCookie('tg_session=%E0%A4%A', 'tg_session')).toBeNull();
+  test('the checksum tells a mistyped key from a foreign one; keys of the old format are still keys', () => {
+    const k = generateKeySecret();
+    // Any one changed character in the random part or the checksum is caught.
+    for (const i of [3, 20, 45, 46, 51]) {
+      const swapped = k.slice(0, i) + (k[i] === 'a' ? 'b' : 'a') + k.slice(i + 1);
+      expect(keyShape(swapped)).toBe('mistyped');
+    }
+    expect(keyShape(k.slice(0, -1))).toBe('mistyped'); // truncated
+    expect(keyShape(`tg_${'A1b2'.repeat(12)}`)).toBe('key'); // issued before the new format
+    expect(keyShape('tg_short')).toBe('mistyped');
+    expect(keyShape('sk-proj-abcdef')).toBe('foreign');
+    expect(keyShape('')).toBe('foreign');
+    // The checksum is the standard CRC-32 (zlib's) of the random part, in base62: scanners can recompute it.
+    const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    let n = crc32(k.slice(3, 46));
+    let expected = '';
+    for (let i = 0; i < 6; i++) {
+      expected = alphabet[n % 62] + expected;
+      n = Math.floor(n / 62);
+    }
+    expect(k.slice(46)).toBe(expected);
   });
 });

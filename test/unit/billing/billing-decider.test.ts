@@ -103,7 +103,7 @@ describe('auto-reload', () => {
     const st = funded();
     return apply(
       st,
-      decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(50), amount: usd(20), monthlyCap: cap, by: 'u' }, rules).events,
+      decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(20), amount: usd(20), monthlyCap: cap, by: 'u' }, rules).events,
     );
   };
 
@@ -115,6 +115,16 @@ describe('auto-reload', () => {
     expectDomainError(cfg({ amount: usd(9) }), 'invalid', /at least 10 USD/);
     expectDomainError(cfg({ threshold: -1n }), 'invalid');
     expectDomainError(cfg({ monthlyCap: usd(5) }), 'invalid', /monthlyCap/);
+    // A threshold above the amount would leave the balance below it after a reload: every debit would charge again.
+    expectDomainError(cfg({ threshold: usd(10) + 1n }), 'invalid', /threshold must be at most the reload amount/);
+    expectDomainError(cfg({ threshold: usd(999_999_999) }), 'invalid', /threshold/);
+    expect(cfg({ threshold: usd(10) })().events).toHaveLength(1);
+    expectDomainError(cfg({ monthlyCap: usd(100_000_000) }), 'invalid', /monthlyCap must be at most/);
+    try {
+      cfg({ threshold: usd(11) })();
+    } catch (err) {
+      expect((err as DomainError).field).toBe('threshold');
+    }
     expect(cfg({})().events).toHaveLength(1);
     expect(cfg({ threshold: 0n })().events).toHaveLength(1);
     expectDomainError(
@@ -126,9 +136,9 @@ describe('auto-reload', () => {
   test('triggers below the threshold only; one in flight; a failure suspends; a new card or PUT re-enables', () => {
     let st = configured();
     const now = '2026-03-15T12:00:00.000Z';
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(50), now }).result).toMatchObject({ triggered: false, skip: 'above_threshold' });
-    const t = decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(49), now });
-    expect(t.events).toEqual([{ type: 'AutoReloadTriggered', data: { workspaceId: WS, reloadId: 'r1', amountNanoUsd: usd(20).toString(), balanceNanoUsd: usd(49).toString() } }]);
+    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(20), now }).result).toMatchObject({ triggered: false, skip: 'above_threshold' });
+    const t = decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(19), now });
+    expect(t.events).toEqual([{ type: 'AutoReloadTriggered', data: { workspaceId: WS, reloadId: 'r1', amountNanoUsd: usd(20).toString(), balanceNanoUsd: usd(19).toString() } }]);
     st = apply(st, t.events);
     expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r2', balance: 0n, now }).result).toMatchObject({ triggered: false, skip: 'in_flight', inFlight: 'r1' });
     const failed = decideReloadOutcome(st, { workspaceId: WS, reloadId: 'r1', outcome: { status: 'failed', paymentIntentId: 'pi', code: 'generic_decline', reason: 'Your card was declined.' } });
@@ -142,9 +152,22 @@ describe('auto-reload', () => {
     expect(decideTriggerReload(reattached, { workspaceId: WS, reloadId: 'r2', balance: 0n, now }).result.triggered).toBe(true);
   });
 
+  test('settings recorded before the threshold rule act on a threshold capped at the amount: one reload, not one per debit', () => {
+    const st = apply(funded(), [
+      {
+        type: 'AutoReloadConfigured',
+        data: { workspaceId: WS, enabled: true, thresholdNanoUsd: usd(999_999_999).toString(), amountNanoUsd: usd(20).toString(), monthlyCapNanoUsd: null, by: 'u' },
+      },
+    ]);
+    const now = '2026-03-15T12:00:00.000Z';
+    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(19), now }).result.triggered).toBe(true);
+    // After the reload the balance is at least the amount: no second charge.
+    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(20), now }).result).toMatchObject({ skip: 'above_threshold' });
+  });
+
   test('nothing to top up before the first deposit', () => {
     let st = attach(initialBillingState());
-    st = apply(st, decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(50), amount: usd(20), monthlyCap: null, by: 'u' }, rules).events);
+    st = apply(st, decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(20), amount: usd(20), monthlyCap: null, by: 'u' }, rules).events);
     expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: 0n, now: 'x' }).result).toMatchObject({ triggered: false, skip: 'no_deposit' });
   });
 

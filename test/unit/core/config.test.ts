@@ -36,6 +36,15 @@ describe('loadConfig', () => {
     ).toBe('esdb');
   });
 
+  it('requires DATABASE_URL for PostgreSQL, checks its form and never echoes its password', () => {
+    expect(() => loadConfig({}, { EVENT_STORE: 'postgres' })).toThrow(/^invalid setting DATABASE_URL: is required when EVENT_STORE=postgres$/);
+    expect(() => loadConfig({}, { EVENT_STORE: 'postgres', DATABASE_URL: 'mysql://u:hunter2@db/x' })).toThrow(
+      /^invalid setting DATABASE_URL: must look like postgres:\/\/.*\(got "mysql:\/\/\*\*\*@db\/x"\)$/,
+    );
+    const c = loadConfig({}, { EVENT_STORE: 'postgres', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/tollgate' });
+    expect([c.EVENT_STORE, c.DATABASE_URL]).toEqual(['postgres', 'postgres://postgres@127.0.0.1:5432/tollgate']);
+  });
+
   it('never echoes a secret value in its error', () => {
     expect(() => loadConfig({}, { STRIPE_SECRET_KEY: 'pk_live_oops' })).toThrow(/STRIPE_SECRET_KEY: must start with sk_ \(got "\*\*\*"\)/);
   });

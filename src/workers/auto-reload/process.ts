@@ -1,31 +1,22 @@
-import { Job, Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
   ChargeOutcome,
   decideReloadOutcome,
   decideTriggerReload,
   foldBilling,
-  monthOf,
   ReloadRecord,
   reloadBlocker,
-} from '../domain/billing/billing';
-import { idempotencyKeys, reloadEventId, reloadIdFor } from '../domain/billing/ids';
-import type { Event } from '../domain/event';
-import { formatUsd } from '../domain/money';
-import { streams } from '../domain/streams';
-import { EventMetadata, EventStore, RecordedEvent, WrongExpectedVersion } from '../eventstore/port';
-import type { Logger } from '../log';
-import type { Config } from '../config';
-import { createPaymentGateway } from '../payments';
-import type { PaymentGateway } from '../payments/port';
-import { GatewayRejected, GatewayUnavailable } from '../payments/port';
-import { BALANCES } from '../projections/balances/projection';
-import { getBalance } from '../projections/balances/queries';
-import { getBillingSettings, workspacesWithReloadInFlight } from '../projections/billing-settings/queries';
-import type { Reactor } from '../projections/projection';
-import { ProjectionProgress, RedisProgress } from '../projections/progress';
-import type { ReadModels } from '../projections/read-models';
-import type { Services } from '../services';
+} from '../../domain/billing/billing';
+import { idempotencyKeys, reloadEventId, reloadIdFor } from '../../domain/billing/ids';
+import type { Event } from '../../domain/event';
+import { formatUsd } from '../../domain/money';
+import { streams } from '../../domain/streams';
+import { EventMetadata, EventStore, RecordedEvent, WrongExpectedVersion } from '../../eventstore/port';
+import type { Logger } from '../../log';
+import type { PaymentGateway } from '../../payments/port';
+import { GatewayRejected, GatewayUnavailable } from '../../payments/port';
+import { getBalance } from '../../projections/balances/queries';
+import type { ProjectionProgress } from '../../projections/progress';
+import type { ReadModels } from '../../projections/read-models';
 
 /**
  * Auto-reload, run by BullMQ. The reactor only enqueues; the processor decides from the ledger:
@@ -42,8 +33,6 @@ import type { Services } from '../services';
  *
  * Jobs are at least once; this is idempotent through the ledger, not through the job id.
  */
-
-export const RELOAD_QUEUE = 'auto-reload';
 
 /**
  * Steps where a test can stop the process (the kill test SIGKILLs the worker at each of them):
@@ -73,9 +62,6 @@ export type ReloadResult =
   | { action: 'skipped'; reason: string }
   /** JSON-safe: BullMQ stores it as the job's return value (a bigint would fail the job). */
   | { action: 'succeeded' | 'failed'; reloadId: string; amountNanoUsd: string; code?: string };
-
-export const reloadJobId = (workspaceId: string, revision: bigint | null) =>
-  `reload-${workspaceId}-${revision === null ? 'none' : revision.toString()}`;
 
 const META = (reloadId: string, cause?: string): EventMetadata => ({
   actor: 'worker:auto-reload',
@@ -234,160 +220,4 @@ async function recordOutcome(
 
 function toNew(events: Event[], ids: string[], metadata: EventMetadata) {
   return events.map((e, i) => ({ id: ids[i], type: e.type, data: e.data, metadata }));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Queue, reactor, worker
-
-export interface QueueOptions {
-  redis: Redis;
-  /** `${REDIS_PREFIX}bull`, so tests and services sharing a Redis stay apart. */
-  prefix: string;
-}
-
-export interface ReloadJobData {
-  workspaceId: string;
-  cause?: string;
-}
-
-export function reloadQueue(o: QueueOptions): Queue<ReloadJobData> {
-  return new Queue<ReloadJobData>(RELOAD_QUEUE, {
-    connection: o.redis,
-    prefix: o.prefix,
-    defaultJobOptions: {
-      attempts: 8,
-      backoff: { type: 'exponential', delay: 1000 },
-      // Removed when done: the same job id can be added again later (the ledger, not the job id,
-      // is what keeps a reload from being charged twice).
-      removeOnComplete: true,
-      removeOnFail: true,
-    },
-  });
-}
-
-export async function enqueueReload(queue: Queue<ReloadJobData>, workspaceId: string, revision: bigint | null, cause?: string): Promise<void> {
-  await queue.add('reload', { workspaceId, cause }, { jobId: reloadJobId(workspaceId, revision) });
-}
-
-/**
- * Sees debits (and new settings or cards) after the projections committed them; when the projected
- * balance is below the threshold and nothing is in flight, enqueues a job with a deterministic id.
- * Never part of a rebuild or replay, and it never charges: the worker decides from the ledger.
- */
-export function autoReloadReactor(deps: {
-  readModels: ReadModels;
-  queue: () => Promise<Queue<ReloadJobData>>;
-  now: () => Date;
-}): Reactor {
-  return {
-    name: 'auto-reload',
-    handles: new Set(['TokensDebited', 'AutoReloadConfigured', 'PaymentMethodAttached']),
-    async react(event: RecordedEvent) {
-      const workspaceId = (event.data as { workspaceId?: string }).workspaceId;
-      if (!workspaceId) return;
-      const settings = await getBillingSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString()));
-      const ar = settings.autoReload;
-      // A reload in flight is finished by its own job (retried by BullMQ, or re-enqueued by the sweep).
-      if (!ar?.enabled || settings.suspended || !settings.paymentMethod || settings.inFlight) return;
-      const { balance, deposited } = await getBalance(deps.readModels, workspaceId);
-      if (deposited === 0n || balance >= ar.threshold) return;
-      if (ar.monthlyCap !== null && settings.reloadedThisMonth + ar.amount > ar.monthlyCap) return;
-      await enqueueReload(await deps.queue(), workspaceId, settings.revision, event.id);
-    },
-  };
-}
-
-export interface ReloadWorkerOptions {
-  concurrency?: number;
-  lockDurationMs?: number;
-  stalledIntervalMs?: number;
-  maxStalledCount?: number;
-  /** How often workspaces with a reload in flight are re-enqueued (a job lost with its worker). 0 = never. */
-  sweepIntervalMs?: number;
-  hooks?: ReloadHooks;
-}
-
-export interface RunningReloadWorker {
-  worker: Worker<ReloadJobData, ReloadResult>;
-  queue: Queue<ReloadJobData>;
-  /** Re-enqueues every workspace with a reload in flight. */
-  sweep(): Promise<number>;
-  close(timeoutMs?: number): Promise<void>;
-}
-
-export async function startReloadWorker(
-  deps: ReloadDeps & { workerRedis: Redis; queueRedis: Redis; prefix: string },
-  opts: ReloadWorkerOptions = {},
-): Promise<RunningReloadWorker> {
-  const queue = reloadQueue({ redis: deps.queueRedis, prefix: deps.prefix });
-  const worker = new Worker<ReloadJobData, ReloadResult>(
-    RELOAD_QUEUE,
-    async (job: Job<ReloadJobData>) => runReload(deps, job.data.workspaceId, { hooks: opts.hooks, cause: job.data.cause }),
-    {
-      connection: deps.workerRedis,
-      prefix: deps.prefix,
-      concurrency: opts.concurrency ?? 4,
-      lockDuration: opts.lockDurationMs ?? 30_000,
-      stalledInterval: opts.stalledIntervalMs ?? 30_000,
-      maxStalledCount: opts.maxStalledCount ?? 5,
-    },
-  );
-  worker.on('failed', (job, err) =>
-    deps.log.warn({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'auto-reload job failed'),
-  );
-  worker.on('error', (err) => deps.log.error({ err }, 'auto-reload worker error'));
-  const sweep = async () => {
-    const ids = await workspacesWithReloadInFlight(deps.readModels);
-    for (const ws of ids) {
-      const s = await getBillingSettings(deps.readModels, ws, monthOf(deps.now().toISOString()));
-      await enqueueReload(queue, ws, s.revision, 'sweep');
-    }
-    return ids.length;
-  };
-  await sweep().catch((err) => deps.log.error({ err }, 'auto-reload sweep failed'));
-  const timer = opts.sweepIntervalMs === 0 ? null : setInterval(() => void sweep().catch(() => undefined), opts.sweepIntervalMs ?? 60_000);
-  timer?.unref();
-  return {
-    worker,
-    queue,
-    sweep,
-    async close(timeoutMs = 5000) {
-      if (timer) clearInterval(timer);
-      // worker.close() waits for running jobs and has no timeout of its own.
-      const graceful = worker.close();
-      const timedOut = await Promise.race([graceful.then(() => false), sleep(timeoutMs).then(() => true)]);
-      if (timedOut) await worker.close(true).catch(() => undefined);
-      await queue.close().catch(() => undefined);
-    },
-  };
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-
-export const bullPrefix = (config: Pick<Config, 'REDIS_PREFIX'>) => `${config.REDIS_PREFIX}bull`;
-
-/**
- * The worker role's auto-reload worker over a service's parts. Outside the `all` role it waits only
- * for the balances projection (all it reads) rather than for every projection.
- */
-export async function startReloadWorkerFor(
-  s: Services,
-  opts: ReloadWorkerOptions & { gateway?: PaymentGateway } = {},
-): Promise<RunningReloadWorker> {
-  const progress =
-    s.config.ROLE === 'all' ? s.progress : new RedisProgress(await s.connectRedis('reload-progress'), s.redis, s.ks, [BALANCES]);
-  return startReloadWorker(
-    {
-      store: s.store,
-      readModels: s.readModels,
-      progress,
-      gateway: opts.gateway ?? createPaymentGateway(s.config, s.redis, s.ks),
-      now: s.now,
-      log: s.log.child({ part: 'auto-reload' }),
-      workerRedis: await s.connectRedis('bullmq-worker', { maxRetriesPerRequest: null }),
-      queueRedis: await s.connectRedis('bullmq-worker-queue', { maxRetriesPerRequest: null }),
-      prefix: bullPrefix(s.config),
-    },
-    opts,
-  );
 }

@@ -1,0 +1,43 @@
+import { Command } from 'commander';
+import { withServices } from '../context';
+import { printReconcile } from './reconcile';
+import { printExport, printStatement } from './statement';
+import { printVerify } from './verify';
+
+/**
+ * Finance tools: `tollgate ledger statement|verify|export|reconcile`. Everything here is replayed
+ * from the event store, the source of truth; verify and reconcile compare it with the Redis
+ * projections and with the payment gateway.
+ */
+export function ledgerCommand(): Command {
+  const cmd = new Command('ledger').description('finance: statements, verification, export and reconciliation (replayed from the event store)');
+
+  cmd
+    .command('statement')
+    .description("every money event of a workspace with its running balance")
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--json', 'print JSON')
+    .action((o: { workspace: string; json?: boolean }) => withServices((s) => printStatement(s, o)));
+
+  cmd
+    .command('verify')
+    .description('replay every billing and inference stream and compare each balance with the projections; exit 1 on any difference')
+    .option('--json', 'print JSON')
+    .action((o: { json?: boolean }) => withServices((s) => printVerify(s, o)));
+
+  cmd
+    .command('export')
+    .description('every money event with its running balance, as CSV (or JSON lines)')
+    .option('--format <format>', 'csv or jsonl', 'csv')
+    .option('--workspace <id>', 'only this workspace')
+    .option('--from <iso>', 'lines at or after this time (ISO-8601)')
+    .option('--to <iso>', 'lines before this time (ISO-8601)')
+    .action((o: { format: string; workspace?: string; from?: string; to?: string }) => withServices((s) => printExport(s, o)));
+
+  cmd
+    .command('reconcile')
+    .description("compare the ledger's deposits and reloads with the payment gateway's charges; exit 1 on any difference")
+    .option('--json', 'print JSON')
+    .action((o: { json?: boolean }) => withServices((s) => printReconcile(s, o)));
+  return cmd;
+}

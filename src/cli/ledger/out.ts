@@ -1,0 +1,2 @@
+/** One line to stdout. */
+export const out = (s: string) => process.stdout.write(s + '\n');

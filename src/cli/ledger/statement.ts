@@ -1,0 +1,151 @@
+import { foldBilling } from '../../domain/billing/billing';
+import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../domain/billing/ledger';
+import { formatUsd } from '../../domain/money';
+import { streams } from '../../domain/streams';
+import type { EventStore } from '../../eventstore/port';
+import type { Services } from '../../services';
+import { fail } from '../context';
+import { allEvents } from './all-events';
+import { out } from './out';
+
+// `ledger statement` and `ledger export`: the money lines replayed from the event store.
+
+export interface StatementLine extends Omit<MoneyLine, 'amount' | 'balance' | 'position'> {
+  position: string;
+  amount: string;
+  balance: string;
+  amountNanoUsd: string;
+  balanceNanoUsd: string;
+}
+
+export async function moneyLines(
+  store: EventStore,
+  opts: { workspaceId?: string; from?: string; to?: string } = {},
+): Promise<{ lines: MoneyLine[]; totals: Map<string, WorkspaceTotals> }> {
+  const replay = new LedgerReplay();
+  const lines: MoneyLine[] = [];
+  for await (const e of allEvents(store)) {
+    // The running balance needs every earlier line, so filters apply after the fold.
+    const line = replay.apply(e);
+    if (!line) continue;
+    if (opts.workspaceId && line.workspaceId !== opts.workspaceId) continue;
+    if (opts.from && line.at < opts.from) continue;
+    if (opts.to && line.at >= opts.to) continue;
+    lines.push(line);
+  }
+  return { lines, totals: replay.totals };
+}
+
+export const toStatementLine = (l: MoneyLine): StatementLine => ({
+  ...l,
+  position: l.position.toString(),
+  amount: formatUsd(l.amount),
+  balance: formatUsd(l.balance),
+  amountNanoUsd: l.amount.toString(),
+  balanceNanoUsd: l.balance.toString(),
+});
+
+const CSV_COLUMNS = [
+  'position',
+  'time',
+  'workspace_id',
+  'type',
+  'reference',
+  'amount_usd',
+  'balance_usd',
+  'amount_nano_usd',
+  'balance_nano_usd',
+  'payment_intent_id',
+  'key_id',
+  'model',
+  'input_tokens',
+  'output_tokens',
+];
+
+function csvCell(v: unknown): string {
+  const s = v === undefined || v === null ? '' : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvRow(l: MoneyLine): string {
+  return [
+    l.position,
+    l.at,
+    l.workspaceId,
+    l.type,
+    l.ref,
+    formatUsd(l.amount),
+    formatUsd(l.balance),
+    l.amount,
+    l.balance,
+    l.paymentIntentId,
+    l.keyId,
+    l.model,
+    l.inputTokens,
+    l.outputTokens,
+  ]
+    .map(csvCell)
+    .join(',');
+}
+
+export const csvHeader = () => CSV_COLUMNS.join(',');
+
+
+/** Prints a workspace's statement: every money line with its running balance, then the totals. */
+export async function printStatement(s: Services, o: { workspace: string; json?: boolean }): Promise<void> {
+  const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace });
+  const t = totals.get(o.workspace);
+  const st = foldBilling(await s.store.readStream(streams.billing(o.workspace)));
+  const failed = [...st.deposits.values()].filter((d) => d.status === 'failed').length + [...st.reloads.values()].filter((r) => r.status === 'failed').length;
+  if (o.json) {
+    out(
+      JSON.stringify(
+        {
+          workspaceId: o.workspace,
+          lines: lines.map(toStatementLine),
+          totals: {
+            deposited: formatUsd(t?.deposited ?? 0n),
+            reloaded: formatUsd(t?.reloaded ?? 0n),
+            debited: formatUsd(t?.debited ?? 0n),
+            balance: formatUsd(t?.balance ?? 0n),
+          },
+          failedCharges: failed,
+        },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  if (!lines.length && !st.paymentMethod) process.stderr.write(`no billing history for workspace ${o.workspace}\n`);
+  out(`Statement for workspace ${o.workspace} (USD; replayed from the event store)`);
+  out(['position'.padStart(10), 'time'.padEnd(24), 'type'.padEnd(20), 'amount'.padStart(18), 'balance'.padStart(18), 'reference'].join('  '));
+  for (const l of lines) {
+    const sign = l.amount >= 0n ? '+' : '';
+    out(
+      [
+        l.position.toString().padStart(10),
+        l.at.padEnd(24),
+        l.type.padEnd(20),
+        (sign + formatUsd(l.amount)).padStart(18),
+        formatUsd(l.balance).padStart(18),
+        l.paymentIntentId ?? (l.keyId ? `${l.ref} key ${l.keyId} ${l.model} ${l.inputTokens}+${l.outputTokens} tokens` : l.ref),
+      ].join('  '),
+    );
+  }
+  out(
+    `deposits ${formatUsd(t?.deposited ?? 0n)}  reloads ${formatUsd(t?.reloaded ?? 0n)}  debits ${formatUsd(t?.debited ?? 0n)}  closing balance ${formatUsd(t?.balance ?? 0n)}  (${lines.length} lines; ${failed} failed charges moved no money)`,
+  );
+}
+
+/** Prints every money line (optionally of one workspace and a time range) as CSV or JSON lines. */
+export async function printExport(s: Services, o: { format: string; workspace?: string; from?: string; to?: string }): Promise<void> {
+  if (o.format !== 'csv' && o.format !== 'jsonl') fail(`unknown --format "${o.format}"; use csv or jsonl`);
+  for (const t of [o.from, o.to]) if (t !== undefined && Number.isNaN(Date.parse(t))) fail(`"${t}" is not an ISO-8601 time`);
+  const iso = (t?: string) => (t === undefined ? undefined : new Date(t).toISOString());
+  const { lines } = await moneyLines(s.store, { workspaceId: o.workspace, from: iso(o.from), to: iso(o.to) });
+  if (o.format === 'csv') {
+    out(csvHeader());
+    for (const l of lines) out(csvRow(l));
+  } else for (const l of lines) out(JSON.stringify(toStatementLine(l)));
+}

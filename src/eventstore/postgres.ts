@@ -1,0 +1,457 @@
+import { EventEmitter } from 'node:events';
+import { Client, Pool, PoolClient, types as pgTypes } from 'pg';
+import {
+  AppendResult,
+  assertAppendable,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  StoreUnavailable,
+  SubscribeOptions,
+  Subscription,
+  WrongExpectedVersion,
+} from './port';
+import { MIGRATE_LOCK_KEY, MIGRATIONS, NOTIFY_CHANNEL } from './postgres-schema';
+
+/**
+ * The event store on PostgreSQL, for several processes on several machines writing one store.
+ * Appends are one call of the `tollgate_append` function (one round trip, serialized by an advisory
+ * lock: see ./postgres-schema). Subscriptions read `position > checkpoint` and wake on LISTEN/NOTIFY
+ * (one dedicated connection per store), polling as a fallback while that connection is down.
+ */
+
+export interface PostgresOptions {
+  /** postgres://user:password@host:5432/database */
+  connectionString: string;
+  /** Pooled connections for appends and reads. */
+  poolSize?: number;
+  /** How often an idle subscription polls (LISTEN/NOTIFY normally wakes it at once). */
+  pollIntervalMs?: number;
+  /** How long a connection attempt may take before the store counts as unavailable. */
+  connectTimeoutMs?: number;
+  /** Server-side limit on one statement (reads and appends alike). */
+  statementTimeoutMs?: number;
+  /** Clock for `created`; injectable for tests. */
+  now?: () => Date;
+  /**
+   * Group commit (default on): appends queued while the previous batch is being written go out
+   * together as one call, one transaction and one WAL flush; each still succeeds or fails on its own.
+   * Off: one transaction per append.
+   */
+  groupCommit?: boolean;
+}
+
+interface PendingAppend {
+  stream: string;
+  expected: ExpectedRevision;
+  ids: string[];
+  types: string[];
+  data: string[];
+  meta: string[];
+  resolve: (r: AppendResult) => void;
+  reject: (err: unknown) => void;
+}
+
+const COLUMNS = `position, event_id, stream_id, stream_revision, type, data, metadata,
+  to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created`;
+type Row = [position: string, eventId: string, streamId: string, revision: string, type: string, data: unknown, metadata: unknown, created: string];
+
+/** int8 stays a string (parsed to bigint by us); json is parsed; nothing else is touched. */
+const TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (v: string) => v;
+    return pgTypes.getTypeParser(oid, format as 'text');
+  },
+};
+
+/** Node network errors and the SQLSTATE classes that mean "the store is not there right now". */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)/;
+
+function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  const code = e?.code ?? '';
+  if (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code)) return true;
+  // pg's own client-side failures carry no code.
+  return /Connection terminated|timeout exceeded|Client has encountered a connection error|Connection closed|not queryable/i.test(
+    e?.message ?? '',
+  );
+}
+
+function mapError(err: unknown, what: string): unknown {
+  if (err instanceof WrongExpectedVersion || err instanceof StoreUnavailable) return err;
+  if (isUnavailable(err)) return new StoreUnavailable(`event store ${what} failed: ${(err as Error).message}`, { cause: err });
+  return err;
+}
+
+function expectedParam(e: ExpectedRevision): string {
+  return typeof e === 'bigint' ? e.toString() : e;
+}
+
+export class PostgresEventStore implements EventStore {
+  readonly kind = 'postgres' as const;
+  private readonly pool: Pool;
+  private readonly appended = new EventEmitter();
+  private readonly pollIntervalMs: number;
+  private readonly now: () => Date;
+  private readonly opts: PostgresOptions;
+  private closed = false;
+  /** close() has begun: new calls are refused, queued appends are still written. */
+  private closing = false;
+  private ready: Promise<void> | null = null;
+  private listener: Client | null = null;
+  private listenerRetry: NodeJS.Timeout | null = null;
+  private listenerBackoff = 100;
+  private subscribers = 0;
+  private readonly groupCommit: boolean;
+  private queue: PendingAppend[] = [];
+  private flushing = false;
+  private flushScheduled: NodeJS.Immediate | null = null;
+  private flushDone: Promise<void> = Promise.resolve();
+
+  constructor(opts: PostgresOptions) {
+    this.opts = opts;
+    this.pollIntervalMs = opts.pollIntervalMs ?? 250;
+    this.now = opts.now ?? (() => new Date());
+    this.groupCommit = opts.groupCommit ?? true;
+    this.appended.setMaxListeners(0);
+    this.pool = new Pool({
+      connectionString: opts.connectionString,
+      max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+      statement_timeout: opts.statementTimeoutMs ?? 30_000,
+      application_name: 'tollgate',
+      types: TYPES,
+    });
+    // An idle pooled connection that dies (server restart) must not crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Creates or migrates the schema on first use; a failure is retried by the next call. */
+  private init(): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreUnavailable('event store is closed'));
+    this.ready ??= this.migrate().catch((err) => {
+      this.ready = null;
+      throw mapError(err, 'start');
+    });
+    return this.ready;
+  }
+
+  private async migrate(): Promise<void> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query(`SELECT pg_advisory_xact_lock(${MIGRATE_LOCK_KEY})`);
+      await c.query('CREATE TABLE IF NOT EXISTS tollgate_schema (version int NOT NULL)');
+      const { rows } = await c.query<{ version: number }>('SELECT version FROM tollgate_schema');
+      const from = rows[0]?.version ?? 0;
+      if (from > MIGRATIONS.length) {
+        throw new Error(`the database's event schema is version ${from}, newer than this tollgate knows (${MIGRATIONS.length})`);
+      }
+      for (let v = from; v < MIGRATIONS.length; v++) await c.query(MIGRATIONS[v]);
+      if (rows.length === 0) await c.query('INSERT INTO tollgate_schema (version) VALUES ($1)', [MIGRATIONS.length]);
+      else await c.query('UPDATE tollgate_schema SET version = $1', [MIGRATIONS.length]);
+      await c.query('COMMIT');
+      c.release();
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      c.release(true);
+      throw err;
+    }
+  }
+
+  private async query<R extends unknown[]>(what: string, text: string, values: unknown[]): Promise<R[]> {
+    await this.init();
+    try {
+      const res = await this.pool.query<R>({ text, values, rowMode: 'array' });
+      return res.rows;
+    } catch (err) {
+      throw mapError(err, what);
+    }
+  }
+
+  async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    const p: Omit<PendingAppend, 'resolve' | 'reject'> = { stream, expected: opts.expectedRevision, ids: [], types: [], data: [], meta: [] };
+    assertAppendable(stream, events);
+    for (const e of events) {
+      p.ids.push(e.id);
+      p.types.push(e.type);
+      p.data.push(JSON.stringify(e.data));
+      p.meta.push(JSON.stringify(e.metadata ?? {}));
+    }
+    this.assertOpen();
+    if (!this.groupCommit) {
+      const [row] = await this.query<[boolean, string | null, string | null]>(
+        'append',
+        'SELECT ok, revision, pos FROM tollgate_append($1, $2, $3, $4, $5, $6, $7)',
+        [stream, expectedParam(p.expected), p.ids, p.types, p.data, p.meta, this.now()],
+      );
+      const result = toResult(stream, p.expected, row);
+      this.appended.emit('appended');
+      return result;
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ ...p, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /** One batch in flight at a time: what queues up meanwhile becomes the next batch. */
+  private scheduleFlush(): void {
+    if (this.flushing || this.flushScheduled || this.queue.length === 0) return;
+    this.flushScheduled = setImmediate(() => {
+      this.flushScheduled = null;
+      this.flushing = true;
+      this.flushDone = this.flush().finally(() => {
+        this.flushing = false;
+        this.scheduleFlush();
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    const streams: string[] = [];
+    const expected: string[] = [];
+    const offsets: number[] = [];
+    const counts: number[] = [];
+    const ids: string[] = [];
+    const types: string[] = [];
+    const data: string[] = [];
+    const meta: string[] = [];
+    for (const p of batch) {
+      streams.push(p.stream);
+      expected.push(expectedParam(p.expected));
+      offsets.push(ids.length);
+      counts.push(p.ids.length);
+      ids.push(...p.ids);
+      types.push(...p.types);
+      data.push(...p.data);
+      meta.push(...p.meta);
+    }
+    let rows: Array<[number, boolean, string | null, string | null]>;
+    try {
+      rows = await this.query('append', 'SELECT ord, ok, revision, pos FROM tollgate_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
+        streams,
+        expected,
+        offsets,
+        counts,
+        ids,
+        types,
+        data,
+        meta,
+        this.now(),
+      ]);
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    let wrote = false;
+    for (const [ord, ok, revision, pos] of rows) {
+      const p = batch[ord - 1];
+      try {
+        p.resolve(toResult(p.stream, p.expected, [ok, revision, pos]));
+        wrote ||= ok;
+      } catch (err) {
+        p.reject(err);
+      }
+    }
+    if (wrote) this.appended.emit('appended');
+  }
+
+  async readStream(stream: string, opts: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    const limit = opts.maxCount ?? null;
+    const rows =
+      opts.direction === 'backwards'
+        ? await this.query<Row>(
+            'read',
+            `SELECT ${COLUMNS} FROM tollgate_events WHERE stream_id = $1 AND stream_revision <= $2 ORDER BY stream_revision DESC LIMIT $3`,
+            [stream, (opts.from ?? BigInt(Number.MAX_SAFE_INTEGER)).toString(), limit],
+          )
+        : await this.query<Row>(
+            'read',
+            `SELECT ${COLUMNS} FROM tollgate_events WHERE stream_id = $1 AND stream_revision >= $2 ORDER BY stream_revision ASC LIMIT $3`,
+            [stream, (opts.from ?? 0n).toString(), limit],
+          );
+    return rows.map(toRecorded);
+  }
+
+  async readAll(opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    return this.readFrom(opts.fromPosition ?? 0n, opts.maxCount ?? null);
+  }
+
+  private async readFrom(from: bigint, max: number | null): Promise<RecordedEvent[]> {
+    const rows = await this.query<Row>(
+      'read',
+      `SELECT ${COLUMNS} FROM tollgate_events WHERE position >= $1 ORDER BY position ASC LIMIT $2`,
+      [from.toString(), max],
+    );
+    return rows.map(toRecorded);
+  }
+
+  async headPosition(): Promise<bigint> {
+    this.assertOpen();
+    const [[p]] = await this.query<[string]>('read', 'SELECT coalesce(max(position), 0) FROM tollgate_events', []);
+    return BigInt(p);
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.query('ping', 'SELECT 1', []);
+  }
+
+  subscribeToAll(opts: SubscribeOptions = {}): Subscription {
+    let position = opts.after ?? 0n;
+    let stopped = false;
+    let wake: (() => void) | null = null;
+    const onAppend = () => wake?.();
+    this.appended.on('appended', onAppend);
+    this.subscribers++;
+    this.ensureListener();
+    const store = this;
+    const batch = 1000;
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).then(() => {
+        wake = null;
+      });
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      store.appended.off('appended', onAppend);
+      store.subscribers--;
+      if (store.subscribers === 0) store.stopListener();
+    };
+
+    async function* iterate(): AsyncGenerator<RecordedEvent> {
+      let backoff = 100;
+      try {
+        while (!stopped && !store.closed) {
+          let events: RecordedEvent[];
+          try {
+            events = await store.readFrom(position + 1n, batch);
+            backoff = 100;
+          } catch (err) {
+            // A dropped connection: resume from the last position once the store answers again.
+            if (store.closed) return;
+            if (!(err instanceof StoreUnavailable)) throw err;
+            await pause(backoff);
+            backoff = Math.min(backoff * 2, 5_000);
+            continue;
+          }
+          for (const e of events) {
+            if (stopped) return;
+            position = e.position;
+            yield e;
+          }
+          if (events.length < batch) await pause(store.pollIntervalMs);
+        }
+      } finally {
+        release();
+      }
+    }
+    const it = iterate();
+    return {
+      [Symbol.asyncIterator]: () => it,
+      close: async () => {
+        stopped = true;
+        release();
+        wake?.();
+      },
+    };
+  }
+
+  /** One dedicated connection LISTENs for appends made by other processes; reconnects with backoff. */
+  private ensureListener(): void {
+    if (this.listener || this.listenerRetry || this.closed || this.subscribers === 0) return;
+    const client = new Client({ connectionString: this.opts.connectionString, connectionTimeoutMillis: this.opts.connectTimeoutMs ?? 5_000 });
+    this.listener = client;
+    const lost = () => {
+      if (this.listener !== client) return;
+      this.listener = null;
+      client.removeAllListeners('notification');
+      client.end().catch(() => undefined);
+      if (this.closed || this.subscribers === 0) return;
+      // Notifications sent meanwhile are lost: wake everyone once to poll, then retry.
+      this.appended.emit('appended');
+      this.listenerRetry = setTimeout(() => {
+        this.listenerRetry = null;
+        this.ensureListener();
+      }, this.listenerBackoff);
+      this.listenerBackoff = Math.min(this.listenerBackoff * 2, 5_000);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', () => this.appended.emit('appended'));
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${NOTIFY_CHANNEL}`))
+      .then(() => {
+        this.listenerBackoff = 100;
+        // Anything appended while it was connecting: look once.
+        this.appended.emit('appended');
+      })
+      .catch(lost);
+  }
+
+  private stopListener(): void {
+    if (this.listenerRetry) clearTimeout(this.listenerRetry);
+    this.listenerRetry = null;
+    const l = this.listener;
+    this.listener = null;
+    if (l) {
+      l.removeAllListeners('notification');
+      l.end().catch(() => undefined);
+    }
+  }
+
+  /** True while the LISTEN connection is up (tests, health). */
+  get listening(): boolean {
+    return this.listener !== null && this.listenerRetry === null;
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    // Appends already accepted are written before the pool closes.
+    while (this.flushing || this.flushScheduled) await this.flushDone.then(() => new Promise((r) => setImmediate(r)));
+    this.closed = true;
+    this.stopListener();
+    this.appended.emit('appended');
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new StoreUnavailable('event store is closed');
+  }
+}
+
+function toResult(stream: string, expected: ExpectedRevision, [ok, revision, pos]: [boolean, string | null, string | null]): AppendResult {
+  if (!ok) throw new WrongExpectedVersion(stream, expected, revision === null ? 'no_stream' : BigInt(revision));
+  return { nextExpectedRevision: BigInt(revision!), position: BigInt(pos!) };
+}
+
+function toRecorded(r: Row): RecordedEvent {
+  return {
+    id: r[1],
+    stream: r[2],
+    revision: BigInt(r[3]),
+    position: BigInt(r[0]),
+    type: r[4],
+    data: r[5],
+    metadata: r[6] as RecordedEvent['metadata'],
+    created: r[7],
+  };
+}

@@ -1,0 +1,10 @@
+import type { Projection, Reactor } from './projections/projection';
+import type { Module, Services } from './services';
+
+export function projectionsOf(s: Services, modules: readonly Module[]): Projection[] {
+  return modules.flatMap((m) => m.projections?.(s) ?? []);
+}
+
+export function reactorsOf(s: Services, modules: readonly Module[]): Reactor[] {
+  return modules.flatMap((m) => m.reactors?.(s) ?? []);
+}

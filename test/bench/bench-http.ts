@@ -1,0 +1,43 @@
+/** What the HTTP benches (gateway, peer) share: options, percentiles, time to first chunk, the doc section. */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** `--name <number>` from the command line, or `def`. */
+export function numberArg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+}
+
+export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** Time from sending a streaming request to its first `data:` chunk, `n` requests one after another (ms, sorted). */
+export async function timeToFirstChunk(url: string, headers: Record<string, string>, body: (i: number) => string, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body(i) });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let seen = '';
+    while (!seen.includes('data: ')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`${url}: no chunk (HTTP ${res.status})`);
+      seen += decoder.decode(value, { stream: true });
+    }
+    out.push(performance.now() - t0);
+    while (!(await reader.read()).done);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** Replaces the `## <heading>` section of docs/BENCHMARKS.md (up to the next `## `) with `section`. */
+export function replaceDocSection(heading: string, section: string): void {
+  const file = join(__dirname, '../../docs/BENCHMARKS.md');
+  const existing = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
+  const start = existing.search(new RegExp(`^## ${heading}\\s*$`, 'm'));
+  const head = start >= 0 ? existing.slice(0, start) : existing.trimEnd() + '\n\n';
+  const rest = start >= 0 ? existing.slice(start + 1) : '';
+  const next = rest.search(/^## /m);
+  const tail = next >= 0 ? rest.slice(next) : '';
+  writeFileSync(file, head + `## ${heading}\n\n${section}` + (tail ? `\n${tail}` : ''));
+}

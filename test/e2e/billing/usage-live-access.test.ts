@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { streams } from '../../../src/domain/streams';
+import { startTestServer, TestServer } from '../../support/harness';
+import { addMember, createWorkspace } from '../accounts/helpers';
+import { api, newUser, TestUser } from './helpers';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ LIVE_STREAMS_PER_USER: '2' });
+});
+afterAll(() => server?.close());
+
+async function debit(ws: string) {
+  const requestId = randomUUID();
+  const r = await server.services.store.append(
+    streams.inference(requestId),
+    [
+      {
+        id: randomUUID(),
+        type: 'TokensDebited',
+        data: { requestId, workspaceId: ws, keyId: 'k', config: 'service_3_pi', inputTokens: 1, outputTokens: 1, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: '12500' },
+      },
+    ],
+    { expectedRevision: 'no_stream' },
+  );
+  await server.services.progress.waitFor(r.position, 5000);
+  return requestId;
+}
+
+interface Live {
+  status: number;
+  usage: string[];
+  blocks: string[];
+  ended: Promise<number>;
+  close(): void;
+}
+
+async function openLive(u: TestUser, ws: string): Promise<Live> {
+  const req = http.get(`${server.url}/v1/workspaces/${ws}/usage/live`, { headers: u.auth });
+  const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
+  const live: Live = { status: res.statusCode ?? 0, usage: [], blocks: [], ended: null!, close: () => req.destroy() };
+  let buf = '';
+  res.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      live.blocks.push(block);
+      if (block.includes('event: usage')) live.usage.push(block);
+    }
+  });
+  live.ended = new Promise((resolve) => res.on('close', () => resolve(Date.now())));
+  await new Promise((r) => setTimeout(r, 100)); // the subscription is made after the headers
+  return live;
+}
+
+const within = <T>(p: Promise<T>, ms: number) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms))]);
+
+describe('the live usage stream follows access, not the connection', () => {
+  test('a member removed while streaming: the stream closes within a second and carries nothing after', async () => {
+    const admin = await newUser(server, 'liveadmin');
+    const member = await newUser(server, 'livemember');
+    const ws = await createWorkspace(server, admin, 'Live team');
+    await addMember(server, admin, ws, member);
+    const live = await openLive(member, ws);
+    expect(live.status).toBe(200);
+    await debit(ws);
+    const removed = await api(server).delete(`/v1/workspaces/${ws}/members/${member.userId}`).set(admin.auth);
+    expect(removed.status).toBe(204);
+    const removedAt = Date.now();
+    const endedAt = await within(live.ended, 1500);
+    expect(endedAt - removedAt).toBeLessThan(1000);
+    await debit(ws);
+    expect(live.usage).toHaveLength(1);
+    expect(live.blocks.some((b) => b.startsWith('event: closed'))).toBe(true);
+  });
+
+  test('a logout while streaming closes the stream within a second', async () => {
+    const u = await newUser(server, 'livelogout');
+    const live = await openLive(u, u.personalWs);
+    expect((await api(server).post('/v1/logout').set(u.auth)).status).toBe(204);
+    const loggedOutAt = Date.now();
+    const endedAt = await within(live.ended, 1500);
+    expect(endedAt - loggedOutAt).toBeLessThan(1000);
+    await debit(u.personalWs);
+    expect(live.usage).toHaveLength(0);
+  });
+
+  test('at most LIVE_STREAMS_PER_USER open streams per user: the next is 429; closing one frees a slot', async () => {
+    const u = await newUser(server, 'livecap');
+    const a = await openLive(u, u.personalWs);
+    const b = await openLive(u, u.personalWs);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const c = await api(server).get(`/v1/workspaces/${u.personalWs}/usage/live`).set(u.auth);
+    expect(c.status).toBe(429);
+    expect(c.body.detail).toMatch(/Too many live usage streams open at once \(at most 2\)/);
+    expect(c.headers['retry-after']).toBe('1');
+    a.close();
+    await a.ended;
+    await new Promise((r) => setTimeout(r, 50));
+    const d = await openLive(u, u.personalWs);
+    expect(d.status).toBe(200);
+    b.close();
+    d.close();
+  });
+});

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * The PostgreSQL the tests use, when there is one: TEST_DATABASE_URL names a server and a database
+ * to connect to for administration (.ci/run sets postgres://postgres@127.0.0.1:5432/postgres). Each
+ * test run creates a database of its own there and drops it afterwards.
+ */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** `admin` with its database replaced by `name`. */
+export function withDatabase(admin: string, name: string): string {
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  if (!TEST_DATABASE_URL) throw new Error('TEST_DATABASE_URL is not set');
+  const c = new Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 5_000 });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A new, empty database `tollgate_test_<label>_<hex>`; drop() removes it (closing what still uses it).
+ * `asyncCommit`: commits do not wait for the WAL flush (synchronous_commit=off for this database).
+ * Visibility and ordering are unchanged, only durability across a server crash is given up; the
+ * contract's heavy concurrency cases use it so they measure the adapter, not this machine's fsync.
+ */
+export async function createTestDatabase(label = 'run', opts: { asyncCommit?: boolean } = {}): Promise<TestDatabase> {
+  const name = `tollgate_test_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(5).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  if (opts.asyncCommit) await adminQuery(`ALTER DATABASE ${name} SET synchronous_commit = off`);
+  return {
+    name,
+    url: withDatabase(TEST_DATABASE_URL!, name),
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
