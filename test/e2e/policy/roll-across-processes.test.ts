@@ -103,13 +103,16 @@ test('rolled with a grace period in process A: process B serves both secrets unt
   expect(until - Date.parse(rolled.body.rolledAt)).toBe(3000);
   expect((await callB(rolled.body.secret)).status).toBe(200);
 
-  // Wait until shortly before the end, then call B with the old secret back to back until it refuses.
+  // Wait until shortly before the end, then call B with the old secret every 25 ms until it refuses.
+  // Paced, because back to back on a fast machine the calls would pass the key's rate limit
+  // (RATE_LIMIT_PER_MINUTE, 100) inside the 700 ms and the refusal would be a 429.
   await new Promise((r) => setTimeout(r, Math.max(0, until - 700 - Date.now())));
   const calls = [];
   for (;;) {
     const c = await callB(key.secret);
     calls.push(c);
     if (c.status !== 200 || c.sent > until + 2000) break;
+    await new Promise((r) => setTimeout(r, 25));
   }
   const ok = calls.filter((c) => c.status === 200);
   const refused = calls.find((c) => c.status !== 200)!;
