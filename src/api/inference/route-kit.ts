@@ -1,0 +1,98 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { ZodType } from 'zod';
+import type { Endpoint } from '../../domain/inference/events';
+import { StoreUnavailable } from '../../eventstore/port';
+import { UpstreamError } from '../../inference/backend';
+import type { KeyIndex } from '../../projections/key-index/queries';
+import type { Services } from '../../services';
+import { HttpError } from '../middleware/errors';
+import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
+import type { Executed, InferenceEngine } from './engine';
+import type { InferenceRateLimiter } from './rate-limit';
+import { disconnectSignal } from './stream-writer';
+
+/** What the spec routes and the OpenAI-compatible routes share: paths, the middleware chain, and how a request is prepared and a whole reply collected. */
+
+export const PATHS = {
+  inference: '/external/api/inference',
+  streaming: '/external/api/inference/streaming',
+  openai: '/external/api/inference/openai',
+  chat: '/external/api/inference/openai/v1/chat/completions',
+  models: '/external/api/inference/openai/v1/models',
+} as const;
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface RouterDeps {
+  engine: InferenceEngine;
+  keys: KeyIndex;
+  limiter: InferenceRateLimiter;
+  onKeyUsed?: OnKeyUsed;
+}
+
+export function parse<T>(schema: ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body);
+  if (!r.success) throw r.error; // 422, FastAPI's list (errors middleware)
+  return r.data;
+}
+
+export function upstreamDetail(err: unknown): string {
+  const status = err instanceof UpstreamError && err.status ? ` (HTTP ${err.status})` : '';
+  const timedOut = err instanceof UpstreamError && /longer than/.test(err.message) ? ' (timed out)' : '';
+  return `The model upstream failed${status}${timedOut}; please retry`;
+}
+
+export const UNRECORDED = 'The reply could not be recorded: the event store cannot be written';
+
+export type RouteKit = ReturnType<typeof routeKit>;
+
+export function routeKit(s: Services, deps: RouterDeps) {
+  const { engine } = deps;
+  const now = () => s.now().getTime() / 1000;
+
+  // The request id is the inference stream's id: ours, never the caller's (which is kept in the
+  // events' metadata as clientRequestId).
+  const requestId: RequestHandler = (req, res, next) => {
+    const id = s.newId();
+    res.locals.inferenceId = id;
+    res.setHeader('x-request-id', id);
+    next();
+  };
+  const auth = authenticate(deps.keys, s.now, deps.onKeyUsed);
+  const limit = deps.limiter.middleware();
+  const chain = [requestId, auth, limit];
+
+  const prepare = (req: Request, res: Response, endpoint: Endpoint, request: Parameters<InferenceEngine['prepare']>[0]['request']) => {
+    const given = req.header('x-request-id');
+    return engine.prepare({
+      requestId: res.locals.inferenceId as string,
+      key: apiKeyOf(res),
+      endpoint,
+      request,
+      ...(given && SAFE_ID.test(given) ? { clientRequestId: given } : {}),
+    });
+  };
+
+  /** The non-streaming outcome: the text, or the error that replaces it. */
+  const settle = (out: Executed): 'gone' | 'ok' => {
+    if (out.result.finishReason === 'client_disconnected') return 'gone';
+    if (out.result.finishReason === 'upstream_error') throw new HttpError(502, upstreamDetail(out.result.error));
+    if (!out.recorded) throw new StoreUnavailable(UNRECORDED);
+    return 'ok';
+  };
+
+  /** A whole reply, for the non-streaming answers; a caller who leaves cancels it. */
+  async function generateWhole(prepared: Awaited<ReturnType<typeof prepare>>, res: Response) {
+    let text = '';
+    const out = await engine.execute(prepared, {
+      signal: disconnectSignal(res),
+      streaming: false,
+      onText: (t) => {
+        text += t;
+      },
+    });
+    return { out, text };
+  }
+
+  return { engine, now, requestId, auth, chain, prepare, settle, generateWhole };
+}
