@@ -12,7 +12,7 @@ import type { Module, Services } from '../../services';
 import { startSweeper } from '../../workers/sweeper';
 import { touchKeyLastUsed } from '../accounts/last-used';
 import type { OnKeyUsed } from './auth';
-import { InferenceEngine } from './engine';
+import { InferenceEngine } from '../../usecases/inference/engine';
 import { InferenceRateLimiter } from './rate-limit';
 import { inferenceRouter } from './router';
 

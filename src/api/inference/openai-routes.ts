@@ -3,7 +3,7 @@ import { StoreUnavailable } from '../../eventstore/port';
 import { MODEL_CONFIGS } from '../../inference/request';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
-import type { Executed } from './engine';
+import type { Executed } from '../../usecases/inference/engine';
 import { parse, PATHS, RouteKit, UNRECORDED, upstreamDetail } from './route-kit';
 import { chatCompletionSchema, unsupportedChatFeature } from './schema';
 import { disconnectSignal, EventStreamWriter } from './stream-writer';

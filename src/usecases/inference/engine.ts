@@ -23,7 +23,7 @@ import { countSegments } from '../../inference/tokenizer';
 import type { Reservations } from '../../projections/balances/reservations';
 import type { KeyRecord } from '../../projections/key-index/queries';
 import type { Services } from '../../services';
-import { HttpError } from '../middleware/errors';
+import { HttpError } from '../../api/middleware/errors';
 
 /**
  * The metered hot path after auth, rate limit and validation:
