@@ -2,6 +2,7 @@ import type { Config } from '../../config';
 import type { ModelConfig } from '../../domain/inference/events';
 import type { ModelBackend } from '../../inference/backend';
 import { DemoBackend } from '../../inference/demo/model';
+import { fnv1a } from '../../inference/demo/prng';
 import { OpenAiBackend, UpstreamTarget } from '../../inference/openai/backend';
 import type { SearchProvider } from '../../inference/search/port';
 import { SearxngSearch } from '../../inference/search/searxng';
@@ -76,6 +77,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         prices: { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN },
         timeoutMs: c.INFERENCE_TIMEOUT_MS,
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
+        seedHash: fnv1a,
       });
       return inferenceRouter(s, {
         engine,
