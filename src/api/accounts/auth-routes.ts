@@ -10,7 +10,6 @@ import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
 import { requireSession, userOf } from './access';
 import { emailSchema, metaOf, nameSchema, settle } from './common';
-import { loginGuardOf } from './login-guard';
 import { pendingInvitationsView } from './invitation-routes';
 import { readNotices } from './notices';
 import { dummyPasswordHash, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords';
@@ -42,7 +41,7 @@ export function authRoutes(s: Services): Router {
   // Signing up accepts the usage policy: the body names the version the user was shown.
   const signupBody = signupSchema.extend({ acceptedPolicyVersion: currentVersionField(usagePolicyOf(s.config).version) });
 
-  const guard = loginGuardOf(s);
+  const guard = s.loginGuard;
 
   r.post('/v1/signup', async (req, res) => {
     const { email, password, name, acceptedPolicyVersion } = signupBody.parse(req.body ?? {});
