@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { post } from './api';
 import { Link, Loading, Message } from './components/ui';
 import { AuditPage } from './pages/audit';
-import { BillingPage } from './pages/billing';
+import { BillingPage } from './pages/billing/page';
 import { KeysPage } from './pages/keys';
 import { LoginPage, SignupPage } from './pages/login';
 import { PlaygroundPage } from './pages/playground';
