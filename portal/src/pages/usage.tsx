@@ -2,7 +2,8 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { enc, get } from '../api';
 import { BarChart, type Series } from '../components/chart';
 import { ErrorMessage, Field, Loading } from '../components/ui';
-import { fromNano, integer, nanoToNumber, toNano, usd } from '../format';
+import { amountNano, formatUsd } from '../amount';
+import { integer, nanoToNumber, usd } from '../format';
 import { useWorkspace } from '../state';
 import { listKeys, type ApiKey } from '../resources';
 
@@ -57,7 +58,7 @@ export function normaliseUsage(raw: unknown): UsagePoint[] {
       requests: num(p.requests),
       inputTokens: num(p.inputTokens ?? p.input_tokens),
       outputTokens: num(p.outputTokens ?? p.output_tokens),
-      cost: toNano(String(p.cost ?? p.costUsd ?? '0')),
+      cost: amountNano(String(p.cost ?? p.costUsd ?? '0')),
     });
   if (Array.isArray(r.series)) {
     for (const s of r.series as Obj[]) {
@@ -180,7 +181,7 @@ export function UsagePage() {
       requests: points.reduce((a, p) => a + p.requests, 0),
       inputTokens: points.reduce((a, p) => a + p.inputTokens, 0),
       outputTokens: points.reduce((a, p) => a + p.outputTokens, 0),
-      cost: fromNano(points.reduce((a, p) => a + p.cost, 0n)),
+      cost: formatUsd(points.reduce((a, p) => a + p.cost, 0n)),
     };
     return { requests, tokens, cost, totals, groups };
   }, [points, win, groupName, granularity]);
@@ -196,7 +197,7 @@ export function UsagePage() {
     if (!points) return;
     const rows = [['bucket_start_utc', 'granularity', groupBy, 'requests', 'input_tokens', 'output_tokens', 'cost_usd']];
     for (const p of [...points].sort((a, b) => a.start - b.start || a.group.localeCompare(b.group))) {
-      rows.push([new Date(p.start).toISOString(), granularity, groupBy === 'key' ? groupName(p.group) : p.group, String(p.requests), String(p.inputTokens), String(p.outputTokens), fromNano(p.cost)]);
+      rows.push([new Date(p.start).toISOString(), granularity, groupBy === 'key' ? groupName(p.group) : p.group, String(p.requests), String(p.inputTokens), String(p.outputTokens), formatUsd(p.cost)]);
     }
     const csv = rows.map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
     const a = document.createElement('a');
@@ -304,7 +305,7 @@ export function UsagePage() {
                         <td class="num">{integer(p.requests)}</td>
                         <td class="num">{integer(p.inputTokens)}</td>
                         <td class="num">{integer(p.outputTokens)}</td>
-                        <td class="num">{usd(fromNano(p.cost))}</td>
+                        <td class="num">{usd(formatUsd(p.cost))}</td>
                       </tr>
                     ))}
                 </tbody>

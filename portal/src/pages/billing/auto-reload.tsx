@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { enc, put } from '../../api';
-import { checkDollars, cents } from '../../amount';
+import { amountNano, checkDollars, cents, formatUsd, parseUsd } from '../../amount';
 import { ConfirmDialog, Field, Message } from '../../components/ui';
-import { dateTime, fromNano, toNano, usd } from '../../format';
+import { dateTime, usd } from '../../format';
 import { useWorkspace } from '../../state';
 import { MAX_CHARGE_USD, useCardMessages, val, type CardProps } from './card-messages';
 
@@ -67,7 +67,7 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
     }
   };
   // Saving a threshold above the balance charges the card at once: ask first.
-  const chargesNow = enabled && checks.threshold.ok && toNano(billing.balance) < toNano(checks.threshold.value);
+  const chargesNow = enabled && checks.threshold.ok && amountNano(billing.balance) < parseUsd(checks.threshold.value);
   const submit = (e: Event) => {
     e.preventDefault();
     setChecked(true);
@@ -117,7 +117,7 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
         </div>
         <Field
           label="Monthly cap (USD, optional)"
-          hint={`The most auto-reload may charge in one calendar month (UTC). Empty: ${DEFAULT_CAP_RELOADS} reloads${reload ? ` (${usd(fromNano(toNano(reload) * DEFAULT_CAP_RELOADS))})` : ''}.`}
+          hint={`The most auto-reload may charge in one calendar month (UTC). Empty: ${DEFAULT_CAP_RELOADS} reloads${reload ? ` (${usd(formatUsd(parseUsd(reload) * DEFAULT_CAP_RELOADS))})` : ''}.`}
           error={fieldError(checks.cap)}
         >
           {(p) => <input {...p} name="monthlyCap" inputMode="decimal" value={cap} onInput={edit(setCap)} />}

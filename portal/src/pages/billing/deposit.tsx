@@ -1,8 +1,8 @@
 import { useRef, useState } from 'preact/hooks';
 import { enc, post } from '../../api';
-import { checkDollars } from '../../amount';
+import { amountNano, checkDollars } from '../../amount';
 import { Field } from '../../components/ui';
-import { toNano, usd } from '../../format';
+import { usd } from '../../format';
 import { useWorkspace } from '../../state';
 import { MAX_CHARGE_USD, useCardMessages, val, type CardProps } from './card-messages';
 
@@ -21,7 +21,7 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
   const check = checkDollars(amount, {
     cents: true,
     min,
-    minMessage: toNano(billing.deposited) === 0n ? `Your first deposit must be at least ${usd(min)}.` : `A deposit must be at least ${usd(min)}.`,
+    minMessage: amountNano(billing.deposited) === 0n ? `Your first deposit must be at least ${usd(min)}.` : `A deposit must be at least ${usd(min)}.`,
     max: MAX_CHARGE_USD,
     maxMessage: `One deposit can be at most ${usd(MAX_CHARGE_USD)}.`,
   });
