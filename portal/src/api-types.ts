@@ -46,3 +46,11 @@ export interface LedgerPage {
   total: number;
   nextCursor: string | null;
 }
+
+/** GET /portal/workspaces/:ws/requests/:requestId: one call's tokens and cost (its TokensDebited event). */
+export interface CallUsage {
+  requestId: string;
+  inputTokens: number;
+  outputTokens: number;
+  cost: string;
+}

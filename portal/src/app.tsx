@@ -5,7 +5,7 @@ import { AuditPage } from './pages/audit';
 import { BillingPage } from './pages/billing/page';
 import { KeysPage } from './pages/keys';
 import { LoginPage, SignupPage } from './pages/login';
-import { PlaygroundPage } from './pages/playground';
+import { PlaygroundPage } from './pages/playground/page';
 import { UsagePage } from './pages/usage';
 import { WorkspacePage } from './pages/workspace';
 import { navigate, usePath } from './router';
