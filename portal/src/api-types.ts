@@ -54,3 +54,20 @@ export interface CallUsage {
   outputTokens: number;
   cost: string;
 }
+
+/** GET /v1/workspaces/:ws/members (docs/ACCOUNTS.md). */
+export interface Member {
+  userId: string;
+  email: string | null;
+  name: string | null;
+  role: 'admin' | 'member';
+  joined: string | null;
+}
+
+/** GET /v1/workspaces/:ws/invitations. */
+export interface SentInvitation {
+  invitationId: string;
+  email: string;
+  created?: string;
+  invitedBy?: { name: string | null; email: string | null };
+}

@@ -7,7 +7,7 @@ import { KeysPage } from './pages/keys';
 import { LoginPage, SignupPage } from './pages/login';
 import { PlaygroundPage } from './pages/playground/page';
 import { UsagePage } from './pages/usage';
-import { WorkspacePage } from './pages/workspace';
+import { WorkspacePage } from './pages/workspace/page';
 import { navigate, usePath } from './router';
 import { forgetAllSecrets, useSession } from './state';
 import { PolicyPrompt, USAGE_POLICY_PATH, UsagePolicyPage } from './policy';
