@@ -6,7 +6,7 @@ import { BillingPage } from './pages/billing/page';
 import { KeysPage } from './pages/keys';
 import { LoginPage, SignupPage } from './pages/login';
 import { PlaygroundPage } from './pages/playground/page';
-import { UsagePage } from './pages/usage';
+import { UsagePage } from './pages/usage/page';
 import { WorkspacePage } from './pages/workspace/page';
 import { navigate, usePath } from './router';
 import { forgetAllSecrets, useSession } from './state';
