@@ -1,6 +1,6 @@
 /**
- * The API's payload shapes as the portal reads them (docs/BILLING.md). Declared by hand for now; kept in
- * one file so they can be replaced by types derived from the server's schemas.
+ * The API's payload shapes as the portal reads them (docs/BILLING.md, docs/ACCOUNTS.md). Declared by hand for now; kept in
+ * one file so they can be replaced by types derived from the server's schemas. (The session's shapes, /v1/me and /portal/config.json, stay in model.ts beside their normalisers.)
  */
 
 /** GET /v1/workspaces/:ws/billing (docs/BILLING.md). Amounts are USD decimal strings. */
