@@ -6,11 +6,9 @@ import type { Invitation } from '../model';
 import { listKeys, type ApiKey } from '../resources';
 import { secretFor, useSession, useWorkspace } from '../state';
 import { USAGE_POLICY_PATH } from '../policy';
+import { DEFAULT_MODEL, MODEL_CONFIGS, MODEL_SUMMARIES } from '../../../src/domain/inference/models';
 
-const MODELS = [
-  { value: 'service_3_pi', label: 'service_3_pi — conversational' },
-  { value: 'service_3_productivity', label: 'service_3_productivity — instruction following' },
-];
+const MODELS = MODEL_CONFIGS.map((value) => ({ value, label: `${value} — ${MODEL_SUMMARIES[value]}` }));
 
 /** The key a pasted secret belongs to, by its visible prefix and last four characters. */
 export function keyOfSecret(keys: ApiKey[], secret: string): ApiKey | undefined {
@@ -107,7 +105,7 @@ function Playground() {
   const [keysError, setKeysError] = useState<unknown>(null);
   const [keyId, setKeyId] = useState('');
   const [secret, setSecret] = useState('');
-  const [config, setConfig] = useState('service_3_pi');
+  const [config, setConfig] = useState<string>(DEFAULT_MODEL);
   const [temperature, setTemperature] = useState('1');
   const [topP, setTopP] = useState('0.95');
   const [maxTokens, setMaxTokens] = useState('256');

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router } from 'express';
 import type { TokensDebited } from '../../domain/inference/events';
+import { MODEL_CONFIGS } from '../../domain/inference/models';
 import { formatUsd } from '../../domain/money';
 import { streams } from '../../domain/streams';
 import { TEST_CARDS } from '../../payments/test-cards';
@@ -60,7 +61,7 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
         outputUsdPerToken: formatUsd(s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN),
       },
       rateLimitPerMinute: s.config.RATE_LIMIT_PER_MINUTE,
-      models: ['service_3_pi', 'service_3_productivity'],
+      models: MODEL_CONFIGS,
       // The playground labels the built-in demo model as a demo (no real model answers).
       modelBackend: s.config.MODEL_BACKEND,
     });
