@@ -63,7 +63,10 @@ const openAiErrorObject = z.object({ message: z.string(), type: z.string(), code
 
 /** Errors under the OpenAI-compatible paths: `detail` as everywhere, plus OpenAI's `error` so its SDKs show a message. */
 export const openAiErrorBody = z
-  .object({ detail: z.union([z.string(), z.array(validationIssue)]), error: openAiErrorObject })
+  .object({
+    detail: z.union([z.string(), z.array(validationIssue)]),
+    error: openAiErrorObject.optional().describe('Absent when the body is refused before the route reads it (not JSON, not UTF-8, too large)'),
+  })
   .meta({ id: 'OpenAiError' });
 
 export const openAiStreamError = z
