@@ -4,23 +4,24 @@ import type { ResponseContract, RouteContract } from '../../src/api/contract';
 import { errorBody, validationErrorBody } from '../../src/api/error-schemas';
 
 /**
- * Checks a real answer against its route contract and returns its body (parsed JSON, the event
+ * Checks a real answer (fetch or supertest) against its route contract and returns its body (parsed JSON, the event
  * stream's data values, or the text): the status is documented, the media type is the documented
  * one, and the body passes the documented schema with no field the schema does not name (zod
  * strips unknown keys, so a parse that changes the body means an undocumented field).
  */
-export async function expectMatchesContract(res: Response, contract: RouteContract): Promise<unknown> {
+export async function expectMatchesContract(answer: Answer, contract: RouteContract): Promise<unknown> {
+  const res = await read(answer);
   const where = `${contract.method.toUpperCase()} ${contract.path} → ${res.status}`;
   const documented = contract.responses[res.status];
   if (!documented) throw new Error(`${where}: status not in the contract (documented: ${Object.keys(contract.responses).join(', ')})`);
   const essence = (t: string | undefined) => (t ?? 'application/json').split(';')[0].trim().toLowerCase();
-  const got = essence(res.headers.get('content-type') ?? undefined);
+  const got = essence(res.contentType);
   const media = [documented, ...(documented.also ?? [])].find((m) => essence(m.contentType) === got) as ResponseContract | undefined;
   if (!media) {
     const allowed = [documented, ...(documented.also ?? [])].map((m) => essence(m.contentType));
     throw new Error(`${where}: content-type ${got} is not documented (${allowed.join(', ')})`);
   }
-  const text = await res.text();
+  const text = res.text;
   if (got === 'text/event-stream') {
     const values = text
       .split('\n')
@@ -40,6 +41,15 @@ export async function expectMatchesContract(res: Response, contract: RouteContra
   if (!schema) throw new Error(`${where}: a JSON body, but the contract documents none`);
   check(schema, body, where);
   return body;
+}
+
+/** A fetch Response, or a supertest answer (its `text` is the body as received). */
+export type Answer = Response | { status: number; headers: Record<string, unknown>; text: string };
+
+async function read(a: Answer): Promise<{ status: number; contentType: string | undefined; text: string }> {
+  if (a instanceof Response) return { status: a.status, contentType: a.headers.get('content-type') ?? undefined, text: await a.text() };
+  const type = a.headers['content-type'];
+  return { status: a.status, contentType: typeof type === 'string' ? type : undefined, text: a.text ?? '' };
 }
 
 function check(schema: z.ZodType, value: unknown, where: string): void {
