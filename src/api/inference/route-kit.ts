@@ -10,9 +10,7 @@ import type { Executed, InferenceEngine } from './engine';
 import type { InferenceRateLimiter } from './rate-limit';
 import { disconnectSignal } from './stream-writer';
 
-/** What the spec routes and the OpenAI-compatible routes share: paths, the middleware chain, and how a request is prepared and a whole reply collected. */
-
-export { PATHS } from './paths';
+/** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

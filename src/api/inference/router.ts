@@ -8,7 +8,6 @@ import { routeKit, RouterDeps, UNRECORDED, upstreamDetail } from './route-kit';
 import { inference, streaming } from './schemas';
 import { disconnectSignal, EventStreamWriter } from './stream-writer';
 
-export { PATHS } from './paths';
 export type { RouterDeps } from './route-kit';
 
 /**
