@@ -46,6 +46,11 @@ export interface RouteContract<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * A request with no body at all is refused as a whole (422, loc ["body"]) instead of read as `{}`.
+   * The inference routes answer so; elsewhere a missing body is an empty one.
+   */
+  bodyRequired?: boolean;
   responses: Record<number, ResponseContract>;
 }
 
@@ -80,6 +85,6 @@ export function validate<C extends RouteContract>(contract: C, req: Request): Va
   return {
     params: check(contract.params, req.params, 'path'),
     query: check(contract.query, req.query, 'query'),
-    body: check(contract.body, req.body ?? {}, 'body'),
+    body: check(contract.body, req.body ?? (contract.bodyRequired ? undefined : {}), 'body'),
   } as Validated<C>;
 }

@@ -65,6 +65,7 @@ export const inference = route({
   tags: ['inference'],
   security: ['apiKey'],
   body: inferenceBodySchema,
+  bodyRequired: true,
   responses: { 200: ok('The whole reply', { schema: inferenceResponse }), ...failures(false, GENERATION_FAILURES) },
 });
 
@@ -78,6 +79,7 @@ export const streaming = route({
   tags: ['inference'],
   security: ['apiKey'],
   body: inferenceBodySchema,
+  bodyRequired: true,
   responses: {
     200: ok('The reply, piece by piece', { contentType: 'text/event-stream', eventSchema: z.union([inferenceChunk, streamError]) }),
     ...failures(false, GENERATION_FAILURES),
@@ -95,6 +97,7 @@ export const chatCompletions = route({
   tags: ['openai'],
   security: ['apiKey'],
   body: chatCompletionSchema,
+  bodyRequired: true,
   responses: {
     200: ok('The completion (JSON), or its chunks when `stream` is true', {
       schema: chatCompletion,

@@ -110,8 +110,8 @@ function responses(components: SchemaComponents, c: RouteContract): Record<strin
 
 function requestBody(components: SchemaComponents, c: RouteContract): JsonSchema | undefined {
   if (!c.body) return undefined;
-  // Optional when an empty object passes (validate() reads a missing body as {}).
-  return { required: !c.body.safeParse({}).success, content: { 'application/json': { schema: components.convert(c.body, 'input') } } };
+  // Optional when an empty object passes (validate() reads a missing body as {} unless bodyRequired).
+  return { required: Boolean(c.bodyRequired) || !c.body.safeParse({}).success, content: { 'application/json': { schema: components.convert(c.body, 'input') } } };
 }
 
 export function buildOpenApiDocument(input: DocumentInput): OpenApiDocument {

@@ -123,7 +123,7 @@ describe('422, FastAPI style', () => {
     const detail = (await expectDetail(await post(path, '{"context": ['), 422)) as Array<{ loc: unknown[] }>;
     expect(detail[0].loc).toEqual(['body']);
     const res = await fetch(server.url + path, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } });
-    await expectDetail(res, 422);
+    expect(await expectDetail(res, 422)).toEqual([{ loc: ['body'], msg: 'Invalid input: expected object, received undefined', type: 'invalid_type' }]);
   });
 
   test('unknown fields are ignored', async () => {
