@@ -9,6 +9,8 @@ import { handleCommand } from '../../../src/eventstore/command-handler';
 import { StripeGateway } from '../../../src/payments/stripe';
 import { getBalance } from '../../../src/projections/balances/queries';
 import { reconcile, verifyLedger } from '../../../src/cli/ledger';
+import { bullPrefix, reloadQueue } from '../../../src/workers/auto-reload';
+import { until } from '../../support/fixtures/env';
 import { startTestServer, TestServer } from '../../support/harness';
 import { bundleChild, Child } from '../../support/child-process';
 import { StripeWireServer } from '../../support/stripe-server';
@@ -160,6 +162,20 @@ class Lane {
 
   private stopped = false;
 
+  /**
+   * Waits until no reload job of the lane waits, is delayed or runs: a job whose worker was killed
+   * after the outcome is handed to the spare once its lock expires, and finishes there.
+   */
+  async drained(): Promise<void> {
+    await this.killing;
+    const jobs = reloadQueue({ redis: await this.tg.services.connectRedis('kill-test-drain'), prefix: bullPrefix(this.tg.services.config) });
+    try {
+      await until(async () => (await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized'])).length === 0, 60_000, `lane ${this.index}'s reload jobs to finish`);
+    } finally {
+      await jobs.close();
+    }
+  }
+
   private totalKills(): number {
     return Object.values(this.figures.kills).reduce((a, b) => a + b, 0);
   }
@@ -290,8 +306,9 @@ test(`auto-reload survives SIGKILL at every step: ${RUNS} runs, ${FAULT_RATE * 1
       }
     }),
   );
-  // Let the last killed jobs be recovered (an after-outcome kill leaves a job to finish), then stop.
-  await new Promise((r) => setTimeout(r, 1500));
+  // Let the last killed jobs be recovered (an after-outcome kill leaves a job to finish), then stop:
+  // wait for the jobs themselves, not 1.5 s a loaded machine can outrun.
+  await Promise.all(lanes.map((l) => l.drained()));
   await Promise.all(lanes.map((l) => l.stop()));
 
   // ---- figures
