@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Router } from 'express';
+import type { Queue } from 'bullmq';
 import type { Config } from './config';
 import { openEventStore } from './eventstore';
 import type { EventStore } from './eventstore/port';
 import type { Logger } from './log';
 import { Metrics } from './metrics/metrics';
+import { observeGateway } from './metrics/observed-gateway';
 import { AppendFailure, ObservedStore } from './metrics/observed-store';
 import { Keyspace } from './projections/keyspace';
 import type { ProjectionProgress } from './projections/progress';
@@ -13,6 +15,8 @@ import type { Projection, Reactor } from './projections/projection';
 import type { ReadModelReadiness } from './projections/readiness';
 import { ReadModels } from './projections/read-models';
 import { connectRedis } from './redis';
+import { createPaymentGateway, type PaymentGateway } from './payments';
+import { bullPrefix, reloadQueue, type ReloadJobData } from './workers/auto-reload/queue';
 
 /** Everything a feature needs, built once in the composition root and handed around. */
 export interface Services {
@@ -31,6 +35,10 @@ export interface Services {
   metrics: Metrics;
   /** Whether the event store took the last append (for /readyz). */
   storeWrites: { readonly lastAppendFailure: AppendFailure | null };
+  /** The payment gateway, one per process: Stripe when STRIPE_SECRET_KEY is set, else the sandbox. */
+  gateway: PaymentGateway;
+  /** The auto-reload queue (BullMQ), on a connection of its own opened on first use; the same queue every time. */
+  reloadQueue(): Promise<Queue<ReloadJobData>>;
   now: () => Date;
   newId: () => string;
   /** A new connection of its own, closed with the services. */
@@ -65,6 +73,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     throw err;
   }
   const ks = new Keyspace(config.REDIS_PREFIX);
+  let queue: Promise<Queue<ReloadJobData>> | undefined;
   const services: Services = {
     config,
     log,
@@ -75,6 +84,14 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     progress: { waitFor: async () => false },
     metrics,
     storeWrites: store,
+    gateway: createPaymentGateway(config, redis, ks, (g) => observeGateway(g, metrics)),
+    reloadQueue() {
+      // BullMQ wants maxRetriesPerRequest: null on its connections.
+      queue ??= services
+        .connectRedis('bullmq-queue', { maxRetriesPerRequest: null })
+        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config) }));
+      return queue;
+    },
     now: () => new Date(),
     newId: () => randomUUID(),
     async connectRedis(name, opts) {

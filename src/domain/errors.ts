@@ -9,7 +9,9 @@ export type DomainErrorCode =
   | 'forbidden' // 403: the actor may not do this
   | 'not_found' // 404: unknown, or not visible to the actor
   | 'conflict' // 409: the state does not allow it (accept twice, already a member)
-  | 'unprocessable'; // 422
+  | 'unprocessable' // 422
+  | 'refused' // 400: a provider refused the request for a reason that is not the caller's value (its message says why)
+  | 'unavailable'; // 503: a provider cannot be reached now; try again shortly
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';
@@ -28,3 +30,5 @@ export const forbidden = (m = 'Forbidden') => new DomainError('forbidden', m);
 export const notFound = (m: string) => new DomainError('not_found', m);
 export const conflict = (m: string) => new DomainError('conflict', m);
 export const paymentRequired = (m: string) => new DomainError('payment_required', m);
+export const refused = (m: string) => new DomainError('refused', m);
+export const unavailable = (m: string) => new DomainError('unavailable', m);

@@ -7,7 +7,7 @@ import type {
   DepositSucceeded,
   PaymentMethodAttached,
 } from '../../domain/billing/events';
-import { monthOf } from '../../domain/billing/billing';
+import { monthOf } from '../../domain/billing/state';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
