@@ -9,7 +9,7 @@ import {
   UserCommand,
   UserState,
 } from '../../../src/domain/accounts/user';
-import { scenario } from './gwt';
+import { scenario } from '../../support/gwt';
 
 const user = scenario<UserState, UserCommand>(userDecider, (s, c) => decideUser(s, c).events);
 const claim = scenario<EmailClaimState, { email: string; userId: string }>(emailClaimDecider, decideClaimEmail);

@@ -3,7 +3,7 @@ import { DomainError } from '../../../src/domain/errors';
 import { usd } from '../../../src/domain/money';
 import type { EventLike } from '../../../src/domain/accounts/user';
 import { decideWorkspace, fundingShortfall, workspaceDecider, WorkspaceCommand, WorkspaceState } from '../../../src/domain/accounts/workspace';
-import { scenario } from './gwt';
+import { scenario } from '../../support/gwt';
 
 const ws = scenario<WorkspaceState, WorkspaceCommand>(workspaceDecider, decideWorkspace);
 
