@@ -9,7 +9,7 @@ export interface Event<Type extends string = string, Data extends Record<string,
  * event, the time the store recorded it and its global position. The store's RecordedEvent satisfies
  * it; tests build one from an Event with `recorded`.
  */
-export type EventRecord<E extends Event = Event> = E & {
+export type EventRecord<E extends { type: string; data: unknown } = { type: string; data: unknown }> = E & {
   /** ISO-8601 time the store recorded the event. */
   created: string;
   position: bigint;

@@ -1,9 +1,8 @@
 import type { BillingCommand } from '../../../src/domain/billing/commands';
 import { billingDecider, decide } from '../../../src/domain/billing/decide';
-import type { BillingEvent } from '../../../src/domain/billing/events';
 import { depositIdFor, nameUuid, reloadIdFor } from '../../../src/domain/billing/ids';
 import { reloadBlocker } from '../../../src/domain/billing/rules';
-import { evolve, evolveDecided, initialBillingState } from '../../../src/domain/billing/state';
+import { evolve, evolveDecided } from '../../../src/domain/billing/state';
 import { DomainError } from '../../../src/domain/errors';
 import { recorded } from '../../../src/domain/event';
 import { usd } from '../../../src/domain/money';
@@ -27,7 +26,7 @@ import {
 } from './events';
 
 const NOW = '2026-03-15T12:00:00.000Z';
-const billing = scenario<ReturnType<typeof initialBillingState>, BillingCommand, BillingEvent>(billingDecider, (s, c) => decide(c, s), { at: NOW });
+const billing = scenario(billingDecider, (s, c: BillingCommand) => decide(c, s), { at: NOW });
 
 describe('ids', () => {
   test('name-based uuids are deterministic, version 5 layout, and differ by name', () => {
