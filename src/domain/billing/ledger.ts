@@ -10,7 +10,8 @@ import type { TokensDebited } from '../inference/events';
  */
 export type MoneyEvent = DepositSucceeded | AutoReloadSucceeded | TokensDebited;
 export const MONEY_EVENTS: ReadonlySet<string> = new Set<MoneyEvent['type']>(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']);
-const isMoney = (e: EventRecord): e is EventRecord<MoneyEvent> => MONEY_EVENTS.has(e.type);
+/** Narrows a stored event to a money event. */
+export const isMoney = (e: EventRecord): e is EventRecord<MoneyEvent> => MONEY_EVENTS.has(e.type);
 
 export interface MoneyLine {
   position: bigint;
