@@ -1,5 +1,6 @@
 import type { BillingEvent } from '../../domain/billing/events';
-import { type BillingState, fold } from '../../domain/billing/state';
+import { fold } from '../../domain/billing/evolve';
+import type { BillingState } from '../../domain/billing/state';
 import { readEvents } from '../../eventstore/command-handler';
 import { formatUsd } from '../../domain/money';
 import type { EventStore } from '../../eventstore/port';

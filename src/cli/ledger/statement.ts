@@ -1,5 +1,5 @@
 import type { BillingEvent } from '../../domain/billing/events';
-import { fold } from '../../domain/billing/state';
+import { fold } from '../../domain/billing/evolve';
 import { readEvents } from '../../eventstore/command-handler';
 import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../domain/billing/ledger';
 import { formatUsd } from '../../domain/money';

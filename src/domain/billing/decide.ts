@@ -15,7 +15,8 @@ import type {
   PaymentMethodAttached,
 } from './events';
 import { MAX_RELOADS_PER_MONTH, minimumDeposit, reloadBlocker, suspensionReason, validateCharge } from './rules';
-import { type BillingState, evolve, initialBillingState } from './state';
+import { evolve } from './evolve';
+import { type BillingState, initialBillingState } from './state';
 
 /**
  * The billing decider: `decide(command, state)` returns the events to append — none when there is

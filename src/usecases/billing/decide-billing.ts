@@ -1,7 +1,8 @@
 import type { BillingCommand } from '../../domain/billing/commands';
 import { billingDecider, decide } from '../../domain/billing/decide';
 import type { BillingEvent } from '../../domain/billing/events';
-import { type BillingState, evolveDecided } from '../../domain/billing/state';
+import { evolveDecided } from '../../domain/billing/evolve';
+import type { BillingState } from '../../domain/billing/state';
 import { streams } from '../../domain/streams';
 import { handleCommand } from '../../eventstore/command-handler';
 import type { AppendResult, EventMetadata } from '../../eventstore/port';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { attachPaymentMethod, makeDeposit } from '../../../src/usecases/billing';
 import { billingDecider, decide } from '../../../src/domain/billing/decide';
 import type { BillingEvent } from '../../../src/domain/billing/events';
-import { fold } from '../../../src/domain/billing/state';
+import { fold } from '../../../src/domain/billing/evolve';
 import { reloadIdFor } from '../../../src/domain/billing/ids';
 import { usd } from '../../../src/domain/money';
 import { streams } from '../../../src/domain/streams';

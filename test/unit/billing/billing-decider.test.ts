@@ -2,7 +2,7 @@ import type { BillingCommand } from '../../../src/domain/billing/commands';
 import { billingDecider, decide } from '../../../src/domain/billing/decide';
 import { depositIdFor, nameUuid, reloadIdFor } from '../../../src/domain/billing/ids';
 import { reloadBlocker } from '../../../src/domain/billing/rules';
-import { evolve, evolveDecided } from '../../../src/domain/billing/state';
+import { evolve, evolveDecided } from '../../../src/domain/billing/evolve';
 import { DomainError } from '../../../src/domain/errors';
 import { recorded } from '../../../src/domain/event';
 import { usd } from '../../../src/domain/money';
