@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { KEY_NAME_MAX, KEY_NAME_MIN } from '../../domain/accounts/workspace';
+import { billingDecider } from '../../domain/billing/decide';
+import { loadState } from '../../eventstore/command-handler';
 import { funding } from '../../domain/billing/funding';
 import { budgetLeft, budgetMonth } from '../../domain/accounts/budget';
 import { formatUsd, parseUsd } from '../../domain/money';
@@ -83,7 +85,7 @@ export function keyRoutes(s: Services): Router {
     const input = createBody(now).parse(req.body ?? {});
     const w = workspaceOf(res);
     const user = userOf(res);
-    const billing = await s.store.readStream(streams.billing(w.workspaceId));
+    const { state: billing } = await loadState(s.store, streams.billing(w.workspaceId), billingDecider);
     const required = parseUsd(s.config.INITIAL_DEPOSIT_USD);
     const secret = generateKeySecret();
     const keyId = s.newId();

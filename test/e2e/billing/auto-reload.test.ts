@@ -145,8 +145,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(after.body).toMatchObject({ balance: '90', reloaded: '50', spent: '60' });
     expect(after.body.autoReload).toMatchObject({ status: 'active', reloadedThisMonth: '50' });
     // The job completed on its first attempt: nothing waits for a retry.
-    const { reloadQueueOf } = await import('../../../src/api/billing/service');
-    const counts = await (await reloadQueueOf(server.services)).getJobCounts('delayed', 'failed', 'waiting', 'active');
+    const counts = await (await server.services.reloadQueue()).getJobCounts('delayed', 'failed', 'waiting', 'active');
     expect(counts).toMatchObject({ delayed: 0, failed: 0, waiting: 0, active: 0 });
     expect(await billingTypes(ws)).toEqual([
       'PaymentMethodAttached',
