@@ -6,7 +6,7 @@ import { HttpError } from '../middleware/errors';
 import type { Executed } from './engine';
 import { parse, PATHS, RouteKit, UNRECORDED, upstreamDetail } from './route-kit';
 import { chatCompletionSchema, unsupportedChatFeature } from './schema';
-import { disconnectSignal, EventStreamWriter } from './stream-writer';
+import { disconnectSignal, EventStreamWriter } from '../sse';
 
 /** The OpenAI-compatible routes: chat completions (whole or streamed) and the model list. */
 

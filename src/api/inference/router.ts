@@ -5,7 +5,7 @@ import { StoreUnavailable } from '../../eventstore/port';
 import { mountOpenAiRoutes } from './openai-routes';
 import { parse, PATHS, routeKit, RouterDeps, UNRECORDED, upstreamDetail } from './route-kit';
 import { inferenceBodySchema } from './schema';
-import { disconnectSignal, EventStreamWriter } from './stream-writer';
+import { disconnectSignal, EventStreamWriter } from '../sse';
 
 export { PATHS } from './route-kit';
 export type { RouterDeps } from './route-kit';
