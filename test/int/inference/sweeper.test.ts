@@ -84,6 +84,23 @@ describe('sweepAbandoned', () => {
     expect(await new Reservations(s.redis, s.ks).held(key.workspaceId)).toBe(0n);
     expect((await inferenceEvents(s, requestId)).filter((e) => e.type === 'TokensDebited')).toHaveLength(1);
   });
+
+  // RELEASE removes the sweeper's index entry whether or not the hold was still there. With the
+  // ZREM inside `if amt`, an entry whose hold Redis lost (eviction under allkeys-*, a partial
+  // restore) would come back on every sweep, forever, and 500 of them would starve the sweep.
+  test('an index entry whose hold is gone is swept once, not on every sweep', async () => {
+    const s = server.services;
+    const key = await seedFundedKey(s, { usd: '1' });
+    const reservations = new Reservations(s.redis, s.ks);
+    const requestId = await orphan(s, key.workspaceId, { recorded: false, ageMs: HOUR });
+    await s.redis.del(s.ks.shared('resv', key.workspaceId));
+    const mine = async () => (await reservations.openBefore(Date.now())).filter((o) => o.requestId === requestId);
+    expect(await mine()).toHaveLength(1);
+
+    expect(await sweepAbandoned(deps(s), { minAgeMs: 15 * 60_000 })).toEqual({ released: 1, closed: 0, waiting: 0 });
+    expect(await mine()).toEqual([]);
+    expect(await sweepAbandoned(deps(s), { minAgeMs: 15 * 60_000 })).toEqual({ released: 0, closed: 0, waiting: 0 });
+  });
 });
 
 test('a live request that the sweeper closed first is not debited twice', async () => {
