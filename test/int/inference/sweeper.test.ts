@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { requested, reservationFor } from '../../../src/domain/inference/metering';
+import { requested } from '../../../src/domain/inference/metering';
+import { tokenCost } from '../../../src/domain/pricing';
 import { streams } from '../../../src/domain/streams';
 import { Reservations } from '../../../src/projections/balances/reservations';
 import type { Services } from '../../../src/services';
@@ -19,7 +20,7 @@ function deps(s: Services): SweepDeps {
 /** A request whose process died: held, maybe recorded, never completed. */
 async function orphan(s: Services, workspaceId: string, opts: { recorded: boolean; ageMs: number }) {
   const requestId = randomUUID();
-  const reserved = reservationFor(prices, 100, 50);
+  const reserved = tokenCost(prices, 100, 50);
   const r = await new Reservations(s.redis, s.ks).reserve(workspaceId, requestId, reserved, Date.now() - opts.ageMs);
   expect(r.ok).toBe(true);
   if (opts.recorded) {
@@ -59,7 +60,7 @@ describe('sweepAbandoned', () => {
 
     await settle(s);
     // The projector applied the debit and released its hold; only the young request still holds.
-    expect(await reservations.held(key.workspaceId)).toBe(reservationFor(prices, 100, 50));
+    expect(await reservations.held(key.workspaceId)).toBe(tokenCost(prices, 100, 50));
     expect(await balanceOf(s, key.workspaceId)).toBe(1_000_000_000n - 250_000n);
     expect((await inferenceEvents(s, young)).length).toBe(1);
 
