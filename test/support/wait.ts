@@ -6,14 +6,16 @@
  *   of what was there instead of a bare timeout.
  */
 
+type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns something truthy and returns that (or throws after `timeoutMs`). */
-export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition', everyMs = 10): Promise<T> {
+export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition', everyMs = 10): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
-    if (v) return v;
+    if (v) return v as Truthy<T>;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(everyMs);
   }

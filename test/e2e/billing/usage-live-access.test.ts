@@ -1,32 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { addMember, createWorkspace } from '../accounts/helpers';
 import { api, newUser, TestUser } from './helpers';
+import { debit } from '../../support/debit';
 
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({ LIVE_STREAMS_PER_USER: '2' });
 });
 afterAll(() => server?.close());
-
-async function debit(ws: string) {
-  const requestId = randomUUID();
-  const r = await server.services.store.append(
-    streams.inference(requestId),
-    [
-      {
-        id: randomUUID(),
-        type: 'TokensDebited',
-        data: { requestId, workspaceId: ws, keyId: 'k', config: 'service_3_pi', inputTokens: 1, outputTokens: 1, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: '12500' },
-      },
-    ],
-    { expectedRevision: 'no_stream' },
-  );
-  await server.services.progress.waitFor(r.position, 5000);
-  return requestId;
-}
 
 interface Live {
   status: number;
@@ -67,13 +49,13 @@ describe('the live usage stream follows access, not the connection', () => {
     await addMember(server, admin, ws, member);
     const live = await openLive(member, ws);
     expect(live.status).toBe(200);
-    await debit(ws);
+    await debit(server.services, ws, { keyId: 'k' });
     const removed = await api(server).delete(`/v1/workspaces/${ws}/members/${member.userId}`).set(admin.auth);
     expect(removed.status).toBe(204);
     const removedAt = Date.now();
     const endedAt = await within(live.ended, 1500);
     expect(endedAt - removedAt).toBeLessThan(1000);
-    await debit(ws);
+    await debit(server.services, ws, { keyId: 'k' });
     expect(live.usage).toHaveLength(1);
     expect(live.blocks.some((b) => b.startsWith('event: closed'))).toBe(true);
   });
@@ -85,7 +67,7 @@ describe('the live usage stream follows access, not the connection', () => {
     const loggedOutAt = Date.now();
     const endedAt = await within(live.ended, 1500);
     expect(endedAt - loggedOutAt).toBeLessThan(1000);
-    await debit(u.personalWs);
+    await debit(server.services, u.personalWs, { keyId: 'k' });
     expect(live.usage).toHaveLength(0);
   });
 

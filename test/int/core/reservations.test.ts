@@ -4,6 +4,7 @@ import { usd } from '../../../src/domain/money';
 import { Reservations } from '../../../src/projections/balances/reservations';
 import { getBalance } from '../../../src/projections/balances/queries';
 import { coreReadModels } from '../../../src/projections/core-module';
+import { debitData } from '../../support/debit';
 import { startTestServer, TestServer } from '../../support/harness';
 
 let server: TestServer;
@@ -26,18 +27,6 @@ const deposit = (ws: string, amount: bigint) =>
     paymentIntentId: 'pi_test',
     by: 'u1',
   });
-
-const debitOf = (ws: string, requestId: string, amount: bigint) => ({
-  requestId,
-  workspaceId: ws,
-  keyId: 'k-twice',
-  config: 'service_3_pi',
-  inputTokens: 10,
-  outputTokens: 5,
-  inputPriceNanoUsd: '2500',
-  outputPriceNanoUsd: '10000',
-  amountNanoUsd: amount.toString(),
-});
 
 describe('reservations against the projected balance', () => {
   it('holds exactly what the balance covers when 200 requests race for it', async () => {
@@ -105,7 +94,7 @@ describe('reservations against the projected balance', () => {
     expect(await resv.heldByKey(ws, 'k-twice')).toBe(usd(2));
     // The sweeper released b, then the request's own debit is projected: nothing is freed twice.
     await resv.release(ws, b);
-    await append(streams.inference(b), 'TokensDebited', debitOf(ws, b, 75000n));
+    await append(streams.inference(b), 'TokensDebited', debitData(ws, { requestId: b, keyId: 'k-twice' }));
     expect(await resv.held(ws)).toBe(usd(1));
     expect(await resv.heldByKey(ws, 'k-twice')).toBe(usd(1));
     expect((await resv.openBefore(10)).filter((o) => o.workspaceId === ws)).toEqual([{ workspaceId: ws, requestId: c }]);
@@ -120,7 +109,7 @@ describe('reservations against the projected balance', () => {
     expect((await resv.reserve(ws, b, 1000n, 1)).ok).toBe(true);
     // Redis lost the holds but kept the index (eviction under allkeys-*, a partial restore).
     await server.services.redis.del(server.services.ks.shared('resv', ws));
-    await append(streams.inference(a), 'TokensDebited', debitOf(ws, a, 1000n));
+    await append(streams.inference(a), 'TokensDebited', debitData(ws, { requestId: a }));
     await resv.release(ws, b);
     expect((await resv.openBefore(10)).filter((o) => o.workspaceId === ws)).toEqual([]);
   });

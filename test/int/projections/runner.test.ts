@@ -5,7 +5,8 @@ import type { Reactor } from '../../../src/projections/projection';
 import { rebuildProjection } from '../../../src/projections/rebuild';
 import { ProjectionRunner } from '../../../src/projections/runner';
 import { projectionStatus } from '../../../src/projections/status';
-import { projectionEnv, ProjectionEnv, sleep, until } from '../../support/fixtures/env';
+import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+import { sleep, until } from '../../support/wait';
 import { appendFx, fxEvents, fxExpected, fxLedger, fxSnapshot, recordingReactor } from '../../support/fixtures/projections';
 import { TEST_REDIS_URL } from '../../support/redis';
 
