@@ -33,11 +33,15 @@ async function openPaused(u: TestUser, ws: string): Promise<Paused> {
   const req = http.get(`${server.url}/v1/workspaces/${ws}/usage/live`, { headers: u.auth });
   const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
   expect(res.statusCode).toBe(200);
-  res.pause();
   await until(() => liveResponses.length > before);
-  // The subscription is made after the headers: wait until the server listens on the channel.
+  // The subscription is made after the headers: probe until a message comes through, then stop reading.
   const channel = liveChannel((...p) => server.services.ks.shared(...p), ws);
-  await until(async () => ((await server.services.redis.pubsub('NUMSUB', channel)) as [string, number])[1] > 0);
+  let through = false;
+  const probe = (d: Buffer) => (through ||= d.toString().includes('"probe"'));
+  res.on('data', probe);
+  await until(async () => (await server.services.redis.publish(channel, JSON.stringify({ probe: true })), through), 5000, 'the stream to carry a message', 50);
+  res.off('data', probe);
+  res.pause();
   return {
     res,
     server: liveResponses[liveResponses.length - 1],
@@ -93,8 +97,13 @@ async function flood(ws: string, n: number, size: number, watch: ServerResponse)
   return { published, maxBuffered };
 }
 
+/** The flood's message numbers, in the order they arrived (probes left out). */
 const usageIndexes = (blocks: string[]) =>
-  blocks.filter((b) => b.startsWith('event: usage')).map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)).i as number);
+  blocks
+    .filter((b) => b.startsWith('event: usage'))
+    .map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)) as { i?: number })
+    .filter((m) => m.i !== undefined)
+    .map((m) => m.i!);
 
 describe('the live usage stream under a slow reader', () => {
   test('a reader that stops reading does not make the server buffer the flood; its stream is closed', async () => {

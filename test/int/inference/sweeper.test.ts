@@ -7,6 +7,7 @@ import type { Services } from '../../../src/services';
 import { sweepAbandoned, SweepDeps } from '../../../src/workers/sweeper';
 import type { TestServer } from '../../support/harness';
 import { cleanupPrefix, TEST_REDIS_URL } from '../../support/redis';
+import { eventually, until } from '../../support/wait';
 import { authHeaders, balanceOf, fund, inferenceEvents, seedFundedKey, seedKey, settle } from './support/seed';
 import { ScriptedBackend, startInferenceServer } from './support/server';
 
@@ -123,11 +124,7 @@ test('a live request that the sweeper closed first is not debited twice', async 
       body: JSON.stringify({ context: [{ type: 'Human', text: 'hi' }], config: 'service_3_pi', max_tokens: 5 }),
     });
     // Wait until the request is recorded, then sweep as if it were old.
-    let requested;
-    for (let i = 0; i < 100 && !requested; i++) {
-      requested = (await s.store.readAll()).find((e) => e.type === 'InferenceRequested');
-      if (!requested) await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(async () => (await s.store.readAll()).some((e) => e.type === 'InferenceRequested'), 10_000, 'the request to be recorded');
     expect(await sweepAbandoned(deps(s), { minAgeMs: -60_000 })).toMatchObject({ closed: 1 });
     release();
     const res = await pending;
@@ -148,11 +145,7 @@ test('the BullMQ repeatable job runs the sweep', async () => {
     const key = await seedKey(s);
     await fund(s, key.workspaceId, { usd: '1' });
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
-    let events = await inferenceEvents(s, requestId);
-    for (let i = 0; i < 100 && events.length < 3; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      events = await inferenceEvents(s, requestId);
-    }
+    const events = await eventually(() => inferenceEvents(s, requestId), (e) => e.length >= 3, 15_000);
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
     const jobs = await s.redis.keys(`${s.config.REDIS_PREFIX}bull:inference-sweeper:*`);
     expect(jobs.length).toBeGreaterThan(0);
@@ -170,13 +163,9 @@ test('the sweep schedule comes back after Redis lost its data', async () => {
     // Redis loses everything, the job scheduler included (a FLUSHDB on the service's own prefix)
     await cleanupPrefix(TEST_REDIS_URL, server.prefix);
     // the read models come back first (the projector rebuilds them), then a request is orphaned
-    for (let i = 0; i < 200 && (await s.redis.get(s.ks.ready('balances'))) === null; i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => s.redis.get(s.ks.ready('balances')), (ready) => ready !== null, 15_000);
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
-    let events = await inferenceEvents(s, requestId);
-    for (let i = 0; i < 200 && events.length < 3; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      events = await inferenceEvents(s, requestId);
-    }
+    const events = await eventually(() => inferenceEvents(s, requestId), (e) => e.length >= 3, 15_000);
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
   } finally {
     await server.close();
