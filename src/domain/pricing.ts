@@ -6,11 +6,10 @@ export interface Prices {
   outputNanoUsdPerToken: NanoUsd;
 }
 
-export function cost(prices: Prices, inputTokens: number, outputTokens: number): NanoUsd {
+/**
+ * What `inputTokens` in and `outputTokens` out cost. A debit is the tokens billed; the reservation
+ * held before generating is the most a request can cost: its prompt plus max_tokens of output.
+ */
+export function tokenCost(prices: Prices, inputTokens: number, outputTokens: number): NanoUsd {
   return BigInt(inputTokens) * prices.inputNanoUsdPerToken + BigInt(outputTokens) * prices.outputNanoUsdPerToken;
-}
-
-/** The most a request can cost: its prompt plus max_tokens of output. Reserved before generating. */
-export function maxCost(prices: Prices, promptTokens: number, maxTokens: number): NanoUsd {
-  return cost(prices, promptTokens, maxTokens);
 }

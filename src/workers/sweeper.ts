@@ -8,6 +8,7 @@ import type { Logger } from '../log';
 import { BALANCES } from '../projections/balances/projection';
 import { Reservations } from '../projections/balances/reservations';
 import { Keyspace } from '../projections/keyspace';
+import { ReadModels } from '../projections/read-models';
 import type { Services } from '../services';
 
 /**
@@ -75,7 +76,7 @@ export async function sweepAbandoned(d: SweepDeps, opts: { minAgeMs: number; lim
         }
         break;
       case 'debited': {
-        const gen = (await d.redis.get(d.ks.active(BALANCES))) ?? '0';
+        const gen = await new ReadModels(d.redis, d.ks).gen(BALANCES);
         const checkpoint = BigInt((await d.redis.get(d.ks.checkpoint(BALANCES, gen))) ?? '0');
         if (checkpoint >= decision.position) {
           await reservations.release(workspaceId, requestId);

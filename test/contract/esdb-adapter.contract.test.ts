@@ -9,7 +9,8 @@ import { NotLeaderError, TimeoutError, UnavailableError, UnknownError } from '@e
 import { EsdbEventStore } from '../../src/eventstore/esdb';
 import { StoreUnavailable, WrongExpectedVersion } from '../../src/eventstore/port';
 import type { RecordedEvent } from '../../src/eventstore/port';
-import { Collector, ev, evs, overFake, sleep } from './support/adapters';
+import { Collector, ev, evs, overFake } from './support/adapters';
+import { sleep } from '../support/wait';
 import { FakeEsdbClient } from './support/fake-esdb-client';
 
 function notLeader(): NotLeaderError {

@@ -8,16 +8,9 @@ import { TimeoutError } from '@eventstore/db-client';
 import { EsdbEventStore } from '../../src/eventstore/esdb';
 import { StoreUnavailable } from '../../src/eventstore/port';
 import type { RecordedEvent } from '../../src/eventstore/port';
-import { Collector, ev, evs, overFake, sleep } from './support/adapters';
+import { Collector, ev, evs, overFake } from './support/adapters';
+import { sleep, until } from '../support/wait';
 import { FakeEsdbClient } from './support/fake-esdb-client';
-
-async function until(cond: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(5);
-  }
-}
 
 describe('EventStoreDB unreachable (esdb://127.0.0.1:1?tls=false)', () => {
   test('append, reads, headPosition and ping reject with StoreUnavailable, quickly', async () => {
@@ -41,7 +34,7 @@ describe('EventStoreDB unreachable (esdb://127.0.0.1:1?tls=false)', () => {
       // A subscription keeps retrying (reporting each drop) until it is closed.
       const sub = store.subscribeToAll({ after: 10n });
       const next = sub[Symbol.asyncIterator]().next();
-      await until(() => drops.length >= 2);
+      await until(() => drops.length >= 2, 3_000);
       expect(drops[0]).toBeInstanceOf(StoreUnavailable);
       await sub.close();
       await expect(next).resolves.toEqual({ done: true, value: undefined });
@@ -122,7 +115,7 @@ describe('EsdbEventStore over the fake client: drops and unavailability', () => 
     fake.dropSubscriptions();
     // The subscription is pulled lazily: keep a read pending so it notices the drop.
     const pending = c.take(2, 5_000);
-    await until(() => drops.length >= 5);
+    await until(() => drops.length >= 5, 3_000);
     expect(drops.slice(0, 5).map((d) => d.delayMs)).toEqual([10, 20, 40, 40, 40]);
     expect(drops.every((d) => d.err instanceof StoreUnavailable)).toBe(true);
     // Writes and reads fail meanwhile, as StoreUnavailable.

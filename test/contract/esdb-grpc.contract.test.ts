@@ -8,7 +8,8 @@ import { EsdbEventStore } from '../../src/eventstore/esdb';
 import { StoreUnavailable } from '../../src/eventstore/port';
 import type { AppendResult, NewEvent, RecordedEvent } from '../../src/eventstore/port';
 import { EsdbGrpcServer, EsdbLog, startEsdbGrpcServer } from '../support/esdb-grpc-server';
-import { Collector, ev, namespace, sleep } from './support/adapters';
+import { Collector, ev, namespace } from './support/adapters';
+import { sleep } from '../support/wait';
 
 const open: { close(): Promise<void> }[] = [];
 const servers: EsdbGrpcServer[] = [];

@@ -10,7 +10,8 @@ import type { RecordedEvent } from '../../src/eventstore/port';
 import { PostgresEventStore, PostgresOptions } from '../../src/eventstore/postgres';
 import { MIGRATIONS } from '../../src/eventstore/postgres-schema';
 import { createTestDatabase, TEST_DATABASE_URL, TestDatabase } from '../support/postgres';
-import { Collector, ev, evs, sleep } from './support/adapters';
+import { Collector, ev, evs } from './support/adapters';
+import { sleep } from '../support/wait';
 
 const maybe = TEST_DATABASE_URL ? describe : describe.skip;
 

@@ -10,6 +10,7 @@ import { readSession, sessionTokenOf } from '../accounts/sessions';
 import { membership } from '../../projections/memberships/queries';
 import { PerKeyCap } from '../middleware/limits';
 import { HttpError, zodToDetail } from '../middleware/errors';
+import { EventStreamWriter, sseFrame } from '../sse';
 
 /**
  * GET /v1/workspaces/:ws/usage?granularity=minute|hour|day&from&to&groupBy=key|model
@@ -36,6 +37,9 @@ const usageQuery = z.object({
  * per period; a logout or removal closes the stream within this period of the change being projected.
  */
 export const LIVE_RECHECK_MS = 500;
+
+/** A live stream whose reader is this far behind (about 4,000 usage events) is closed: pub/sub cannot wait for it. */
+export const LIVE_MAX_BEHIND_BYTES = 1024 * 1024;
 
 async function stillAllowed(s: Services, token: string, workspaceId: string, userId: string): Promise<boolean> {
   const [session, m] = await Promise.all([readSession(s, token), membership(s.readModels, workspaceId, userId)]);
@@ -94,26 +98,19 @@ export function usageRoutes(s: Services): Router {
     const ws = workspaceOf(res).workspaceId;
     const user = userOf(res);
     const release = liveCap.acquire(user.userId);
-    res.status(200).set({
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
-    res.flushHeaders();
-    res.write('retry: 3000\n: connected\n\n');
+    const out = new EventStreamWriter(res, LIVE_MAX_BEHIND_BYTES);
     let closed = false;
     let stop: (() => void) | null = null;
-    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    // A ping only when nothing is waiting for the reader: it keeps proxies from timing out an idle stream.
+    const ping = setInterval(() => out.bytesBehind === 0 && out.push(': ping\n\n'), 15_000);
     // Access is not a property of the connection: a logout or a removal ends the stream.
     const token = sessionTokenOf(req)?.token ?? '';
     const recheck = setInterval(() => {
       void stillAllowed(s, token, ws, user.userId).then(
         (ok) => {
           if (!ok && !closed) {
-            res.write('event: closed\ndata: {"detail":"Access to this workspace ended (logged out or removed)"}\n\n');
             end();
-            res.end();
+            out.end(sseFrame({ detail: 'Access to this workspace ended (logged out or removed)' }, 'closed'));
           }
         },
         () => undefined,
@@ -131,10 +128,16 @@ export function usageRoutes(s: Services): Router {
     req.on('close', end);
     res.on('error', end);
     const unlisten = await s.liveUsage.listen(ws, (msg) => {
-      if (!closed) res.write(`event: usage\ndata: ${msg}\n\n`);
+      if (closed || out.push(sseFrame(msg, 'usage'))) return;
+      // Pub/sub cannot wait for this reader: rather than hold an ever longer backlog, end its stream.
+      end();
+      out.end(sseFrame({ detail: 'This stream fell too far behind; reconnect and refetch the usage since then' }, 'closed'));
     });
-    if (closed) unlisten();
-    else stop = unlisten;
+    if (closed) return unlisten();
+    stop = unlisten;
+    // Headers go out only now that the subscription is confirmed: a caller who has the 200 gets
+    // every debit published after it.
+    out.push('retry: 3000\n: connected\n\n');
   });
 
   return r;

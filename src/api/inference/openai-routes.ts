@@ -8,7 +8,7 @@ import { validate } from '../contract';
 import { PATHS } from './paths';
 import { RouteKit, UNRECORDED, upstreamDetail } from './route-kit';
 import { chatCompletions, getModel, listModels, unsupportedChatFeature } from './schemas';
-import { disconnectSignal, EventStreamWriter } from './stream-writer';
+import { disconnectSignal, EventStreamWriter } from '../sse';
 
 /** The OpenAI-compatible routes: chat completions (whole or streamed) and the model list. */
 

@@ -8,7 +8,7 @@ import { HttpError } from '../middleware/errors';
 import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
 import type { Executed, InferenceEngine } from '../../usecases/inference/engine';
 import type { InferenceRateLimiter } from './rate-limit';
-import { disconnectSignal } from './stream-writer';
+import { disconnectSignal } from '../sse';
 
 /** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
 

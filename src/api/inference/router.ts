@@ -6,7 +6,7 @@ import { mountOpenAiRoutes } from './openai-routes';
 import { validate } from '../contract';
 import { routeKit, RouterDeps, UNRECORDED, upstreamDetail } from './route-kit';
 import { inference, streaming } from './schemas';
-import { disconnectSignal, EventStreamWriter } from './stream-writer';
+import { disconnectSignal, EventStreamWriter } from '../sse';
 
 export type { RouterDeps } from './route-kit';
 

@@ -5,6 +5,7 @@ import type { EventStore } from '../../eventstore/port';
 import { BALANCES } from '../../projections/balances/projection';
 import type { Keyspace } from '../../projections/keyspace';
 import { LEDGER } from '../../projections/ledger/projection';
+import { ReadModels } from '../../projections/read-models';
 import type { Services } from '../../services';
 import { allEvents } from './all-events';
 import { out } from './out';
@@ -27,10 +28,6 @@ export interface VerifyReport {
   negative: Array<{ workspaceId: string; lowest: string }>;
 }
 
-async function activeGen(redis: Redis, ks: Keyspace, name: string): Promise<string> {
-  return (await redis.get(ks.active(name))) ?? '0';
-}
-
 async function scanHashes(redis: Redis, pattern: string): Promise<string[]> {
   const keys: string[] = [];
   let cursor = '0';
@@ -44,17 +41,17 @@ async function scanHashes(redis: Redis, pattern: string): Promise<string[]> {
 
 /** Reads one projection's per-workspace state together with its checkpoint (retried while it moves). */
 async function snapshot(
-  redis: Redis,
-  ks: Keyspace,
+  models: ReadModels,
   name: string,
   read: (gen: string) => Promise<Map<string, Record<string, string>>>,
 ): Promise<{ checkpoint: bigint; state: Map<string, Record<string, string>> }> {
+  const { redis, ks } = models;
   for (let attempt = 0; ; attempt++) {
-    const gen = await activeGen(redis, ks, name);
+    const gen = await models.gen(name);
     const cp1 = (await redis.get(ks.checkpoint(name, gen))) ?? '0';
     const state = await read(gen);
     const cp2 = (await redis.get(ks.checkpoint(name, gen))) ?? '0';
-    const gen2 = await activeGen(redis, ks, name);
+    const gen2 = await models.gen(name);
     if ((cp1 === cp2 && gen === gen2) || attempt >= 20) return { checkpoint: BigInt(cp2), state };
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -66,7 +63,8 @@ async function snapshot(
  * ledger projection's running balance, each at the position that projection had reached.
  */
 export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace): Promise<VerifyReport> {
-  const balances = await snapshot(redis, ks, BALANCES, async (gen) => {
+  const models = new ReadModels(redis, ks);
+  const balances = await snapshot(models, BALANCES, async (gen) => {
     const prefix = ks.rm(BALANCES, gen, 'ws', '');
     const keys = await scanHashes(redis, `${prefix}*`);
     const out = new Map<string, Record<string, string>>();
@@ -76,7 +74,7 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
     keys.forEach((k, i) => out.set(k.slice(prefix.length), (res[i]?.[1] as Record<string, string>) ?? {}));
     return out;
   });
-  const ledger = await snapshot(redis, ks, LEDGER, async (gen) => {
+  const ledger = await snapshot(models, LEDGER, async (gen) => {
     const prefix = ks.rm(LEDGER, gen, 'ws', '');
     const keys = (await scanHashes(redis, `${prefix}*:balance`)).filter((k) => k.endsWith(':balance'));
     const out = new Map<string, Record<string, string>>();

@@ -1,6 +1,6 @@
 import type { EventRecord } from '../event';
 import type { NanoUsd } from '../money';
-import { cost, maxCost, Prices } from '../pricing';
+import { Prices, tokenCost } from '../pricing';
 import type {
   Endpoint,
   FinishReason,
@@ -37,11 +37,6 @@ export interface RequestFacts {
   promptTokens: number;
   maxTokens: number;
   webSearch: boolean;
-}
-
-/** Held before generating: the prompt plus max_tokens of output, at the configured prices. */
-export function reservationFor(prices: Prices, promptTokens: number, maxTokens: number): NanoUsd {
-  return maxCost(prices, promptTokens, maxTokens);
 }
 
 export function requested(facts: RequestFacts, reserved: NanoUsd): InferenceRequested {
@@ -91,10 +86,10 @@ export function billedTokens(
   if (outcome.finishReason === 'upstream_error' && output === 0) input = 0;
   if (outcome.finishReason === 'abandoned') output = 0;
   if (outcome.finishReason === 'store_unavailable') input = output = 0;
-  if (cost(prices, input, output) > reserved) {
+  if (tokenCost(prices, input, output) > reserved) {
     const out = prices.outputNanoUsdPerToken;
-    while (output > 0 && cost(prices, input, output) > reserved) output -= 1;
-    if (cost(prices, input, output) > reserved && prices.inputNanoUsdPerToken > 0n) {
+    while (output > 0 && tokenCost(prices, input, output) > reserved) output -= 1;
+    if (tokenCost(prices, input, output) > reserved && prices.inputNanoUsdPerToken > 0n) {
       input = Number((reserved - BigInt(output) * out) / prices.inputNanoUsdPerToken);
     }
   }
@@ -128,7 +123,7 @@ export function completed(
         ...base,
         inputPriceNanoUsd: prices.inputNanoUsdPerToken.toString(),
         outputPriceNanoUsd: prices.outputNanoUsdPerToken.toString(),
-        amountNanoUsd: cost(prices, billed.inputTokens, billed.outputTokens).toString(),
+        amountNanoUsd: tokenCost(prices, billed.inputTokens, billed.outputTokens).toString(),
       },
     },
   ];

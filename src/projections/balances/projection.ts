@@ -48,6 +48,8 @@ export const balancesProjection: Projection = {
         tx.multi.hincrby(key, 'balance', (-BigInt(debit.amountNanoUsd)).toString()).hincrby(key, 'debited', debit.amountNanoUsd);
         tx.multi.hincrby(tx.key('key-spend', debit.keyId), budgetMonth(event.created), debit.amountNanoUsd);
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
+        // The same script Reservations.release runs by SHA, sent here as EVAL: inside MULTI a NOSCRIPT
+        // (script cache flushed) would fail this one command while the debit and checkpoint commit.
         tx.multi.eval(RELEASE, 3, ...releaseArgs(k, debit.workspaceId, debit.requestId));
         break;
       }

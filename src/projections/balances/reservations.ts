@@ -96,6 +96,10 @@ return {1, balance, held}`;
  * applies the request's TokensDebited, in the same MULTI as the debit and the key's spend.
  * KEYS: resv:{wsId}, resv-total:{wsId}, resv-open; ARGV: requestId, "wsId:requestId",
  * resv-key:{wsId}, resv-key-total: prefix.
+ *
+ * Idempotent: a second release (sweeper and projector, a replayed debit) frees nothing. The ZREM is
+ * outside `if amt` on purpose: whatever state it finds, the request leaves no trace, so an index
+ * entry whose hold Redis lost (eviction, a partial restore) is swept once instead of on every sweep.
  */
 export const RELEASE = `
 local amt = redis.call('HGET', KEYS[1], ARGV[1])

@@ -7,7 +7,8 @@ import type { Redis } from 'ioredis';
  */
 export class LiveUsageHub {
   private sub: Promise<Redis> | null = null;
-  private readonly listeners = new Map<string, Set<(msg: string) => void>>();
+  /** Per channel: its listeners, and the SUBSCRIBE they wait for. */
+  private readonly channels = new Map<string, { fns: Set<(msg: string) => void>; ready: Promise<void> }>();
 
   constructor(
     /** Opens the subscriber connection (closed with the services). */
@@ -20,7 +21,7 @@ export class LiveUsageHub {
     if (!this.sub) {
       this.sub = this.connect().then((r) => {
         r.on('message', (channel: string, msg: string) => {
-          for (const fn of this.listeners.get(channel) ?? []) fn(msg);
+          for (const fn of this.channels.get(channel)?.fns ?? []) fn(msg);
         });
         return r;
       });
@@ -29,22 +30,36 @@ export class LiveUsageHub {
     return this.sub;
   }
 
-  /** Calls `fn` with each debit published for the workspace; the returned function stops it. */
+  /**
+   * Calls `fn` with each debit published for the workspace, from the moment this resolves: it
+   * resolves once Redis has confirmed the subscription. `fn` is registered before the SUBSCRIBE is
+   * sent, because Redis may deliver a message in the same read as its confirmation, before an
+   * `await` here would resume. The returned function stops it.
+   */
   async listen(workspaceId: string, fn: (msg: string) => void): Promise<() => void> {
     const channel = this.channelOf(workspaceId);
     const r = await this.connection();
-    let set = this.listeners.get(channel);
-    if (!set) {
-      this.listeners.set(channel, (set = new Set()));
-      await r.subscribe(channel);
+    let c = this.channels.get(channel);
+    if (!c) {
+      const entry = { fns: new Set<(msg: string) => void>(), ready: r.subscribe(channel).then(() => undefined) };
+      entry.ready.catch(() => {
+        if (this.channels.get(channel) === entry) this.channels.delete(channel);
+      });
+      this.channels.set(channel, (c = entry));
     }
-    set.add(fn);
-    return () => {
-      set!.delete(fn);
-      if (set!.size === 0) {
-        this.listeners.delete(channel);
-        void r.unsubscribe(channel).catch(() => undefined);
-      }
+    const entry = c;
+    entry.fns.add(fn);
+    const stop = () => {
+      if (!entry.fns.delete(fn) || entry.fns.size > 0 || this.channels.get(channel) !== entry) return;
+      this.channels.delete(channel);
+      void r.unsubscribe(channel).catch(() => undefined);
     };
+    try {
+      await entry.ready;
+    } catch (err) {
+      stop();
+      throw err;
+    }
+    return stop;
   }
 }

@@ -6,11 +6,10 @@ import {
   CONTEXT_WINDOW_TOKENS,
   RequestFacts,
   requested,
-  reservationFor,
 } from '../../domain/inference/metering';
 import { DomainError } from '../../domain/errors';
 import { formatUsd, NanoUsd } from '../../domain/money';
-import type { Prices } from '../../domain/pricing';
+import { Prices, tokenCost } from '../../domain/pricing';
 import { streams } from '../../domain/streams';
 import { EventMetadata, NewEvent, WrongExpectedVersion } from '../../eventstore/port';
 import type { ModelBackend } from '../../inference/backend';
@@ -142,7 +141,8 @@ export class InferenceEngine {
       maxTokens: request.maxTokens,
       webSearch: searched,
     };
-    const reserved = reservationFor(this.opts.prices, promptTokens, request.maxTokens);
+    // Held before generating: the most it can cost, the prompt plus max_tokens of output.
+    const reserved = tokenCost(this.opts.prices, promptTokens, request.maxTokens);
     const held = await unavailableOnFailure(() =>
       this.opts.reservations.reserve(key.workspaceId, requestId, reserved, now.getTime(), {
         keyId: key.keyId,

@@ -160,7 +160,6 @@ export function evs(n: number, type = 'Thing'): NewEvent[] {
   return Array.from({ length: n }, (_, i) => ev(type, { i }));
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Pulls from a subscription until `n` events that match `keep` arrived (others are skipped), or fails

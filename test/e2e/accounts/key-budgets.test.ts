@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { reservationFor } from '../../../src/domain/inference/metering';
+import { tokenCost } from '../../../src/domain/pricing';
 import { formatUsd, parseUsd } from '../../../src/domain/money';
 import { balancesProjection } from '../../../src/projections/balances/projection';
 import { Reservations } from '../../../src/projections/balances/reservations';
@@ -160,7 +160,7 @@ describe('a key budget at the inference endpoints', () => {
   test('60 parallel requests at the edge of a budget: spend + holds never pass it, the rest get 402, spend shows in the key list', async () => {
     const s = server.services;
     const promptTokens = countTokens(renderPrompt({ config: 'service_3_pi', context, metadata: {}, now: new Date() }).text);
-    const perRequest = reservationFor({ inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n }, promptTokens, MAX_TOKENS);
+    const perRequest = tokenCost({ inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n }, promptTokens, MAX_TOKENS);
     const budget = perRequest * 6n - 1n; // five holds fit at once, a sixth does not
     const key = await newKey(ann, team, 'edge key');
     await patch(ann, team, key.keyId, { monthlyBudget: formatUsd(budget) }).expect(200);

@@ -3,9 +3,10 @@ import { streams } from '../../../src/domain/streams';
 import { usd } from '../../../src/domain/money';
 import type { Queue } from 'bullmq';
 import { bullPrefix, ReloadJobData, reloadQueue } from '../../../src/workers/auto-reload';
-import { until } from '../../support/fixtures/env';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, fundedUser, newUser, TestUser } from './helpers';
+import { debit } from '../../support/debit';
+import { eventually, until } from '../../support/wait';
 
 let server: TestServer;
 let jobs: Queue<ReloadJobData>;
@@ -42,41 +43,6 @@ const putAutoReload = (u: TestUser, ws: string, body: Record<string, unknown>) =
   api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send(body);
 
 /** A debit as the inference path writes it (appended straight to the store). */
-async function debit(ws: string, amountNano: bigint) {
-  const requestId = randomUUID();
-  const r = await server.services.store.append(
-    streams.inference(requestId),
-    [
-      {
-        id: randomUUID(),
-        type: 'TokensDebited',
-        data: {
-          requestId,
-          workspaceId: ws,
-          keyId: 'key-1',
-          config: 'service_3_pi',
-          inputTokens: 1,
-          outputTokens: 1,
-          inputPriceNanoUsd: '2500',
-          outputPriceNanoUsd: '10000',
-          amountNanoUsd: amountNano.toString(),
-        },
-      },
-    ],
-    { expectedRevision: 'no_stream' },
-  );
-  await server.services.progress.waitFor(r.position, 5000);
-}
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const billingTypes = async (ws: string) => (await server.services.store.readStream(streams.billing(ws))).map((e) => e.type);
 
 describe('auto-reload (sandbox gateway, worker in-process)', () => {
@@ -126,9 +92,9 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
       { expectedRevision: events[events.length - 1].revision },
     );
     await server.services.progress.waitFor(legacy.position, 5000);
-    await debit(ws, usd(85)); // 100 → 15: one reload → 35
+    await debit(server.services, ws, { amountNanoUsd: usd(85) }); // 100 → 15: one reload → 35
     await eventually(() => billing(server, u, ws), (r) => r.body.reloaded === '20' && r.body.autoReload.status === 'active');
-    for (let i = 0; i < 10; i++) await debit(ws, 400_000n); // 0.0004 USD each
+    for (let i = 0; i < 10; i++) await debit(server.services, ws, { amountNanoUsd: 400_000n }); // 0.0004 USD each
     await quiet(ws);
     expect((await billingTypes(ws)).filter((t) => t === 'AutoReloadTriggered')).toHaveLength(1);
   });
@@ -137,7 +103,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const u = await fundedUser(server);
     const ws = u.personalWs;
     expect((await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50', monthlyCap: '200' })).status).toBe(200);
-    await debit(ws, usd(60)); // 100 → 40
+    await debit(server.services, ws, { amountNanoUsd: usd(60) }); // 100 → 40
     const after = await eventually(
       () => billing(server, u, ws),
       (r) => r.body.balance === '90',
@@ -172,7 +138,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     // The monthly cap: 50 reloaded + 50 more would be 100 ≤ 200; then 150, 200, and no more.
     for (let i = 0; i < 3; i++) {
       const before = (await billing(server, u, ws)).body.reloaded;
-      await debit(ws, usd(50));
+      await debit(server.services, ws, { amountNanoUsd: usd(50) });
       await eventually(
         () => billing(server, u, ws),
         (r) => r.body.reloaded !== before && r.body.autoReload.status !== 'reloading',
@@ -180,7 +146,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     }
     // The fourth would pass the cap: it must not reload (a 1.5 s wait for a reload that must not come
     // could also end before the third reload had landed, on a loaded machine).
-    await debit(ws, usd(50));
+    await debit(server.services, ws, { amountNanoUsd: usd(50) });
     await quiet(ws);
     const capped = await billing(server, u, ws);
     expect(capped.body.autoReload.reloadedThisMonth).toBe('200');
@@ -192,7 +158,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const ws = u.personalWs;
     await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50' });
     await attach(server, u, ws, 'pm_card_chargeDeclined');
-    await debit(ws, usd(70));
+    await debit(server.services, ws, { amountNanoUsd: usd(70) });
     const suspended = await eventually(
       () => billing(server, u, ws),
       (r) => r.body.autoReload?.status === 'suspended',
@@ -206,7 +172,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     ]);
 
     // More debits do not retry the card: no retry storm.
-    await debit(ws, usd(1));
+    await debit(server.services, ws, { amountNanoUsd: usd(1) });
     await quiet(ws);
     expect((await billingTypes(ws)).filter((t) => t === 'AutoReloadTriggered')).toHaveLength(1);
 
@@ -225,7 +191,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const ws = u.personalWs;
     await attach(server, u, ws, 'pm_card_authenticationRequired');
     await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50' });
-    await debit(ws, usd(60));
+    await debit(server.services, ws, { amountNanoUsd: usd(60) });
     const s = await eventually(
       () => billing(server, u, ws),
       (r) => r.body.autoReload?.status === 'suspended',
@@ -242,7 +208,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const u = await fundedUser(server);
     const ws = u.personalWs;
     await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50' });
-    await debit(ws, usd(70));
+    await debit(server.services, ws, { amountNanoUsd: usd(70) });
     await eventually(() => billing(server, u, ws), (r) => r.body.balance === '80');
     const before = (await billing(server, u, ws)).body;
     const head = await server.services.store.headPosition();

@@ -1,6 +1,7 @@
 import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, deposit, newUser } from './helpers';
+import { eventually } from '../../support/wait';
 
 /**
  * The whole money path over HTTP, with the real inference endpoint: card → initial deposit → key →
@@ -11,15 +12,6 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server?.close());
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('deposit, key, inference debits, ledger, usage and an auto-reload, all exact', async () => {
   const u = await newUser(server, 'money');

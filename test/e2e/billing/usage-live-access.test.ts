@@ -1,33 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { isProbe, untilLiveSubscribed } from '../../support/live-usage';
 import { addMember, createWorkspace } from '../accounts/helpers';
 import { api, newUser, TestUser } from './helpers';
+import { debit } from '../../support/debit';
+import { until } from '../../support/wait';
 
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({ LIVE_STREAMS_PER_USER: '2' });
 });
 afterAll(() => server?.close());
-
-async function debit(ws: string) {
-  const requestId = randomUUID();
-  const r = await server.services.store.append(
-    streams.inference(requestId),
-    [
-      {
-        id: randomUUID(),
-        type: 'TokensDebited',
-        data: { requestId, workspaceId: ws, keyId: 'k', config: 'service_3_pi', inputTokens: 1, outputTokens: 1, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: '12500' },
-      },
-    ],
-    { expectedRevision: 'no_stream' },
-  );
-  await server.services.progress.waitFor(r.position, 5000);
-  return requestId;
-}
 
 interface Live {
   status: number;
@@ -69,6 +52,38 @@ async function openLive(u: TestUser, ws: string): Promise<Live> {
 const within = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms))]);
 
+describe('the live usage stream subscribes before it answers', () => {
+  test('the 200 comes only once the subscription is confirmed, so a debit made after it is pushed', async () => {
+    const u = await newUser(server, 'livesubscribe');
+    const hub = server.services.liveUsage;
+    const listen = hub.listen.bind(hub);
+    let confirmedAt = 0;
+    // A slow SUBSCRIBE (a loaded Redis): if the headers went out first, they would arrive before it.
+    hub.listen = async (ws, fn) => {
+      await new Promise((r) => setTimeout(r, 300));
+      const stop = await listen(ws, fn);
+      confirmedAt = Date.now();
+      return stop;
+    };
+    const req = http.get(`${server.url}/v1/workspaces/${u.personalWs}/usage/live`, { headers: u.auth });
+    try {
+      const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
+      const answeredAt = Date.now();
+      expect(res.statusCode).toBe(200);
+      expect(confirmedAt).toBeGreaterThan(0);
+      expect(answeredAt).toBeGreaterThanOrEqual(confirmedAt);
+      const blocks: string[] = [];
+      res.on('data', (d: Buffer) => blocks.push(...d.toString().split('\n\n')));
+      // No probe: the 200 itself is the guarantee.
+      await debit(server.services, u.personalWs, { keyId: 'k' });
+      await until(() => blocks.some((b) => b.includes('event: usage')), 10_000, 'the debit to be pushed');
+    } finally {
+      req.destroy();
+      hub.listen = listen;
+    }
+  });
+});
+
 describe('the live usage stream follows access, not the connection', () => {
   test('a member removed while streaming: the stream closes at the next recheck and carries nothing after', async () => {
     const admin = await newUser(server, 'liveadmin');
@@ -77,7 +92,7 @@ describe('the live usage stream follows access, not the connection', () => {
     await addMember(server, admin, ws, member);
     const live = await openLive(member, ws);
     expect(live.status).toBe(200);
-    await debit(ws);
+    await debit(server.services, ws, { keyId: 'k' });
     const removed = await api(server).delete(`/v1/workspaces/${ws}/members/${member.userId}`).set(admin.auth);
     expect(removed.status).toBe(204);
     const removedAt = Date.now();
@@ -85,7 +100,7 @@ describe('the live usage stream follows access, not the connection', () => {
     // of seconds under load; without the recheck the stream would stay open for good.
     const endedAt = await within(live.ended, 10_000);
     expect(endedAt - removedAt).toBeLessThan(5000);
-    await debit(ws);
+    await debit(server.services, ws, { keyId: 'k' });
     expect(live.usage).toHaveLength(1);
     expect(live.blocks.some((b) => b.startsWith('event: closed'))).toBe(true);
   });
@@ -97,7 +112,7 @@ describe('the live usage stream follows access, not the connection', () => {
     const loggedOutAt = Date.now();
     const endedAt = await within(live.ended, 10_000);
     expect(endedAt - loggedOutAt).toBeLessThan(5000); // see above: a second when quiet
-    await debit(u.personalWs);
+    await debit(server.services, u.personalWs, { keyId: 'k' });
     expect(live.usage).toHaveLength(0);
   });
 

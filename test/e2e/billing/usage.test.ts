@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { isProbe, untilLiveSubscribed } from '../../support/live-usage';
 import { api, newUser, TestUser } from './helpers';
+import { debit } from '../../support/debit';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -11,33 +11,15 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-async function debit(ws: string, keyId: string, config: string, input: number, output: number) {
-  const requestId = randomUUID();
-  const amount = BigInt(input) * 2500n + BigInt(output) * 10000n;
-  const r = await server.services.store.append(
-    streams.inference(requestId),
-    [
-      {
-        id: randomUUID(),
-        type: 'TokensDebited',
-        data: { requestId, workspaceId: ws, keyId, config, inputTokens: input, outputTokens: output, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: amount.toString() },
-      },
-    ],
-    { expectedRevision: 'no_stream' },
-  );
-  await server.services.progress.waitFor(r.position, 5000);
-  return requestId;
-}
-
 const usage = (u: TestUser, ws: string, q: string) => api(server).get(`/v1/workspaces/${ws}/usage?${q}`).set(u.auth);
 
 describe('usage series', () => {
   test('minute, hour and day buckets (UTC) with requests, tokens and exact cost; grouped by key and model', async () => {
     const u = await newUser(server, 'usage');
     const ws = u.personalWs;
-    await debit(ws, 'key-a', 'service_3_pi', 100, 10); // 0.00035 USD
-    await debit(ws, 'key-a', 'service_3_productivity', 1000, 200); // 0.0045
-    await debit(ws, 'key-b', 'service_3_pi', 1, 1); // 0.0000125
+    await debit(server.services, ws, { keyId: 'key-a', config: 'service_3_pi', inputTokens: 100, outputTokens: 10 }); // 0.00035 USD
+    await debit(server.services, ws, { keyId: 'key-a', config: 'service_3_productivity', inputTokens: 1000, outputTokens: 200 }); // 0.0045
+    await debit(server.services, ws, { keyId: 'key-b', config: 'service_3_pi', inputTokens: 1, outputTokens: 1 }); // 0.0000125
     const total = await usage(u, ws, 'granularity=minute');
     expect(total.status).toBe(200);
     expect(total.body.granularity).toBe('minute');
@@ -103,9 +85,9 @@ describe('usage series', () => {
       }),
     );
     await untilLiveSubscribed(server.services, ws, () => probes);
-    const a = await debit(ws, 'key-live', 'service_3_pi', 10, 5);
-    await debit(randomUUID(), 'other-ws', 'service_3_pi', 1, 1); // another workspace: not pushed here
-    const b = await debit(ws, 'key-live', 'service_3_productivity', 20, 0);
+    const a = await debit(server.services, ws, { keyId: 'key-live', config: 'service_3_pi', inputTokens: 10, outputTokens: 5 });
+    await debit(server.services, randomUUID(), { keyId: 'other-ws', config: 'service_3_pi', inputTokens: 1, outputTokens: 1 }); // another workspace: not pushed here
+    const b = await debit(server.services, ws, { keyId: 'key-live', config: 'service_3_productivity', inputTokens: 20, outputTokens: 0 });
     await got;
     req.destroy();
     const events = received.map((blk) => JSON.parse(blk.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));

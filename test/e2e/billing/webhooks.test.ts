@@ -3,10 +3,10 @@ import { streams } from '../../../src/domain/streams';
 import { stripeWebhook } from '../../../src/api/webhooks/schemas';
 import { bullPrefix, reloadQueue } from '../../../src/workers/auto-reload';
 import { expectMatchesContract } from '../../support/contract';
-import { until } from '../../support/fixtures/env';
 import { startTestServer, TestServer } from '../../support/harness';
 import { StripeWireServer, WebhookEvent } from '../../support/stripe-server';
 import { api, attach, billing, deposit, newUser, TestUser } from './helpers';
+import { eventually, until } from '../../support/wait';
 
 /** Stripe mode: the real SDK against the local Stripe-wire server, which also sends the webhooks. */
 const SECRET = 'whsec_test_tollgate';
@@ -35,15 +35,6 @@ afterAll(async () => {
 const onCharge = (r: { method: string; path: string }) => r.method === 'POST' && r.path === '/v1/payment_intents';
 const depositEvents = async (ws: string) =>
   (await server.services.store.readStream(streams.billing(ws))).filter((e) => e.type.startsWith('Deposit')).map((e) => e.type);
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 async function cardHolder(): Promise<TestUser> {
   const u = await newUser(server, 'stripe');

@@ -1,4 +1,4 @@
-import { reservationFor } from '../../../src/domain/inference/metering';
+import { tokenCost } from '../../../src/domain/pricing';
 import { renderPrompt } from '../../../src/inference/prompt';
 import { countTokens } from '../../../src/inference/tokenizer';
 import { Reservations } from '../../../src/projections/balances/reservations';
@@ -17,7 +17,7 @@ test('500 parallel requests on a balance that covers about half: never below zer
   const context = [{ type: 'Human' as const, text: 'Write me a short, friendly greeting.' }];
   const maxTokens = 50;
   const promptTokens = countTokens(renderPrompt({ config: 'service_3_pi', context, metadata: {}, now: new Date() }).text);
-  const perRequest = reservationFor({ inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n }, promptTokens, maxTokens);
+  const perRequest = tokenCost({ inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n }, promptTokens, maxTokens);
   const initial = perRequest * 250n;
   const key = await seedFundedKey(s, { nano: initial, rateLimit: 100_000 });
 

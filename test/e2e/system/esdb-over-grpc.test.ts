@@ -9,6 +9,7 @@ import { describeStartupError } from '../../../src/main';
 import { startTestServer, TestServer } from '../../support/harness';
 import { EsdbGrpcServer, startEsdbGrpcServer } from '../../support/esdb-grpc-server';
 import { api, attach, billing, deposit, newUser } from '../billing/helpers';
+import { eventually } from '../../support/wait';
 
 let esdb: EsdbGrpcServer;
 let server: TestServer;
@@ -21,15 +22,6 @@ afterAll(async () => {
   await server?.close();
   await esdb?.stop();
 });
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const ask = (secret: string, i: number) =>
   api(server)
@@ -55,7 +47,7 @@ test('money path over gRPC, then the store dies and comes back: 503s while down,
   await esdb.restart();
 
   for (let i = 3; i < 5; i++) {
-    const r = await eventually(() => ask(key.body.secret, i), (x) => x.status === 200);
+    const r = await eventually(() => ask(key.body.secret, i), (x) => x.status === 200, 15_000);
     expect(r.status).toBe(200);
   }
 
@@ -70,6 +62,7 @@ test('money path over gRPC, then the store dies and comes back: 503s while down,
   const b = await eventually(
     () => billing(server, u, ws),
     (r) => r.body.spent === formatUsd(spent) && r.body.reserved === '0',
+    15_000,
   );
   expect(b.body.spent).toBe(formatUsd(spent));
   expect(b.body.balance).toBe(formatUsd(100_000_000_000n - spent));

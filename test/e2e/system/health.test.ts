@@ -8,6 +8,7 @@ import { appendFx, fxExpected, fxLedger, fxModule, fxSnapshot } from '../../supp
 import { healthz, readyz } from '../../../src/api/system/schemas';
 import { expectMatchesContract } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
+import { until } from '../../support/wait';
 
 jest.setTimeout(60_000);
 
@@ -37,14 +38,6 @@ async function dataDirWithEvents(n: number): Promise<string> {
 async function get(url: string): Promise<{ status: number; body: any }> {
   const res = await fetch(url);
   return { status: res.status, body: await res.json() };
-}
-
-async function eventually(fn: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('system routes', () => {
@@ -80,7 +73,7 @@ describe('system routes', () => {
     expect((await get(`${s.url}/healthz`)).status).toBe(200);
 
     blocked = false;
-    await eventually(async () => (await get(`${s.url}/readyz`)).status === 200);
+    await until(async () => (await get(`${s.url}/readyz`)).status === 200, 15_000);
     const { gen: _g, ...model } = await fxSnapshot(s.services.redis, s.services.ks);
     expect(model).toEqual(fxExpected(await s.services.store.readAll()));
   });
@@ -104,7 +97,7 @@ describe('system routes', () => {
     });
     await runner.start();
     try {
-      await eventually(async () => (await get(`${s.url}/readyz`)).status === 200);
+      await until(async () => (await get(`${s.url}/readyz`)).status === 200, 15_000);
     } finally {
       await runner.stop();
     }

@@ -8,6 +8,7 @@ import { createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
+import { until } from '../../support/wait';
 
 // A child that compiles src/main.ts with tsx takes seconds when quiet, and has taken over 40 s to
 // listen under a load of 30: the bounds below are for that, not for what the tests check.
@@ -38,14 +39,6 @@ function service(env: Record<string, string>): { child: ChildProcess; out: () =>
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return { child, out: () => out, exited };
-}
-
-async function until(fn: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function listen(server: Server): Promise<number> {

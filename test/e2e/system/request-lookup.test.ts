@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/domain/streams';
-import { until } from '../../support/fixtures/env';
+import { until } from '../../support/wait';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, newUser } from '../accounts/helpers';
 

@@ -13,6 +13,7 @@ import { getBalance } from '../../../src/projections/balances/queries';
 import { Reservations } from '../../../src/projections/balances/reservations';
 import { startTestServer, TestServer } from '../../support/harness';
 import { authHeaders, fund, seedKey } from '../../int/inference/support/seed';
+import { until } from '../../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -21,16 +22,6 @@ beforeAll(async () => {
   server = await startTestServer({ SWEEPER_ENABLED: 'false', DEMO_TOKEN_DELAY_MS: '200' });
 });
 afterAll(() => server?.close());
-
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('a reply that cannot be recorded: 503, not ready, and the caller pays nothing', async () => {
   const s = server.services;

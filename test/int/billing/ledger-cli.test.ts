@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, deposit, newUser, TestUser } from '../../e2e/billing/helpers';
+import { debit } from '../../support/debit';
 
 /** `tollgate ledger …` as finance runs it: the real CLI in its own process, over the service's store and Redis. */
 let server: TestServer;
@@ -19,28 +20,12 @@ function tollgate(...args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-async function debit(ws: string, amountNano: bigint) {
-  const requestId = randomUUID();
-  const r = await server.services.store.append(
-    streams.inference(requestId),
-    [
-      {
-        id: randomUUID(),
-        type: 'TokensDebited',
-        data: { requestId, workspaceId: ws, keyId: 'key-1', config: 'service_3_pi', inputTokens: 4, outputTokens: 2, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: amountNano.toString() },
-      },
-    ],
-    { expectedRevision: 'no_stream' },
-  );
-  await server.services.progress.waitFor(r.position, 5000);
-}
-
 beforeAll(async () => {
   server = await startTestServer();
   u = await newUser(server, 'finance');
   await attach(server, u, u.personalWs);
   await deposit(server, u, u.personalWs, '100');
-  await debit(u.personalWs, 30_000n); // 0.00003 USD
+  await debit(server.services, u.personalWs, { amountNanoUsd: 30_000n, inputTokens: 4, outputTokens: 2 }); // 0.00003 USD
   await deposit(server, u, u.personalWs, '10.25');
   const res = await api(server).get(`/v1/workspaces/${u.personalWs}/billing`).set(u.auth);
   expect(res.body.balance).toBe('110.24997');

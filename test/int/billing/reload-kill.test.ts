@@ -13,7 +13,7 @@ import { StripeGateway } from '../../../src/payments/stripe';
 import { getBalance } from '../../../src/projections/balances/queries';
 import { reconcile, verifyLedger } from '../../../src/cli/ledger';
 import { bullPrefix, reloadQueue } from '../../../src/workers/auto-reload';
-import { until } from '../../support/fixtures/env';
+import { until } from '../../support/wait';
 import { startTestServer, TestServer } from '../../support/harness';
 import { bundleChild, Child } from '../../support/child-process';
 import { StripeWireServer } from '../../support/stripe-server';

@@ -4,6 +4,7 @@ import { usd } from '../../../src/domain/money';
 import { Reservations } from '../../../src/projections/balances/reservations';
 import { getBalance } from '../../../src/projections/balances/queries';
 import { coreReadModels } from '../../../src/projections/core-module';
+import { debitData } from '../../support/debit';
 import { startTestServer, TestServer } from '../../support/harness';
 
 let server: TestServer;
@@ -77,6 +78,40 @@ describe('reservations against the projected balance', () => {
     expect(await resv.held(ws)).toBe(0n);
     expect((await resv.openBefore(10)).filter((o) => o.workspaceId === ws)).toEqual([]);
     expect((await resv.reserve(ws, randomUUID(), usd(2) - 75000n, 4)).ok).toBe(true);
+  });
+
+  // One RELEASE script for the api (Reservations.release) and the projector (TokensDebited): it
+  // frees the hold once, and always drops the sweeper's index entry, whatever state it finds.
+  it('a hold released twice, or released and then debited, is freed once', async () => {
+    const ws = randomUUID();
+    await deposit(ws, usd(3));
+    const resv = new Reservations(server.services.redis, server.services.ks);
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of [a, b, c]) expect((await resv.reserve(ws, id, usd(1), 1, { keyId: 'k-twice', month: '2026-11' })).ok).toBe(true);
+    await resv.release(ws, a);
+    await resv.release(ws, a);
+    expect(await resv.held(ws)).toBe(usd(2));
+    expect(await resv.heldByKey(ws, 'k-twice')).toBe(usd(2));
+    // The sweeper released b, then the request's own debit is projected: nothing is freed twice.
+    await resv.release(ws, b);
+    await append(streams.inference(b), 'TokensDebited', debitData(ws, { requestId: b, keyId: 'k-twice' }));
+    expect(await resv.held(ws)).toBe(usd(1));
+    expect(await resv.heldByKey(ws, 'k-twice')).toBe(usd(1));
+    expect((await resv.openBefore(10)).filter((o) => o.workspaceId === ws)).toEqual([{ workspaceId: ws, requestId: c }]);
+  });
+
+  it("the sweeper's index entry goes with the debit even when the hold itself was lost", async () => {
+    const ws = randomUUID();
+    await deposit(ws, usd(1));
+    const resv = new Reservations(server.services.redis, server.services.ks);
+    const [a, b] = [randomUUID(), randomUUID()];
+    expect((await resv.reserve(ws, a, 1000n, 1)).ok).toBe(true);
+    expect((await resv.reserve(ws, b, 1000n, 1)).ok).toBe(true);
+    // Redis lost the holds but kept the index (eviction under allkeys-*, a partial restore).
+    await server.services.redis.del(server.services.ks.shared('resv', ws));
+    await append(streams.inference(a), 'TokensDebited', debitData(ws, { requestId: a }));
+    await resv.release(ws, b);
+    expect((await resv.openBefore(10)).filter((o) => o.workspaceId === ws)).toEqual([]);
   });
 
   it('compares amounts beyond 2^53 nano-USD exactly', async () => {

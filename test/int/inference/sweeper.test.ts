@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { requested, reservationFor } from '../../../src/domain/inference/metering';
+import { requested } from '../../../src/domain/inference/metering';
+import { tokenCost } from '../../../src/domain/pricing';
 import { streams } from '../../../src/domain/streams';
 import { Reservations } from '../../../src/projections/balances/reservations';
 import type { Services } from '../../../src/services';
 import { sweepAbandoned, SweepDeps } from '../../../src/workers/sweeper';
 import type { TestServer } from '../../support/harness';
 import { cleanupPrefix, TEST_REDIS_URL } from '../../support/redis';
+import { eventually, until } from '../../support/wait';
 import { authHeaders, balanceOf, fund, inferenceEvents, seedFundedKey, seedKey, settle } from './support/seed';
 import { ScriptedBackend, startInferenceServer } from './support/server';
 
@@ -19,7 +21,7 @@ function deps(s: Services): SweepDeps {
 /** A request whose process died: held, maybe recorded, never completed. */
 async function orphan(s: Services, workspaceId: string, opts: { recorded: boolean; ageMs: number }) {
   const requestId = randomUUID();
-  const reserved = reservationFor(prices, 100, 50);
+  const reserved = tokenCost(prices, 100, 50);
   const r = await new Reservations(s.redis, s.ks).reserve(workspaceId, requestId, reserved, Date.now() - opts.ageMs);
   expect(r.ok).toBe(true);
   if (opts.recorded) {
@@ -59,7 +61,7 @@ describe('sweepAbandoned', () => {
 
     await settle(s);
     // The projector applied the debit and released its hold; only the young request still holds.
-    expect(await reservations.held(key.workspaceId)).toBe(reservationFor(prices, 100, 50));
+    expect(await reservations.held(key.workspaceId)).toBe(tokenCost(prices, 100, 50));
     expect(await balanceOf(s, key.workspaceId)).toBe(1_000_000_000n - 250_000n);
     expect((await inferenceEvents(s, young)).length).toBe(1);
 
@@ -84,6 +86,23 @@ describe('sweepAbandoned', () => {
     expect(await new Reservations(s.redis, s.ks).held(key.workspaceId)).toBe(0n);
     expect((await inferenceEvents(s, requestId)).filter((e) => e.type === 'TokensDebited')).toHaveLength(1);
   });
+
+  // RELEASE removes the sweeper's index entry whether or not the hold was still there. With the
+  // ZREM inside `if amt`, an entry whose hold Redis lost (eviction under allkeys-*, a partial
+  // restore) would come back on every sweep, forever, and 500 of them would starve the sweep.
+  test('an index entry whose hold is gone is swept once, not on every sweep', async () => {
+    const s = server.services;
+    const key = await seedFundedKey(s, { usd: '1' });
+    const reservations = new Reservations(s.redis, s.ks);
+    const requestId = await orphan(s, key.workspaceId, { recorded: false, ageMs: HOUR });
+    await s.redis.del(s.ks.shared('resv', key.workspaceId));
+    const mine = async () => (await reservations.openBefore(Date.now())).filter((o) => o.requestId === requestId);
+    expect(await mine()).toHaveLength(1);
+
+    expect(await sweepAbandoned(deps(s), { minAgeMs: 15 * 60_000 })).toEqual({ released: 1, closed: 0, waiting: 0 });
+    expect(await mine()).toEqual([]);
+    expect(await sweepAbandoned(deps(s), { minAgeMs: 15 * 60_000 })).toEqual({ released: 0, closed: 0, waiting: 0 });
+  });
 });
 
 test('a live request that the sweeper closed first is not debited twice', async () => {
@@ -105,12 +124,7 @@ test('a live request that the sweeper closed first is not debited twice', async 
       body: JSON.stringify({ context: [{ type: 'Human', text: 'hi' }], config: 'service_3_pi', max_tokens: 5 }),
     });
     // Wait until the request is recorded, then sweep as if it were old.
-    let requested;
-    // Deadlines, not counts of polls (here and below): a loaded machine takes longer, a broken one never gets there.
-    for (const deadline = Date.now() + 15_000; !requested && Date.now() < deadline; ) {
-      requested = (await s.store.readAll()).find((e) => e.type === 'InferenceRequested');
-      if (!requested) await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(async () => (await s.store.readAll()).some((e) => e.type === 'InferenceRequested'), 15_000, 'the request to be recorded');
     expect(await sweepAbandoned(deps(s), { minAgeMs: -60_000 })).toMatchObject({ closed: 1 });
     release();
     const res = await pending;
@@ -131,11 +145,7 @@ test('the BullMQ repeatable job runs the sweep', async () => {
     const key = await seedKey(s);
     await fund(s, key.workspaceId, { usd: '1' });
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
-    let events = await inferenceEvents(s, requestId);
-    for (const deadline = Date.now() + 20_000; events.length < 3 && Date.now() < deadline; ) {
-      await new Promise((r) => setTimeout(r, 50));
-      events = await inferenceEvents(s, requestId);
-    }
+    const events = await eventually(() => inferenceEvents(s, requestId), (e) => e.length >= 3, 20_000);
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
     const jobs = await s.redis.keys(`${s.config.REDIS_PREFIX}bull:inference-sweeper:*`);
     expect(jobs.length).toBeGreaterThan(0);
@@ -153,13 +163,9 @@ test('the sweep schedule comes back after Redis lost its data', async () => {
     // Redis loses everything, the job scheduler included (a FLUSHDB on the service's own prefix)
     await cleanupPrefix(TEST_REDIS_URL, server.prefix);
     // the read models come back first (the projector rebuilds them), then a request is orphaned
-    for (const deadline = Date.now() + 20_000; (await s.redis.get(s.ks.ready('balances'))) === null && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => s.redis.get(s.ks.ready('balances')), (ready) => ready !== null, 20_000);
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
-    let events = await inferenceEvents(s, requestId);
-    for (const deadline = Date.now() + 20_000; events.length < 3 && Date.now() < deadline; ) {
-      await new Promise((r) => setTimeout(r, 50));
-      events = await inferenceEvents(s, requestId);
-    }
+    const events = await eventually(() => inferenceEvents(s, requestId), (e) => e.length >= 3, 20_000);
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
   } finally {
     await server.close();

@@ -14,7 +14,7 @@ import { PostgresEventStore } from '../../../src/eventstore/postgres';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite';
 import { Keyspace } from '../../../src/projections/keyspace';
 import { rebuildProjection } from '../../../src/projections/rebuild';
-import { sleep } from '../../support/fixtures/env';
+import { sleep } from '../../support/wait';
 import { fxEvents, fxExpected, fxLedger, fxSnapshot } from '../../support/fixtures/projections';
 import { bundleChild } from '../../support/child-process';
 import { createTestDatabase, TEST_DATABASE_URL, TestDatabase } from '../../support/postgres';

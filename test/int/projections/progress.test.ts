@@ -1,5 +1,6 @@
 import { RedisProgress } from '../../../src/projections/progress';
-import { projectionEnv, ProjectionEnv, sleep, until } from '../../support/fixtures/env';
+import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+import { sleep, until } from '../../support/wait';
 import { appendFx, fxExpected, fxLedger, fxSnapshot } from '../../support/fixtures/projections';
 
 let env: ProjectionEnv;

@@ -10,7 +10,8 @@ import type { EventStore, ReadAllOptions } from '../../../src/eventstore/port';
 import { createLogger } from '../../../src/log';
 import { rebuildProjection, RebuildRunning, rebuildStatus } from '../../../src/projections/rebuild';
 import { ProjectionRunner } from '../../../src/projections/runner';
-import { projectionEnv, ProjectionEnv, until } from '../../support/fixtures/env';
+import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+import { until } from '../../support/wait';
 import { appendFx, fxExpected, fxLedger, fxSnapshot } from '../../support/fixtures/projections';
 import { TEST_REDIS_URL } from '../../support/redis';
 

@@ -5,7 +5,8 @@ import type { Reactor } from '../../../src/projections/projection';
 import { rebuildProjection } from '../../../src/projections/rebuild';
 import { ProjectionRunner } from '../../../src/projections/runner';
 import { projectionStatus } from '../../../src/projections/status';
-import { projectionEnv, ProjectionEnv, sleep, until } from '../../support/fixtures/env';
+import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+import { sleep, until } from '../../support/wait';
 import { appendFx, fxEvents, fxExpected, fxLedger, fxSnapshot, recordingReactor } from '../../support/fixtures/projections';
 import { TEST_REDIS_URL } from '../../support/redis';
 
@@ -26,7 +27,7 @@ async function expectModelMatchesStore(name = 'fx-ledger') {
 }
 
 /** Every command the given connection sends, as Redis executes them (MONITOR). */
-async function monitorConnection(target: Redis): Promise<{ commands: string[][]; stop(): void }> {
+async function monitorConnection(target: Redis): Promise<{ commands: string[][]; mark(marker: string): Promise<void>; stop(): void }> {
   const base = new Redis(TEST_REDIS_URL);
   const mon = await base.monitor();
   const addr = /addr=(\S+)/.exec(String(await target.client('INFO')))![1];
@@ -34,11 +35,15 @@ async function monitorConnection(target: Redis): Promise<{ commands: string[][];
   mon.on('monitor', (_t: string, args: string[], source: string) => {
     if (source.endsWith(addr)) commands.push(args.map(String));
   });
-  // MONITOR starts asynchronously: make sure it sees a marker before the test proceeds.
-  await target.echo('monitor-ready');
-  await until(() => commands.some((c) => c[0].toLowerCase() === 'echo'), 5000, 'monitor');
+  // MONITOR is asynchronous: a marker sent on the connection shows it has seen everything before it.
+  const mark = async (marker: string) => {
+    await target.echo(marker);
+    await until(() => commands.some((c) => c[0].toLowerCase() === 'echo' && c[1] === marker), 5000, `MONITOR to show ${marker}`);
+  };
+  await mark('monitor-ready');
   return {
     commands,
+    mark,
     stop() {
       mon.disconnect();
       base.disconnect();
@@ -79,12 +84,12 @@ describe('ProjectionRunner', () => {
     try {
       await runner.start();
       expect(await runner.waitFor(await env.store.headPosition(), 5000)).toBe(true);
-      await sleep(100); // the runner has moved on from catching up to its live subscription
+      await runner.caughtUp; // the runner has moved on from catching up to its live subscription
       // live: one append of 35 events, taken in batches of at most 10
       await appendFx(env.store, 35, 35);
       expect(await runner.waitFor(await env.store.headPosition(), 5000)).toBe(true);
       await runner.stop();
-      await sleep(100);
+      await monitor.mark('runner-stopped');
     } finally {
       monitor.stop();
     }
@@ -191,7 +196,7 @@ describe('ProjectionRunner', () => {
         await sleep(2);
       }
     })();
-    await sleep(30);
+    await until(() => appended > 0, 5000, 'the writer to start');
     const progress: bigint[] = [];
     const result = await rebuildProjection({
       store: env.store,
@@ -201,7 +206,9 @@ describe('ProjectionRunner', () => {
       batchSize: 20,
       onProgress: (_n, _head, position) => progress.push(position),
     });
-    await sleep(50);
+    // Some appends land after the switch, while the runner applies to the new generation.
+    const atSwitch = appended;
+    await until(() => appended >= atSwitch + 6, 5000, 'appends after the switch');
     appending = false;
     await writer;
     expect(appended).toBeGreaterThan(0);
@@ -285,23 +292,26 @@ describe('ProjectionRunner', () => {
     await runner.start();
     await appendFx(env.store, 10, 1);
     expect(await runner.waitFor(5n, 5000)).toBe(true);
-    await sleep(1000);
+    await until(() => attempts >= 1, 5000, 'the first attempt at event 6');
+    const firstAttempt = Date.now();
+    await until(() => attempts >= 3, 5000, 'two retries');
+    // retried, but backing off (100, then 200 ms … not a hot loop)
+    expect(Date.now() - firstAttempt).toBeGreaterThanOrEqual(250);
     expect((await fxSnapshot(env.redis, env.ks)).checkpoint).toBe('5');
     expect(runner.position).toBe(5n);
     expect(await runner.waitFor(6n, 0)).toBe(false);
-    // retried, but backing off (100, 200, 400 ms … not a hot loop)
-    expect(attempts).toBeGreaterThanOrEqual(2);
-    expect(attempts).toBeLessThanOrEqual(6);
     failing = false;
     expect(await runner.waitFor(10n, 10_000)).toBe(true);
     await expectModelMatchesStore();
   });
 
   test('stop() returns promptly even while the runner is backing off', async () => {
-    const runner = env.runner([fxLedger('fx-ledger', { failOn: () => true })]);
+    let attempts = 0;
+    const runner = env.runner([fxLedger('fx-ledger', { failOn: () => (attempts++, true) })]);
     await runner.start();
     await appendFx(env.store, 3, 3);
-    await sleep(800); // backoff has grown to several hundred ms
+    // after 100, 200 and 400 ms of backoff, the next wait is 800 ms
+    await until(() => attempts >= 4, 5000, 'three retries');
     const started = Date.now();
     await runner.stop();
     expect(Date.now() - started).toBeLessThan(300);
@@ -336,7 +346,11 @@ describe('ProjectionRunner', () => {
     // a rebuild never runs reactors
     const before = seen.length;
     await rebuildProjection({ store: env.store, redis: env.redis, ks: env.ks, projection: fxLedger() });
-    await sleep(100);
+    // Whatever the rebuild could have set off is before an event the reactor ignores: wait for that one.
+    const { position } = await env.store.append('noise-after-rebuild', [{ id: '00000000-0000-4000-8000-00000000a001', type: 'FxNoise', data: {} }], {
+      expectedRevision: 'no_stream',
+    });
+    await until(async () => (await env.redis.get(env.ks.reactorCheckpoint('fx-reactor'))) === position.toString(), 5000, 'the reactor checkpoint');
     expect(seen.length).toBe(before);
   });
 
@@ -368,9 +382,12 @@ describe('ProjectionRunner', () => {
     const a = env.runner([fxLedger()], { batchSize: 3 });
     const b = env.runner([fxLedger()], { batchSize: 3 });
     await Promise.all([a.start(), b.start()]);
+    const checkpoint = async () => BigInt((await env.redis.get(env.ks.checkpoint('fx-ledger', '0'))) ?? '0');
     for (let i = 0; i < 20; i++) {
       await appendFx(env.store, 5, 5);
-      await sleep(3);
+      // one append at a time: both runners race for each one
+      const head = await env.store.headPosition();
+      await until(async () => (await checkpoint()) >= head, 10_000, 'the checkpoint to reach the append');
     }
     const head = await env.store.headPosition();
     await until(async () => (await fxSnapshot(env.redis, env.ks)).checkpoint === head.toString(), 10_000, 'both runners');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { formatUsd, MoneyFormatError, parseUsd, usd } from '../../../src/domain/money';
-import { cost } from '../../../src/domain/pricing';
+import { tokenCost } from '../../../src/domain/pricing';
 
 describe('money', () => {
   it('parses USD decimal strings into exact nano-USD', () => {
@@ -23,8 +23,8 @@ describe('money', () => {
 
   it('prices tokens exactly: 2.50 USD per 1M in, 10 USD per 1M out', () => {
     const prices = { inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n };
-    expect(cost(prices, 1_000_000, 0)).toBe(usd(2) + 500_000_000n);
-    expect(cost(prices, 0, 1_000_000)).toBe(usd(10));
-    expect(cost(prices, 3, 7)).toBe(3n * 2500n + 7n * 10000n);
+    expect(tokenCost(prices, 1_000_000, 0)).toBe(usd(2) + 500_000_000n);
+    expect(tokenCost(prices, 0, 1_000_000)).toBe(usd(10));
+    expect(tokenCost(prices, 3, 7)).toBe(3n * 2500n + 7n * 10000n);
   });
 });

@@ -5,8 +5,8 @@ import {
   decideSweep,
   RequestFacts,
   requested,
-  reservationFor,
 } from '../../../src/domain/inference/metering';
+import { tokenCost } from '../../../src/domain/pricing';
 
 const prices = { inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n };
 const facts: RequestFacts = {
@@ -19,7 +19,7 @@ const facts: RequestFacts = {
   maxTokens: 50,
   webSearch: false,
 };
-const reserved = reservationFor(prices, 100, 50);
+const reserved = tokenCost(prices, 100, 50);
 
 test('the reservation is the prompt plus max_tokens of output', () => {
   expect(reserved).toBe(100n * 2500n + 50n * 10000n);
