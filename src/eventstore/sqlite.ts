@@ -37,9 +37,20 @@ const COLUMNS = 'position, event_id, stream_id, stream_revision, type, data, met
 type Row = [position: bigint, eventId: string, streamId: string, revision: bigint, type: string, data: string, metadata: string, created: string];
 
 function encode(e: NewEvent): Encoded {
-  assertJsonSafe(e.data, `${e.type}.data`);
-  assertJsonSafe(e.metadata ?? {}, `${e.type}.metadata`);
-  return { id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) };
+  return { id: e.id, type: e.type, data: toJson(e.data, `${e.type}.data`), metadata: toJson(e.metadata ?? {}, `${e.type}.metadata`) };
+}
+
+/**
+ * One pass over the value: JSON.stringify refuses a bigint itself, and only then is the value walked
+ * again (assertJsonSafe) for the error that names where the bigint is.
+ */
+function toJson(value: unknown, path: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    assertJsonSafe(value, path);
+    throw err;
+  }
 }
 
 export interface SqliteOptions {

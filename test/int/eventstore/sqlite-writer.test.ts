@@ -65,3 +65,19 @@ test('appends of one turn to one stream at the same revision: one lands, the oth
   expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ name: 'WrongExpectedVersion', actual: 0n });
   expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
 });
+
+test('event data is serialized in one pass (a bigint is still refused, naming where it is)', async () => {
+  let reads = 0;
+  const data = {
+    get amount() {
+      reads += 1;
+      return '5';
+    },
+  };
+  await store.append('once', [{ id: randomUUID(), type: 'Counted', data }], { expectedRevision: 'no_stream' });
+  expect(reads).toBe(1);
+  expect((await store.readStream('once'))[0].data).toEqual({ amount: '5' });
+  await expect(
+    store.append('once', [{ id: randomUUID(), type: 'Money', data: { nested: { amount: 5n } } }], { expectedRevision: 0n }),
+  ).rejects.toThrow('Money.data.nested.amount is a bigint');
+});
