@@ -358,7 +358,13 @@ async function main(): Promise<void> {
     }
     for (const t of targets.filter((x) => x.stream)) ttfc.set(t, await firstChunks(t, ttfcN));
     const single = new Map<Target, number[]>();
-    for (const t of targets.filter((x) => !x.stream)) single.set(t, await oneConnection(t, ttfcN + 20));
+    const singleCpu = new Map<Target, number>();
+    for (const t of targets.filter((x) => !x.stream)) {
+      const pid = t.proc().child.pid!;
+      const cpu0 = cpuTimeMs(pid);
+      single.set(t, await oneConnection(t, ttfcN + 20));
+      singleCpu.set(t, (cpuTimeMs(pid) - cpu0) / (ttfcN + 20));
+    }
     const rss = new Map(targets.filter((t) => t.rss).map((t) => [t, peakRssMb(t.proc().child.pid!)]));
     const loadEnd = loadavg();
 
@@ -376,7 +382,7 @@ async function main(): Promise<void> {
       const one = single.get(t);
       const upOne = percentile(single.get(targets[0])!, 50);
       const oneCell = one ? `${f(percentile(one, 50), 3)}${t === targets[0] ? '' : ` (+${f(percentile(one, 50) - upOne, 3)})`}` : '—';
-      return `| ${t.name} | ${Math.round(a.rps)} | ${f(a.rps / pk.rps)}× | ${f(a.rps / up.rps, 3)}× | ${f(a.p50)} | ${f(a.p99)} | ${oneCell} | ${first ? `${f(percentile(first, 50))} / ${f(percentile(first, 99))}` : '—'} | ${rss.has(t) ? Math.round(rss.get(t)!) : '—'} | ${f(a.cpuMs, 3)} | ${a.bad} |`;
+      return `| ${t.name} | ${Math.round(a.rps)} | ${f(a.rps / pk.rps)}× | ${f(a.rps / up.rps, 3)}× | ${f(a.p50)} | ${f(a.p99)} | ${oneCell} | ${first ? `${f(percentile(first, 50))} / ${f(percentile(first, 99))}` : '—'} | ${rss.has(t) ? Math.round(rss.get(t)!) : '—'} | ${f(a.cpuMs, 3)}${singleCpu.has(t) ? ` (1 conn. ${f(singleCpu.get(t)!, 3)})` : ''} | ${a.bad} |`;
     });
     const table = [
       `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; ` +
