@@ -19,6 +19,15 @@ export interface ResponseContract {
   schema?: z.ZodType;
   /** Defaults to application/json. Streams use text/event-stream, exports text/csv. */
   contentType?: string;
+  /**
+   * For text/event-stream: the JSON each `data:` line holds (the body itself is a string). Other
+   * frames a stream may carry (an `event: error`) are said in the description.
+   */
+  eventSchema?: z.ZodType;
+  /** Other media types the same status answers with, chosen by the request (chat completions: `stream`). */
+  also?: Array<Omit<ResponseContract, 'description' | 'also'>>;
+  /** Response headers worth knowing (name → what it holds). */
+  headers?: Record<string, string>;
 }
 
 export interface RouteContract<
@@ -37,6 +46,11 @@ export interface RouteContract<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * A request with no body at all is refused as a whole (422, loc ["body"]) instead of read as `{}`.
+   * The inference routes answer so; elsewhere a missing body is an empty one.
+   */
+  bodyRequired?: boolean;
   responses: Record<number, ResponseContract>;
 }
 
@@ -47,10 +61,12 @@ export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
+// NonNullable: an optional field's type is `P | undefined`, and the undefined must not distribute
+// into the handler's type when the contract does declare the part.
 export interface Validated<C extends RouteContract> {
-  params: Out<C['params']>;
-  query: Out<C['query']>;
-  body: Out<C['body']>;
+  params: Out<NonNullable<C['params']>>;
+  query: Out<NonNullable<C['query']>>;
+  body: Out<NonNullable<C['body']>>;
 }
 
 function check(schema: z.ZodType | undefined, value: unknown, where: 'path' | 'query' | 'body'): unknown {
@@ -69,6 +85,6 @@ export function validate<C extends RouteContract>(contract: C, req: Request): Va
   return {
     params: check(contract.params, req.params, 'path'),
     query: check(contract.query, req.query, 'query'),
-    body: check(contract.body, req.body ?? {}, 'body'),
+    body: check(contract.body, req.body ?? (contract.bodyRequired ? undefined : {}), 'body'),
   } as Validated<C>;
 }
