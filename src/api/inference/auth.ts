@@ -1,10 +1,15 @@
 import type { RequestHandler, Response } from 'express';
-import type { KeyIndex, KeyRecord } from '../../projections/key-index/queries';
+import { hashKey, KeyIndex, KeyRecord } from '../../projections/key-index/queries';
 import { KEY_PREFIX, keyShape, KeyShape } from '../accounts/keys';
 import { HttpError } from '../middleware/errors';
 
 /** Called with each authenticated key (the key list's "last used"); never awaited, never fails a request. */
 export type OnKeyUsed = (key: KeyRecord, at: Date) => Promise<unknown>;
+
+/** Looks a key up and counts the request in its rate-limit window in the same round trip (rate-limit.ts). */
+export interface CountingLookup {
+  lookupAndCount(keys: KeyIndex, keyHash: string, scope: string): Promise<{ key: KeyRecord | null; counted?: object }>;
+}
 
 /** The scope a key needs for the inference routes. */
 export const INFERENCE_SCOPE = 'inference';
@@ -25,8 +30,11 @@ const INVALID_KEY: Record<KeyShape, string> = {
  * Authorization: Bearer <API_KEY> → SHA-256 → the Redis key index. Missing or malformed header,
  * unknown or deleted key, expired key → 401; a key without the `inference` scope → 403.
  * The key's record is left in res.locals.apiKey.
+ *
+ * With the rate limiter, the lookup also counts the request in the key's window when the record
+ * alone says it will pass (one round trip for both; res.locals.rateCounted, read by the limiter).
  */
-export function authenticate(keys: KeyIndex, now: () => Date, onUsed?: OnKeyUsed): RequestHandler {
+export function authenticate(keys: KeyIndex, now: () => Date, onUsed?: OnKeyUsed, limiter?: CountingLookup): RequestHandler {
   return async (req, res, next) => {
     const header = req.header('authorization');
     if (!header) throw unauthenticated('Missing API key: send the header "Authorization: Bearer <API_KEY>"');
@@ -36,7 +44,13 @@ export function authenticate(keys: KeyIndex, now: () => Date, onUsed?: OnKeyUsed
     if (secret.length > 512) throw unauthenticated('Invalid API key');
     let key: KeyRecord | null;
     try {
-      key = await keys.lookup(secret);
+      if (limiter) {
+        const found = await limiter.lookupAndCount(keys, hashKey(secret), INFERENCE_SCOPE);
+        key = found.key;
+        if (found.counted) res.locals.rateCounted = found.counted;
+      } else {
+        key = await keys.lookup(secret);
+      }
     } catch {
       throw new HttpError(503, 'Service temporarily unavailable: keys cannot be checked', { 'Retry-After': '1' });
     }

@@ -44,8 +44,10 @@ export function routeKit(s: Services, deps: RouterDeps) {
     next();
   };
   const auth = authenticate(deps.keys, s.now, deps.onKeyUsed);
+  // The metered routes: the key lookup counts the request in the key's window in the same trip.
+  const authCounted = authenticate(deps.keys, s.now, deps.onKeyUsed, deps.limiter);
   const limit = deps.limiter.middleware();
-  const chain = [requestId, auth, limit];
+  const chain = [requestId, authCounted, limit];
 
   const prepare = (req: Request, res: Response, endpoint: Endpoint, request: Parameters<InferenceEngine['prepare']>[0]['request']) => {
     const given = req.header('x-request-id');

@@ -35,27 +35,33 @@ export class KeyIndex {
     this.lookupScript = defineScript(redis, 'tollgateKeyLookup', 1, LOOKUP);
   }
 
+  /** Where the record of a key hash lives: the active-generation key, then the prefix of the records. */
+  get location(): { activeKey: string; recordPrefix: string } {
+    return { activeKey: this.ks.active(KEY_INDEX), recordPrefix: this.ks.prefix + `rm:${KEY_INDEX}:` };
+  }
+
   async lookupHash(keyHash: string): Promise<KeyRecord | null> {
-    const flat = (await this.lookupScript(
-      this.ks.active(KEY_INDEX),
-      this.ks.prefix + `rm:${KEY_INDEX}:`,
-      keyHash,
-    )) as string[];
-    if (!flat.length) return null;
-    const h: Record<string, string> = {};
-    for (let i = 0; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
-    return {
-      keyId: h.keyId,
-      workspaceId: h.workspaceId,
-      name: h.name,
-      scopes: h.scopes ? h.scopes.split(',') : [],
-      expiresAt: h.expiresAt ? new Date(h.expiresAt) : null,
-      rateLimit: h.rateLimit ? Number(h.rateLimit) : null,
-      ...(h.rolledAway ? { rolledAway: true as const } : {}),
-    };
+    const { activeKey, recordPrefix } = this.location;
+    return keyRecordOf((await this.lookupScript(activeKey, recordPrefix, keyHash)) as string[]);
   }
 
   lookup(secret: string): Promise<KeyRecord | null> {
     return this.lookupHash(hashKey(secret));
   }
+}
+
+/** A key record from its hash's fields as HGETALL returns them (field, value, …); null if none. */
+export function keyRecordOf(flat: string[]): KeyRecord | null {
+  if (!flat.length) return null;
+  const h: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
+  return {
+    keyId: h.keyId,
+    workspaceId: h.workspaceId,
+    name: h.name,
+    scopes: h.scopes ? h.scopes.split(',') : [],
+    expiresAt: h.expiresAt ? new Date(h.expiresAt) : null,
+    rateLimit: h.rateLimit ? Number(h.rateLimit) : null,
+    ...(h.rolledAway ? { rolledAway: true as const } : {}),
+  };
 }

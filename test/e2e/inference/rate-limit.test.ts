@@ -1,5 +1,5 @@
 import type { TestServer } from '../../support/harness';
-import { authHeaders, seedFundedKey } from '../../int/inference/support/seed';
+import { authHeaders, fund, seedFundedKey, seedKey } from '../../int/inference/support/seed';
 import { startInferenceServer } from '../../int/inference/support/server';
 
 const INFER = '/external/api/inference';
@@ -73,4 +73,52 @@ test('an unauthenticated request never touches a key budget', async () => {
   const res = await post(INFER, 'tg_unknown', valid);
   expect(res.status).toBe(401);
   expect(res.headers.get('x-ratelimit-limit-requests')).toBeNull();
+});
+
+describe('round trips to Redis before generation', () => {
+  /** The scripts a request runs on the api's Redis connection: EVALSHA / EVAL with their first key. */
+  async function scriptsOf(send: () => Promise<Response>): Promise<string[]> {
+    const redis = server.services.redis as unknown as { sendCommand(cmd: { name: string; args: unknown[] }): unknown };
+    const original = redis.sendCommand;
+    const seen: string[] = [];
+    redis.sendCommand = function (this: unknown, cmd: { name: string; args: unknown[] }) {
+      if (cmd.name === 'evalsha' || cmd.name === 'eval') seen.push(String(cmd.args[2]));
+      // eslint-disable-next-line prefer-rest-params
+      return original.apply(this, arguments as unknown as [typeof cmd]);
+    } as typeof original;
+    try {
+      const res = await send();
+      await res.text();
+      expect(res.status).toBe(200);
+    } finally {
+      redis.sendCommand = original;
+    }
+    return seen;
+  }
+
+  test('the key lookup counts the request in its window in the same script: no separate trip for the rate limit', async () => {
+    const key = await seedFundedKey(server.services);
+    const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
+    // The counter is never a script's own key: it is counted by the lookup (then the reservation).
+    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toEqual([]);
+    expect(scripts).toHaveLength(2);
+    const res = await post(INFER, key.secret, valid);
+    expect(res.headers.get('x-ratelimit-remaining-requests')).toBe('98');
+  });
+
+  test('a key with an expiry is judged by the clock first, then counted in a trip of its own', async () => {
+    const key = await seedKey(server.services, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    await fund(server.services, key.workspaceId, { usd: '10' });
+    const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
+    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toHaveLength(1);
+    const expired = await seedKey(server.services, { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    expect((await post(INFER, expired.secret, valid)).status).toBe(401);
+    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${expired.keyId}`)).toBeNull();
+  });
+
+  test('a key without the inference scope is refused (403) and not counted', async () => {
+    const key = await seedKey(server.services, { scopes: ['billing'] });
+    expect((await post(INFER, key.secret, valid)).status).toBe(403);
+    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${key.keyId}`)).toBeNull();
+  });
 });

@@ -65,3 +65,38 @@ test('appends of one turn to one stream at the same revision: one lands, the oth
   expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ name: 'WrongExpectedVersion', actual: 0n });
   expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);
 });
+
+test('event data is serialized in one pass (a bigint is still refused, naming where it is)', async () => {
+  let reads = 0;
+  const data = {
+    get amount() {
+      reads += 1;
+      return '5';
+    },
+  };
+  await store.append('once', [{ id: randomUUID(), type: 'Counted', data }], { expectedRevision: 'no_stream' });
+  expect(reads).toBe(1);
+  expect((await store.readStream('once'))[0].data).toEqual({ amount: '5' });
+  await expect(
+    store.append('once', [{ id: randomUUID(), type: 'Money', data: { nested: { amount: 5n } } }], { expectedRevision: 0n }),
+  ).rejects.toThrow('Money.data.nested.amount is a bigint');
+});
+
+test('the check before the trip to the writer reads the file only where this store committed past the expected revision', async () => {
+  const stmts = (store as unknown as { stmts: { lastRevision: { get(s: string): unknown } } }).stmts;
+  const reads: string[] = [];
+  const get = stmts.lastRevision.get.bind(stmts.lastRevision);
+  stmts.lastRevision.get = (s: string) => (reads.push(s), get(s));
+  // The hot path: a new stream, then its next revision.
+  await store.append('req-1', [ev('Requested')], { expectedRevision: 'no_stream' });
+  await store.append('req-1', [ev('Completed')], { expectedRevision: 0n });
+  expect(reads).toEqual([]);
+  // Behind what this store committed: refused before the trip, after one read.
+  await expect(store.append('req-1', [ev('Late')], { expectedRevision: 0n })).rejects.toMatchObject({ actual: 1n });
+  await expect(store.append('req-1', [ev('Again')], { expectedRevision: 'no_stream' })).rejects.toMatchObject({ actual: 1n });
+  expect(reads).toEqual(['req-1', 'req-1']);
+  // An idempotent retry of committed ids still succeeds.
+  const first = ev('Once');
+  const r = await store.append('req-2', [first], { expectedRevision: 'no_stream' });
+  await expect(store.append('req-2', [first], { expectedRevision: 'no_stream' })).resolves.toEqual(r);
+});

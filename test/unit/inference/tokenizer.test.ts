@@ -76,3 +76,26 @@ describe('tokenizer (cl100k_base)', () => {
     expect(encode('')).toHaveLength(0);
   });
 });
+
+describe('tokenizer memory', () => {
+  // The full tiktoken module's WebAssembly embeds every encoding (5.6 MB) and grows its memory to
+  // 22.7 MB building one; the lite module built from the cl100k_base ranks alone holds 14.2 MB.
+  test('builds cl100k_base from its ranks alone: the WebAssembly of every encoding is never loaded', () => {
+    const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
+    const { join } = require('node:path') as typeof import('node:path');
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--require',
+        'tsx/cjs',
+        '-e',
+        `const t = require(${JSON.stringify(join(__dirname, '../../../src/inference/tokenizer.ts'))});
+         const n = t.countTokens('Hello, world');
+         const full = Object.keys(require.cache).filter((k) => /tiktoken[\\\\/]tiktoken_bg\\.c?js$/.test(k));
+         process.stdout.write(JSON.stringify({ n, full }));`,
+      ],
+      { encoding: 'utf8', cwd: join(__dirname, '../../..') },
+    );
+    expect(JSON.parse(out)).toEqual({ n: reference.encode_ordinary('Hello, world').length, full: [] });
+  });
+});
