@@ -19,6 +19,15 @@ export interface ResponseContract {
   schema?: z.ZodType;
   /** Defaults to application/json. Streams use text/event-stream, exports text/csv. */
   contentType?: string;
+  /**
+   * For text/event-stream: the JSON each `data:` line holds (the body itself is a string). Other
+   * frames a stream may carry (an `event: error`) are said in the description.
+   */
+  eventSchema?: z.ZodType;
+  /** Other media types the same status answers with, chosen by the request (chat completions: `stream`). */
+  also?: Array<Omit<ResponseContract, 'description' | 'also'>>;
+  /** Response headers worth knowing (name → what it holds). */
+  headers?: Record<string, string>;
 }
 
 export interface RouteContract<
@@ -45,7 +54,8 @@ export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
   return c;
 }
 
-type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+/** A contract's optional `params`/`query`/`body` is `Schema | undefined`: the parsed type of the schema, or undefined when there is none. */
+type Out<S> = [NonNullable<S>] extends [never] ? undefined : NonNullable<S> extends z.ZodType ? z.output<NonNullable<S>> : undefined;
 
 export interface Validated<C extends RouteContract> {
   params: Out<C['params']>;
