@@ -9,6 +9,10 @@ import { invitationContracts, invitationView } from './invitation-schemas';
 import { keyContracts } from './key-schemas';
 
 export { emailSchema, nameSchema, role, workspaceNameSchema, wsParams };
+// One entry point for the area's schemas (the portal takes its types from here).
+export * from './audit-schemas';
+export * from './invitation-schemas';
+export * from './key-schemas';
 
 /**
  * The accounts area's route contracts (users, sessions, workspaces and members here; invitations,

@@ -6,6 +6,8 @@ import { route, type RouteContract } from '../contract';
 import { invalidInput, problem } from '../error-bodies';
 import { usageContracts } from './usage-schemas';
 
+export * from './usage-schemas';
+
 /**
  * The billing area's route contracts (usage in usage-schemas.ts): request and response schemas,
  * and the list the OpenAPI document is built from. Amounts are USD decimal strings, never floats.

@@ -3,6 +3,8 @@ import { streams } from '../../../src/domain/streams';
 import { usd } from '../../../src/domain/money';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, fundedUser, newUser, TestUser } from './helpers';
+import { expectMatchesContract } from '../../support/contract';
+import { ledger as ledgerRoute } from '../../../src/api/billing/schemas';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -130,6 +132,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     ]);
     const ledger = await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth);
     expect(ledger.status).toBe(200);
+    expectMatchesContract(ledgerRoute, ledger);
     expect(ledger.body.entries.map((e: { type: string; amount: string; balance: string }) => [e.type, e.amount, e.balance])).toEqual([
       ['DepositSucceeded', '100', '100'],
       ['TokensDebited', '-60', '40'],
