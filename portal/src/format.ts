@@ -16,22 +16,7 @@ export function usd(value: string | number | null | undefined, opts: { minDecima
   return `${sign}$${grouped}${frac ? `.${frac}` : ''}`;
 }
 
-/** Adds two USD decimal strings exactly (nano-USD integers underneath). */
-export function toNano(value: string): bigint {
-  const m = /^(-?)(\d*)(?:\.(\d{0,9}))?/.exec(String(value).trim());
-  if (!m) return 0n;
-  const n = BigInt(m[2] || '0') * 1_000_000_000n + BigInt((m[3] ?? '').padEnd(9, '0') || '0');
-  return m[1] ? -n : n;
-}
-
-export function fromNano(n: bigint): string {
-  const neg = n < 0n;
-  const a = neg ? -n : n;
-  const whole = a / 1_000_000_000n;
-  const frac = (a % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
-}
-
+/** nano-USD as a plain number, for chart scales only (never for amounts shown or sent). */
 export const nanoToNumber = (n: bigint) => Number(n) / 1e9;
 
 export function dateTime(iso: string | number | null | undefined): string {

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { enc, patch } from '../api';
-import { checkDollars } from '../amount';
+import { amountNano, checkDollars } from '../amount';
 import { Cents } from '../components/money';
 import { Dialog, ErrorMessage, Field } from '../components/ui';
-import { toNano, usd } from '../format';
+import { usd } from '../format';
 import { KEY_NAME_MAX, KEY_NAME_MIN, type ApiKey } from '../resources';
 
 /** The API's ceiling for a key budget. */
@@ -19,8 +19,8 @@ export function KeySpend({ k }: { k: ApiKey }) {
       </span>
     );
   }
-  const budget = toNano(k.monthlyBudget);
-  const used = toNano(spent);
+  const budget = amountNano(k.monthlyBudget);
+  const used = amountNano(spent);
   const pct = budget === 0n ? 100 : Number((used * 1000n) / budget) / 10;
   return (
     <span class="budget">
@@ -58,7 +58,7 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
     const newBudget = budgetCheck?.ok ? budgetCheck.value : null;
     const body: { name?: string; monthlyBudget?: string | null } = {};
     if (n !== k.name) body.name = n;
-    if ((newBudget === null) !== (k.monthlyBudget == null) || (newBudget !== null && k.monthlyBudget != null && toNano(newBudget) !== toNano(k.monthlyBudget))) {
+    if ((newBudget === null) !== (k.monthlyBudget == null) || (newBudget !== null && k.monthlyBudget != null && amountNano(newBudget) !== amountNano(k.monthlyBudget))) {
       body.monthlyBudget = newBudget;
     }
     if (Object.keys(body).length === 0) {

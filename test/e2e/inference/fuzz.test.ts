@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { Pool } from 'undici';
 import type { TestServer } from '../../support/harness';
 import { seedFundedKey, seedKey, SeededKey } from '../../int/inference/support/seed';
 import { startInferenceServer } from '../../int/inference/support/server';
@@ -94,21 +95,31 @@ async function hammer(server: TestServer, key: SeededKey, samples: Array<[number
   const statuses = new Map<number, number>();
   const failures: Array<{ status: number; path: string; body: string; answer: string }> = [];
   let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < samples.length) {
-        const [p, body] = samples[next++];
-        const res = await fetch(server.url + PATHS[p], {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-          body,
-        });
-        const answer = await res.text();
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        if (res.status >= 500) failures.push({ status: res.status, path: PATHS[p], body: body.slice(0, 500), answer });
-      }
-    }),
-  );
+  // Exactly one connection per worker, each always busy. With the global fetch pool, extra sockets
+  // opened in a burst sat idle until the server's keep-alive timeout and, on a loaded machine, were
+  // reused at the moment the server closed them: a transport ECONNRESET that says nothing about
+  // the bodies under test.
+  const pool = new Pool(server.url, { connections: concurrency, pipelining: 1 });
+  try {
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < samples.length) {
+          const [p, body] = samples[next++];
+          const res = await pool.request({
+            path: PATHS[p],
+            method: 'POST',
+            headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+            body,
+          });
+          const answer = await res.body.text();
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+          if (res.statusCode >= 500) failures.push({ status: res.statusCode, path: PATHS[p], body: body.slice(0, 500), answer });
+        }
+      }),
+    );
+  } finally {
+    await pool.close();
+  }
   return { statuses, failures };
 }
 

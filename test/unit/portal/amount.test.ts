@@ -1,4 +1,5 @@
-import { cents, checkDollars, finerThanCents } from '../../../portal/src/amount';
+import { MoneyFormatError } from '../../../src/domain/money';
+import { amountNano, cents, checkDollars, finerThanCents } from '../../../portal/src/amount';
 
 describe('checkDollars (amounts typed into the portal)', () => {
   test.each([
@@ -6,6 +7,8 @@ describe('checkDollars (amounts typed into the portal)', () => {
     ['2.50', '2.5'],
     ['$1,250.50', '1250.5'],
     [' 20 ', '20'],
+    ['007.50', '7.5'],
+    ['7.', '7'],
   ])('%j is accepted as %j', (typed, value) => {
     expect(checkDollars(typed, { cents: true })).toEqual({ ok: true, value });
   });
@@ -47,5 +50,17 @@ describe('cents (balances shown to the cent)', () => {
     expect(finerThanCents('149.9960675')).toBe(true);
     expect(finerThanCents('149.99')).toBe(false);
     expect(finerThanCents('100')).toBe(false);
+  });
+});
+
+describe('amountNano (amounts the API sent, read with the domain parser)', () => {
+  test('reads the API\'s decimal strings, debits negative', () => {
+    expect(amountNano('149.9960675')).toBe(149_996_067_500n);
+    expect(amountNano('-0.0000125')).toBe(-12_500n);
+    expect(amountNano('0')).toBe(0n);
+  });
+  test('refuses what the API never sends instead of guessing', () => {
+    expect(() => amountNano('1e3')).toThrow(MoneyFormatError);
+    expect(() => amountNano('')).toThrow(MoneyFormatError);
   });
 });

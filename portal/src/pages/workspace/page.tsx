@@ -1,25 +1,11 @@
 import { useRef, useState } from 'preact/hooks';
-import { del, enc, get, patch, post, put } from '../api';
-import { ConfirmDialog, ErrorMessage, Field, Loading, Message, TrashIcon, useLoad } from '../components/ui';
-import { dateTime } from '../format';
-import { useSession, useWorkspace } from '../state';
-
-interface Member {
-  userId: string;
-  email: string | null;
-  name: string | null;
-  role: 'admin' | 'member';
-  joined: string | null;
-}
-
-interface SentInvitation {
-  invitationId: string;
-  email: string;
-  created?: string;
-  invitedBy?: { name: string | null; email: string | null };
-}
-
-const val = (e: Event) => (e.target as HTMLInputElement).value;
+import { del, enc, get, put } from '../../api';
+import type { Member, SentInvitation } from '../../api-types';
+import { ConfirmDialog, ErrorMessage, Loading, Message, TrashIcon, useLoad } from '../../components/ui';
+import { dateTime } from '../../format';
+import { useSession, useWorkspace } from '../../state';
+import { CreateForm, InviteForm, LeaveCard, RenameForm } from './forms';
+import { SentInvitations } from './sent-invitations';
 
 export function WorkspacePage() {
   const ws = useWorkspace();
@@ -40,8 +26,6 @@ export function WorkspacePage() {
   const [roleError, setRoleError] = useState<unknown>(null);
   const [roleBusy, setRoleBusy] = useState<string | null>(null);
   const [demoteSelf, setDemoteSelf] = useState(false);
-  const [revokeError, setRevokeError] = useState<unknown>(null);
-  const [revoking, setRevoking] = useState<string | null>(null);
   const noticeRef = useRef<HTMLDivElement>(null);
   // The last admin is not offered "Make member" (the API would refuse it: a workspace keeps an admin).
   const adminCount = (members.data ?? []).filter((m) => m.role === 'admin').length;
@@ -67,21 +51,6 @@ export function WorkspacePage() {
       setRoleError(err);
     } finally {
       setRoleBusy(null);
-    }
-  };
-
-  const revoke = async (i: SentInvitation) => {
-    setRevoking(i.invitationId);
-    setRevokeError(null);
-    try {
-      await del(`/v1/workspaces/${enc(ws.workspaceId)}/invitations/${enc(i.invitationId)}`);
-      say(`The invitation to ${i.email} was revoked: it is gone from their list.`);
-      await invitations.reload();
-    } catch (err) {
-      setRevokeError(err);
-      await invitations.reload();
-    } finally {
-      setRevoking(null);
     }
   };
 
@@ -195,31 +164,7 @@ export function WorkspacePage() {
         </Message>
       )}
 
-      {invitations.data && invitations.data.length > 0 && (
-        <div class="card">
-          <h2>Pending invitations</h2>
-          <ErrorMessage error={revokeError} />
-          <ul class="plain-list sent-invitations">
-            {invitations.data.map((i) => (
-              <li key={i.invitationId} class="sent-invitation" data-testid="sent-invitation">
-                <p>
-                  <strong class="break">{i.email}</strong>{' '}
-                  <span class="muted">
-                    — invited {dateTime(i.created)}
-                    {i.invitedBy?.name ? ` by ${i.invitedBy.name}` : ''}; they see it at their next login.
-                  </span>
-                </p>
-                {isAdmin && (
-                  <button type="button" class="button button-danger-quiet" disabled={revoking !== null} onClick={() => void revoke(i)}>
-                    {revoking === i.invitationId ? 'Revoking…' : 'Revoke'}
-                    <span class="visually-hidden"> the invitation to {i.email}</span>
-                  </button>
-                )}
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
+      <SentInvitations invitations={invitations} isAdmin={isAdmin} say={say} />
 
       {!ws.personal && <LeaveCard />}
 
@@ -255,149 +200,5 @@ export function WorkspacePage() {
         </p>
       </ConfirmDialog>
     </section>
-  );
-}
-
-/** Leaving a team workspace: the leaver's keys stay with it; the last admin is refused (409). */
-function LeaveCard() {
-  const ws = useWorkspace();
-  const { refresh, setFlash } = useSession();
-  const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const leave = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await post(`/v1/workspaces/${enc(ws.workspaceId)}/leave`);
-      setOpen(false);
-      setFlash(`You left ${ws.name}. The keys you created there stay with it.`);
-      await refresh();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <div class="card">
-      <h2>Leave this workspace</h2>
-      <p class="muted">You lose access to its keys, usage and billing at once. Keys you created stay with the workspace and keep working.</p>
-      <button type="button" class="button button-danger-quiet" onClick={() => (setError(null), setOpen(true))}>
-        Leave {ws.name}
-      </button>
-      <ConfirmDialog open={open} title="Leave this workspace?" confirmLabel="Leave workspace" onCancel={() => setOpen(false)} onConfirm={leave} busy={busy} error={error}>
-        <p>
-          You will no longer see <strong>{ws.name}</strong>. To come back, an admin must invite you again.
-        </p>
-      </ConfirmDialog>
-    </div>
-  );
-}
-
-function RenameForm() {
-  const ws = useWorkspace();
-  const { refresh } = useSession();
-  const [name, setName] = useState(ws.name);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setDone(false);
-    try {
-      await patch(`/v1/workspaces/${enc(ws.workspaceId)}`, { name: name.trim() });
-      await refresh();
-      setDone(true);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <form class="card" onSubmit={submit} aria-labelledby="rename-title">
-      <h2 id="rename-title">Rename</h2>
-      <Field label="Workspace name">{(p) => <input {...p} name="workspaceName" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}</Field>
-      <ErrorMessage error={error} />
-      {done && <Message kind="success">Renamed.</Message>}
-      <button type="submit" class="button" disabled={busy || !name.trim() || name.trim() === ws.name}>
-        Rename workspace
-      </button>
-    </form>
-  );
-}
-
-function CreateForm() {
-  const { refresh, selectWorkspace } = useSession();
-  const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const w = await post<{ workspaceId: string }>('/v1/workspaces', { name: name.trim() });
-      await refresh();
-      selectWorkspace(w.workspaceId);
-      setName('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <form class="card" onSubmit={submit} aria-labelledby="create-ws-title">
-      <h2 id="create-ws-title">New workspace</h2>
-      <Field label="Name of the new workspace">{(p) => <input {...p} name="newWorkspace" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}</Field>
-      <ErrorMessage error={error} />
-      <button type="submit" class="button" disabled={busy || !name.trim()}>
-        Create workspace
-      </button>
-    </form>
-  );
-}
-
-function InviteForm({ onInvited }: { onInvited: () => void }) {
-  const ws = useWorkspace();
-  const [email, setEmail] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState<string | null>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setDone(null);
-    try {
-      await post(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { email: email.trim() });
-      setDone(`Invitation sent to ${email.trim()}. They will see it at the top of their playground page at their next login.`);
-      setEmail('');
-      onInvited();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <form class="card" onSubmit={submit} aria-labelledby="invite-title">
-      <h2 id="invite-title">Invite a member</h2>
-      <p class="muted">The person must already have an account on this portal.</p>
-      <div class="inline-form">
-        <Field label="E-mail address">
-          {(p) => <input {...p} type="email" name="inviteEmail" autocomplete="off" required value={email} onInput={(e) => setEmail(val(e))} />}
-        </Field>
-        <button type="submit" class="button button-primary" disabled={busy}>
-          Send invitation
-        </button>
-      </div>
-      <ErrorMessage error={error} />
-      {done && <Message kind="success">{done}</Message>}
-    </form>
   );
 }

@@ -1,34 +1,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, describeDetail, enc, errorText, get, post } from '../api';
-import { ErrorMessage, Field, Link, Message } from '../components/ui';
-import { integer, usd } from '../format';
-import type { Invitation } from '../model';
-import { listKeys, type ApiKey } from '../resources';
-import { secretFor, useSession, useWorkspace } from '../state';
-import { USAGE_POLICY_PATH } from '../policy';
-
-const MODELS = [
-  { value: 'service_3_pi', label: 'service_3_pi — conversational' },
-  { value: 'service_3_productivity', label: 'service_3_productivity — instruction following' },
-];
-
-/** The key a pasted secret belongs to, by its visible prefix and last four characters. */
-export function keyOfSecret(keys: ApiKey[], secret: string): ApiKey | undefined {
-  const s = secret.trim();
-  return keys.find((k) => s.startsWith(k.prefix) && s.endsWith(k.last4));
-}
-
-interface Turn {
-  type: 'Human' | 'AI';
-  text: string;
-}
-
-interface CallUsage {
-  requestId: string;
-  inputTokens: number;
-  outputTokens: number;
-  cost: string;
-}
+import { ApiError, enc, errorText, get } from '../../api';
+import type { CallUsage } from '../../api-types';
+import { Invitations } from '../../components/invitations';
+import { ErrorMessage, Field, Link, Message } from '../../components/ui';
+import { USAGE_POLICY_PATH } from '../../policy';
+import { listKeys, type ApiKey } from '../../resources';
+import { secretFor, useSession, useWorkspace } from '../../state';
+import { inferenceError, keyOfSecret, readEventStream } from './inference';
+import { CallUsageView } from './call-usage';
+import { DEFAULT_SETTINGS, SettingsCard, requestBody, type Turn } from './settings';
 
 const val = (e: Event) => (e.target as HTMLInputElement).value;
 
@@ -47,58 +27,6 @@ export function PlaygroundPage() {
   );
 }
 
-/** Pending invitations, at the top of the playground page (the spec's place for them). */
-function Invitations({ invitations, onAnswered }: { invitations: Invitation[]; onAnswered: (message: string) => void }) {
-  const { refresh, selectWorkspace } = useSession();
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const act = async (inv: Invitation, action: 'accept' | 'decline') => {
-    setBusy(inv.invitationId);
-    setError(null);
-    try {
-      await post(`/v1/invitations/${enc(inv.invitationId)}/${action}`);
-      onAnswered(
-        action === 'accept'
-          ? `You joined ${inv.workspaceName}: its keys and billing are now shared with you.`
-          : `You declined the invitation to ${inv.workspaceName}.`,
-      );
-      await refresh();
-      if (action === 'accept') selectWorkspace(inv.workspaceId);
-    } catch (err) {
-      // Revoked or answered elsewhere (409): say so above the page, and re-read the list.
-      if (err instanceof ApiError && err.status === 409) {
-        onAnswered(`The invitation to ${inv.workspaceName} is no longer open: ${err.message}.`);
-        await refresh();
-      } else setError(err);
-    } finally {
-      setBusy(null);
-    }
-  };
-  return (
-    <section class="card invitations" aria-labelledby="inv-title">
-      <h2 id="inv-title">Pending invitations</h2>
-      <ul class="plain-list">
-        {invitations.map((inv) => (
-          <li key={inv.invitationId} class="invitation" data-testid="invitation">
-            <p>
-              <strong>{inv.invitedBy || 'An admin'}</strong> invited you to the workspace <strong>{inv.workspaceName}</strong>.
-            </p>
-            <div class="actions">
-              <button type="button" class="button button-primary" disabled={busy !== null} onClick={() => act(inv, 'accept')}>
-                Accept<span class="visually-hidden"> the invitation to {inv.workspaceName}</span>
-              </button>
-              <button type="button" class="button" disabled={busy !== null} onClick={() => act(inv, 'decline')}>
-                Decline<span class="visually-hidden"> the invitation to {inv.workspaceName}</span>
-              </button>
-            </div>
-          </li>
-        ))}
-      </ul>
-      <ErrorMessage error={error} />
-    </section>
-  );
-}
-
 function Playground() {
   const ws = useWorkspace();
   const { config: portalConfig } = useSession();
@@ -107,14 +35,8 @@ function Playground() {
   const [keysError, setKeysError] = useState<unknown>(null);
   const [keyId, setKeyId] = useState('');
   const [secret, setSecret] = useState('');
-  const [config, setConfig] = useState('service_3_pi');
-  const [temperature, setTemperature] = useState('1');
-  const [topP, setTopP] = useState('0.95');
-  const [maxTokens, setMaxTokens] = useState('256');
-  const [stops, setStops] = useState('');
-  const [webSearch, setWebSearch] = useState(true);
-  const [stream, setStream] = useState(true);
-  const [instruction, setInstruction] = useState('');
+  const [settings, setSettings] = useState(DEFAULT_SETTINGS);
+  const { stream } = settings;
   const [message, setMessage] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);
   const [reply, setReply] = useState('');
@@ -182,24 +104,7 @@ function Playground() {
       setError('Write a message to send.');
       return;
     }
-    const context = [
-      ...(instruction.trim() ? [{ type: 'Instruction', text: instruction.trim() }] : []),
-      ...turns,
-      { type: 'Human', text: message.trim() },
-    ];
-    const stopTokens = stops
-      .split('\n')
-      .map((s) => s.replace(/\\n/g, '\n'))
-      .filter((s) => s.length > 0);
-    const body = {
-      context,
-      config,
-      temperature: Number(temperature),
-      top_p: Number(topP),
-      max_tokens: Number(maxTokens),
-      web_search: webSearch,
-      ...(stopTokens.length ? { stop_tokens: stopTokens } : {}),
-    };
+    const body = requestBody(settings, turns, message.trim());
     const requestId = crypto.randomUUID();
     const ctl = new AbortController();
     abort.current = ctl;
@@ -372,104 +277,10 @@ function Playground() {
           {reply || (running ? '…' : <span class="muted">The reply appears here.</span>)}
         </div>
         {error && <Message kind="error">{error}</Message>}
-        <div role="status" class="call-usage" data-testid="call-usage">
-          {usage && (
-            <dl class="inline-dl">
-              <div>
-                <dt>Input tokens</dt>
-                <dd>{integer(usage.inputTokens)}</dd>
-              </div>
-              <div>
-                <dt>Output tokens</dt>
-                <dd>{integer(usage.outputTokens)}</dd>
-              </div>
-              <div>
-                <dt>Cost</dt>
-                <dd>{usd(usage.cost, { minDecimals: 2 })}</dd>
-              </div>
-            </dl>
-          )}
-          {usageNote && <p class="muted">{usageNote}</p>}
-        </div>
+        <CallUsageView usage={usage} note={usageNote} />
       </div>
 
-      <form class="card pg-settings" onSubmit={run} aria-label="Request settings">
-        <h2>Settings</h2>
-        <Field
-          label="Model (config)"
-          hint={demo ? 'Demo model: this service runs tollgate’s built-in sample model, not a real one. Replies are sample text; tokens are billed as usual.' : undefined}
-        >
-          {(p) => (
-            <select {...p} name="config" value={config} onChange={(e) => setConfig(val(e))}>
-              {MODELS.map((m) => (
-                <option key={m.value} value={m.value}>
-                  {demo ? m.label.replace(' — ', ' (demo) — ') : m.label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <div class="grid-2">
-          <Field label="Temperature" hint="0 to 1">
-            {(p) => <input {...p} name="temperature" type="number" min="0" max="1" step="0.05" required value={temperature} onInput={(e) => setTemperature(val(e))} />}
-          </Field>
-          <Field label="top_p" hint="0 to 1">
-            {(p) => <input {...p} name="top_p" type="number" min="0" max="1" step="0.05" required value={topP} onInput={(e) => setTopP(val(e))} />}
-          </Field>
-        </div>
-        <Field label="Max tokens" hint="1 to 1024">
-          {(p) => <input {...p} name="max_tokens" type="number" min="1" max="1024" step="1" required value={maxTokens} onInput={(e) => setMaxTokens(val(e))} />}
-        </Field>
-        <Field label="Stop tokens" hint="One per line; write \n for a newline.">
-          {(p) => <textarea {...p} name="stop_tokens" rows={2} value={stops} onInput={(e) => setStops(val(e))} />}
-        </Field>
-        <div class="checkbox">
-          <input id="pg-web" type="checkbox" checked={webSearch} onChange={(e) => setWebSearch((e.target as HTMLInputElement).checked)} />
-          <label for="pg-web">Web search</label>
-        </div>
-        <div class="checkbox">
-          <input id="pg-stream" type="checkbox" checked={stream} onChange={(e) => setStream((e.target as HTMLInputElement).checked)} />
-          <label for="pg-stream">Stream the reply</label>
-        </div>
-        <Field label="Instruction (optional)">
-          {(p) => <textarea {...p} name="instruction" rows={2} value={instruction} onInput={(e) => setInstruction(val(e))} />}
-        </Field>
-      </form>
+      <SettingsCard settings={settings} onChange={setSettings} demo={demo} onSubmit={run} />
     </div>
   );
-}
-
-function inferenceError(err: ApiError): string {
-  const d = describeDetail(err.status, err.detail);
-  if (err.status === 401) return `The key was refused (401): ${d}. Check the secret, or create a new key.`;
-  if (err.status === 402) return `Not enough credit (402): ${d}. Add credit on the Billing page.`;
-  if (err.status === 429) return `Rate limited (429): ${d}`;
-  return `${d} (HTTP ${err.status})`;
-}
-
-/** Reads `data: {…}` lines of a text/event-stream body and yields each chunk's text. */
-async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (value) buf += decoder.decode(value, { stream: true });
-    if (done) buf += decoder.decode();
-    let sep: number;
-    while ((sep = buf.search(/\r?\n\r?\n/)) >= 0) {
-      const event = buf.slice(0, sep);
-      buf = buf.slice(buf.slice(sep).match(/^\r?\n\r?\n/)![0].length + sep);
-      const data = event
-        .split(/\r?\n/)
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(5).replace(/^ /, ''))
-        .join('\n');
-      if (!data || data === '[DONE]') continue;
-      const parsed = JSON.parse(data) as { text?: string; detail?: unknown };
-      if (parsed.detail !== undefined && parsed.text === undefined) throw new ApiError(500, parsed.detail);
-      if (parsed.text) yield parsed.text;
-    }
-    if (done) return;
-  }
 }

@@ -1,0 +1,57 @@
+import { useState } from 'preact/hooks';
+import { ApiError, enc, post } from '../api';
+import type { Invitation } from '../model';
+import { useSession } from '../state';
+import { ErrorMessage } from './ui';
+
+/** Pending invitations, at the top of the playground page (the spec's place for them). */
+export function Invitations({ invitations, onAnswered }: { invitations: Invitation[]; onAnswered: (message: string) => void }) {
+  const { refresh, selectWorkspace } = useSession();
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const act = async (inv: Invitation, action: 'accept' | 'decline') => {
+    setBusy(inv.invitationId);
+    setError(null);
+    try {
+      await post(`/v1/invitations/${enc(inv.invitationId)}/${action}`);
+      onAnswered(
+        action === 'accept'
+          ? `You joined ${inv.workspaceName}: its keys and billing are now shared with you.`
+          : `You declined the invitation to ${inv.workspaceName}.`,
+      );
+      await refresh();
+      if (action === 'accept') selectWorkspace(inv.workspaceId);
+    } catch (err) {
+      // Revoked or answered elsewhere (409): say so above the page, and re-read the list.
+      if (err instanceof ApiError && err.status === 409) {
+        onAnswered(`The invitation to ${inv.workspaceName} is no longer open: ${err.message}.`);
+        await refresh();
+      } else setError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <section class="card invitations" aria-labelledby="inv-title">
+      <h2 id="inv-title">Pending invitations</h2>
+      <ul class="plain-list">
+        {invitations.map((inv) => (
+          <li key={inv.invitationId} class="invitation" data-testid="invitation">
+            <p>
+              <strong>{inv.invitedBy || 'An admin'}</strong> invited you to the workspace <strong>{inv.workspaceName}</strong>.
+            </p>
+            <div class="actions">
+              <button type="button" class="button button-primary" disabled={busy !== null} onClick={() => act(inv, 'accept')}>
+                Accept<span class="visually-hidden"> the invitation to {inv.workspaceName}</span>
+              </button>
+              <button type="button" class="button" disabled={busy !== null} onClick={() => act(inv, 'decline')}>
+                Decline<span class="visually-hidden"> the invitation to {inv.workspaceName}</span>
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+      <ErrorMessage error={error} />
+    </section>
+  );
+}

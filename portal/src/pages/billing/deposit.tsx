@@ -1,0 +1,100 @@
+import { useRef, useState } from 'preact/hooks';
+import { enc, post } from '../../api';
+import { amountNano, checkDollars } from '../../amount';
+import { Field } from '../../components/ui';
+import { usd } from '../../format';
+import { useWorkspace } from '../../state';
+import { MAX_CHARGE_USD, useCardMessages, val, type CardProps } from './card-messages';
+
+export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
+  const ws = useWorkspace();
+  const first = !billing.funded;
+  const min = billing.minimumDeposit;
+  const [amount, setAmount] = useState(first ? min : '50');
+  const [checked, setChecked] = useState(false);
+  const msg = useCardMessages(actions);
+  const [busy, setBusy] = useState(false);
+  // One Idempotency-Key per intended deposit: a retry after a network error reuses it, so the
+  // card is never charged twice; a successful deposit starts a new one.
+  const idem = useRef(crypto.randomUUID());
+  const lastAmount = useRef(amount);
+  const check = checkDollars(amount, {
+    cents: true,
+    min,
+    minMessage: amountNano(billing.deposited) === 0n ? `Your first deposit must be at least ${usd(min)}.` : `A deposit must be at least ${usd(min)}.`,
+    max: MAX_CHARGE_USD,
+    maxMessage: `One deposit can be at most ${usd(MAX_CHARGE_USD)}.`,
+  });
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setChecked(true);
+    if (!check.ok) {
+      msg.clear();
+      return;
+    }
+    if (lastAmount.current !== check.value) {
+      idem.current = crypto.randomUUID();
+      lastAmount.current = check.value;
+    }
+    setBusy(true);
+    msg.start();
+    try {
+      const r = await post<{ deposit: { status: string; amount: string }; detail?: string }>(
+        `/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`,
+        { amount: check.value },
+        { headers: { 'Idempotency-Key': idem.current } },
+      );
+      await onChanged();
+      if (r.deposit.status === 'succeeded') {
+        msg.setOutcome({ kind: 'success', text: `Deposit of ${usd(r.deposit.amount)} succeeded.` });
+        idem.current = crypto.randomUUID();
+      } else {
+        // 202: the provider did not answer in time; the same key settles it on retry.
+        msg.setOutcome({ kind: 'info', text: r.detail ?? 'The deposit is pending.' });
+      }
+    } catch (err) {
+      msg.setError(err);
+      // A declined card is a final answer: a new attempt is a new deposit.
+      if ((err as { status?: number }).status && (err as { status: number }).status < 500) idem.current = crypto.randomUUID();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="deposit-title" noValidate>
+      <h2 id="deposit-title">Add credit</h2>
+      {!isAdmin ? (
+        <p class="muted">Only workspace admins can add credit.</p>
+      ) : !billing.paymentMethod ? (
+        <p class="muted">Add a payment method first.</p>
+      ) : (
+        <>
+          <Field
+            label="Deposit amount (USD)"
+            hint={first ? `Deposits must reach ${usd(billing.initialDeposit)} before keys can be created; at least ${usd(min)} now.` : `At least ${usd(min)}.`}
+            error={checked && !check.ok ? check.error : null}
+          >
+            {(p) => (
+              <input
+                {...p}
+                name="depositAmount"
+                inputMode="decimal"
+                required
+                value={amount}
+                onInput={(e) => {
+                  setAmount(val(e));
+                  msg.clear();
+                }}
+              />
+            )}
+          </Field>
+          <button type="submit" class="button button-primary" disabled={busy}>
+            {busy ? 'Charging…' : check.ok ? `Deposit ${usd(check.value)}` : 'Deposit'}
+          </button>
+        </>
+      )}
+      {msg.view}
+    </form>
+  );
+}

@@ -1,0 +1,27 @@
+import type { CallUsage } from '../../api-types';
+import { integer, usd } from '../../format';
+
+/** The finished call's tokens and cost, or why they are not known yet. */
+export function CallUsageView({ usage, note }: { usage: CallUsage | null; note: string | null }) {
+  return (
+    <div role="status" class="call-usage" data-testid="call-usage">
+      {usage && (
+        <dl class="inline-dl">
+          <div>
+            <dt>Input tokens</dt>
+            <dd>{integer(usage.inputTokens)}</dd>
+          </div>
+          <div>
+            <dt>Output tokens</dt>
+            <dd>{integer(usage.outputTokens)}</dd>
+          </div>
+          <div>
+            <dt>Cost</dt>
+            <dd>{usd(usage.cost, { minDecimals: 2 })}</dd>
+          </div>
+        </dl>
+      )}
+      {note && <p class="muted">{note}</p>}
+    </div>
+  );
+}
