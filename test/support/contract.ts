@@ -1,67 +1,66 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { z } from 'zod';
 import type { ResponseContract, RouteContract } from '../../src/api/contract';
-
-/** What the helper reads of a supertest response. */
-export interface AnsweredResponse {
-  status: number;
-  body: unknown;
-  text?: string;
-  headers: Record<string, string | string[] | undefined>;
-}
-
-/** The schema a response's content type calls for: the status's own, or one of its `also` alternatives. */
-function schemaFor(answer: ResponseContract, contentType: string): { schema?: z.ZodType; json: boolean } {
-  const base = (t: string | undefined) => (t ?? 'application/json').split(';')[0].trim().toLowerCase();
-  const ct = base(contentType);
-  for (const c of [answer, ...(answer.also ?? [])]) {
-    if (base(c.contentType) === ct) return { schema: c.schema, json: ct === 'application/json' };
-  }
-  const offered = [answer, ...(answer.also ?? [])].map((c) => base(c.contentType)).join(', ');
-  throw new Error(`answered with ${ct || 'no content type'}, but the contract documents ${offered}`);
-}
+import { errorBody, validationErrorBody } from '../../src/api/error-schemas';
 
 /**
- * Checks a real answer against its route's contract: the status is one the contract lists, and the
- * body parses with the schema documented for that status and content type, holding no field the
- * schema does not name (a parsed object drops unknown keys, so the parse must equal the body).
- * Throws an error saying what differs; returns the parsed body.
+ * Checks a real answer (fetch or supertest) against its route contract and returns its body (parsed JSON, the event
+ * stream's data values, or the text): the status is documented, the media type is the documented
+ * one, and the body passes the documented schema with no field the schema does not name (zod
+ * strips unknown keys, so a parse that changes the body means an undocumented field).
  */
-export function expectMatchesContract(contract: RouteContract, res: AnsweredResponse): unknown {
+export async function expectMatchesContract(answer: Answer, contract: RouteContract): Promise<unknown> {
+  const res = await read(answer);
   const where = `${contract.method.toUpperCase()} ${contract.path} → ${res.status}`;
-  const answer = contract.responses[res.status];
-  if (!answer) throw new Error(`${where}: status not in the contract (documented: ${Object.keys(contract.responses).join(', ')})`);
-  const contentType = String(res.headers['content-type'] ?? '');
-  if (!answer.schema && !answer.also?.length) {
-    if (res.text) throw new Error(`${where}: the contract documents no body, but one came: ${res.text.slice(0, 200)}`);
+  const documented = contract.responses[res.status];
+  if (!documented) throw new Error(`${where}: status not in the contract (documented: ${Object.keys(contract.responses).join(', ')})`);
+  const essence = (t: string | undefined) => (t ?? 'application/json').split(';')[0].trim().toLowerCase();
+  const got = essence(res.contentType);
+  const media = [documented, ...(documented.also ?? [])].find((m) => essence(m.contentType) === got) as ResponseContract | undefined;
+  if (!media) {
+    const allowed = [documented, ...(documented.also ?? [])].map((m) => essence(m.contentType));
+    throw new Error(`${where}: content-type ${got} is not documented (${allowed.join(', ')})`);
+  }
+  const text = res.text;
+  if (got === 'text/event-stream') {
+    const values = text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => l.slice(6))
+      .filter((d) => d !== '[DONE]')
+      .map((d) => JSON.parse(d) as unknown);
+    if (media.eventSchema) values.forEach((v, i) => check(media.eventSchema!, v, `${where} (event ${i})`));
+    return values;
+  }
+  if (got !== 'application/json') {
+    if (media.schema) check(media.schema, text, where);
+    return text;
+  }
+  if (text === '') {
+    // No body (a 204): right only when the contract documents none.
+    if (media.schema) throw new Error(`${where}: no body, but the contract documents one`);
     return undefined;
   }
-  let found;
-  try {
-    found = schemaFor(answer, contentType);
-  } catch (err) {
-    throw new Error(`${where}: ${(err as Error).message}`);
-  }
-  if (!found.schema) return undefined;
-  const value = found.json ? res.body : res.text;
-  const parsed = found.schema.safeParse(value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new Error(`${where}: the body breaks the documented schema: ${issues}\nbody: ${JSON.stringify(value).slice(0, 2000)}`);
-  }
-  const undocumented = extraKeys(value, parsed.data);
-  if (undocumented.length) throw new Error(`${where}: fields the contract does not document: ${undocumented.join(', ')}`);
-  return parsed.data;
+  const body = JSON.parse(text) as unknown;
+  const schema = media.schema ?? (res.status >= 400 ? (res.status === 422 ? validationErrorBody : errorBody) : undefined);
+  if (!schema) throw new Error(`${where}: a JSON body, but the contract documents none`);
+  check(schema, body, where);
+  return body;
 }
 
-/** Paths of keys present in `sent` but not in `parsed` (zod's objects strip keys they do not name). */
-function extraKeys(sent: unknown, parsed: unknown, path = ''): string[] {
-  if (Array.isArray(sent) && Array.isArray(parsed)) return sent.flatMap((v, i) => extraKeys(v, parsed[i], `${path}[${i}]`));
-  if (!isObject(sent) || !isObject(parsed)) return [];
-  return Object.keys(sent).flatMap((k) => {
-    const at = path ? `${path}.${k}` : k;
-    if (!(k in parsed)) return sent[k] === undefined ? [] : [at];
-    return extraKeys(sent[k], parsed[k], at);
-  });
+/** A fetch Response, or a supertest answer (its `text` is the body as received). */
+export type Answer = Response | { status: number; headers: Record<string, unknown>; text: string };
+
+async function read(a: Answer): Promise<{ status: number; contentType: string | undefined; text: string }> {
+  if (a instanceof Response) return { status: a.status, contentType: a.headers.get('content-type') ?? undefined, text: await a.text() };
+  const type = a.headers['content-type'];
+  return { status: a.status, contentType: typeof type === 'string' ? type : undefined, text: a.text ?? '' };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+function check(schema: z.ZodType, value: unknown, where: string): void {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new Error(`${where}: body does not match its documented schema: ${JSON.stringify(r.error.issues.slice(0, 5))}\n${JSON.stringify(value).slice(0, 500)}`);
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(r.data)), value)) {
+    throw new Error(`${where}: body has fields its schema does not document:\n${JSON.stringify(value).slice(0, 500)}`);
+  }
+}

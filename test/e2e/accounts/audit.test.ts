@@ -51,7 +51,7 @@ describe('GET /v1/workspaces/:ws/audit', () => {
 
     const res = await audit(ann, ws);
     expect(res.status).toBe(200);
-    expectMatchesContract(auditLog, res);
+    await expectMatchesContract(res, auditLog);
     const entries = res.body.entries as Entry[];
     expect(res.body.nextCursor).toBeNull();
     expect(entries.map((e) => e.action)).toEqual([
@@ -130,7 +130,7 @@ describe('GET /v1/workspaces/:ws/audit', () => {
     const csv = await audit(ann, ws, '?format=csv');
     expect(csv.status).toBe(200);
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expectMatchesContract(auditLog, csv);
+    await expectMatchesContract(csv, auditLog);
     expect(csv.headers['content-disposition']).toBe(`attachment; filename="tollgate-audit-${ws}.csv"`);
     const lines = csv.text.trimEnd().split('\r\n');
     expect(lines[0]).toBe('time,actor_type,actor_id,actor_name,actor_email,action,target_type,target_id,target_name,outcome,details');

@@ -24,7 +24,7 @@ describe('POST /v1/signup', () => {
     const res = await api(server).post('/v1/signup').send({ email: email.toUpperCase(), password: PASSWORD, name: 'Sig Nup', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ userId: expect.any(String), email, name: 'Sig Nup' });
-    expectMatchesContract(signupRoute, res);
+    await expectMatchesContract(res, signupRoute);
     const events = await server.services.store.readStream(streams.user(res.body.userId));
     expect(events.map((e) => [e.type, e.revision])).toEqual([
       ['UserRegistered', 0n],
@@ -80,7 +80,7 @@ describe('POST /v1/login', () => {
       user: { userId, email, name: 'First' },
       firstLogin: true,
     });
-    expectMatchesContract(loginRoute, res);
+    await expectMatchesContract(res, loginRoute);
     const cookie = cookieOf(res)!;
     expect(cookie).toContain(`tg_session=${res.body.sessionToken}`);
     expect(cookie).toMatch(/HttpOnly/i);
@@ -237,6 +237,6 @@ describe('GET /v1/me', () => {
         detail: null,
       },
     });
-    expectMatchesContract(meRoute, res);
+    await expectMatchesContract(res, meRoute);
   });
 });

@@ -36,7 +36,7 @@ describe('POST /v1/workspaces/:ws/keys', () => {
   test('201 with the secret once; the key works on the next request; only its SHA-256 is stored', async () => {
     const res = await createKey(bob, team, { name: 'production' });
     expect(res.status).toBe(201);
-    expectMatchesContract(createKeyRoute, res);
+    await expectMatchesContract(res, createKeyRoute);
     expect(res.headers['cache-control']).toBe('no-store');
     const { secret, keyId } = res.body;
     expect(secret).toMatch(/^tgk[0-9A-Za-z]{49}$/);
@@ -180,7 +180,7 @@ describe('GET /v1/workspaces/:ws/keys', () => {
       },
       expect.objectContaining({ keyId: k2.keyId, name: 'second', createdBy: { userId: carl.userId, name: carl.name }, lastUsed: null }),
     ]);
-    expectMatchesContract(listKeys, res);
+    await expectMatchesContract(res, listKeys);
     const raw = JSON.stringify(res.body);
     for (const k of [k1, k2]) {
       expect(raw).not.toContain(k.secret);

@@ -132,7 +132,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     ]);
     const ledger = await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth);
     expect(ledger.status).toBe(200);
-    expectMatchesContract(ledgerRoute, ledger);
+    await expectMatchesContract(ledger, ledgerRoute);
     expect(ledger.body.entries.map((e: { type: string; amount: string; balance: string }) => [e.type, e.amount, e.balance])).toEqual([
       ['DepositSucceeded', '100', '100'],
       ['TokensDebited', '-60', '40'],

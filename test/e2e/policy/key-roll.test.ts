@@ -47,7 +47,7 @@ describe('POST /v1/workspaces/:ws/keys/:keyId/roll', () => {
 
     const res = await roll(bob, team, key.keyId);
     expect(res.status).toBe(200);
-    expectMatchesContract(rollKey, res);
+    await expectMatchesContract(res, rollKey);
     expect(res.headers['cache-control']).toBe('no-store');
     const { secret } = res.body;
     expect(secret).not.toBe(key.secret);

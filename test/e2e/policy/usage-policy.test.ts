@@ -44,7 +44,7 @@ describe('GET /v1/policies/usage', () => {
     expect(res.body.version).toBe(/^Version: (\S+)$/m.exec(DOC)![1]);
     expect(res.body.effectiveDate).toBe(/^Effective: (\S+)$/m.exec(DOC)![1]);
     expect(res.body.page).toBe('/usage-policy');
-    expectMatchesContract(usagePolicy, res);
+    await expectMatchesContract(res, usagePolicy);
     expect(res.body.rules.map((r: { number: number }) => r.number)).toEqual([1, 2, 3, 4, 5, 6]);
     const text = JSON.stringify(res.body.rules).toLowerCase();
     // The specification's six rules.
@@ -95,13 +95,13 @@ describe('accounts created before acceptance was recorded', () => {
       accepted: false,
       detail: expect.stringContaining('You have not accepted the usage policy'),
     });
-    expectMatchesContract(me, me_);
+    await expectMatchesContract(me_, me);
 
     let before = await head();
     const refused = await api(server).post(`/v1/workspaces/${u.ws}/keys`).set(u.auth).send({ name: 'blocked' });
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain('GET /v1/policies/usage');
-    expectMatchesContract(createKey, refused);
+    await expectMatchesContract(refused, createKey);
     expect(refused.body.detail).toContain(`POST /v1/policies/usage/accept {"version": "${POLICY_VERSION}"}`);
     expect(await head()).toBe(before);
 
@@ -109,14 +109,14 @@ describe('accounts created before acceptance was recorded', () => {
       const bad = await api(server).post('/v1/policies/usage/accept').set(u.auth).send(body);
       expect(bad.status).toBe(422);
       expect(bad.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'version'], msg: expect.stringContaining(`"${POLICY_VERSION}"`) })]);
-      expectMatchesContract(acceptPolicy, bad);
+      await expectMatchesContract(bad, acceptPolicy);
     }
     expect(await head()).toBe(before);
 
     const ok = await api(server).post('/v1/policies/usage/accept').set(u.auth).send({ version: POLICY_VERSION });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ accepted: true, acceptedVersion: POLICY_VERSION, detail: null });
-    expectMatchesContract(acceptPolicy, ok);
+    await expectMatchesContract(ok, acceptPolicy);
     const stream = await server.services.store.readStream(streams.user(u.userId));
     expect(stream.filter((e) => e.type === 'UsagePolicyAccepted').map((e) => [e.data, e.metadata.actor])).toEqual([
       [{ userId: u.userId, version: POLICY_VERSION }, u.userId],
