@@ -4,10 +4,11 @@ import type { Module, Services } from '../services';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { requestId } from './middleware/request-id';
 import { httpMetrics } from '../metrics/http';
+import { openApiRouter } from './openapi/router';
 import { healthRouter } from './system/health';
 import { readModelsGate } from './system/read-models-ready';
 
-/** The Express app: health, then each module's routes, then 404 and the one error mapper. */
+/** The Express app: health, the OpenAPI document and its page, then each module's routes, then 404 and the one error mapper. */
 export function createApp(s: Services, modules: Module[], startHead: bigint): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -32,6 +33,7 @@ export function createApp(s: Services, modules: Module[], startHead: bigint): ex
     }),
   );
   app.use(healthRouter(s, startHead));
+  app.use(openApiRouter());
   if (s.readiness) app.use(readModelsGate(s.readiness));
   // The inference routes are the hot path: mounted first, a request to them is not matched against
   // every account and billing route before it. No other module serves their paths.

@@ -46,6 +46,11 @@ export interface RouteContract<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * A request with no body at all is refused as a whole (422, loc ["body"]) instead of read as `{}`.
+   * The inference routes answer so; elsewhere a missing body is an empty one.
+   */
+  bodyRequired?: boolean;
   responses: Record<number, ResponseContract>;
 }
 
@@ -54,13 +59,14 @@ export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
   return c;
 }
 
-/** A contract's optional `params`/`query`/`body` is `Schema | undefined`: the parsed type of the schema, or undefined when there is none. */
-type Out<S> = [NonNullable<S>] extends [never] ? undefined : NonNullable<S> extends z.ZodType ? z.output<NonNullable<S>> : undefined;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
+// NonNullable: an optional field's type is `P | undefined`, and the undefined must not distribute
+// into the handler's type when the contract does declare the part.
 export interface Validated<C extends RouteContract> {
-  params: Out<C['params']>;
-  query: Out<C['query']>;
-  body: Out<C['body']>;
+  params: Out<NonNullable<C['params']>>;
+  query: Out<NonNullable<C['query']>>;
+  body: Out<NonNullable<C['body']>>;
 }
 
 function check(schema: z.ZodType | undefined, value: unknown, where: 'path' | 'query' | 'body'): unknown {
@@ -79,6 +85,6 @@ export function validate<C extends RouteContract>(contract: C, req: Request): Va
   return {
     params: check(contract.params, req.params, 'path'),
     query: check(contract.query, req.query, 'query'),
-    body: check(contract.body, req.body ?? {}, 'body'),
+    body: check(contract.body, req.body ?? (contract.bodyRequired ? undefined : {}), 'body'),
   } as Validated<C>;
 }

@@ -34,8 +34,6 @@ export interface InferenceRequest {
   seed?: number;
 }
 
-export const MODEL_CONFIGS: readonly ModelConfig[] = ['service_3_pi', 'service_3_productivity'];
-
 export const DEFAULTS = { temperature: 1, topP: 0.95, maxTokens: 256, webSearch: true } as const;
 export const LIMITS = {
   maxTokens: 1024,

@@ -64,3 +64,16 @@ function check(schema: z.ZodType, value: unknown, where: string): void {
     throw new Error(`${where}: body has fields its schema does not document:\n${JSON.stringify(value).slice(0, 500)}`);
   }
 }
+
+/** The contract of the route that serves `method path` (a concrete path such as /v1/workspaces/ws_1), or an error naming it. */
+export function contractFor(method: string, path: string, routes: readonly RouteContract[] = allContracts()): RouteContract {
+  const pattern = (p: string) => new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_$][\w$]*/g, '[^/]+')}/?$`);
+  const found = routes.find((c) => c.method === method.toLowerCase() && pattern(c.path).test(path));
+  if (!found) throw new Error(`no contract serves ${method.toUpperCase()} ${path}`);
+  return found;
+}
+
+function allContracts(): readonly RouteContract[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('../../src/api/openapi/areas') as typeof import('../../src/api/openapi/areas')).API_ROUTES;
+}

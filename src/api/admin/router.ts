@@ -1,13 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { RequestHandler, Router } from 'express';
-import { z } from 'zod';
 import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from '../../projections/rebuild';
 import { projectionStatus } from '../../projections/status';
 import { projectionsOf } from '../../module-parts';
 import type { Module, Services } from '../../services';
 import { settle } from '../accounts/common';
 import { workspaceCommand } from '../accounts/workspace-routes';
+import { validate } from '../contract';
 import { HttpError } from '../middleware/errors';
+import { adminMetrics, listProjections, rebuild, setRateLimit } from './schemas';
 
 const digest = (v: string) => createHash('sha256').update(v).digest();
 
@@ -24,26 +25,23 @@ function requireOperator(s: Services): RequestHandler {
   };
 }
 
-const rateLimitBody = z.object({
-  requestsPerMinute: z.union([z.number().int().min(1).max(1_000_000), z.null()]),
-});
-
 /** Operators: projection status and rebuild, and a key's request rate. */
 export function adminRouter(s: Services, modules: readonly Module[]): Router {
   const r = Router();
   r.use('/admin', requireOperator(s));
 
-  r.get('/admin/projections', async (_req, res) => {
+  r.get(listProjections.path, async (_req, res) => {
     const names = projectionsOf(s, modules).map((p) => p.name);
     const rows = await projectionStatus(s.store, s.redis, s.ks, names);
     const rebuilding = await Promise.all(names.map((n) => rebuildStatus(s.redis, s.ks, n)));
     res.json({ projections: rows.map((row, i) => ({ ...row, rebuilding: rebuilding[i] })) });
   });
 
-  r.post('/admin/projections/:name/rebuild', async (req, res) => {
+  r.post(rebuild.path, async (req, res) => {
+    const { name } = validate(rebuild, req).params;
     const all = projectionsOf(s, modules);
-    const projection = all.find((p) => p.name === req.params.name);
-    if (!projection) throw new HttpError(404, `Unknown projection "${req.params.name}"; known: ${all.map((p) => p.name).join(', ')}`);
+    const projection = all.find((p) => p.name === name);
+    if (!projection) throw new HttpError(404, `Unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ')}`);
     let result;
     try {
       result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
@@ -57,20 +55,20 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
   });
 
   // The Prometheus text, for setups that scrape through the API port (METRICS_PORT is the usual way).
-  r.get('/admin/metrics', async (_req, res) => {
+  r.get(adminMetrics.path, async (_req, res) => {
     res.type(s.metrics.registry.contentType).send(await s.metrics.registry.metrics());
   });
 
-  r.put('/admin/workspaces/:ws/keys/:keyId/rate-limit', async (req, res) => {
-    const body = rateLimitBody.parse(req.body ?? {});
+  r.put(setRateLimit.path, async (req, res) => {
+    const { params, body } = validate(setRateLimit, req);
     const done = await workspaceCommand(
       s,
-      String(req.params.ws),
-      { type: 'ChangeRateLimit', data: { keyId: String(req.params.keyId), requestsPerMinute: body.requestsPerMinute, by: 'operator' } },
+      params.ws,
+      { type: 'ChangeRateLimit', data: { keyId: params.keyId, requestsPerMinute: body.requestsPerMinute, by: 'operator' } },
       { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
     );
     await settle(s, done.appended);
-    res.json({ keyId: req.params.keyId, requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE, overridden: body.requestsPerMinute !== null });
+    res.json({ keyId: params.keyId, requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE, overridden: body.requestsPerMinute !== null });
   });
   return r;
 }

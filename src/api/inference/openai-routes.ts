@@ -1,11 +1,13 @@
 import { ErrorRequestHandler, Router } from 'express';
 import { StoreUnavailable } from '../../eventstore/port';
-import { MODEL_CONFIGS } from '../../inference/request';
+import { MODEL_CONFIGS } from '../../domain/inference/models';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
 import type { Executed } from './engine';
-import { parse, PATHS, RouteKit, UNRECORDED, upstreamDetail } from './route-kit';
-import { chatCompletionSchema, unsupportedChatFeature } from './schema';
+import { validate } from '../contract';
+import { PATHS } from './paths';
+import { RouteKit, UNRECORDED, upstreamDetail } from './route-kit';
+import { chatCompletions, getModel, listModels, unsupportedChatFeature } from './schemas';
 import { disconnectSignal, EventStreamWriter } from './stream-writer';
 
 /** The OpenAI-compatible routes: chat completions (whole or streamed) and the model list. */
@@ -15,10 +17,10 @@ const MODELS_CREATED = 1_735_689_600; // 2025-01-01, when the two configs were p
 export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
   const { engine, now, chain, prepare, settle, generateWhole, requestId, auth } = kit;
 
-  r.post(PATHS.chat, ...chain, async (req, res) => {
+  r.post(chatCompletions.path, ...chain, async (req, res) => {
     const unsupported = unsupportedChatFeature(req.body);
     if (unsupported) throw new HttpError(400, unsupported);
-    const body = parse(chatCompletionSchema, req.body);
+    const { body } = validate(chatCompletions, req);
     const prepared = await prepare(req, res, 'openai', body.request);
     const id = `chatcmpl-${prepared.facts.requestId}`;
     const created = Math.floor(now());
@@ -97,12 +99,13 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
 
   const modelList = () =>
     MODEL_CONFIGS.map((id) => ({ id, object: 'model', created: MODELS_CREATED, owned_by: 'tollgate' }));
-  r.get(PATHS.models, requestId, auth, (_req, res) => {
+  r.get(listModels.path, requestId, auth, (_req, res) => {
     res.json({ object: 'list', data: modelList() });
   });
-  r.get(`${PATHS.models}/:model`, requestId, auth, (req, res) => {
-    const m = modelList().find((x) => x.id === req.params.model);
-    if (!m) throw new HttpError(404, `The model '${String(req.params.model).slice(0, 100)}' does not exist`);
+  r.get(getModel.path, requestId, auth, (req, res) => {
+    const { model } = validate(getModel, req).params;
+    const m = modelList().find((x) => x.id === model);
+    if (!m) throw new HttpError(404, `The model '${model.slice(0, 100)}' does not exist`);
     res.json(m);
   });
 

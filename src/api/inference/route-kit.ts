@@ -1,5 +1,4 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { ZodType } from 'zod';
 import type { Endpoint } from '../../domain/inference/events';
 import { StoreUnavailable } from '../../eventstore/port';
 import { UpstreamError } from '../../inference/backend';
@@ -11,15 +10,7 @@ import type { Executed, InferenceEngine } from './engine';
 import type { InferenceRateLimiter } from './rate-limit';
 import { disconnectSignal } from './stream-writer';
 
-/** What the spec routes and the OpenAI-compatible routes share: paths, the middleware chain, and how a request is prepared and a whole reply collected. */
-
-export const PATHS = {
-  inference: '/external/api/inference',
-  streaming: '/external/api/inference/streaming',
-  openai: '/external/api/inference/openai',
-  chat: '/external/api/inference/openai/v1/chat/completions',
-  models: '/external/api/inference/openai/v1/models',
-} as const;
+/** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -28,12 +19,6 @@ export interface RouterDeps {
   keys: KeyIndex;
   limiter: InferenceRateLimiter;
   onKeyUsed?: OnKeyUsed;
-}
-
-export function parse<T>(schema: ZodType<T>, body: unknown): T {
-  const r = schema.safeParse(body);
-  if (!r.success) throw r.error; // 422, FastAPI's list (errors middleware)
-  return r.data;
 }
 
 export function upstreamDetail(err: unknown): string {

@@ -3,11 +3,11 @@ import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
 import { StoreUnavailable } from '../../eventstore/port';
 import { mountOpenAiRoutes } from './openai-routes';
-import { parse, PATHS, routeKit, RouterDeps, UNRECORDED, upstreamDetail } from './route-kit';
-import { inferenceBodySchema } from './schema';
+import { validate } from '../contract';
+import { routeKit, RouterDeps, UNRECORDED, upstreamDetail } from './route-kit';
+import { inference, streaming } from './schemas';
 import { disconnectSignal, EventStreamWriter } from './stream-writer';
 
-export { PATHS } from './route-kit';
 export type { RouterDeps } from './route-kit';
 
 /**
@@ -26,16 +26,16 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   const kit = routeKit(s, deps);
   const { engine, now, chain, prepare, settle, generateWhole } = kit;
 
-  r.post(PATHS.inference, ...chain, async (req, res) => {
-    const request = parse(inferenceBodySchema, req.body);
+  r.post(inference.path, ...chain, async (req, res) => {
+    const request = validate(inference, req).body;
     const prepared = await prepare(req, res, 'inference', request);
     const { out, text } = await generateWhole(prepared, res);
     if (settle(out) === 'gone') return;
     res.json({ created: now(), text });
   });
 
-  r.post(PATHS.streaming, ...chain, async (req, res) => {
-    const request = parse(inferenceBodySchema, req.body);
+  r.post(streaming.path, ...chain, async (req, res) => {
+    const request = validate(streaming, req).body;
     const prepared = await prepare(req, res, 'streaming', request);
     const writer = new EventStreamWriter(res);
     let idx = 0;

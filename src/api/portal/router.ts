@@ -2,13 +2,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router } from 'express';
 import type { TokensDebited } from '../../domain/inference/events';
+import { MODEL_CONFIGS } from '../../domain/inference/models';
 import { formatUsd } from '../../domain/money';
 import { streams } from '../../domain/streams';
 import { TEST_CARDS } from '../../payments/test-cards';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/access';
+import { validate } from '../contract';
 import { HttpError } from '../middleware/errors';
 import { PerKeyCap } from '../middleware/limits';
+import { portalConfig, requestCost } from './schemas';
 import { contentSecurityPolicy, isReserved, NOT_BUILT_PAGE, portalDistDir } from './static';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -47,7 +50,7 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
       ? Object.entries(TEST_CARDS).map(([paymentMethodId, c]) => ({ paymentMethodId, brand: c.brand, last4: c.last4, behaviour: c.behaviour }))
       : [];
 
-  r.get('/portal/config.json', security, (_req, res) => {
+  r.get(portalConfig.path, security, (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     res.json({
       gateway,
@@ -60,7 +63,7 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
         outputUsdPerToken: formatUsd(s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN),
       },
       rateLimitPerMinute: s.config.RATE_LIMIT_PER_MINUTE,
-      models: ['service_3_pi', 'service_3_productivity'],
+      models: MODEL_CONFIGS,
       // The playground labels the built-in demo model as a demo (no real model answers).
       modelBackend: s.config.MODEL_BACKEND,
     });
@@ -72,8 +75,8 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
   // An unknown id answers at once (its InferenceRequested is written before any text is served);
   // only a known, unbilled request waits, and a user holds at most a few such waits at a time.
   const waits = new PerKeyCap(4, 'request lookups');
-  r.get('/portal/workspaces/:ws/requests/:requestId', security, requireSession(s), requireMember(s), async (req, res) => {
-    const requestId = String(req.params.requestId);
+  r.get(requestCost.path, security, requireSession(s), requireMember(s), async (req, res) => {
+    const { requestId } = validate(requestCost, req).params;
     if (!REQUEST_ID.test(requestId)) throw new HttpError(404, 'Request not found');
     const ws = workspaceOf(res).workspaceId;
     const release = waits.acquire(userOf(res).userId);

@@ -3,6 +3,7 @@ import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Router } from 'express';
 import type { Services } from '../../services';
+import { healthz, readyz } from './schemas';
 
 /** A check that does not answer within this long counts as failed: /readyz must answer promptly. */
 const CHECK_TIMEOUT_MS = 1500;
@@ -69,10 +70,10 @@ function diskProbe(dir: string): () => string | null {
 export function healthRouter(s: Services, _startHead?: bigint): Router {
   const r = Router();
   const probe = s.config.EVENT_STORE === 'sqlite' ? diskProbe(s.config.DATA_DIR) : () => null;
-  r.get('/healthz', (_req, res) => {
+  r.get(healthz.path, (_req, res) => {
     res.json({ status: 'ok' });
   });
-  r.get('/readyz', async (_req, res) => {
+  r.get(readyz.path, async (_req, res) => {
     const checks: Record<string, string> = {};
     const [store, redis] = await Promise.allSettled([
       within(s.store.ping(), CHECK_TIMEOUT_MS, 'event store'),

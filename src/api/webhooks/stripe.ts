@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import { GatewayRejected, GatewayUnavailable, PaymentRecord } from '../../payments/port';
 import { paymentStatusOf, StripeGateway } from '../../payments/stripe';
 import { fromCents } from '../../payments/port';
 import type { Services } from '../../services';
 import { settleFromPayment, gatewayOf } from '../billing/service';
 import { HttpError } from '../middleware/errors';
+import { paymentIntentObject, PaymentIntentObject, stripeEventHead, stripeWebhook } from './schemas';
 
 /**
  * POST /webhooks/stripe. The signature (Stripe-Signature over the raw body, STRIPE_WEBHOOK_SECRET)
@@ -26,18 +26,6 @@ const HANDLED = new Set([
 /** How far a signature's timestamp may lie from our clock, in either direction (Stripe's default is 300 s, past only). */
 export const SIGNATURE_TOLERANCE_S = 300;
 
-const cents = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-/** The part of a PaymentIntent that is read; a signed event that lacks it is refused, never half-used. */
-const rawPi = z.object({
-  id: z.string().regex(/^pi_[A-Za-z0-9_]{1,255}$/, 'must be a PaymentIntent id (pi_…)'),
-  status: z.string().max(64),
-  amount: cents,
-  amount_received: cents.nullish(),
-  metadata: z.record(z.string(), z.string()).nullish(),
-  created: z.number().int().min(0),
-});
-type RawPi = z.infer<typeof rawPi>;
-
 /** The `t=` of a Stripe-Signature header, in seconds, or null. */
 function signedAt(header: string): number | null {
   const m = /(?:^|,)\s*t=(\d{1,12})\s*(?:,|$)/.exec(header);
@@ -46,7 +34,7 @@ function signedAt(header: string): number | null {
 
 export function stripeWebhookRoutes(s: Services): Router {
   const r = Router();
-  r.post('/webhooks/stripe', async (req, res) => {
+  r.post(stripeWebhook.path, async (req, res) => {
     const secret = s.config.STRIPE_WEBHOOK_SECRET;
     if (!secret) throw new HttpError(404, 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET is unset)');
     const raw = (req as unknown as { rawBody?: Buffer }).rawBody;
@@ -58,7 +46,7 @@ export function stripeWebhookRoutes(s: Services): Router {
     } catch {
       throw new HttpError(400, 'Invalid Stripe signature');
     }
-    if (typeof event.id !== 'string' || !/^evt_[A-Za-z0-9_-]{1,255}$/.test(event.id) || typeof event.type !== 'string') {
+    if (!stripeEventHead.safeParse(event).success) {
       throw new HttpError(400, 'Malformed Stripe event: id must be an event id (evt_…) and type a string');
     }
     // Stripe's check refuses only old timestamps; one from the future is as suspect as a replay.
@@ -66,9 +54,9 @@ export function stripeWebhookRoutes(s: Services): Router {
     if (t === null || Math.abs(s.now().getTime() / 1000 - t) > SIGNATURE_TOLERANCE_S) {
       throw new HttpError(400, `Stripe signature timestamp is more than ${SIGNATURE_TOLERANCE_S} s away from the server's clock`);
     }
-    let pi: RawPi | null = null;
+    let pi: PaymentIntentObject | null = null;
     if (HANDLED.has(event.type)) {
-      const parsed = rawPi.safeParse((event.data as { object?: unknown } | undefined)?.object);
+      const parsed = paymentIntentObject.safeParse((event.data as { object?: unknown } | undefined)?.object);
       if (!parsed.success) {
         const where = parsed.error.issues.map((i) => `data.object.${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3);
         throw new HttpError(400, `Malformed ${event.type} event: ${where.join('; ')}`);
@@ -96,7 +84,7 @@ export function stripeWebhookRoutes(s: Services): Router {
   return r;
 }
 
-async function handlePaymentIntent(s: Services, pi: RawPi, eventId: string) {
+async function handlePaymentIntent(s: Services, pi: PaymentIntentObject, eventId: string) {
   if (!pi?.metadata?.tollgate_kind) return 'ignored';
   // Read the PaymentIntent's current state rather than trust the event's snapshot (events arrive
   // out of order); fall back to the snapshot when the gateway does not know it (sandbox).

@@ -1,6 +1,7 @@
 import type { Event } from '../event';
+import type { ModelConfig } from './models';
 
-export type ModelConfig = 'service_3_pi' | 'service_3_productivity';
+export type { ModelConfig } from './models';
 export type Endpoint = 'inference' | 'streaming' | 'openai';
 /**
  * `store_unavailable` (added after the first release; older events never carry it): a non-streaming

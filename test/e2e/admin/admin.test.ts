@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/domain/streams';
 import { getBalance } from '../../../src/projections/balances/queries';
+import { listProjections, rebuild, setRateLimit } from '../../../src/api/admin/schemas';
+import { expectMatchesContract } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { authHeaders, fund, seedKey } from '../../int/inference/support/seed';
 
@@ -34,12 +36,14 @@ describe('/admin', () => {
     expect((await admin('/admin/projections', {}, null)).status).toBe(401);
     const wrong = await admin('/admin/projections', {}, 'operator-token-wrong-000000');
     expect(wrong.status).toBe(401);
+    await expectMatchesContract(wrong.clone(), listProjections);
     expect(await wrong.json()).toEqual({ detail: expect.stringContaining('operator token') });
   });
 
   test('GET /admin/projections lists every projection with checkpoint, head and lag', async () => {
     const res = await admin('/admin/projections');
     expect(res.status).toBe(200);
+    await expectMatchesContract(res.clone(), listProjections);
     const { projections } = (await res.json()) as { projections: Array<{ name: string; lag: string; head: string }> };
     expect(projections.map((p) => p.name)).toEqual(expect.arrayContaining(['keys', 'balances', 'memberships']));
     for (const p of projections) expect(p.lag).toMatch(/^\d+$/);
@@ -51,12 +55,15 @@ describe('/admin', () => {
     const genBefore = await server.services.readModels.gen('balances');
     const res = await admin('/admin/projections/balances/rebuild', { method: 'POST' });
     expect(res.status).toBe(200);
+    await expectMatchesContract(res.clone(), rebuild);
     const body = (await res.json()) as { generation: string; events: number };
     expect(body.generation).not.toBe(genBefore);
     expect(body.events).toBeGreaterThan(0);
     expect(await server.services.readModels.gen('balances')).toBe(body.generation);
     expect(await getBalance(server.services.readModels, key.workspaceId)).toEqual(before);
-    expect((await admin('/admin/projections/nope/rebuild', { method: 'POST' })).status).toBe(404);
+    const unknown = await admin('/admin/projections/nope/rebuild', { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    await expectMatchesContract(unknown, rebuild);
   });
 
   test("PUT a key's rate limit: the next inference request is limited by it; null restores the default", async () => {
@@ -64,11 +71,12 @@ describe('/admin', () => {
     const path = `/admin/workspaces/${key.workspaceId}/keys/${key.keyId}/rate-limit`;
     const bad = await admin(path, { method: 'PUT', body: JSON.stringify({ requestsPerMinute: 0 }) });
     expect(bad.status).toBe(422);
+    await expectMatchesContract(bad, setRateLimit);
     expect((await admin(`/admin/workspaces/${key.workspaceId}/keys/${randomUUID()}/rate-limit`, { method: 'PUT', body: JSON.stringify({ requestsPerMinute: 5 }) })).status).toBe(404);
 
     const ok = await admin(path, { method: 'PUT', body: JSON.stringify({ requestsPerMinute: 2 }) });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ keyId: key.keyId, requestsPerMinute: 2, overridden: true });
+    expect(await expectMatchesContract(ok, setRateLimit)).toEqual({ keyId: key.keyId, requestsPerMinute: 2, overridden: true });
     const events = await server.services.store.readStream(streams.workspace(key.workspaceId));
     const changed = events.filter((e) => e.type === 'RateLimitChanged');
     expect(changed.map((e) => [e.data, e.metadata.actor])).toEqual([

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/domain/streams';
+import { stripeWebhook } from '../../../src/api/webhooks/schemas';
+import { expectMatchesContract } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { StripeWireServer, WebhookEvent } from '../../support/stripe-server';
 import { api, attach, billing, deposit, newUser, TestUser } from './helpers';
@@ -180,6 +182,7 @@ describe('stripe mode', () => {
     const meta = { tollgate_kind: 'deposit', workspace_id: randomUUID(), ledger_id: randomUUID() };
     const numericId = await post({ ...base, id: `evt_${randomUUID()}`, data: { object: { id: 12345, status: 'succeeded', amount: 10000, metadata: meta, created: 1 } } });
     expect(numericId.status).toBe(400);
+    await expectMatchesContract(numericId, stripeWebhook);
     expect(numericId.body.detail).toMatch(/^Malformed payment_intent.succeeded event: data\.object\.id: /);
     const noAmount = await post({ ...base, id: `evt_${randomUUID()}`, data: { object: { id: 'pi_unknown123', status: 'succeeded', metadata: meta, created: 1 } } });
     expect(noAmount.status).toBe(400);
@@ -210,7 +213,9 @@ describe('stripe mode', () => {
     expect(future.body.detail).toMatch(/timestamp is more than 300 s away/);
     expect((await send(now - 600)).status).toBe(400);
     expect(await depositEvents(u.personalWs)).toEqual(['DepositRequested']);
-    expect((await send(now + 5)).status).toBe(200);
+    const fresh = await send(now + 5);
+    expect(fresh.status).toBe(200);
+    expect(await expectMatchesContract(fresh, stripeWebhook)).toEqual({ received: true, result: 'settled' });
   });
 
   test('a declined card: 402 with the reason; a decline webhook changes nothing more', async () => {
@@ -266,6 +271,7 @@ test('without STRIPE_WEBHOOK_SECRET the endpoint answers 404', async () => {
   try {
     const res = await api(plain).post('/webhooks/stripe').send({});
     expect(res.status).toBe(404);
+    await expectMatchesContract(res, stripeWebhook);
   } finally {
     await plain.close();
   }

@@ -1,5 +1,7 @@
 import { StoreUnavailable } from '../../../src/eventstore/port';
 import { Reservations } from '../../../src/projections/balances/reservations';
+import { chatCompletions, streaming } from '../../../src/api/inference/schemas';
+import { contractFor, expectMatchesContract } from '../../support/contract';
 import type { TestServer } from '../../support/harness';
 import {
   authHeaders,
@@ -40,6 +42,7 @@ function post(path: string, payload: unknown, headers: Record<string, string> = 
 
 async function expectDetail(res: Response, status: number): Promise<unknown> {
   expect(res.status).toBe(status);
+  await expectMatchesContract(res.clone(), contractFor('POST', new URL(res.url).pathname));
   expect(res.headers.get('content-type')).toMatch(/application\/json/);
   expect(res.headers.get('x-request-id')).toBeTruthy();
   const json = (await res.json()) as { detail: unknown };
@@ -120,7 +123,7 @@ describe('422, FastAPI style', () => {
     const detail = (await expectDetail(await post(path, '{"context": ['), 422)) as Array<{ loc: unknown[] }>;
     expect(detail[0].loc).toEqual(['body']);
     const res = await fetch(server.url + path, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } });
-    await expectDetail(res, 422);
+    expect(await expectDetail(res, 422)).toEqual([{ loc: ['body'], msg: 'Invalid input: expected object, received undefined', type: 'invalid_type' }]);
   });
 
   test('unknown fields are ignored', async () => {
@@ -218,6 +221,7 @@ describe('the upstream fails', () => {
     const res = await post(SPEC[1], body, authHeaders(k.secret));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    expect(await expectMatchesContract(res.clone(), streaming)).toHaveLength(3);
     const wire = await res.text();
     const frames = wire.split('\n\n').filter(Boolean);
     expect(frames.slice(0, 2).map((f) => JSON.parse(f.replace(/^data: /, '')).text)).toEqual(['one', ' two']);
@@ -232,6 +236,7 @@ describe('the upstream fails', () => {
   test('OpenAI streaming: a failure after start is an error object (no [DONE])', async () => {
     backend.script = () => ({ chunks: ['one', ' two', ' three'], failAfter: 1 });
     const res = await post(ALL[2], { ...openAiBody, stream: true });
+    await expectMatchesContract(res.clone(), chatCompletions);
     const wire = await res.text();
     expect(wire).toContain('"error":{"message"');
     expect(wire).not.toContain('[DONE]');
@@ -260,10 +265,12 @@ describe('the upstream fails', () => {
 test('OpenAI errors also carry an OpenAI error object', async () => {
   const res = await post(ALL[2], openAiBody, authHeaders('tg_nope'));
   expect(res.status).toBe(401);
+  await expectMatchesContract(res.clone(), chatCompletions);
   const json = (await res.json()) as { detail: string; error: { message: string; type: string } };
   expect(json.detail).toMatch(/^Invalid API key: it looks like a tollgate key but is mistyped/);
   expect(json.error).toEqual({ message: json.detail, type: 'authentication_error', code: 'invalid_api_key' });
   const bad = await post(ALL[2], { messages: [] });
+  await expectMatchesContract(bad.clone(), chatCompletions);
   const j = (await bad.json()) as { detail: unknown[]; error: { message: string } };
   expect(bad.status).toBe(422);
   expect(Array.isArray(j.detail)).toBe(true);

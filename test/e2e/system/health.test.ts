@@ -5,6 +5,8 @@ import { SqliteEventStore } from '../../../src/eventstore/sqlite';
 import { createLogger } from '../../../src/log';
 import { ProjectionRunner } from '../../../src/projections/runner';
 import { appendFx, fxExpected, fxLedger, fxModule, fxSnapshot } from '../../support/fixtures/projections';
+import { healthz, readyz } from '../../../src/api/system/schemas';
+import { expectMatchesContract } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 
 jest.setTimeout(60_000);
@@ -48,6 +50,8 @@ async function eventually(fn: () => Promise<boolean>, ms = 15_000): Promise<void
 describe('system routes', () => {
   test('/healthz and /readyz answer 200 on a fresh service; unknown paths 404 with a detail', async () => {
     const s = await serverWith({});
+    await expectMatchesContract(await fetch(`${s.url}/healthz`), healthz);
+    await expectMatchesContract(await fetch(`${s.url}/readyz`), readyz);
     expect(await get(`${s.url}/healthz`)).toEqual({ status: 200, body: { status: 'ok' } });
     expect(await get(`${s.url}/readyz`)).toEqual({
       status: 200,
@@ -112,6 +116,7 @@ describe('system routes', () => {
     s.services.redis.disconnect();
     const noRedis = await get(`${s.url}/readyz`);
     expect(noRedis.status).toBe(503);
+    await expectMatchesContract(await fetch(`${s.url}/readyz`), readyz);
     expect(noRedis.body.checks.redis).toMatch(/^unreachable: /);
     expect(noRedis.body.checks.eventStore).toBe('ok');
     await s.services.redis.connect(); // back, so that close() shuts down an open connection

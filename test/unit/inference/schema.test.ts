@@ -1,4 +1,4 @@
-import { chatCompletionSchema, inferenceBodySchema } from '../../../src/api/inference/schema';
+import { chatCompletionSchema, inferenceBodySchema } from '../../../src/api/inference/schemas';
 import { zodToDetail } from '../../../src/api/middleware/errors';
 
 const ok = { context: [{ type: 'Human', text: 'hi' }], config: 'service_3_pi' };

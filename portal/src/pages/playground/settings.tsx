@@ -1,9 +1,7 @@
+import { DEFAULT_MODEL, MODEL_CONFIGS, MODEL_SUMMARIES } from '../../../../src/domain/inference/models';
 import { Field } from '../../components/ui';
 
-export const MODELS = [
-  { value: 'service_3_pi', label: 'service_3_pi — conversational' },
-  { value: 'service_3_productivity', label: 'service_3_productivity — instruction following' },
-];
+export const MODELS = MODEL_CONFIGS.map((value) => ({ value, label: `${value} — ${MODEL_SUMMARIES[value]}` }));
 
 /** The request's settings as typed (strings until the call is built). */
 export interface RequestSettings {
@@ -18,7 +16,7 @@ export interface RequestSettings {
 }
 
 export const DEFAULT_SETTINGS: RequestSettings = {
-  config: 'service_3_pi',
+  config: DEFAULT_MODEL,
   temperature: '1',
   topP: '0.95',
   maxTokens: '256',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_MODEL, isModelConfig, MODEL_CONFIGS } from '../../domain/inference/models';
 import { isValidTs, tsToMillis } from '../../domain/inference/ts';
 import { DEFAULTS, InferenceRequest, LIMITS, UserMetadata } from '../../inference/request';
 import { canonicalTimeZone } from '../../inference/timezone';
@@ -82,9 +83,7 @@ export const inferenceBodySchema = z
     context: z.array(contextEntrySchema, { error: 'context must be a list of context entries' }).min(1, {
       error: 'context must hold at least one entry',
     }),
-    config: z.enum(['service_3_pi', 'service_3_productivity'], {
-      error: "config must be one of 'service_3_pi', 'service_3_productivity'",
-    }),
+    config: z.enum(MODEL_CONFIGS, { error: `config must be one of ${MODEL_CONFIGS.map((m) => `'${m}'`).join(', ')}` }),
     temperature: unit('temperature', DEFAULTS.temperature),
     top_p: unit('top_p', DEFAULTS.topP),
     max_tokens: maxTokens.nullish().transform((v) => v ?? DEFAULTS.maxTokens),
@@ -162,7 +161,7 @@ const ROLE_TO_TYPE = { system: 'Instruction', developer: 'Instruction', user: 'H
 
 /**
  * POST /external/api/inference/openai/v1/chat/completions. `model` may be a config name
- * (service_3_pi, service_3_productivity); anything else is served by service_3_pi.
+ * (MODEL_CONFIGS); anything else is served by DEFAULT_MODEL.
  */
 export const chatCompletionSchema = z
   .object({
@@ -193,7 +192,7 @@ export const chatCompletionSchema = z
   })
   .transform((b) => {
     const request: InferenceRequest = {
-      config: b.model === 'service_3_productivity' ? 'service_3_productivity' : 'service_3_pi',
+      config: isModelConfig(b.model) ? b.model : DEFAULT_MODEL,
       context: b.messages.map((m) => ({
         type: ROLE_TO_TYPE[m.role],
         text: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''),
