@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Router } from 'express';
+import { LoginGuard } from './api/accounts/login-guard';
 import type { Config } from './config';
 import { openEventStore } from './eventstore';
 import type { EventStore } from './eventstore/port';
@@ -12,6 +13,8 @@ import type { ProjectionProgress } from './projections/progress';
 import type { Projection, Reactor } from './projections/projection';
 import type { ReadModelReadiness } from './projections/readiness';
 import { ReadModels } from './projections/read-models';
+import { liveChannel } from './projections/usage/projection';
+import { LiveUsageHub } from './projections/usage/live-hub';
 import { connectRedis } from './redis';
 
 /** Everything a feature needs, built once in the composition root and handed around. */
@@ -33,6 +36,10 @@ export interface Services {
   storeWrites: { readonly lastAppendFailure: AppendFailure | null };
   now: () => Date;
   newId: () => string;
+  /** Login and signup throttles and the password-hashing cap: one per process (docs/ACCOUNTS.md). */
+  loginGuard: LoginGuard;
+  /** The /usage/live fan-out: one Redis subscriber per process, connected on its first listener. */
+  liveUsage: LiveUsageHub;
   /** A new connection of its own, closed with the services. */
   connectRedis(name: string, opts?: import('ioredis').RedisOptions): Promise<Redis>;
   close(): Promise<void>;
@@ -65,6 +72,11 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     throw err;
   }
   const ks = new Keyspace(config.REDIS_PREFIX);
+  const connect = async (name: string, opts?: import('ioredis').RedisOptions) => {
+    const r = await connectRedis(config.REDIS_URL, name, opts);
+    extra.push(r);
+    return r;
+  };
   const services: Services = {
     config,
     log,
@@ -77,11 +89,12 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     storeWrites: store,
     now: () => new Date(),
     newId: () => randomUUID(),
-    async connectRedis(name, opts) {
-      const r = await connectRedis(config.REDIS_URL, name, opts);
-      extra.push(r);
-      return r;
-    },
+    loginGuard: new LoginGuard({ config, redis, ks }),
+    liveUsage: new LiveUsageHub(
+      () => connect('usage-live'),
+      (workspaceId) => liveChannel((...p) => ks.shared(...p), workspaceId),
+    ),
+    connectRedis: connect,
     async close() {
       // disconnect() on a connection that already ended keeps the process alive ~2 s (ioredis).
       for (const r of [...extra, redis]) if (r.status !== 'end') r.disconnect();

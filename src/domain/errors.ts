@@ -1,6 +1,7 @@
 /**
  * A broken business rule. Expected outcomes are events; only a rule that refuses a command throws,
  * with a code that the api maps to an HTTP status in one place (src/api/middleware/errors.ts).
+ * Use cases (src/usecases) throw it too, `unavailable` when what they must read cannot be reached.
  */
 export type DomainErrorCode =
   | 'invalid' // 422: a value sent breaks a documented rule (`field` names it)
@@ -9,7 +10,9 @@ export type DomainErrorCode =
   | 'forbidden' // 403: the actor may not do this
   | 'not_found' // 404: unknown, or not visible to the actor
   | 'conflict' // 409: the state does not allow it (accept twice, already a member)
-  | 'unprocessable'; // 422
+  | 'unprocessable' // 422
+  | 'bad_request' // 400: the request cannot be served as sent (a prompt over the context window)
+  | 'unavailable'; // 503 + Retry-After: a store the rule must read cannot be reached (retry shortly)
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';

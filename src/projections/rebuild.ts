@@ -4,7 +4,7 @@ import type { EventStore } from '../eventstore/port';
 import { Keyspace } from './keyspace';
 import type { Projection } from './projection';
 import { dropAbandonedGenerations, dropGeneration } from './generations';
-import { applyBatch } from './runner';
+import { applyBatch } from './apply-batch';
 
 export interface RebuildResult {
   name: string;

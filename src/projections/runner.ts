@@ -1,10 +1,13 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port';
 import type { Logger } from '../log';
+import { applyBatch, loadProjectionState, ProjectionState } from './apply-batch';
 import { batched } from './batched';
-import { Keyspace } from './keyspace';
-import type { Projection, ProjectionTx, Reactor } from './projection';
 import { dropAbandonedGenerations } from './generations';
+import { Keyspace } from './keyspace';
+import { PositionWaiters } from './position-waiters';
+import type { Projection, Reactor } from './projection';
+import { adoptRebuilt, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
 
 export interface RunnerOptions {
   store: EventStore;
@@ -31,83 +34,6 @@ export interface RunnerOptions {
 
 const DEFAULT_WATCH_MS = 500;
 
-// ARGV: per projection (pointer key, generation, checkpoint key, checkpoint, ready key). Sets the
-// ready markers only if every pointer and checkpoint is still what the runner holds.
-const MARK_READY = `
-for i = 1, #ARGV, 5 do
-  if (redis.call('GET', ARGV[i]) or '0') ~= ARGV[i + 1] then return 0 end
-  if (redis.call('GET', ARGV[i + 2]) or '0') ~= ARGV[i + 3] then return 0 end
-end
-for i = 1, #ARGV, 5 do redis.call('SET', ARGV[i + 4], ARGV[i + 3]) end
-return 1`;
-
-// KEYS: active pointer, the old generation's checkpoint, pending, building set. ARGV: old generation,
-// its checkpoint, the new generation. Switches to a rebuild's generation the runner has caught up,
-// only if nothing moved meanwhile; -1 for an offer whose rebuild is gone (its generation was dropped).
-const ADOPT = `
-if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 0 then
-  if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
-  return -1
-end
-if (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
-if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[2] then return 0 end
-if redis.call('GET', KEYS[3]) ~= ARGV[3] then return 0 end
-redis.call('SET', KEYS[1], ARGV[3])
-redis.call('DEL', KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[3])
-return 1`;
-
-interface ProjectionState {
-  gen: string;
-  checkpoint: bigint;
-}
-
-/**
- * Thrown inside the loop when Redis no longer matches what the runner holds (a rebuild switched a
- * generation, or another runner moved a checkpoint): reload and resubscribe from the checkpoints.
- */
-class GenerationSwitched extends Error {}
-
-export function makeTx(ks: Keyspace, name: string, gen: string, multi: ChainableCommander, live: boolean): ProjectionTx {
-  const prefix = ks.genPrefix(name, gen);
-  return {
-    multi,
-    live,
-    key: (...parts) => prefix + parts.join(':'),
-    sharedKey: (...parts) => ks.shared(...parts),
-  };
-}
-
-/**
- * Queues `events` for one projection on `multi` and returns the new checkpoint (unchanged if every
- * event was already applied). Events at or below the checkpoint are skipped: that is what makes a
- * replay after a crash, or an overlapping resubscription, harmless.
- */
-export function applyBatch(
-  ks: Keyspace,
-  projection: Projection,
-  state: ProjectionState,
-  events: RecordedEvent[],
-  multi: ChainableCommander,
-  live: boolean,
-): bigint {
-  const tx = makeTx(ks, projection.name, state.gen, multi, live);
-  let last = state.checkpoint;
-  for (const e of events) {
-    if (e.position <= last) continue;
-    if (projection.handles.has(e.type)) projection.apply(e, tx);
-    last = e.position;
-  }
-  if (last > state.checkpoint) multi.set(ks.checkpoint(projection.name, state.gen), last.toString());
-  return last;
-}
-
-export async function loadProjectionState(redis: Redis, ks: Keyspace, name: string): Promise<ProjectionState> {
-  const gen = (await redis.get(ks.active(name))) ?? '0';
-  const cp = await redis.get(ks.checkpoint(name, gen));
-  return { gen, checkpoint: cp ? BigInt(cp) : 0n };
-}
-
 /**
  * Runs projections (and reactors) live. One loop reads the event store once for all of them; each
  * batch becomes one MULTI holding every projection's changes and its checkpoint.
@@ -122,7 +48,7 @@ export class ProjectionRunner {
   private minCheckpoint = 0n;
   /** Highest position read from the store (only meaningful with no projection or reactor). */
   private processed = 0n;
-  private readonly waiters = new Set<{ position: bigint; resolve: () => void }>();
+  private readonly waiters = new PositionWaiters();
   /** Set when the watcher saw Redis differ from what the runner holds. */
   private interrupted = false;
   /** True while the loop waits on its live subscription (and nothing else touches Redis). */
@@ -172,21 +98,7 @@ export class ProjectionRunner {
   /** Resolves once every projection has applied the event at `position` (or on timeout, false). */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     if (this.minCheckpoint >= position) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const w = {
-        position,
-        resolve: () => {
-          clearTimeout(timer);
-          this.waiters.delete(w);
-          resolve(true);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(w);
-        resolve(false);
-      }, timeoutMs);
-      this.waiters.add(w);
-    });
+    return this.waiters.wait(position, timeoutMs);
   }
 
   private async loadState(): Promise<void> {
@@ -225,7 +137,7 @@ export class ProjectionRunner {
     for (const c of this.reactorCheckpoints.values()) if (min === null || c < min) min = c;
     // With nothing to checkpoint, the runner has reached whatever it has read.
     this.minCheckpoint = min ?? this.processed;
-    for (const w of [...this.waiters]) if (w.position <= this.minCheckpoint) w.resolve();
+    this.waiters.reached(this.minCheckpoint);
   }
 
   private async loop(): Promise<void> {
@@ -233,7 +145,8 @@ export class ProjectionRunner {
     while (this.running) {
       try {
         await this.catchUp();
-        await this.adoptPending();
+        await adoptRebuilt(this.opts, this.state);
+        this.updateMin();
         if (!this.running) break;
         this.sub = this.opts.store.subscribeToAll({ after: this.minCheckpoint });
         // stop() may have run while catching up, before this subscription existed.
@@ -281,26 +194,7 @@ export class ProjectionRunner {
     this.watching = true;
     try {
       const { redis, ks, projections } = this.opts;
-      if (projections.length === 0) return;
-      const idle = this.idle;
-      const pointers = projections.map((p) => ks.active(p.name));
-      const checkpoints = projections.map((p) => ks.checkpoint(p.name, this.state.get(p.name)!.gen));
-      const ready = projections.map((p) => ks.ready(p.name));
-      const offers = projections.map((p) => ks.pending(p.name));
-      const seen = await redis.mget(...pointers, ...checkpoints, ...ready, ...offers);
-      const n = projections.length;
-      const offered = projections.some((p, i) => seen[3 * n + i] !== null && seen[3 * n + i] !== this.state.get(p.name)!.gen);
-      // While committing, pointers and checkpoints move under the runner's own hand: only an offer counts.
-      const differs =
-        idle &&
-        this.idle &&
-        projections.some((p, i) => {
-          const st = this.state.get(p.name)!;
-          const cp = seen[n + i];
-          return (seen[i] ?? '0') !== st.gen || (cp ? BigInt(cp) : 0n) !== st.checkpoint || seen[2 * n + i] === null;
-        });
-      if (offered || differs) this.interrupt();
-      else if (idle) for (const p of projections) if (await redis.scard(ks.building(p.name))) await dropAbandonedGenerations(redis, ks, p.name);
+      if (await movedUnderneath(redis, ks, projections, this.state, () => this.idle)) this.interrupt();
     } catch {
       // Redis unreachable: the loop reports it when it next needs Redis.
     } finally {
@@ -315,61 +209,10 @@ export class ProjectionRunner {
     if (this.idle) void this.sub?.close();
   }
 
-  /**
-   * Takes over generations that rebuilds finished: applies to each what this runner applied since
-   * the rebuild's checkpoint, then switches the pointer in one script (see ADOPT).
-   */
-  private async adoptPending(): Promise<void> {
-    const { redis, ks, projections, store } = this.opts;
-    if (projections.length === 0) return;
-    const offers = await redis.mget(...projections.map((p) => ks.pending(p.name)));
-    const size = Math.max(this.opts.batchSize, 2000);
-    for (const [i, p] of projections.entries()) {
-      const gen = offers[i];
-      const st = this.state.get(p.name)!;
-      if (gen === null || gen === st.gen) continue;
-      const cp = await redis.get(ks.checkpoint(p.name, gen));
-      const next: ProjectionState = { gen, checkpoint: cp ? BigInt(cp) : 0n };
-      while (next.checkpoint < st.checkpoint) {
-        const from = next.checkpoint;
-        const events = (await store.readAll({ fromPosition: from, maxCount: size + 1 })).filter(
-          (e) => e.position > from && e.position <= st.checkpoint,
-        );
-        if (events.length === 0) break;
-        const pipeline = redis.pipeline();
-        next.checkpoint = applyBatch(ks, p, next, events, pipeline, false);
-        const failed = (await pipeline.exec())?.find(([err]) => err);
-        if (failed) throw failed[0];
-      }
-      const adopted = (await redis.eval(
-        ADOPT,
-        4,
-        ks.active(p.name),
-        ks.checkpoint(p.name, st.gen),
-        ks.pending(p.name),
-        ks.building(p.name),
-        st.gen,
-        st.checkpoint.toString(),
-        gen,
-      )) as number;
-      if (adopted === 0) throw new GenerationSwitched();
-      if (adopted === 1) {
-        this.state.set(p.name, next);
-        this.opts.log.info({ projection: p.name, generation: gen }, 'switched to a rebuilt generation');
-      }
-    }
-    this.updateMin();
-  }
-
   /** Sets every projection's ready marker, if Redis still holds exactly what the runner holds. */
   private async markCaughtUp(): Promise<void> {
     const { redis, ks, projections } = this.opts;
-    if (projections.length === 0) return this.markedCaughtUp();
-    const args = projections.flatMap((p) => {
-      const st = this.state.get(p.name)!;
-      return [ks.active(p.name), st.gen, ks.checkpoint(p.name, st.gen), st.checkpoint.toString(), ks.ready(p.name)];
-    });
-    if ((await redis.eval(MARK_READY, 0, ...args)) !== 1) throw new GenerationSwitched();
+    await markReady(redis, ks, projections, this.state);
     this.markedCaughtUp();
   }
 
@@ -404,21 +247,8 @@ export class ProjectionRunner {
       this.updateMin();
       return;
     }
-    // WATCH the active pointers (a rebuild switched a generation) and our checkpoints (another
-    // runner committed: never run two, but if it happens, neither applies an event twice).
-    const pointers = projections.map((p) => ks.active(p.name));
-    const checkpoints = projections.map((p) => ks.checkpoint(p.name, this.state.get(p.name)!.gen));
-    await redis.watch(...pointers, ...checkpoints);
-    const seen = await redis.mget(...pointers, ...checkpoints);
-    const stale = projections.some((p, i) => {
-      const st = this.state.get(p.name)!;
-      const cp = seen[projections.length + i];
-      return (seen[i] ?? '0') !== st.gen || (cp ? BigInt(cp) : 0n) !== st.checkpoint;
-    });
-    if (stale) {
-      await redis.unwatch();
-      throw new GenerationSwitched();
-    }
+    // The MULTI commits only if no pointer or checkpoint moved since it was read (WATCH).
+    await watchUnchanged(redis, ks, projections, this.state);
     const multi = redis.multi();
     const next = new Map<string, bigint>();
     try {

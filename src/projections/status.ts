@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { EventStore } from '../eventstore/port';
 import { Keyspace } from './keyspace';
-import { loadProjectionState } from './runner';
+import { loadProjectionState } from './apply-batch';
 
 export interface ProjectionStatus {
   name: string;

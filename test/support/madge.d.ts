@@ -1,10 +1,11 @@
-// The part of madge's API the import-cycle test uses (madge ships no types).
+// The part of madge's API the import-graph tests use (madge ships no types).
 declare module 'madge' {
   interface MadgeResult {
     obj(): Record<string, string[]>;
     circular(): string[][];
   }
   interface MadgeConfig {
+    baseDir?: string;
     fileExtensions?: string[];
     tsConfig?: string;
     detectiveOptions?: { ts?: { skipTypeImports?: boolean; mixedImports?: boolean } };

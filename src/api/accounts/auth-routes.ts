@@ -11,7 +11,6 @@ import { validate } from '../contract';
 import { HttpError } from '../middleware/errors';
 import { requireSession, userOf } from './access';
 import { metaOf, settle } from './common';
-import { loginGuardOf } from './login-guard';
 import { pendingInvitationsView } from './invitation-routes';
 import { readNotices } from './notices';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords';
@@ -30,7 +29,7 @@ export function authRoutes(s: Services): Router {
   // Signing up accepts the usage policy: the body names the version the user was shown.
   const signup = signupFor(usagePolicyOf(s.config).version);
 
-  const guard = loginGuardOf(s);
+  const guard = s.loginGuard;
 
   r.post(signup.path, async (req, res) => {
     const { email, password, name, acceptedPolicyVersion } = validate(signup, req).body;

@@ -16,6 +16,8 @@ import { Throttle } from '../middleware/throttle';
  *   genuine login waits at most for the queue ahead of it.
  *
  *   {prefix}throttle:login-address:{hash}   {prefix}throttle:login-email:{hash}
+ *
+ * One per process (the hashing cap is per process): built in buildServices as `s.loginGuard`.
  */
 export class LoginGuard {
   private readonly perAddress: Throttle;
@@ -23,7 +25,7 @@ export class LoginGuard {
   private readonly hashing: WorkGate;
   private readonly busy = () => new HttpError(503, 'Too many logins are being checked right now; retry in a second', { 'Retry-After': '1' });
 
-  constructor(s: Services) {
+  constructor(s: Pick<Services, 'config' | 'redis' | 'ks'>) {
     const c = s.config;
     this.perAddress = new Throttle(s.redis, s.ks.shared('throttle', 'login-address'), c.LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE, 60);
     this.perEmail = new Throttle(s.redis, s.ks.shared('throttle', 'login-email'), c.LOGIN_FAILURES_PER_EMAIL, c.LOGIN_FAILURE_WINDOW_SECONDS);
@@ -51,11 +53,4 @@ export class LoginGuard {
   hash<T>(work: () => Promise<T>): Promise<T> {
     return this.hashing.run(work);
   }
-}
-
-const guards = new WeakMap<Services, LoginGuard>();
-export function loginGuardOf(s: Services): LoginGuard {
-  let g = guards.get(s);
-  if (!g) guards.set(s, (g = new LoginGuard(s)));
-  return g;
 }

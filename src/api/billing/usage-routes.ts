@@ -1,9 +1,8 @@
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { keysOf } from '../../projections/api-keys/queries';
 import { auditKeys } from '../../projections/audit/queries';
-import { BUCKET_SECONDS, bucketStart, liveChannel } from '../../projections/usage/projection';
+import { BUCKET_SECONDS, bucketStart } from '../../projections/usage/projection';
 import { MAX_POINTS, usageSeries as readUsageSeries } from '../../projections/usage/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/access';
@@ -22,46 +21,6 @@ import { usageBody, usageLive, usageSeries } from './usage-schemas';
  */
 const DEFAULT_SPAN: Record<'minute' | 'hour' | 'day', number> = { minute: 60, hour: 24, day: 30 };
 
-/** One subscriber connection per api process, fanned out to every SSE client. */
-class LiveHub {
-  private sub: Promise<Redis> | null = null;
-  private readonly listeners = new Map<string, Set<(msg: string) => void>>();
-
-  constructor(private readonly s: Services) {}
-
-  private connection(): Promise<Redis> {
-    if (!this.sub) {
-      this.sub = this.s.connectRedis('usage-live').then((r) => {
-        r.on('message', (channel: string, msg: string) => {
-          for (const fn of this.listeners.get(channel) ?? []) fn(msg);
-        });
-        return r;
-      });
-      this.sub.catch(() => (this.sub = null));
-    }
-    return this.sub;
-  }
-
-  async listen(workspaceId: string, fn: (msg: string) => void): Promise<() => void> {
-    const channel = liveChannel((...p) => this.s.ks.shared(...p), workspaceId);
-    const r = await this.connection();
-    let set = this.listeners.get(channel);
-    if (!set) {
-      this.listeners.set(channel, (set = new Set()));
-      await r.subscribe(channel);
-    }
-    set.add(fn);
-    return () => {
-      set!.delete(fn);
-      if (set!.size === 0) {
-        this.listeners.delete(channel);
-        void r.unsubscribe(channel).catch(() => undefined);
-      }
-    };
-  }
-}
-
-const hubs = new WeakMap<Services, LiveHub>();
 
 /**
  * How often an open live stream re-checks its session and membership. Two Redis reads per stream
@@ -124,8 +83,6 @@ export function usageRoutes(s: Services): Router {
     const ws = workspaceOf(res).workspaceId;
     const user = userOf(res);
     const release = liveCap.acquire(user.userId);
-    let hub = hubs.get(s);
-    if (!hub) hubs.set(s, (hub = new LiveHub(s)));
     res.status(200).set({
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -162,7 +119,7 @@ export function usageRoutes(s: Services): Router {
     };
     req.on('close', end);
     res.on('error', end);
-    const unlisten = await hub.listen(ws, (msg) => {
+    const unlisten = await s.liveUsage.listen(ws, (msg) => {
       if (!closed) res.write(`event: usage\ndata: ${msg}\n\n`);
     });
     if (closed) unlisten();

@@ -2,6 +2,7 @@ import type { Config } from '../../config';
 import type { ModelConfig } from '../../domain/inference/events';
 import type { ModelBackend } from '../../inference/backend';
 import { DemoBackend } from '../../inference/demo/model';
+import { fnv1a } from '../../inference/demo/prng';
 import { OpenAiBackend, UpstreamTarget } from '../../inference/openai/backend';
 import type { SearchProvider } from '../../inference/search/port';
 import { SearxngSearch } from '../../inference/search/searxng';
@@ -12,7 +13,7 @@ import type { Module, Services } from '../../services';
 import { startSweeper } from '../../workers/sweeper';
 import { touchKeyLastUsed } from '../accounts/last-used';
 import type { OnKeyUsed } from './auth';
-import { InferenceEngine } from './engine';
+import { InferenceEngine } from '../../usecases/inference/engine';
 import { InferenceRateLimiter } from './rate-limit';
 import { inferenceRouter } from './router';
 
@@ -76,6 +77,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         prices: { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN },
         timeoutMs: c.INFERENCE_TIMEOUT_MS,
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
+        seedHash: fnv1a,
       });
       return inferenceRouter(s, {
         engine,

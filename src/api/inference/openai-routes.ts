@@ -3,7 +3,7 @@ import { StoreUnavailable } from '../../eventstore/port';
 import { MODEL_CONFIGS } from '../../domain/inference/models';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
-import type { Executed } from './engine';
+import type { Executed } from '../../usecases/inference/engine';
 import { validate } from '../contract';
 import { PATHS } from './paths';
 import { RouteKit, UNRECORDED, upstreamDetail } from './route-kit';

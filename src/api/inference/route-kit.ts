@@ -6,7 +6,7 @@ import type { KeyIndex } from '../../projections/key-index/queries';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
 import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
-import type { Executed, InferenceEngine } from './engine';
+import type { Executed, InferenceEngine } from '../../usecases/inference/engine';
 import type { InferenceRateLimiter } from './rate-limit';
 import { disconnectSignal } from './stream-writer';
 

@@ -1,24 +1,18 @@
-import { conflict, DomainError, invalid, notFound, paymentRequired } from '../errors';
-import type { Funding } from '../billing/funding';
-import { formatUsd, NanoUsd } from '../money';
+import { conflict, notFound } from '../errors';
 import type {
-  ApiKeyCreated,
-  ApiKeyDeleted,
-  ApiKeyRolled,
   InvitationAccepted,
   InvitationDeclined,
   InvitationSent,
   MemberJoined,
   MemberRemoved,
-  RateLimitChanged,
-  Role,
   WorkspaceCreated,
   WorkspaceEvent,
   WorkspaceRenamed,
 } from './events';
 import { normalizeEmail, type EventLike } from './user';
 import { decideTeam, evolveTeam, TEAM_EVENT_TYPES, type TeamCommand, type TeamEvent } from './team';
-import { cleanName, KEY_NAME_MAX, KEY_NAME_MIN, requireAdmin, roleOfActor, WORKSPACE_NAME_MAX, type InvitationStatus, type WorkspaceState } from './workspace-state';
+import { decideApiKey, type ApiKeyCommand, type ApiKeyEvent } from './api-keys';
+import { cleanName, requireAdmin, WORKSPACE_NAME_MAX, type InvitationStatus, type WorkspaceState } from './workspace-state';
 
 /**
  * The workspace aggregate (stream `workspace-{wsId}`): its name, members, invitations and API keys.
@@ -28,12 +22,12 @@ import { cleanName, KEY_NAME_MAX, KEY_NAME_MIN, requireAdmin, roleOfActor, WORKS
  *   pending ──AcceptInvitation (the invitee)──▶ accepted (+ MemberJoined as member)
  *   pending ──DeclineInvitation (the invitee)──▶ declined
  * Membership: member ──RemoveMember (actor admin; never the last admin)──▶ removed.
- * Roles, revoking, leaving and a key's name and budget: see team.ts.
- * Every other transition throws a DomainError and appends nothing.
+ * API keys (create, delete, roll, rate limit): see api-keys.ts. Roles, revoking, leaving and a
+ * key's name and budget: see team.ts. Every other transition throws a DomainError and appends nothing.
  */
 
-export type { Funding };
 export * from './workspace-state';
+export { fundingShortfall, ROLL_GRACE_MAX_SECONDS, type ApiKeyCommand, type Funding, type RollApiKey } from './api-keys';
 
 export type WorkspaceCommand =
   | { type: 'CreateWorkspace'; data: { workspaceId: string; name: string; personal: boolean; by: string } }
@@ -44,35 +38,8 @@ export type WorkspaceCommand =
   | { type: 'AcceptInvitation'; data: { invitationId: string; userId: string } }
   | { type: 'DeclineInvitation'; data: { invitationId: string; userId: string } }
   | { type: 'RemoveMember'; data: { userId: string; by: string } }
-  | {
-      type: 'CreateApiKey';
-      data: {
-        keyId: string;
-        name: string;
-        keyHash: string;
-        prefix: string;
-        last4: string;
-        scopes: string[];
-        expiresAt: string | null;
-        by: string;
-        /** ISO time of the command: an expiry must lie after it. */
-        now: string;
-        funding: Funding;
-        requiredDepositNanoUsd: NanoUsd;
-      };
-    }
-  | { type: 'DeleteApiKey'; data: { keyId: string; by: string } }
-  /** An operator's per-key request rate; null returns the key to the default. Not a member action. */
-  | { type: 'ChangeRateLimit'; data: { keyId: string; requestsPerMinute: number | null; by: string } }
-  | TeamCommand
-  | RollApiKey;
-
-/** A new secret for a live key; the old one keeps working for the grace period (0 to 24 h). */
-export type RollApiKey = {
-  type: 'RollApiKey';
-  data: { keyId: string; keyHash: string; prefix: string; last4: string; gracePeriodSeconds: number; now: string; by: string };
-};
-export const ROLL_GRACE_MAX_SECONDS = 86_400;
+  | ApiKeyCommand
+  | TeamCommand;
 
 export const workspaceDecider = {
   initial: (): WorkspaceState => ({
@@ -153,22 +120,8 @@ type Out =
   | InvitationAccepted
   | InvitationDeclined
   | MemberRemoved
-  | ApiKeyCreated
-  | ApiKeyDeleted
-  | RateLimitChanged
-  | TeamEvent
-  | ApiKeyRolled;
-
-
-export function fundingShortfall(f: Funding, required: NanoUsd): string | null {
-  if (f.funded) return null;
-  const missing: string[] = [];
-  if (!f.hasPaymentMethod) missing.push('no payment method is on file');
-  if (f.depositedNanoUsd < required) {
-    missing.push(`deposits total ${formatUsd(f.depositedNanoUsd)} USD of the required ${formatUsd(required)} USD`);
-  }
-  return `This workspace is not funded yet: ${missing.join(' and ')}. Add a payment method and deposit at least ${formatUsd(required)} USD before creating API keys.`;
-}
+  | ApiKeyEvent
+  | TeamEvent;
 
 export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand): Out[] {
   switch (command.type) {
@@ -235,91 +188,16 @@ export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand
       }
       return [{ type: 'MemberRemoved', data: { workspaceId: state.workspaceId, userId: d.userId, by: d.by } }];
     }
-    case 'CreateApiKey': {
-      const d = command.data;
-      roleOfActor(state, d.by);
-      const name = cleanName(d.name, 'A key name', KEY_NAME_MIN, KEY_NAME_MAX);
-      if (d.expiresAt !== null && !(Date.parse(d.expiresAt) > Date.parse(d.now))) {
-        throw new DomainError('unprocessable', 'expiresAt must lie in the future');
-      }
-      if (state.keys.has(d.keyId)) throw conflict('This key already exists');
-      const shortfall = fundingShortfall(d.funding, d.requiredDepositNanoUsd);
-      if (shortfall) throw paymentRequired(shortfall);
-      return [
-        {
-          type: 'ApiKeyCreated',
-          data: {
-            workspaceId: state.workspaceId,
-            keyId: d.keyId,
-            name,
-            keyHash: d.keyHash,
-            prefix: d.prefix,
-            last4: d.last4,
-            scopes: [...new Set(d.scopes)],
-            expiresAt: d.expiresAt,
-            createdBy: d.by,
-          },
-        },
-      ];
-    }
-    case 'DeleteApiKey': {
-      const d = command.data;
-      roleOfActor(state, d.by);
-      const key = state.keys.get(d.keyId);
-      if (!key) throw notFound('API key not found');
-      return [{ type: 'ApiKeyDeleted', data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, by: d.by } }];
-    }
+    case 'CreateApiKey':
+    case 'DeleteApiKey':
     case 'RollApiKey':
-      return [rollApiKey(state, command.data)];
+    case 'ChangeRateLimit':
+      return decideApiKey(state, command);
     case 'ChangeMemberRole':
     case 'RevokeInvitation':
     case 'LeaveWorkspace':
     case 'UpdateApiKey':
       return decideTeam(state, command);
-    case 'ChangeRateLimit': {
-      const d = command.data;
-      if (!state.exists) throw notFound('Workspace not found');
-      const key = state.keys.get(d.keyId);
-      if (!key) throw notFound('API key not found');
-      if (d.requestsPerMinute !== null && (!Number.isInteger(d.requestsPerMinute) || d.requestsPerMinute < 1)) {
-        throw invalid('requestsPerMinute must be a whole number of at least 1, or null for the default', 'requestsPerMinute');
-      }
-      return [
-        {
-          type: 'RateLimitChanged',
-          data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, requestsPerMinute: d.requestsPerMinute, by: d.by },
-        },
-      ];
-    }
   }
 }
 
-
-function rollApiKey(state: WorkspaceState, d: RollApiKey['data']): ApiKeyRolled {
-  roleOfActor(state, d.by);
-  const key = state.keys.get(d.keyId);
-  if (!key) throw notFound('API key not found');
-  const grace = d.gracePeriodSeconds;
-  if (!Number.isInteger(grace) || grace < 0 || grace > ROLL_GRACE_MAX_SECONDS) {
-    throw new DomainError('unprocessable', `gracePeriodSeconds must be a whole number from 0 to ${ROLL_GRACE_MAX_SECONDS}`);
-  }
-  if (d.keyHash === key.keyHash) throw conflict('The new secret must differ from the current one');
-  const now = Date.parse(d.now);
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) throw conflict('This key has expired: create a new key instead of rolling it');
-  // The old secret never outlives the key's own expiry.
-  const until = key.expiresAt === null ? now + grace * 1000 : Math.min(now + grace * 1000, Date.parse(key.expiresAt));
-  return {
-    type: 'ApiKeyRolled',
-    data: {
-      workspaceId: state.workspaceId,
-      keyId: key.keyId,
-      keyHash: d.keyHash,
-      prefix: d.prefix,
-      last4: d.last4,
-      previousKeyHash: key.keyHash,
-      gracePeriodSeconds: grace,
-      previousKeyValidUntil: new Date(until).toISOString(),
-      by: d.by,
-    },
-  };
-}

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import madge from 'madge';
 
 const root = join(__dirname, '../../..');
+const src = join(root, 'src');
 
 /**
  * No import cycle under src/: a cycle makes load order decide what is undefined at start-up.
@@ -11,22 +13,90 @@ const root = join(__dirname, '../../..');
 describe('import graph of src/', () => {
   let graph: Awaited<ReturnType<typeof madge>>;
   beforeAll(async () => {
-    graph = await madge(join(root, 'src'), {
+    graph = await madge(src, {
       fileExtensions: ['ts'],
       tsConfig: join(root, 'tsconfig.json'),
       detectiveOptions: { ts: { skipTypeImports: true, mixedImports: true } },
     });
   }, 60_000);
 
-  it('is read whole, lazy requires included', () => {
+  it('is read whole, lazy requires and the use-case layer included', () => {
     const deps = graph.obj();
     expect(Object.keys(deps).length).toBeGreaterThan(100);
     expect(deps['main.ts']).toContain('load-modules.ts');
     // The lazy require('./modules'): if this edge vanished, a cycle through it could not be seen.
     expect(deps['load-modules.ts']).toContain('modules.ts');
+    // src/usecases is in the graph with its edges both ways, so a cycle through it is seen too.
+    expect(deps['api/inference/module.ts']).toContain('usecases/inference/engine.ts');
+    expect(deps['usecases/inference/engine.ts']).toContain('domain/errors.ts');
   });
 
   it('has no cycle', () => {
     expect(graph.circular()).toEqual([]);
+  });
+
+  /** Every file a module loads at runtime, itself included. */
+  const closure = (from: string): Set<string> => {
+    const deps = graph.obj();
+    const seen = new Set<string>();
+    const todo = [from];
+    while (todo.length) {
+      const f = todo.pop()!;
+      if (seen.has(f)) continue;
+      seen.add(f);
+      todo.push(...(deps[f] ?? []));
+    }
+    return seen;
+  };
+
+  it('loads nothing of src/api, nor the composition root, from src/domain or src/usecases', () => {
+    const inner = Object.keys(graph.obj()).filter((f) => /^(domain|usecases)\//.test(f));
+    expect(inner.length).toBeGreaterThan(20);
+    const bad = inner.flatMap((f) => [...closure(f)].filter((d) => /^api\/|^(main|modules|load-modules|services)\.ts$/.test(d)).map((d) => `${f} → ${d}`));
+    expect(bad).toEqual([]);
+  });
+});
+
+/**
+ * The layers (docs/ARCHITECTURE.md): src/domain is pure and src/usecases knows nothing of HTTP.
+ * Type-only imports count here: a use case that names an api type still depends on the api.
+ */
+describe('layers of src/domain and src/usecases', () => {
+  let deps: Record<string, string[]>;
+  beforeAll(async () => {
+    // The parser warns (DeprecationWarning) once per `import('…')` type it walks: not ours to fix.
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const g = await madge([join(src, 'domain'), join(src, 'usecases')], {
+        baseDir: src,
+        fileExtensions: ['ts'],
+        tsConfig: join(root, 'tsconfig.json'),
+        detectiveOptions: { ts: { skipTypeImports: false, mixedImports: true } },
+      });
+      deps = g.obj();
+    } finally {
+      warn.mockRestore();
+    }
+  }, 60_000);
+
+  const importsOf = (layer: string) =>
+    Object.entries(deps)
+      .filter(([f]) => f.startsWith(`${layer}/`))
+      .flatMap(([f, ds]) => ds.map((d) => [f, d] as const));
+
+  it('src/domain and src/usecases never import src/api', () => {
+    const imports = [...importsOf('domain'), ...importsOf('usecases')];
+    expect(imports.length).toBeGreaterThan(20);
+    expect(imports.filter(([, d]) => d.startsWith('api/')).map(([f, d]) => `${f} → ${d}`)).toEqual([]);
+  });
+
+  it('src/usecases uses the ports, not an adapter (no demo model, no upstream client)', () => {
+    expect(importsOf('usecases').filter(([, d]) => /^inference\/(demo|openai)\//.test(d)).map(([f, d]) => `${f} → ${d}`)).toEqual([]);
+  });
+
+  it('src/domain and src/usecases never import express', () => {
+    const files = Object.keys(deps).filter((f) => /^(domain|usecases)\//.test(f));
+    const express = files.filter((f) => /(?:from\s+|require\(\s*|import\(\s*)['"]express(?:\/[^'"]*)?['"]/.test(readFileSync(join(src, f), 'utf8')));
+    expect(express).toEqual([]);
   });
 });

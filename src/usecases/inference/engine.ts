@@ -8,12 +8,12 @@ import {
   requested,
   reservationFor,
 } from '../../domain/inference/metering';
+import { DomainError } from '../../domain/errors';
 import { formatUsd, NanoUsd } from '../../domain/money';
 import type { Prices } from '../../domain/pricing';
 import { streams } from '../../domain/streams';
 import { EventMetadata, NewEvent, WrongExpectedVersion } from '../../eventstore/port';
 import type { ModelBackend } from '../../inference/backend';
-import { fnv1a } from '../../inference/demo/prng';
 import { GenerationResult, runGeneration } from '../../inference/generate';
 import { renderPrompt, RenderedPrompt } from '../../inference/prompt';
 import type { InferenceRequest } from '../../inference/request';
@@ -23,7 +23,6 @@ import { countSegments } from '../../inference/tokenizer';
 import type { Reservations } from '../../projections/balances/reservations';
 import type { KeyRecord } from '../../projections/key-index/queries';
 import type { Services } from '../../services';
-import { HttpError } from '../middleware/errors';
 
 /**
  * The metered hot path after auth, rate limit and validation:
@@ -44,6 +43,12 @@ export interface EngineOptions {
   /** Longest a generation may run (past it: upstream_error). */
   timeoutMs: number;
   searchTimeoutMs: number;
+  /**
+   * Hashes `{seed source}\u0000{prompt}` into the backend's 32-bit sampling seed (GenerateParams.seed),
+   * so one seed and prompt always sample the same reply. The composition root passes the demo
+   * model's FNV-1a: the engine does not know which backend samples.
+   */
+  seedHash: (text: string) => number;
 }
 
 export interface Prepared {
@@ -89,8 +94,8 @@ export class InferenceEngine {
     const now = this.s.now();
     let prompt = renderPrompt({ config: request.config, context: request.context, metadata: request.metadata, now });
     if (prompt.text.length > MAX_PROMPT_CHARS) {
-      throw new HttpError(
-        400,
+      throw new DomainError(
+        'bad_request',
         `This model's maximum context length is ${CONTEXT_WINDOW_TOKENS} tokens. However, the prompt is ` +
           `${prompt.text.length} characters long, more than ${CONTEXT_WINDOW_TOKENS} tokens can hold, with ` +
           `${request.maxTokens} tokens for the completion as max_tokens. Please shorten the context.`,
@@ -98,7 +103,7 @@ export class InferenceEngine {
     }
     let promptTokens = countSegments(prompt.segments);
     const problem = contextWindowProblem(promptTokens, request.maxTokens);
-    if (problem) throw new HttpError(400, problem);
+    if (problem) throw new DomainError('bad_request', problem);
 
     // Web search before reserving: its results are part of the billed prompt.
     let searched = false;
@@ -146,11 +151,11 @@ export class InferenceEngine {
     );
     if (!held.ok && held.budget) {
       const b = held.budget;
-      throw new HttpError(402, budgetRefusal(key.name, b.budget, budgetLeft(b.budget, b.spent, b.heldByOthers), reserved));
+      throw new DomainError('payment_required', budgetRefusal(key.name, b.budget, budgetLeft(b.budget, b.spent, b.heldByOthers), reserved));
     }
     if (!held.ok) {
       const available = held.available > 0n ? held.available : 0n;
-      throw new HttpError(402, `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
+      throw new DomainError('payment_required', `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
     }
 
     const metadata: EventMetadata = {
@@ -192,7 +197,7 @@ export class InferenceEngine {
         topP: request.topP,
         maxTokens: request.maxTokens,
         stop: request.stop,
-        seed: fnv1a(`${seedSource}\u0000${p.prompt.text}`),
+        seed: this.opts.seedHash(`${seedSource}\u0000${p.prompt.text}`),
         ...(request.seed !== undefined ? { requestSeed: request.seed } : {}),
       },
       { signal: opts.signal, timeoutMs: this.opts.timeoutMs, onText: opts.onText },
@@ -272,12 +277,12 @@ export class InferenceEngine {
   }
 }
 
-/** Redis (or any infrastructure) failure while reserving → 503, never a 500. */
+/** Redis (or any infrastructure) failure while reserving → unavailable (503), never a 500. */
 async function unavailableOnFailure<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof HttpError) throw err;
-    throw new HttpError(503, 'Service temporarily unavailable: balances cannot be read', { 'Retry-After': '1' });
+    if (err instanceof DomainError) throw err;
+    throw new DomainError('unavailable', 'Service temporarily unavailable: balances cannot be read');
   }
 }
