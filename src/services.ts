@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Router } from 'express';
+import type { Queue } from 'bullmq';
 import { LoginGuard } from './api/accounts/login-guard';
 import type { Config } from './config';
 import { openEventStore } from './eventstore';
 import type { EventStore } from './eventstore/port';
 import type { Logger } from './log';
 import { Metrics } from './metrics/metrics';
+import { observeGateway } from './metrics/observed-gateway';
 import { AppendFailure, ObservedStore } from './metrics/observed-store';
 import { Keyspace } from './projections/keyspace';
 import type { ProjectionProgress } from './projections/progress';
@@ -16,6 +18,8 @@ import { ReadModels } from './projections/read-models';
 import { liveChannel } from './projections/usage/projection';
 import { LiveUsageHub } from './projections/usage/live-hub';
 import { connectRedis } from './redis';
+import { createPaymentGateway, type PaymentGateway } from './payments';
+import { bullPrefix, reloadQueue, type ReloadJobData } from './workers/auto-reload/queue';
 
 /** Everything a feature needs, built once in the composition root and handed around. */
 export interface Services {
@@ -34,6 +38,10 @@ export interface Services {
   metrics: Metrics;
   /** Whether the event store took the last append (for /readyz). */
   storeWrites: { readonly lastAppendFailure: AppendFailure | null };
+  /** The payment gateway, one per process: Stripe when STRIPE_SECRET_KEY is set, else the sandbox. */
+  gateway: PaymentGateway;
+  /** The auto-reload queue (BullMQ), on a connection of its own opened on first use; the same queue every time. */
+  reloadQueue(): Promise<Queue<ReloadJobData>>;
   now: () => Date;
   newId: () => string;
   /** Login and signup throttles and the password-hashing cap: one per process (docs/ACCOUNTS.md). */
@@ -77,6 +85,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     extra.push(r);
     return r;
   };
+  let queue: Promise<Queue<ReloadJobData>> | undefined;
   const services: Services = {
     config,
     log,
@@ -87,6 +96,14 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     progress: { waitFor: async () => false },
     metrics,
     storeWrites: store,
+    gateway: createPaymentGateway(config, redis, ks, (g) => observeGateway(g, metrics)),
+    reloadQueue() {
+      // BullMQ wants maxRetriesPerRequest: null on its connections.
+      queue ??= services
+        .connectRedis('bullmq-queue', { maxRetriesPerRequest: null })
+        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config) }));
+      return queue;
+    },
     now: () => new Date(),
     newId: () => randomUUID(),
     loginGuard: new LoginGuard({ config, redis, ks }),

@@ -11,8 +11,8 @@ export type DomainErrorCode =
   | 'not_found' // 404: unknown, or not visible to the actor
   | 'conflict' // 409: the state does not allow it (accept twice, already a member)
   | 'unprocessable' // 422
-  | 'bad_request' // 400: the request cannot be served as sent (a prompt over the context window)
-  | 'unavailable'; // 503 + Retry-After: a store the rule must read cannot be reached (retry shortly)
+  | 'bad_request' // 400: cannot be served as sent (a prompt over the context window), or a provider refused it for a reason that is not a field's value (the message says why)
+  | 'unavailable'; // 503 + Retry-After: a store or provider the rule needs cannot be reached now (retry shortly)
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';
@@ -21,6 +21,8 @@ export class DomainError extends Error {
     message: string,
     /** The request field at fault, for an `invalid` value (its 422 detail names it). */
     readonly field?: string,
+    /** For `unavailable`: the seconds a client should wait before it retries (Retry-After). */
+    readonly retryAfterSeconds = 1,
   ) {
     super(message);
   }
@@ -31,3 +33,5 @@ export const forbidden = (m = 'Forbidden') => new DomainError('forbidden', m);
 export const notFound = (m: string) => new DomainError('not_found', m);
 export const conflict = (m: string) => new DomainError('conflict', m);
 export const paymentRequired = (m: string) => new DomainError('payment_required', m);
+export const refused = (m: string) => new DomainError('bad_request', m);
+export const unavailable = (m: string, retryAfterSeconds = 1) => new DomainError('unavailable', m, undefined, retryAfterSeconds);

@@ -149,7 +149,8 @@ describe('EsdbEventStore over the fake client: drops and unavailability', () => 
     const t0 = Date.now();
     await sub.close();
     await expect(next).resolves.toEqual({ done: true, value: undefined });
-    expect(Date.now() - t0).toBeLessThan(1_000);
+    // "At once" against a 60 s resubscribe delay: milliseconds when quiet, room for stalls under load.
+    expect(Date.now() - t0).toBeLessThan(10_000);
     await slow.close();
   });
 

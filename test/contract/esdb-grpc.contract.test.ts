@@ -140,7 +140,9 @@ test('appends carry their deadline to the server: a write it cannot finish in ti
   expect(err).toBeInstanceOf(StoreUnavailable);
   // The server's own answer (client DeadlineExceededError), not just our backstop timer.
   expect(((err as Error).cause as { type?: string }).type).toBe('deadline-exceeded');
-  expect(Date.now() - t0).toBeLessThan(1_300);
+  // The cause above already tells the server's deadline (400 ms) from our backstop (1.4 s); the time
+  // only shows no hang, with room for stalls under load.
+  expect(Date.now() - t0).toBeLessThan(5_000);
   srv.stallWrites = false;
   expect((await es.readStream(s)).map((e) => e.type)).toEqual(['A']);
   await es.append(s, [ev('B')], { expectedRevision: 0n });

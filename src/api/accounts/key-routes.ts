@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import type { z } from 'zod';
+import { billingDecider } from '../../domain/billing/decide';
+import { loadState } from '../../eventstore/command-handler';
 import { funding } from '../../domain/billing/funding';
 import { budgetLeft, budgetMonth } from '../../domain/accounts/budget';
 import { formatUsd, parseUsd } from '../../domain/money';
@@ -72,7 +74,7 @@ export function keyRoutes(s: Services): Router {
     const input = validate(createKeyAt(now), req).body;
     const w = workspaceOf(res);
     const user = userOf(res);
-    const billing = await s.store.readStream(streams.billing(w.workspaceId));
+    const { state: billing } = await loadState(s.store, streams.billing(w.workspaceId), billingDecider);
     const required = parseUsd(s.config.INITIAL_DEPOSIT_USD);
     const secret = generateKeySecret();
     const keyId = s.newId();

@@ -7,7 +7,6 @@ import type { Module, Services } from '../../services';
 import { autoReloadReactor, ReloadWorkerOptions, startReloadWorkerFor } from '../../workers/auto-reload';
 import { stripeWebhookRoutes } from '../webhooks/stripe';
 import { billingRoutes } from './routes';
-import { gatewayOf, reloadQueueOf } from './service';
 import { usageRoutes } from './usage-routes';
 
 /**
@@ -19,14 +18,14 @@ export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Modu
   return {
     name: 'billing',
     projections: () => [billingSettingsProjection, ledgerProjection, usageProjection, billingNoticesProjection],
-    reactors: (s: Services) => [autoReloadReactor({ readModels: s.readModels, queue: () => reloadQueueOf(s), now: s.now })],
+    reactors: (s: Services) => [autoReloadReactor({ readModels: s.readModels, queue: () => s.reloadQueue(), now: s.now })],
     router: (s: Services) => {
       const r = Router();
       r.use(stripeWebhookRoutes(s), billingRoutes(s), usageRoutes(s));
       return r;
     },
     async startWorkers(s: Services) {
-      const running = await startReloadWorkerFor(s, { ...workerOptions, gateway: gatewayOf(s) });
+      const running = await startReloadWorkerFor(s, workerOptions);
       return { close: () => running.close() };
     },
   };

@@ -1,10 +1,8 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { defaultMonthlyCap, minimumDeposit, foldBilling, decideConfigureAutoReload, billingDecider } from '../../domain/billing/billing';
+import { funding } from '../../domain/billing/funding';
+import { minimumDeposit } from '../../domain/billing/rules';
 import { formatUsd, parseUsd } from '../../domain/money';
-import { streams } from '../../domain/streams';
-import { handleCommand } from '../../eventstore/command-handler';
-import { GatewayRejected, GatewayUnavailable } from '../../payments/port';
 import { getBalance } from '../../projections/balances/queries';
 import { Reservations } from '../../projections/balances/reservations';
 import { getBillingSettings } from '../../projections/billing-settings/queries';
@@ -13,11 +11,12 @@ import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/access';
 import { validate } from '../contract';
 import { HttpError } from '../middleware/errors';
+import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, makeDeposit } from '../../usecases/billing';
 import {
   attachPaymentMethod as attachPaymentMethodRoute,
   autoReloadView,
   billingViewBody,
-  configureAutoReload,
+  configureAutoReload as configureAutoReloadRoute,
   depositFailed,
   depositList,
   depositPending,
@@ -30,7 +29,6 @@ import {
   paymentMethodAttached,
   showBilling,
 } from './schemas';
-import { attachPaymentMethod, billingRules, DepositView, gatewayOf, makeDeposit } from './service';
 
 /**
  * /v1/workspaces/:ws/billing — balance and what is on file (members); card, deposits and
@@ -57,7 +55,7 @@ export async function billingView(s: Services, workspaceId: string): Promise<z.i
     new Reservations(s.redis, s.ks).held(workspaceId),
   ]);
   const rules = billingRules(s.config);
-  const mode = gatewayOf(s).kind;
+  const mode = s.gateway.kind;
   const ar = settings.autoReload;
   const status = !ar || !ar.enabled ? 'disabled' : settings.suspended ? 'suspended' : settings.inFlight ? 'reloading' : 'active';
   const available = bal.balance - held;
@@ -73,9 +71,9 @@ export async function billingView(s: Services, workspaceId: string): Promise<z.i
     deposited: formatUsd(bal.deposited),
     reloaded: formatUsd(bal.reloaded),
     spent: formatUsd(bal.debited),
-    funded: settings.paymentMethod !== null && bal.deposited >= rules.initialDeposit,
+    funded: funding({ paymentMethod: settings.paymentMethod, deposited: bal.deposited }, rules.initialDeposit).funded,
     initialDeposit: formatUsd(rules.initialDeposit),
-    minimumDeposit: formatUsd(bal.deposited > 0n ? rules.minDeposit : rules.initialDeposit),
+    minimumDeposit: formatUsd(minimumDeposit(bal, rules)),
     paymentMethod: settings.paymentMethod
       ? { id: settings.paymentMethod.id, brand: settings.paymentMethod.brand, last4: settings.paymentMethod.last4 }
       : null,
@@ -111,12 +109,8 @@ export function billingRoutes(s: Services): Router {
   r.post(attachPaymentMethodRoute.path, session, admin, async (req, res) => {
     const { body } = validate(attachPaymentMethodRoute, req);
     const ws = workspaceOf(res).workspaceId;
-    try {
-      const pm = await attachPaymentMethod(s, { workspaceId: ws, paymentMethodId: body.paymentMethodId, metadata: meta(res) });
-      res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: gatewayOf(s).kind } satisfies z.input<typeof paymentMethodAttached>);
-    } catch (err) {
-      throw gatewayHttpError(err, 'paymentMethodId');
-    }
+    const pm = await attachPaymentMethod(s, { workspaceId: ws, paymentMethodId: body.paymentMethodId, metadata: meta(res) });
+    res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: s.gateway.kind } satisfies z.input<typeof paymentMethodAttached>);
   });
 
   r.post(makeDepositRoute.path, session, admin, async (req, res) => {
@@ -132,15 +126,10 @@ export function billingRoutes(s: Services): Router {
     }
     const { body } = validate(makeDepositRoute, req);
     const ws = workspaceOf(res).workspaceId;
-    let d: DepositView;
-    try {
-      d = await makeDeposit(s, { workspaceId: ws, idempotencyKey: key, amount: parseUsd(body.amount), by: userOf(res).userId, metadata: meta(res) });
-    } catch (err) {
-      throw gatewayHttpError(err);
-    }
+    const d = await makeDeposit(s, { workspaceId: ws, idempotencyKey: key, amount: parseUsd(body.amount), by: userOf(res).userId, metadata: meta(res) });
     if (d.replayed) res.setHeader('Idempotent-Replayed', 'true');
     const deposit = depositJson(d);
-    const mode = gatewayOf(s).kind;
+    const mode = s.gateway.kind;
     if (d.status === 'succeeded') {
       res.status(201).json({ deposit, mode, billing: await billingView(s, ws) } satisfies z.input<typeof depositSucceeded>);
     } else if (d.status === 'failed') {
@@ -155,30 +144,18 @@ export function billingRoutes(s: Services): Router {
     }
   });
 
-  r.put(configureAutoReload.path, session, admin, async (req, res) => {
-    const { body } = validate(configureAutoReload, req);
+  r.put(configureAutoReloadRoute.path, session, admin, async (req, res) => {
+    const { body } = validate(configureAutoReloadRoute, req);
     const ws = workspaceOf(res).workspaceId;
-    const h = await handleCommand(
-      s.store,
-      streams.billing(ws),
-      billingDecider,
-      (st) =>
-        decideConfigureAutoReload(
-          st,
-          {
-            workspaceId: ws,
-            enabled: body.enabled,
-            threshold: parseUsd(body.threshold),
-            amount: parseUsd(body.amount),
-            // Never without a bound: an unset cap defaults to a few reloads a month.
-            monthlyCap: body.monthlyCap == null ? defaultMonthlyCap(parseUsd(body.amount)) : parseUsd(body.monthlyCap),
-            by: userOf(res).userId,
-          },
-          billingRules(s.config),
-        ),
-      { metadata: meta(res), newId: s.newId },
-    );
-    if (h.appended) await s.progress.waitFor(h.appended.position, s.config.READ_YOUR_WRITES_TIMEOUT_MS);
+    await configureAutoReload(s, {
+      workspaceId: ws,
+      enabled: body.enabled,
+      threshold: parseUsd(body.threshold),
+      amount: parseUsd(body.amount),
+      monthlyCap: body.monthlyCap == null ? null : parseUsd(body.monthlyCap),
+      by: userOf(res).userId,
+      metadata: meta(res),
+    });
     res.json((await billingView(s, ws)).autoReload satisfies z.input<typeof autoReloadView> | null);
   });
 
@@ -201,25 +178,9 @@ export function billingRoutes(s: Services): Router {
   /** The deposits of the workspace (requested, succeeded, failed), newest first. */
   r.get(listDeposits.path, session, member, async (_req, res) => {
     const ws = workspaceOf(res).workspaceId;
-    const st = foldBilling(await s.store.readStream(streams.billing(ws)));
-    const deposits = [...st.deposits.values()].reverse().map((d) => depositJson({ ...d, replayed: false }));
-    res.json({ deposits, minimumDeposit: formatUsd(minimumDeposit(st, billingRules(s.config))) } satisfies z.input<typeof depositList>);
+    const { deposits, minimumDeposit: min } = await depositsOf(s, ws);
+    res.json({ deposits: deposits.map((d) => depositJson({ ...d, replayed: false })), minimumDeposit: formatUsd(min) } satisfies z.input<typeof depositList>);
   });
 
   return r;
-}
-
-/** A refusal about a value the client sent (`field`: an unknown payment method) is 422 like any other bad value. */
-function gatewayHttpError(err: unknown, field?: string): unknown {
-  if (err instanceof GatewayRejected) {
-    if (err.code === 'idempotency_error') return new HttpError(409, err.message);
-    if (field && err.status !== 402) {
-      return new HttpError(422, [{ loc: ['body', field], msg: `The payment provider refused it: ${err.message}`, type: 'value_error' }]);
-    }
-    return new HttpError(err.status === 402 ? 402 : 400, `The payment provider refused: ${err.message}`);
-  }
-  if (err instanceof GatewayUnavailable) {
-    return new HttpError(503, 'The payment provider is unavailable; try again shortly', { 'Retry-After': '5' });
-  }
-  return err;
 }

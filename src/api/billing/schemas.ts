@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isWholeCents, MIN_RELOAD } from '../../domain/billing/billing';
+import { isWholeCents, MIN_RELOAD } from '../../domain/billing/rules';
 import { formatUsd, isUsd, parseUsd } from '../../domain/money';
 import { memberErrors, memberWriteErrors, wsParams } from '../accounts/fields';
 import { route, type RouteContract } from '../contract';

@@ -3,7 +3,7 @@ import { GatewayRejected, GatewayUnavailable, PaymentRecord } from '../../paymen
 import { paymentStatusOf, StripeGateway } from '../../payments/stripe';
 import { fromCents } from '../../payments/port';
 import type { Services } from '../../services';
-import { settleFromPayment, gatewayOf } from '../billing/service';
+import { settleFromPayment } from '../../usecases/billing';
 import { HttpError } from '../middleware/errors';
 import { paymentIntentObject, PaymentIntentObject, stripeEventHead, stripeWebhook } from './schemas';
 
@@ -90,7 +90,7 @@ async function handlePaymentIntent(s: Services, pi: PaymentIntentObject, eventId
   // out of order); fall back to the snapshot when the gateway does not know it (sandbox).
   let current: PaymentRecord;
   try {
-    current = await gatewayOf(s).retrieve(pi.id);
+    current = await s.gateway.retrieve(pi.id);
   } catch (err) {
     if (!(err instanceof GatewayRejected)) throw err;
     current = {

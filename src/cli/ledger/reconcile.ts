@@ -1,4 +1,7 @@
-import { foldBilling } from '../../domain/billing/billing';
+import type { BillingEvent } from '../../domain/billing/events';
+import { fold } from '../../domain/billing/evolve';
+import type { BillingState } from '../../domain/billing/state';
+import { readEvents } from '../../eventstore/command-handler';
 import { formatUsd } from '../../domain/money';
 import type { EventStore } from '../../eventstore/port';
 import { createPaymentGateway } from '../../payments';
@@ -67,9 +70,9 @@ export async function reconcile(store: EventStore, gateway: PaymentGateway): Pro
     }
   }
   let pending = 0;
-  const states = new Map<string, ReturnType<typeof foldBilling>>();
+  const states = new Map<string, BillingState>();
   for (const stream of streamsSeen) {
-    const st = foldBilling(await store.readStream(stream));
+    const st = fold(await readEvents<BillingEvent>(store, stream));
     states.set(stream.slice('billing-'.length), st);
     pending += [...st.deposits.values()].filter((x) => x.status === 'requested').length + (st.inFlight ? 1 : 0);
   }

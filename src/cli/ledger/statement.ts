@@ -1,4 +1,6 @@
-import { foldBilling } from '../../domain/billing/billing';
+import type { BillingEvent } from '../../domain/billing/events';
+import { fold } from '../../domain/billing/evolve';
+import { readEvents } from '../../eventstore/command-handler';
 import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../domain/billing/ledger';
 import { formatUsd } from '../../domain/money';
 import { streams } from '../../domain/streams';
@@ -95,7 +97,7 @@ export const csvHeader = () => CSV_COLUMNS.join(',');
 export async function printStatement(s: Services, o: { workspace: string; json?: boolean }): Promise<void> {
   const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace });
   const t = totals.get(o.workspace);
-  const st = foldBilling(await s.store.readStream(streams.billing(o.workspace)));
+  const st = fold(await readEvents<BillingEvent>(s.store, streams.billing(o.workspace)));
   const failed = [...st.deposits.values()].filter((d) => d.status === 'failed').length + [...st.reloads.values()].filter((r) => r.status === 'failed').length;
   if (o.json) {
     out(

@@ -1,4 +1,5 @@
 import { conflict, DomainError, notFound } from '../errors';
+import { assertNever } from '../event';
 import type { ApiKeyBudgetChanged, ApiKeyRenamed, InvitationRevoked, MemberLeft, MemberRoleChanged, Role } from './events';
 import { cleanName, KEY_NAME_MAX, KEY_NAME_MIN, requireAdmin, roleOfActor, WorkspaceState } from './workspace-state';
 
@@ -112,6 +113,8 @@ export function evolveTeam(state: WorkspaceState, e: TeamEvent): WorkspaceState 
       const next = e.type === 'ApiKeyRenamed' ? { ...key, name: e.data.name } : { ...key, monthlyBudgetNanoUsd: e.data.monthlyBudgetNanoUsd };
       return { ...state, keys: new Map(state.keys).set(key.keyId, next) };
     }
+    default:
+      return assertNever(e);
   }
 }
 

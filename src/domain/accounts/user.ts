@@ -1,13 +1,11 @@
 import { createHash } from 'node:crypto';
 import { conflict, DomainError } from '../errors';
+import { assertNever, type EventRecord } from '../event';
+import type { UsagePolicyAccepted } from '../policy/events';
 import type { EmailClaimed, UserLoggedIn, UserRegistered } from './events';
 
-/** What a decider folds: a stored event's type and data (and, when stored, its time). */
-export interface EventLike {
-  type: string;
-  data: unknown;
-  created?: string;
-}
+/** The events of user-{userId}. */
+export type UserStreamEvent = UserRegistered | UserLoggedIn | UsagePolicyAccepted;
 
 /** E-mail addresses are compared and stored trimmed and lowercased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -39,16 +37,18 @@ export type UserCommand =
 
 export const userDecider = {
   initial: (): UserState => ({ registered: false, userId: '', email: '', name: '', passwordHash: '', logins: 0 }),
-  evolve(state: UserState, event: EventLike): UserState {
+  evolve(state: UserState, event: EventRecord<UserStreamEvent>): UserState {
     switch (event.type) {
       case 'UserRegistered': {
-        const d = event.data as UserRegistered['data'];
+        const d = event.data;
         return { ...state, registered: true, userId: d.userId, email: d.email, name: d.name, passwordHash: d.passwordHash };
       }
       case 'UserLoggedIn':
         return { ...state, logins: state.logins + 1 };
-      default:
+      case 'UsagePolicyAccepted':
         return state;
+      default:
+        return assertNever(event);
     }
   },
 };
@@ -83,9 +83,13 @@ export interface EmailClaimState {
 
 export const emailClaimDecider = {
   initial: (): EmailClaimState => ({ claimedBy: null }),
-  evolve(state: EmailClaimState, event: EventLike): EmailClaimState {
-    if (event.type === 'EmailClaimed' && state.claimedBy === null) return { claimedBy: (event.data as EmailClaimed['data']).userId };
-    return state;
+  evolve(state: EmailClaimState, event: EventRecord<EmailClaimed>): EmailClaimState {
+    switch (event.type) {
+      case 'EmailClaimed':
+        return state.claimedBy === null ? { claimedBy: event.data.userId } : state;
+      default:
+        return assertNever(event.type);
+    }
   },
 };
 

@@ -9,7 +9,8 @@ import type {
   WorkspaceEvent,
   WorkspaceRenamed,
 } from './events';
-import { normalizeEmail, type EventLike } from './user';
+import { assertNever, type EventRecord } from '../event';
+import { normalizeEmail } from './user';
 import { decideTeam, evolveTeam, TEAM_EVENT_TYPES, type TeamCommand, type TeamEvent } from './team';
 import { decideApiKey, type ApiKeyCommand, type ApiKeyEvent } from './api-keys';
 import { cleanName, requireAdmin, WORKSPACE_NAME_MAX, type InvitationStatus, type WorkspaceState } from './workspace-state';
@@ -52,10 +53,14 @@ export const workspaceDecider = {
     invitations: new Map(),
     keys: new Map(),
   }),
-  evolve(state: WorkspaceState, event: EventLike): WorkspaceState {
-    const e = event as WorkspaceEvent;
-    if (TEAM_EVENT_TYPES.has(e.type)) return evolveTeam(state, e as TeamEvent);
+  evolve(state: WorkspaceState, e: EventRecord<WorkspaceEvent>): WorkspaceState {
     switch (e.type) {
+      case 'MemberRoleChanged':
+      case 'InvitationRevoked':
+      case 'MemberLeft':
+      case 'ApiKeyBudgetChanged':
+      case 'ApiKeyRenamed':
+        return evolveTeam(state, e);
       case 'WorkspaceCreated':
         return { ...state, exists: true, workspaceId: e.data.workspaceId, name: e.data.name, personal: e.data.personal, createdBy: e.data.createdBy };
       case 'WorkspaceRenamed':
@@ -106,8 +111,10 @@ export const workspaceDecider = {
         keys.delete(e.data.keyId);
         return { ...state, keys };
       }
-      default:
+      case 'RateLimitChanged': // the key index's concern, not the aggregate's
         return state;
+      default:
+        return assertNever(e);
     }
   },
 };

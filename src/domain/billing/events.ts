@@ -50,15 +50,6 @@ export type AutoReloadFailed = Event<
 >;
 export type AutoReloadSuspended = Event<'AutoReloadSuspended', { workspaceId: string; reloadId: string; reason: string }>;
 
-export type BillingEvent =
-  | PaymentMethodAttached
-  | DepositSucceeded
-  | DepositFailed
-  | AutoReloadConfigured
-  | AutoReloadTriggered
-  | AutoReloadSucceeded
-  | AutoReloadFailed
-  | AutoReloadSuspended;
 
 /**
  * Added with the deposit flow: written before the card is charged, so a charge whose answer was
@@ -79,4 +70,14 @@ export type DepositRequested = Event<
   }
 >;
 
-export type BillingEventV2 = BillingEvent | DepositRequested;
+/** Every event of billing-{workspaceId}: what its evolve folds and its decide emits. */
+export type BillingEvent =
+  | PaymentMethodAttached
+  | DepositRequested
+  | DepositSucceeded
+  | DepositFailed
+  | AutoReloadConfigured
+  | AutoReloadTriggered
+  | AutoReloadSucceeded
+  | AutoReloadFailed
+  | AutoReloadSuspended;

@@ -1,5 +1,3 @@
-import type { RecordedEvent } from '../../eventstore/port';
-import type { DepositSucceeded } from './events';
 import type { NanoUsd } from '../money';
 
 export interface Funding {
@@ -10,14 +8,10 @@ export interface Funding {
 
 /**
  * The spec's rule for generating keys: a valid card on file and deposits of at least the initial
- * deposit (100 USD by default). Folded from the workspace's billing stream.
+ * deposit (100 USD by default). The one place "funded" is decided, whether the facts come from the
+ * billing state folded from the ledger (key creation) or from the read models (GET …/billing).
  */
-export function funding(billingEvents: Pick<RecordedEvent, 'type' | 'data'>[], initialDeposit: NanoUsd): Funding {
-  let hasPaymentMethod = false;
-  let deposited = 0n;
-  for (const e of billingEvents) {
-    if (e.type === 'PaymentMethodAttached') hasPaymentMethod = true;
-    else if (e.type === 'DepositSucceeded') deposited += BigInt((e.data as DepositSucceeded['data']).amountNanoUsd);
-  }
-  return { hasPaymentMethod, depositedNanoUsd: deposited, funded: hasPaymentMethod && deposited >= initialDeposit };
+export function funding(facts: { paymentMethod: object | null; deposited: NanoUsd }, initialDeposit: NanoUsd): Funding {
+  const hasPaymentMethod = facts.paymentMethod !== null;
+  return { hasPaymentMethod, depositedNanoUsd: facts.deposited, funded: hasPaymentMethod && facts.deposited >= initialDeposit };
 }

@@ -1,3 +1,4 @@
+import { assertNever, type EventRecord } from '../event';
 import type { NanoUsd } from '../money';
 import type { AutoReloadSucceeded, DepositSucceeded } from './events';
 import type { TokensDebited } from '../inference/events';
@@ -7,14 +8,10 @@ import type { TokensDebited } from '../inference/events';
  * subtract, per workspace, exactly (bigint nano-USD). The balances projection must always equal
  * this fold; `tollgate ledger verify` checks that it does.
  */
-export const MONEY_EVENTS = new Set(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']);
-
-export interface MoneyRecord {
-  type: string;
-  data: unknown;
-  position: bigint;
-  created: string;
-}
+export type MoneyEvent = DepositSucceeded | AutoReloadSucceeded | TokensDebited;
+export const MONEY_EVENTS: ReadonlySet<string> = new Set<MoneyEvent['type']>(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']);
+/** Narrows a stored event to a money event. */
+export const isMoney = (e: EventRecord): e is EventRecord<MoneyEvent> => MONEY_EVENTS.has(e.type);
 
 export interface MoneyLine {
   position: bigint;
@@ -49,23 +46,23 @@ const emptyTotals = (): WorkspaceTotals => ({ balance: 0n, deposited: 0n, reload
 export class LedgerReplay {
   readonly totals = new Map<string, WorkspaceTotals>();
 
-  apply(e: MoneyRecord): MoneyLine | null {
-    if (!MONEY_EVENTS.has(e.type)) return null;
+  apply(e: EventRecord): MoneyLine | null {
+    if (!isMoney(e)) return null;
     const base = { position: e.position, at: e.created };
     let line: Omit<MoneyLine, 'balance'>;
     switch (e.type) {
       case 'DepositSucceeded': {
-        const d = e.data as DepositSucceeded['data'];
+        const d = e.data;
         line = { ...base, workspaceId: d.workspaceId, type: 'DepositSucceeded', ref: d.depositId, amount: BigInt(d.amountNanoUsd), paymentIntentId: d.paymentIntentId };
         break;
       }
       case 'AutoReloadSucceeded': {
-        const d = e.data as AutoReloadSucceeded['data'];
+        const d = e.data;
         line = { ...base, workspaceId: d.workspaceId, type: 'AutoReloadSucceeded', ref: d.reloadId, amount: BigInt(d.amountNanoUsd), paymentIntentId: d.paymentIntentId };
         break;
       }
-      default: {
-        const d = e.data as TokensDebited['data'];
+      case 'TokensDebited': {
+        const d = e.data;
         line = {
           ...base,
           workspaceId: d.workspaceId,
@@ -77,7 +74,10 @@ export class LedgerReplay {
           inputTokens: d.inputTokens,
           outputTokens: d.outputTokens,
         };
+        break;
       }
+      default:
+        return assertNever(e);
     }
     let t = this.totals.get(line.workspaceId);
     if (!t) this.totals.set(line.workspaceId, (t = emptyTotals()));

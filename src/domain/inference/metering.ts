@@ -1,3 +1,4 @@
+import type { EventRecord } from '../event';
 import type { NanoUsd } from '../money';
 import { cost, maxCost, Prices } from '../pricing';
 import type {
@@ -142,15 +143,8 @@ export type SweepDecision =
   /** Already debited: the projector releases the hold when it applies the debit (at `position`). */
   | { kind: 'debited'; position: bigint };
 
-export interface StreamEvent {
-  type: string;
-  data: unknown;
-  position: bigint;
-  /** ISO-8601 time the store recorded the event. */
-  created: string;
-}
-
-export function decideSweep(events: StreamEvent[], prices: Prices, now: Date): SweepDecision {
+/** `events`: the request's stream, as stored. */
+export function decideSweep(events: EventRecord[], prices: Prices, now: Date): SweepDecision {
   const req = events.find((e) => e.type === 'InferenceRequested');
   if (!req) return { kind: 'release' };
   const debit = events.find((e) => e.type === 'TokensDebited');

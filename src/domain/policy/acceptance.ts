@@ -1,5 +1,6 @@
 import { DomainError } from '../errors';
-import type { EventLike } from '../accounts/user';
+import type { UserStreamEvent } from '../accounts/user';
+import { assertNever, type EventRecord } from '../event';
 import type { UsagePolicyAccepted } from './events';
 
 /** What the user stream says about the usage policy: the last version the user accepted. */
@@ -10,10 +11,17 @@ export interface AcceptanceState {
 
 export const acceptanceDecider = {
   initial: (): AcceptanceState => ({ registered: false, acceptedVersion: null }),
-  evolve(state: AcceptanceState, event: EventLike): AcceptanceState {
-    if (event.type === 'UserRegistered') return { ...state, registered: true };
-    if (event.type === 'UsagePolicyAccepted') return { ...state, acceptedVersion: (event.data as UsagePolicyAccepted['data']).version };
-    return state;
+  evolve(state: AcceptanceState, event: EventRecord<UserStreamEvent>): AcceptanceState {
+    switch (event.type) {
+      case 'UserRegistered':
+        return { ...state, registered: true };
+      case 'UsagePolicyAccepted':
+        return { ...state, acceptedVersion: event.data.version };
+      case 'UserLoggedIn':
+        return state;
+      default:
+        return assertNever(event);
+    }
   },
 };
 

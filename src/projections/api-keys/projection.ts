@@ -1,4 +1,5 @@
 import type { ApiKeyBudgetChanged, ApiKeyCreated, ApiKeyDeleted, ApiKeyRenamed, ApiKeyRolled } from '../../domain/accounts/events';
+import { assertNever } from '../../domain/event';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -18,7 +19,9 @@ export const apiKeysProjection: Projection = {
   name: API_KEYS,
   handles: new Set(['ApiKeyCreated', 'ApiKeyDeleted', 'ApiKeyRenamed', 'ApiKeyBudgetChanged', 'ApiKeyRolled']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
-    switch (event.type) {
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & (ApiKeyCreated | ApiKeyDeleted | ApiKeyRenamed | ApiKeyBudgetChanged | ApiKeyRolled);
+    switch (e.type) {
       case 'ApiKeyCreated': {
         const d = event.data as ApiKeyCreated['data'];
         const rec: ApiKeyListEntry = {
@@ -60,6 +63,8 @@ export const apiKeysProjection: Projection = {
         tx.multi.hset(tx.key('rolled', d.workspaceId), d.keyId, JSON.stringify(roll));
         break;
       }
+      default:
+        assertNever(e);
     }
   },
 };

@@ -1,6 +1,6 @@
 import { formatUsd } from '../../domain/money';
 import type { WorkspaceEvent } from '../../domain/accounts/events';
-import type { BillingEventV2 } from '../../domain/billing/events';
+import type { BillingEvent } from '../../domain/billing/events';
 import type { RecordedEvent } from '../../eventstore/port';
 
 /**
@@ -40,7 +40,7 @@ const apiKey = (d: D): AuditTarget => ({ type: 'apiKey', id: str(d.keyId) });
 const workspace = (d: D): AuditTarget => ({ type: 'workspace', id: str(d.workspaceId), ...(typeof d.name === 'string' ? { name: d.name } : {}) });
 
 /** Every workspace and billing event type must have a mapping (the compiler checks), so none is left out of the log. */
-const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEventV2['type']]: Mapping } & Record<string, Mapping> = {
+const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping } & Record<string, Mapping> = {
   WorkspaceCreated: (d) => ({ action: 'workspace.created', target: workspace(d), details: { name: d.name, personal: d.personal } }),
   WorkspaceRenamed: (d) => ({ action: 'workspace.renamed', target: workspace(d), details: { name: d.name } }),
   MemberJoined: (d) => ({ action: 'member.joined', target: member(d), details: { role: d.role } }),

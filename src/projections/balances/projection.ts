@@ -1,3 +1,4 @@
+import { assertNever } from '../../domain/event';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { ApiKeyBudgetChanged } from '../../domain/accounts/events';
 import { budgetMonth } from '../../domain/accounts/budget';
@@ -32,7 +33,9 @@ export const balancesProjection: Projection = {
     }
     const d = event.data as Data;
     const key = tx.key('ws', d.workspaceId);
-    switch (event.type) {
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & (DepositSucceeded | AutoReloadSucceeded | TokensDebited);
+    switch (e.type) {
       case 'DepositSucceeded':
         tx.multi.hincrby(key, 'balance', d.amountNanoUsd).hincrby(key, 'deposited', d.amountNanoUsd);
         break;
@@ -48,6 +51,8 @@ export const balancesProjection: Projection = {
         tx.multi.eval(RELEASE, 3, ...releaseArgs(k, debit.workspaceId, debit.requestId));
         break;
       }
+      default:
+        assertNever(e);
     }
   },
 };

@@ -4,10 +4,12 @@ import type {
   AutoReloadSucceeded,
   AutoReloadSuspended,
   AutoReloadTriggered,
+  BillingEvent,
   DepositSucceeded,
   PaymentMethodAttached,
 } from '../../domain/billing/events';
-import { monthOf } from '../../domain/billing/billing';
+import { monthOf } from '../../domain/billing/state';
+import { assertNever } from '../../domain/event';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -48,7 +50,9 @@ export const billingSettingsProjection: Projection = {
     const key = tx.key('ws', ws);
     const m = tx.multi;
     m.hset(key, 'rev', event.revision.toString(), 'position', event.position.toString());
-    switch (event.type) {
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & BillingEvent;
+    switch (e.type) {
       case 'PaymentMethodAttached': {
         const d = event.data as PaymentMethodAttached['data'];
         m.hset(key, { pm: d.paymentMethodId, brand: d.brand, last4: d.last4, gateway: d.gateway });
@@ -98,6 +102,11 @@ export const billingSettingsProjection: Projection = {
         m.hset(key, { suspendedReason: d.reason, suspendedAt: event.created, suspendedReloadId: d.reloadId });
         break;
       }
+      case 'DepositRequested':
+      case 'DepositFailed':
+        break; // the revision and position above are all they change here
+      default:
+        assertNever(e);
     }
   },
 };

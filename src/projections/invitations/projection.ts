@@ -1,4 +1,5 @@
 import type { InvitationAccepted, InvitationDeclined, InvitationRevoked, InvitationSent } from '../../domain/accounts/events';
+import { assertNever } from '../../domain/event';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -17,7 +18,9 @@ export const invitationsProjection: Projection = {
   name: INVITATIONS,
   handles: new Set(['InvitationSent', 'InvitationAccepted', 'InvitationDeclined', 'InvitationRevoked']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
-    switch (event.type) {
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & (InvitationSent | InvitationAccepted | InvitationDeclined | InvitationRevoked);
+    switch (e.type) {
       case 'InvitationSent': {
         const d = event.data as InvitationSent['data'];
         tx.multi
@@ -65,6 +68,8 @@ export const invitationsProjection: Projection = {
           .hdel(tx.key('ws', d.workspaceId), d.invitationId);
         break;
       }
+      default:
+        assertNever(e);
     }
   },
 };

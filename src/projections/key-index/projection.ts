@@ -1,4 +1,5 @@
 import type { ApiKeyCreated, ApiKeyDeleted, ApiKeyRenamed, ApiKeyRolled, RateLimitChanged } from '../../domain/accounts/events';
+import { assertNever } from '../../domain/event';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -23,7 +24,9 @@ export const keyIndexProjection: Projection = {
   name: KEY_INDEX,
   handles: new Set(['ApiKeyCreated', 'ApiKeyDeleted', 'RateLimitChanged', 'ApiKeyRenamed', 'ApiKeyRolled']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
-    switch (event.type) {
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & (ApiKeyCreated | ApiKeyDeleted | RateLimitChanged | ApiKeyRenamed | ApiKeyRolled);
+    switch (e.type) {
       case 'ApiKeyCreated': {
         const d = event.data as ApiKeyCreated['data'];
         tx.multi.hset(tx.key('hash', d.keyHash), {
@@ -82,6 +85,8 @@ export const keyIndexProjection: Projection = {
         tx.multi.eval(SET_ON_ROLLED, 1, tx.key('key', d.keyId), tx.key('hash', ''), 'name', d.name);
         break;
       }
+      default:
+        assertNever(e);
     }
   },
 };

@@ -1,5 +1,7 @@
 import type { AutoReloadSucceeded, DepositSucceeded } from '../../domain/billing/events';
 import type { TokensDebited } from '../../domain/inference/events';
+import { isMoney } from '../../domain/billing/ledger';
+import { assertNever, type EventRecord } from '../../domain/event';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -39,7 +41,8 @@ redis.call('INCRBY', KEYS[1], ARGV[1])
 local b = redis.call('GET', KEYS[1])
 return redis.call('RPUSH', KEYS[2], ARGV[2] .. b .. ARGV[3])`;
 
-export function ledgerEntryOf(event: Pick<RecordedEvent, 'type' | 'data' | 'position' | 'created'>): Omit<LedgerEntry, 'balanceNanoUsd'> | null {
+export function ledgerEntryOf(event: EventRecord): Omit<LedgerEntry, 'balanceNanoUsd'> | null {
+  if (!isMoney(event)) return null;
   const base = { position: event.position.toString(), at: event.created };
   switch (event.type) {
     case 'DepositSucceeded': {
@@ -64,7 +67,7 @@ export function ledgerEntryOf(event: Pick<RecordedEvent, 'type' | 'data' | 'posi
       };
     }
     default:
-      return null;
+      return assertNever(event);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { MemberJoined, MemberLeft, MemberRemoved, MemberRoleChanged, WorkspaceCreated, WorkspaceRenamed } from '../../domain/accounts/events';
+import { assertNever } from '../../domain/event';
 import type { RecordedEvent } from '../../eventstore/port';
 import type { Projection, ProjectionTx } from '../projection';
 
@@ -18,7 +19,9 @@ export const membershipsProjection: Projection = {
   name: MEMBERSHIPS,
   handles: new Set(['WorkspaceCreated', 'WorkspaceRenamed', 'MemberJoined', 'MemberRemoved', 'MemberLeft', 'MemberRoleChanged']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
-    switch (event.type) {
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & (WorkspaceCreated | WorkspaceRenamed | MemberJoined | MemberRemoved | MemberLeft | MemberRoleChanged);
+    switch (e.type) {
       case 'WorkspaceCreated': {
         const d = event.data as WorkspaceCreated['data'];
         tx.multi.hset(tx.key('ws', d.workspaceId), {
@@ -57,6 +60,8 @@ export const membershipsProjection: Projection = {
           .hdel(tx.key('user', d.userId, 'ws'), d.workspaceId);
         break;
       }
+      default:
+        assertNever(e);
     }
   },
 };

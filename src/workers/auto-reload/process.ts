@@ -1,16 +1,13 @@
-import {
-  ChargeOutcome,
-  decideReloadOutcome,
-  decideTriggerReload,
-  foldBilling,
-  ReloadRecord,
-  reloadBlocker,
-} from '../../domain/billing/billing';
+import type { ChargeOutcome } from '../../domain/billing/commands';
+import { billingDecider, decide } from '../../domain/billing/decide';
 import { idempotencyKeys, reloadEventId, reloadIdFor } from '../../domain/billing/ids';
-import type { Event } from '../../domain/event';
+import { reloadBlocker } from '../../domain/billing/rules';
+import { evolveDecided } from '../../domain/billing/evolve';
+import type { ReloadRecord } from '../../domain/billing/state';
 import { formatUsd } from '../../domain/money';
 import { streams } from '../../domain/streams';
-import { EventMetadata, EventStore, RecordedEvent, WrongExpectedVersion } from '../../eventstore/port';
+import { handleCommand, loadState } from '../../eventstore/command-handler';
+import type { EventMetadata, EventStore } from '../../eventstore/port';
 import type { Logger } from '../../log';
 import type { PaymentGateway } from '../../payments/port';
 import { GatewayRejected, GatewayUnavailable } from '../../payments/port';
@@ -69,9 +66,13 @@ const META = (reloadId: string, cause?: string): EventMetadata => ({
   ...(cause ? { causationId: cause } : {}),
 });
 
-function lastRevision(events: RecordedEvent[]): bigint | null {
-  return events.length ? events[events.length - 1].revision : null;
-}
+/** What the trigger step found: a reload to settle (in flight, or just triggered), or why none is due. */
+type Found =
+  | { kind: 'settle'; reload: ReloadRecord }
+  | { kind: 'triggered'; reloadId: string; amount: bigint; balance: bigint }
+  | { kind: 'skipped'; reason: string };
+
+const triggeredId = (r: Found) => (r.kind === 'triggered' ? r.reloadId : '');
 
 /** One pass of the auto-reload decision and charge for a workspace. Safe to run any number of times. */
 export async function runReload(
@@ -81,47 +82,49 @@ export async function runReload(
 ): Promise<ReloadResult> {
   const step = async (s: ReloadStep, reloadId?: string) => opts.hooks?.step?.(s, { workspaceId, reloadId });
   const stream = streams.billing(workspaceId);
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const events = await d.store.readStream(stream);
-    const state = foldBilling(events);
-    const revision = lastRevision(events);
-    // 'start': nothing written yet; the reload this job is about (in flight, or the one it would trigger).
-    if (attempt === 0) await step('start', state.inFlight ?? reloadIdFor(workspaceId, revision));
-    if (state.inFlight) {
-      return settle(d, workspaceId, state.reloads.get(state.inFlight)!, step, opts.cause);
-    }
-    const now = d.now().toISOString();
-    // Cheap refusals first (disabled, suspended…), before waiting on the projections.
-    const early = reloadBlocker(state, -1n, now);
-    if (early && early !== 'above_threshold') return { action: 'skipped', reason: early };
-    // The projected balance must include every deposit and reload just read.
-    const head = events.length ? events[events.length - 1].position : 0n;
-    if (!(await d.progress.waitFor(head, d.projectionWaitMs ?? 10_000))) {
-      throw new Error(`projections have not reached billing-${workspaceId} yet; retrying`);
-    }
-    const { balance } = await getBalance(d.readModels, workspaceId);
-    const reloadId = reloadIdFor(workspaceId, revision);
-    const decision = decideTriggerReload(state, { workspaceId, reloadId, balance, now });
-    if (!decision.result.triggered) return { action: 'skipped', reason: decision.result.skip };
-    await step('before-trigger', reloadId);
-    try {
-      await d.store.append(stream, toNew(decision.events, [reloadEventId(reloadId, 'triggered')], META(reloadId, opts.cause)), {
-        expectedRevision: revision === null ? 'no_stream' : revision,
-      });
-    } catch (err) {
-      if (err instanceof WrongExpectedVersion) continue; // someone else wrote first: decide again
-      throw err;
-    }
-    d.log.info({ workspaceId, reloadId, amount: formatUsd(decision.result.reload.amount), balance: formatUsd(balance) }, 'auto-reload triggered');
-    await step('after-trigger', reloadId);
-    // Read back rather than trust the decision: the fold is what a restarted worker will see.
-    const after = foldBilling(await d.store.readStream(stream));
-    const rec = after.reloads.get(reloadId);
-    if (!rec) throw new Error(`reload ${reloadId} not found after it was appended`);
-    if (rec.status !== 'in_flight') return { action: rec.status, reloadId, amountNanoUsd: rec.amount.toString(), code: rec.code ?? undefined };
-    return settle(d, workspaceId, rec, step, opts.cause);
-  }
-  throw new Error(`billing-${workspaceId} kept changing; giving up this attempt`);
+  let first = true;
+  const found = await handleCommand(
+    d.store,
+    stream,
+    billingDecider,
+    async (state, { revision, head }): Promise<{ events: ReturnType<typeof decide>; result: Found }> => {
+      const reloadId = reloadIdFor(workspaceId, revision);
+      // 'start': nothing written yet; the reload this job is about (in flight, or the one it would trigger).
+      if (first) await step('start', state.inFlight ?? reloadId);
+      first = false;
+      if (state.inFlight) return { events: [], result: { kind: 'settle', reload: state.reloads.get(state.inFlight)! } };
+      const now = d.now().toISOString();
+      // Cheap refusals first (disabled, suspended…), before waiting on the projections.
+      const early = reloadBlocker(state, -1n, now);
+      if (early && early !== 'above_threshold') return { events: [], result: { kind: 'skipped', reason: early } };
+      // The projected balance must include every deposit and reload just read.
+      if (!(await d.progress.waitFor(head, d.projectionWaitMs ?? 10_000))) {
+        throw new Error(`projections have not reached billing-${workspaceId} yet; retrying`);
+      }
+      const { balance } = await getBalance(d.readModels, workspaceId);
+      const events = decide({ type: 'TriggerReload', data: { workspaceId, reloadId, balance, now } }, state);
+      if (!events.length) return { events, result: { kind: 'skipped', reason: reloadBlocker(state, balance, now)! } };
+      await step('before-trigger', reloadId);
+      return { events, result: { kind: 'triggered', reloadId, amount: state.autoReload!.amount, balance } };
+    },
+    {
+      // Ids derived from the reload id (itself from the revision decided at): a re-sent append is the same write.
+      eventIds: ({ result }) => [reloadEventId(triggeredId(result), 'triggered')],
+      metadata: ({ result }) => META(triggeredId(result), opts.cause),
+      retries: 9,
+    },
+  );
+  const r = found.result;
+  if (r.kind === 'skipped') return { action: 'skipped', reason: r.reason };
+  if (r.kind === 'settle') return settle(d, workspaceId, r.reload, step, opts.cause);
+  d.log.info({ workspaceId, reloadId: r.reloadId, amount: formatUsd(r.amount), balance: formatUsd(r.balance) }, 'auto-reload triggered');
+  await step('after-trigger', r.reloadId);
+  // Read back rather than trust the decision: the fold is what a restarted worker will see.
+  const { state: after } = await loadState(d.store, stream, billingDecider);
+  const rec = after.reloads.get(r.reloadId);
+  if (!rec) throw new Error(`reload ${r.reloadId} not found after it was appended`);
+  if (rec.status !== 'in_flight') return { action: rec.status, reloadId: r.reloadId, amountNanoUsd: rec.amount.toString(), code: rec.code ?? undefined };
+  return settle(d, workspaceId, rec, step, opts.cause);
 }
 
 async function settle(
@@ -137,7 +140,6 @@ async function settle(
   await step('after-outcome', reload.reloadId);
   return result;
 }
-
 async function chargeReload(d: ReloadDeps, workspaceId: string, reload: ReloadRecord): Promise<ChargeOutcome> {
   const age = d.now().getTime() - Date.parse(reload.triggeredAt);
   if (age > (d.staleAfterMs ?? 23 * 3600 * 1000)) {
@@ -195,29 +197,22 @@ async function recordOutcome(
   outcome: ChargeOutcome,
   cause?: string,
 ): Promise<ReloadResult> {
-  const stream = streams.billing(workspaceId);
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const events = await d.store.readStream(stream);
-    const state = foldBilling(events);
-    const { events: out, result } = decideReloadOutcome(state, { workspaceId, reloadId, outcome });
-    if (out.length) {
-      try {
-        await d.store.append(
-          stream,
-          toNew(out, [reloadEventId(reloadId, 'outcome'), reloadEventId(reloadId, 'suspended')], META(reloadId, cause)),
-          { expectedRevision: lastRevision(events) ?? 'no_stream' },
-        );
-      } catch (err) {
-        if (err instanceof WrongExpectedVersion) continue;
-        throw err;
-      }
-      d.log.info({ workspaceId, reloadId, status: result.status, code: result.code }, 'auto-reload settled');
-    }
-    return { action: result.status === 'succeeded' ? 'succeeded' : 'failed', reloadId, amountNanoUsd: result.amount.toString(), code: result.code ?? undefined };
-  }
-  throw new Error(`could not record the outcome of reload ${reloadId}`);
-}
-
-function toNew(events: Event[], ids: string[], metadata: EventMetadata) {
-  return events.map((e, i) => ({ id: ids[i], type: e.type, data: e.data, metadata }));
+  const h = await handleCommand(
+    d.store,
+    streams.billing(workspaceId),
+    billingDecider,
+    (state) => {
+      const events = decide({ type: 'RecordReloadOutcome', data: { workspaceId, reloadId, outcome } }, state);
+      return { events, result: evolveDecided(state, events, d.now().toISOString()).reloads.get(reloadId)! };
+    },
+    {
+      // The same ids on every attempt: a worker that died after the append finds its write already there.
+      eventIds: () => [reloadEventId(reloadId, 'outcome'), reloadEventId(reloadId, 'suspended')],
+      metadata: META(reloadId, cause),
+      retries: 9,
+    },
+  );
+  const result = h.result;
+  if (h.appended) d.log.info({ workspaceId, reloadId, status: result.status, code: result.code }, 'auto-reload settled');
+  return { action: result.status === 'succeeded' ? 'succeeded' : 'failed', reloadId, amountNanoUsd: result.amount.toString(), code: result.code ?? undefined };
 }

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
-import { monthOf, reloadBlockerOf } from '../../domain/billing/billing';
+import { reloadBlockerOf } from '../../domain/billing/rules';
+import { monthOf } from '../../domain/billing/state';
 import type { RecordedEvent } from '../../eventstore/port';
 import { getBalance } from '../../projections/balances/queries';
 import { getBillingSettings } from '../../projections/billing-settings/queries';

@@ -1,9 +1,6 @@
 import { Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { monthOf } from '../../domain/billing/billing';
-import { observeGateway } from '../../metrics/observed-gateway';
-import { createPaymentGateway } from '../../payments';
-import type { PaymentGateway } from '../../payments/port';
+import { monthOf } from '../../domain/billing/state';
 import { BALANCES } from '../../projections/balances/projection';
 import { getBillingSettings, workspacesWithReloadInFlight } from '../../projections/billing-settings/queries';
 import { RedisProgress } from '../../projections/progress';
@@ -86,7 +83,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
  */
 export async function startReloadWorkerFor(
   s: Services,
-  opts: ReloadWorkerOptions & { gateway?: PaymentGateway } = {},
+  opts: ReloadWorkerOptions = {},
 ): Promise<RunningReloadWorker> {
   const progress =
     s.config.ROLE === 'all' ? s.progress : new RedisProgress(await s.connectRedis('reload-progress'), s.redis, s.ks, [BALANCES]);
@@ -95,7 +92,8 @@ export async function startReloadWorkerFor(
       store: s.store,
       readModels: s.readModels,
       progress,
-      gateway: opts.gateway ?? createPaymentGateway(s.config, s.redis, s.ks, (g) => observeGateway(g, s.metrics)),
+      // The process's one gateway: the worker never builds its own.
+      gateway: s.gateway,
       now: s.now,
       log: s.log.child({ part: 'auto-reload' }),
       workerRedis: await s.connectRedis('bullmq-worker', { maxRetriesPerRequest: null }),

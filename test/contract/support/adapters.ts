@@ -222,6 +222,33 @@ export class Collector {
     }
   }
 
+  /**
+   * Resolves with the matching events that arrive before the event `markerId` (append it after the
+   * last write under test). Subscriptions deliver in position order, so a repeat or a stray event
+   * shows up before the marker: a check that nothing else comes which, unlike `quiet`, a slow machine
+   * cannot pass merely by being slow.
+   */
+  async before(markerId: string, timeoutMs = 20_000): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for the marker ${markerId} (${out.length} events before it)`);
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') continue;
+      this.pending = null;
+      if (r.done) throw new Error(`subscription ended before the marker (${out.length} events before it)`);
+      if (r.value.id === markerId) return out;
+      if (this.keep(r.value)) out.push(r.value);
+    }
+  }
+
   /** Resolves with the matching events that arrive within `ms` (used to prove that nothing else comes). */
   async quiet(ms: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];

@@ -1,16 +1,44 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/domain/streams';
 import { usd } from '../../../src/domain/money';
+import type { Queue } from 'bullmq';
+import { bullPrefix, ReloadJobData, reloadQueue } from '../../../src/workers/auto-reload';
+import { until } from '../../support/fixtures/env';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, fundedUser, newUser, TestUser } from './helpers';
 import { expectMatchesContract } from '../../support/contract';
 import { ledger as ledgerRoute } from '../../../src/api/billing/schemas';
 
 let server: TestServer;
+let jobs: Queue<ReloadJobData>;
 beforeAll(async () => {
   server = await startTestServer();
+  jobs = reloadQueue({ redis: await server.services.connectRedis('auto-reload-test'), prefix: bullPrefix(server.services.config) });
 });
-afterAll(() => server?.close());
+afterAll(async () => {
+  await jobs?.close();
+  await server?.close();
+});
+
+/**
+ * Quiet: the auto-reload reactor has seen every event in the store and no reload job of `ws` waits,
+ * is delayed or runs. What a test that says "no (second) reload" must wait for before it looks:
+ * a fixed sleep can end before the reactor saw the debit on a loaded machine, and then it proves nothing.
+ */
+async function quiet(ws: string): Promise<void> {
+  const s = server.services;
+  await until(
+    async () => {
+      const head = await s.store.headPosition();
+      const seen = BigInt((await s.redis.get(s.ks.reactorCheckpoint('auto-reload'))) ?? '0');
+      if (seen < head) return false;
+      const pending = await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized']);
+      return !pending.some((j) => j?.data.workspaceId === ws) && (await s.store.headPosition()) === head;
+    },
+    20_000,
+    'the auto-reload reactor and worker to go quiet',
+  );
+}
 
 const putAutoReload = (u: TestUser, ws: string, body: Record<string, unknown>) =>
   api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send(body);
@@ -103,7 +131,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     await debit(ws, usd(85)); // 100 → 15: one reload → 35
     await eventually(() => billing(server, u, ws), (r) => r.body.reloaded === '20' && r.body.autoReload.status === 'active');
     for (let i = 0; i < 10; i++) await debit(ws, 400_000n); // 0.0004 USD each
-    await new Promise((r) => setTimeout(r, 500));
+    await quiet(ws);
     expect((await billingTypes(ws)).filter((t) => t === 'AutoReloadTriggered')).toHaveLength(1);
   });
 
@@ -119,8 +147,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(after.body).toMatchObject({ balance: '90', reloaded: '50', spent: '60' });
     expect(after.body.autoReload).toMatchObject({ status: 'active', reloadedThisMonth: '50' });
     // The job completed on its first attempt: nothing waits for a retry.
-    const { reloadQueueOf } = await import('../../../src/api/billing/service');
-    const counts = await (await reloadQueueOf(server.services)).getJobCounts('delayed', 'failed', 'waiting', 'active');
+    const counts = await (await server.services.reloadQueue()).getJobCounts('delayed', 'failed', 'waiting', 'active');
     expect(counts).toMatchObject({ delayed: 0, failed: 0, waiting: 0, active: 0 });
     expect(await billingTypes(ws)).toEqual([
       'PaymentMethodAttached',
@@ -146,15 +173,18 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect(rest.body.nextCursor).toBeNull();
 
     // The monthly cap: 50 reloaded + 50 more would be 100 ≤ 200; then 150, 200, and no more.
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 3; i++) {
       const before = (await billing(server, u, ws)).body.reloaded;
       await debit(ws, usd(50));
       await eventually(
         () => billing(server, u, ws),
         (r) => r.body.reloaded !== before && r.body.autoReload.status !== 'reloading',
-        1500,
       );
     }
+    // The fourth would pass the cap: it must not reload (a 1.5 s wait for a reload that must not come
+    // could also end before the third reload had landed, on a loaded machine).
+    await debit(ws, usd(50));
+    await quiet(ws);
     const capped = await billing(server, u, ws);
     expect(capped.body.autoReload.reloadedThisMonth).toBe('200');
     expect(capped.body.reloaded).toBe('200');
@@ -180,7 +210,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
 
     // More debits do not retry the card: no retry storm.
     await debit(ws, usd(1));
-    await new Promise((r) => setTimeout(r, 300));
+    await quiet(ws);
     expect((await billingTypes(ws)).filter((t) => t === 'AutoReloadTriggered')).toHaveLength(1);
 
     // A new card lifts the suspension, and the balance (29 < 50) is reloaded.
@@ -225,7 +255,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     for (const p of projectionsOf(s).filter((x) => ['balances', 'ledger', 'usage', 'billing-settings', 'billing-notices'].includes(x.name))) {
       await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection: p });
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await quiet(ws);
     const appended0 = await s.store.readAll({ fromPosition: head + 1n });
     const appended = appended0.filter((e) => e.stream === streams.billing(ws));
     expect(appended.map((e) => e.type)).toEqual([]); // nothing appended: no reload was triggered

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
+import { isProbe, untilLiveSubscribed } from '../../support/live-usage';
 import { addMember, createWorkspace } from '../accounts/helpers';
 import { api, newUser, TestUser } from './helpers';
 
@@ -40,6 +41,12 @@ async function openLive(u: TestUser, ws: string): Promise<Live> {
   const req = http.get(`${server.url}/v1/workspaces/${ws}/usage/live`, { headers: u.auth });
   const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
   const live: Live = { status: res.statusCode ?? 0, usage: [], blocks: [], ended: null!, close: () => req.destroy() };
+  live.ended = new Promise((resolve) => res.on('close', () => resolve(Date.now())));
+  if (live.status !== 200) {
+    res.resume();
+    return live;
+  }
+  const probes: string[] = [];
   let buf = '';
   res.on('data', (d: Buffer) => {
     buf += d.toString();
@@ -47,12 +54,15 @@ async function openLive(u: TestUser, ws: string): Promise<Live> {
     while ((i = buf.indexOf('\n\n')) >= 0) {
       const block = buf.slice(0, i);
       buf = buf.slice(i + 2);
+      if (isProbe(block)) {
+        probes.push(block);
+        continue;
+      }
       live.blocks.push(block);
       if (block.includes('event: usage')) live.usage.push(block);
     }
   });
-  live.ended = new Promise((resolve) => res.on('close', () => resolve(Date.now())));
-  await new Promise((r) => setTimeout(r, 100)); // the subscription is made after the headers
+  await untilLiveSubscribed(server.services, ws, () => probes);
   return live;
 }
 
@@ -60,7 +70,7 @@ const within = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms))]);
 
 describe('the live usage stream follows access, not the connection', () => {
-  test('a member removed while streaming: the stream closes within a second and carries nothing after', async () => {
+  test('a member removed while streaming: the stream closes at the next recheck and carries nothing after', async () => {
     const admin = await newUser(server, 'liveadmin');
     const member = await newUser(server, 'livemember');
     const ws = await createWorkspace(server, admin, 'Live team');
@@ -71,20 +81,22 @@ describe('the live usage stream follows access, not the connection', () => {
     const removed = await api(server).delete(`/v1/workspaces/${ws}/members/${member.userId}`).set(admin.auth);
     expect(removed.status).toBe(204);
     const removedAt = Date.now();
-    const endedAt = await within(live.ended, 1500);
-    expect(endedAt - removedAt).toBeLessThan(1000);
+    // The recheck runs every 500 ms: a second when quiet. The bound leaves room for event-loop stalls
+    // of seconds under load; without the recheck the stream would stay open for good.
+    const endedAt = await within(live.ended, 10_000);
+    expect(endedAt - removedAt).toBeLessThan(5000);
     await debit(ws);
     expect(live.usage).toHaveLength(1);
     expect(live.blocks.some((b) => b.startsWith('event: closed'))).toBe(true);
   });
 
-  test('a logout while streaming closes the stream within a second', async () => {
+  test('a logout while streaming closes the stream at the next recheck', async () => {
     const u = await newUser(server, 'livelogout');
     const live = await openLive(u, u.personalWs);
     expect((await api(server).post('/v1/logout').set(u.auth)).status).toBe(204);
     const loggedOutAt = Date.now();
-    const endedAt = await within(live.ended, 1500);
-    expect(endedAt - loggedOutAt).toBeLessThan(1000);
+    const endedAt = await within(live.ended, 10_000);
+    expect(endedAt - loggedOutAt).toBeLessThan(5000); // see above: a second when quiet
     await debit(u.personalWs);
     expect(live.usage).toHaveLength(0);
   });
@@ -100,8 +112,13 @@ describe('the live usage stream follows access, not the connection', () => {
     expect(c.headers['retry-after']).toBe('1');
     a.close();
     await a.ended;
-    await new Promise((r) => setTimeout(r, 50));
-    const d = await openLive(u, u.personalWs);
+    // The client sees its socket close before the server has handled the close and released the
+    // slot: ask again until the slot is free (a slot never freed times out here).
+    let d = await openLive(u, u.personalWs);
+    for (const deadline = Date.now() + 10_000; d.status === 429 && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 50));
+      d = await openLive(u, u.personalWs);
+    }
     expect(d.status).toBe(200);
     b.close();
     d.close();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
+import { isProbe, untilLiveSubscribed } from '../../support/live-usage';
 import { api, newUser, TestUser } from './helpers';
 import { expectMatchesContract } from '../../support/contract';
 import { usageSeries } from '../../../src/api/billing/usage-schemas';
@@ -86,6 +87,7 @@ describe('usage series', () => {
     const u = await newUser(server, 'live');
     const ws = u.personalWs;
     const received: string[] = [];
+    const probes: string[] = [];
     const req = http.get(`${server.url}/v1/workspaces/${ws}/usage/live`, { headers: u.auth });
     const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
     expect(res.statusCode).toBe(200);
@@ -98,12 +100,13 @@ describe('usage series', () => {
         while ((i = buf.indexOf('\n\n')) >= 0) {
           const block = buf.slice(0, i);
           buf = buf.slice(i + 2);
-          if (block.includes('event: usage')) received.push(block);
+          if (isProbe(block)) probes.push(block);
+          else if (block.includes('event: usage')) received.push(block);
           if (received.length === 2) resolve();
         }
       }),
     );
-    await new Promise((r) => setTimeout(r, 100)); // the subscription is made after the headers
+    await untilLiveSubscribed(server.services, ws, () => probes);
     const a = await debit(ws, 'key-live', 'service_3_pi', 10, 5);
     await debit(randomUUID(), 'other-ws', 'service_3_pi', 1, 1); // another workspace: not pushed here
     const b = await debit(ws, 'key-live', 'service_3_productivity', 20, 0);

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/domain/streams';
 import { stripeWebhook } from '../../../src/api/webhooks/schemas';
+import { bullPrefix, reloadQueue } from '../../../src/workers/auto-reload';
 import { expectMatchesContract } from '../../support/contract';
+import { until } from '../../support/fixtures/env';
 import { startTestServer, TestServer } from '../../support/harness';
 import { StripeWireServer, WebhookEvent } from '../../support/stripe-server';
 import { api, attach, billing, deposit, newUser, TestUser } from './helpers';
@@ -257,7 +259,18 @@ test('a reload whose answer was lost is settled by the webhook; the worker\'s re
   expect(succeeded).toHaveLength(1);
   expect(succeeded[0].metadata.actor).toBe('stripe-webhook');
   const reloadId = (succeeded[0].data as { reloadId: string }).reloadId;
-  await new Promise((r) => setTimeout(r, 1500)); // the worker's retry (BullMQ backoff) finds it settled
+  // The worker's retry (BullMQ backoff: 1 s, 2 s, ...) finds it settled and the job is done. Wait for
+  // the job itself to be gone: a fixed 1.5 s could end before the retry ran on a loaded machine.
+  const jobs = reloadQueue({ redis: await server.services.connectRedis('webhooks-test'), prefix: bullPrefix(server.services.config) });
+  try {
+    await until(
+      async () => !(await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized'])).some((j) => j?.data.workspaceId === u.personalWs),
+      30_000,
+      'the reload job to finish',
+    );
+  } finally {
+    await jobs.close();
+  }
   expect(stripe.succeededCharges().filter((pi) => pi.metadata.ledger_id === reloadId)).toHaveLength(1);
   expect((await server.services.store.readStream(streams.billing(u.personalWs))).filter((e) => e.type.startsWith('AutoReload')).map((e) => e.type)).toEqual([
     'AutoReloadConfigured',

@@ -284,7 +284,8 @@ test("an authenticated request marks the key as used (the key list's last used)"
   expect((await keysLastUsed(s.redis, s.ks, [k.keyId])).get(k.keyId)).toBeNull();
   expect((await post(SPEC[0], body, authHeaders(k.secret))).status).toBe(200);
   let used: string | null | undefined = null;
-  for (let i = 0; i < 50 && !used; i++) {
+  // A deadline, not 50 polls of 10 ms (half a second, which a stalled machine can spend on nothing).
+  for (const deadline = Date.now() + 10_000; !used && Date.now() < deadline; ) {
     used = (await keysLastUsed(s.redis, s.ks, [k.keyId])).get(k.keyId);
     if (!used) await new Promise((r) => setTimeout(r, 10));
   }

@@ -24,11 +24,13 @@ test('keys created and deleted during looping rebuilds work and fail at once', a
   await fund(server, user.personalWs);
   let rebuilding = true;
   const outcomes: Record<string, number> = {};
+  const rebuilt: Record<string, number> = { keys: 0, memberships: 0 };
   let conflictBody: any = null;
   const loop = async (name: string) => {
     while (rebuilding) {
       const res = await fetch(`${server.url}/admin/projections/${name}/rebuild`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
       outcomes[res.status] = (outcomes[res.status] ?? 0) + 1;
+      if (res.status === 200) rebuilt[name]++;
       const body = await res.json();
       if (res.status === 409) conflictBody ??= body;
     }
@@ -36,23 +38,34 @@ test('keys created and deleted during looping rebuilds work and fail at once', a
   const loops = [loop('keys'), loop('keys'), loop('memberships'), loop('memberships')];
   const failures: string[] = [];
   const slowest: number[] = [];
+  // Each request on its own: one that waited out the read-your-writes timeout takes 5 s or more.
+  const timed = async <T>(call: Promise<T>): Promise<T> => {
+    const t0 = Date.now();
+    const r = await call;
+    slowest.push(Date.now() - t0);
+    return r;
+  };
   try {
     for (let i = 0; i < 25; i++) {
-      const t0 = Date.now();
-      const created = await api(server).post(`/v1/workspaces/${user.personalWs}/keys`).set(user.auth).send({ name: `key ${i}` });
+      const created = await timed(api(server).post(`/v1/workspaces/${user.personalWs}/keys`).set(user.auth).send({ name: `key ${i}` }));
       if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
-      const worked = await models(created.body.secret);
+      const worked = await timed(models(created.body.secret));
       if (worked.status !== 200) failures.push(`new key ${i} → ${worked.status}`);
-      const deleted = await api(server).delete(`/v1/workspaces/${user.personalWs}/keys/${created.body.keyId}`).set(user.auth);
+      const deleted = await timed(api(server).delete(`/v1/workspaces/${user.personalWs}/keys/${created.body.keyId}`).set(user.auth));
       if (deleted.status !== 204) throw new Error(`delete: ${deleted.status}`);
-      const refused = await models(created.body.secret);
+      const keysRebuiltAtDelete = rebuilt.keys;
+      const refused = await timed(models(created.body.secret));
       if (refused.status !== 401) failures.push(`deleted key ${i} → ${refused.status}`);
-      slowest.push(Date.now() - t0);
-      // and later too: a rebuild that read before the delete must not bring the key back
+      // and later too: a rebuild that read before the delete must not bring the key back. Rebuilds
+      // of one projection never overlap, so once two more answers of 200 have come (the first may be
+      // of one that ended just before the delete), the one running at the delete has finished too.
+      // A fixed 300 ms could end before it did on a loaded machine.
       if (i % 5 === 4) {
-        await new Promise((r) => setTimeout(r, 300));
+        const deadline = Date.now() + 30_000;
+        while (rebuilt.keys < keysRebuiltAtDelete + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        if (rebuilt.keys < keysRebuiltAtDelete + 2) failures.push(`deleted key ${i}: no second rebuild of keys finished within 30 s`);
         const later = await models(created.body.secret);
-        if (later.status !== 401) failures.push(`deleted key ${i}, 300 ms later → ${later.status}`);
+        if (later.status !== 401) failures.push(`deleted key ${i}, after the next rebuild of keys → ${later.status}`);
       }
     }
   } finally {
@@ -60,7 +73,7 @@ test('keys created and deleted during looping rebuilds work and fail at once', a
     await Promise.all(loops);
   }
   expect(failures).toEqual([]);
-  // each create + use + delete + use stayed within the read-your-writes timeout
+  // each create, use, delete and use stayed within the read-your-writes timeout
   expect(Math.max(...slowest)).toBeLessThan(5000);
   // rebuilds really ran, and overlapping ones were refused with the running one's progress
   expect(outcomes[200]).toBeGreaterThan(4);

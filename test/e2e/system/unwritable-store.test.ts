@@ -41,17 +41,26 @@ test('a reply that cannot be recorded: 503, not ready, and the caller pays nothi
   const headBefore = await s.store.headPosition();
 
   const body = JSON.stringify({ context: [{ type: 'Human', text: 'Tell me a story' }], config: 'service_3_pi', max_tokens: 6 });
-  const answer = fetch(`${server.url}/external/api/inference`, { method: 'POST', headers: authHeaders(key.secret), body });
-  // InferenceRequested is written; then, while the model generates, the store stops taking writes
-  const requested = await until(
-    async () => (await s.store.readAll({ fromPosition: headBefore })).find((e) => e.type === 'InferenceRequested'),
-    10_000,
-    'InferenceRequested',
-  );
+  // InferenceRequested is written; then, while the model generates, the store stops taking writes.
+  // The lock is taken as soon as that append returns (polling for the event could find it only after
+  // the 1.2 s reply was recorded, on a loaded machine).
   const locker = new Database(join(server.dataDir, 'events.sqlite'));
-  locker.prepare('BEGIN IMMEDIATE').run();
+  let locked: () => void;
+  const lockTaken = new Promise<void>((r) => (locked = r));
+  const append = s.store.append;
+  s.store.append = async function (this: typeof s.store, ...args: Parameters<typeof append>) {
+    const r = await append.apply(this, args);
+    if (args[1].some((e) => e.type === 'InferenceRequested')) {
+      s.store.append = append;
+      locker.prepare('BEGIN IMMEDIATE').run();
+      locked();
+    }
+    return r;
+  } as typeof append;
+  const answer = fetch(`${server.url}/external/api/inference`, { method: 'POST', headers: authHeaders(key.secret), body });
   let res: Response;
   try {
+    await lockTaken;
     res = await answer;
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
@@ -60,11 +69,13 @@ test('a reply that cannot be recorded: 503, not ready, and the caller pays nothi
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as any).checks.eventStore).toMatch(/^not writable: the last append failed at .*event store write failed/);
   } finally {
-    locker.prepare('ROLLBACK').run();
+    s.store.append = append;
+    if (locker.inTransaction) locker.prepare('ROLLBACK').run();
     locker.close();
   }
 
   // the store is back: the request is closed with nothing billed
+  const requested = (await s.store.readAll({ fromPosition: headBefore })).find((e) => e.type === 'InferenceRequested')!;
   const requestId = (requested.data as { requestId: string }).requestId;
   const events = await until(
     async () => {

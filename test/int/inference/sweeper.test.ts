@@ -106,7 +106,8 @@ test('a live request that the sweeper closed first is not debited twice', async 
     });
     // Wait until the request is recorded, then sweep as if it were old.
     let requested;
-    for (let i = 0; i < 100 && !requested; i++) {
+    // Deadlines, not counts of polls (here and below): a loaded machine takes longer, a broken one never gets there.
+    for (const deadline = Date.now() + 15_000; !requested && Date.now() < deadline; ) {
       requested = (await s.store.readAll()).find((e) => e.type === 'InferenceRequested');
       if (!requested) await new Promise((r) => setTimeout(r, 10));
     }
@@ -131,7 +132,7 @@ test('the BullMQ repeatable job runs the sweep', async () => {
     await fund(s, key.workspaceId, { usd: '1' });
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
     let events = await inferenceEvents(s, requestId);
-    for (let i = 0; i < 100 && events.length < 3; i++) {
+    for (const deadline = Date.now() + 20_000; events.length < 3 && Date.now() < deadline; ) {
       await new Promise((r) => setTimeout(r, 50));
       events = await inferenceEvents(s, requestId);
     }
@@ -152,10 +153,10 @@ test('the sweep schedule comes back after Redis lost its data', async () => {
     // Redis loses everything, the job scheduler included (a FLUSHDB on the service's own prefix)
     await cleanupPrefix(TEST_REDIS_URL, server.prefix);
     // the read models come back first (the projector rebuilds them), then a request is orphaned
-    for (let i = 0; i < 200 && (await s.redis.get(s.ks.ready('balances'))) === null; i++) await new Promise((r) => setTimeout(r, 50));
+    for (const deadline = Date.now() + 20_000; (await s.redis.get(s.ks.ready('balances'))) === null && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
     let events = await inferenceEvents(s, requestId);
-    for (let i = 0; i < 200 && events.length < 3; i++) {
+    for (const deadline = Date.now() + 20_000; events.length < 3 && Date.now() < deadline; ) {
       await new Promise((r) => setTimeout(r, 50));
       events = await inferenceEvents(s, requestId);
     }

@@ -1,6 +1,6 @@
 import type { WorkspaceCommand, WorkspaceState } from '../../../src/domain/accounts/workspace';
 import { decideWorkspace, workspaceDecider } from '../../../src/domain/accounts/workspace';
-import { scenario } from './gwt';
+import { scenario } from '../../support/gwt';
 
 const ws = scenario<WorkspaceState, WorkspaceCommand>(workspaceDecider, decideWorkspace);
 

@@ -9,7 +9,7 @@ import {
   UserCommand,
   UserState,
 } from '../../../src/domain/accounts/user';
-import { scenario } from './gwt';
+import { foldWith, scenario } from '../../support/gwt';
 
 const user = scenario<UserState, UserCommand>(userDecider, (s, c) => decideUser(s, c).events);
 const claim = scenario<EmailClaimState, { email: string; userId: string }>(emailClaimDecider, decideClaimEmail);
@@ -41,14 +41,14 @@ describe('user aggregate', () => {
   });
 
   test('the first login is the one that creates the personal workspace; later ones are not', () => {
-    const s0 = [registered].reduce(userDecider.evolve, userDecider.initial());
+    const s0 = foldWith(userDecider, [registered]);
     expect(decideUser(s0, { type: 'RecordLogin', data: { userId: 'u1' } }).firstLogin).toBe(true);
-    const s1 = userDecider.evolve(s0, loggedIn);
+    const s1 = foldWith(userDecider, [loggedIn], s0);
     expect(decideUser(s1, { type: 'RecordLogin', data: { userId: 'u1' } }).firstLogin).toBe(false);
   });
 
   test('the state never holds more than the stored hash', () => {
-    const s = [registered, loggedIn, loggedIn].reduce(userDecider.evolve, userDecider.initial());
+    const s = foldWith(userDecider, [registered, loggedIn, loggedIn]);
     expect(s).toEqual({ registered: true, userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$…', logins: 2 });
   });
 });

@@ -1,5 +1,5 @@
 import { decideWorkspace, workspaceDecider, WorkspaceCommand, WorkspaceState } from '../../../src/domain/accounts/workspace';
-import { scenario } from './gwt';
+import { scenario } from '../../support/gwt';
 
 const ws = scenario<WorkspaceState, WorkspaceCommand>(workspaceDecider, decideWorkspace);
 const W = 'w1';

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { DomainError } from '../../../src/domain/errors';
 import { usd } from '../../../src/domain/money';
-import type { EventLike } from '../../../src/domain/accounts/user';
+import type { Event } from '../../../src/domain/event';
 import { decideWorkspace, fundingShortfall, workspaceDecider, WorkspaceCommand, WorkspaceState } from '../../../src/domain/accounts/workspace';
-import { scenario } from './gwt';
+import { foldWith, scenario } from '../../support/gwt';
 
 const ws = scenario<WorkspaceState, WorkspaceCommand>(workspaceDecider, decideWorkspace);
 
@@ -232,7 +232,7 @@ describe('workspace: API keys', () => {
     let caught: DomainError | undefined;
     try {
       decideWorkspace(
-        [created, joined('ann', 'admin')].reduce(workspaceDecider.evolve, workspaceDecider.initial()),
+        foldWith(workspaceDecider, [created, joined('ann', 'admin')]),
         createKey({ funding: { hasPaymentMethod: true, depositedNanoUsd: usd(40), funded: false } }),
       );
     } catch (err) {
@@ -292,9 +292,9 @@ describe('workspace: properties', () => {
   test('whatever commands arrive, a workspace keeps an admin, settled invitations stay settled, and a refused command changes nothing', () => {
     fc.assert(
       fc.property(fc.array(command, { maxLength: 40 }), (commands) => {
-        let state = team.reduce(workspaceDecider.evolve, workspaceDecider.initial());
+        let state = foldWith(workspaceDecider, team);
         for (const c of commands) {
-          let events: EventLike[] = [];
+          let events: Event[] = [];
           try {
             events = decideWorkspace(state, c);
           } catch (err) {
@@ -302,7 +302,7 @@ describe('workspace: properties', () => {
             continue;
           }
           const before = state;
-          state = events.reduce(workspaceDecider.evolve, state);
+          state = foldWith(workspaceDecider, events, state);
           expect([...state.members.values()]).toContain('admin');
           for (const [id, i] of before.invitations) if (i.status !== 'pending') expect(state.invitations.get(id)!.status).toBe(i.status);
           // Only an accepted invitation or nothing adds a member; only an admin's removal takes one away.

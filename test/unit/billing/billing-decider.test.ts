@@ -1,49 +1,32 @@
-import fc from 'fast-check';
-import {
-  BillingRecord,
-  BillingRules,
-  BillingState,
-  decideAttachPaymentMethod,
-  decideConfigureAutoReload,
-  decideDepositOutcome,
-  decideReloadOutcome,
-  decideRequestDeposit,
-  decideTriggerReload,
-  evolveBilling,
-  foldBilling,
-  initialBillingState,
-  MAX_CHARGE,
-  MIN_RELOAD,
-} from '../../../src/domain/billing/billing';
+import type { BillingCommand } from '../../../src/domain/billing/commands';
+import { billingDecider, decide } from '../../../src/domain/billing/decide';
 import { depositIdFor, nameUuid, reloadIdFor } from '../../../src/domain/billing/ids';
-import { LedgerReplay } from '../../../src/domain/billing/ledger';
+import { reloadBlocker } from '../../../src/domain/billing/rules';
+import { evolve, evolveDecided } from '../../../src/domain/billing/evolve';
 import { DomainError } from '../../../src/domain/errors';
-import type { Event } from '../../../src/domain/event';
+import { recorded } from '../../../src/domain/event';
 import { usd } from '../../../src/domain/money';
+import { scenario } from '../../support/gwt';
+import {
+  attach,
+  attached,
+  autoReloadConfigured,
+  configureAutoReload,
+  depositFailed,
+  depositRequested,
+  depositSucceeded,
+  funded,
+  recordDepositOutcome,
+  recordReloadOutcome,
+  reloadFailed,
+  reloadSucceeded,
+  reloadTriggered,
+  requestDeposit,
+  triggerReload,
+} from './events';
 
-const rules: BillingRules = { initialDeposit: usd(100), minDeposit: usd(10), minReload: MIN_RELOAD, maxCharge: MAX_CHARGE };
-const WS = 'ws-1';
-
-/** Applies decided events as if stored at `at`. */
-function apply(state: BillingState, events: Event[], at = '2026-03-15T12:00:00.000Z'): BillingState {
-  for (const e of events) state = evolveBilling(state, { type: e.type, data: e.data, created: at });
-  return state;
-}
-
-const attach = (st: BillingState, pm = 'pm_card_visa') =>
-  apply(st, decideAttachPaymentMethod(st, { workspaceId: WS, paymentMethodId: pm, brand: 'visa', last4: '4242', customerId: null, gateway: 'sandbox' }).events);
-
-function expectDomainError(fn: () => unknown, code: string, message?: RegExp) {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    expect((err as DomainError).code).toBe(code);
-    if (message) expect((err as DomainError).message).toMatch(message);
-    return;
-  }
-  throw new Error('expected a DomainError');
-}
+const NOW = '2026-03-15T12:00:00.000Z';
+const billing = scenario(billingDecider, (s, c: BillingCommand) => decide(c, s), { at: NOW });
 
 describe('ids', () => {
   test('name-based uuids are deterministic, version 5 layout, and differ by name', () => {
@@ -56,245 +39,149 @@ describe('ids', () => {
   });
 });
 
+describe('evolve', () => {
+  test('returns a new state and leaves the one it was given as it was', () => {
+    const before = billing.given(...funded()).state;
+    const snapshot = { ...before, deposits: new Map(before.deposits) };
+    const after = evolve(before, recorded(depositSucceeded('d0', usd(50), 'pi_again'), NOW));
+    expect(after).not.toBe(before);
+    expect(after.deposited).toBe(usd(150));
+    expect(before).toEqual(snapshot);
+    expect(before.deposits.get('d0')!.amount).toBe(usd(100));
+  });
+});
+
 describe('deposits', () => {
   test('need a card; the first is at least the initial deposit, later ones the minimum; whole cents only', () => {
-    let st = initialBillingState();
-    expectDomainError(() => decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(100), by: 'u', now: 'x' }, rules), 'conflict', /payment method/);
-    st = attach(st);
-    expectDomainError(() => decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(99), by: 'u', now: 'x' }, rules), 'invalid', /first deposit must be at least 100 USD/);
-    expectDomainError(() => decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(100) + 1n, by: 'u', now: 'x' }, rules), 'invalid', /cents/);
-    expectDomainError(() => decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(1_000_000), by: 'u', now: 'x' }, rules), 'invalid', /at most 999999.99/);
-    const d = decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(100), by: 'u', now: 'x' }, rules);
-    expect(d.events.map((e) => e.type)).toEqual(['DepositRequested']);
-    st = apply(st, d.events);
-    st = apply(st, decideDepositOutcome(st, { workspaceId: WS, depositId: 'd1', outcome: { status: 'succeeded', paymentIntentId: 'pi_1' } }).events);
-    expect(st.deposited).toBe(usd(100));
-    expectDomainError(() => decideRequestDeposit(st, { workspaceId: WS, depositId: 'd2', amount: usd(9), by: 'u', now: 'x' }, rules), 'invalid', /at least 10 USD/);
-    expect(decideRequestDeposit(st, { workspaceId: WS, depositId: 'd2', amount: usd(10), by: 'u', now: 'x' }, rules).events).toHaveLength(1);
+    billing.given().when(requestDeposit('d1', usd(100))).thenFails('conflict', /payment method/);
+    billing.given(attached()).when(requestDeposit('d1', usd(99))).thenFails('invalid', /first deposit must be at least 100 USD/);
+    billing.given(attached()).when(requestDeposit('d1', usd(100) + 1n)).thenFails('invalid', /cents/);
+    billing.given(attached()).when(requestDeposit('d1', usd(1_000_000))).thenFails('invalid', /at most 999999.99/);
+    billing.given(attached()).when(requestDeposit('d1', usd(100))).then(depositRequested('d1', usd(100)));
+    billing
+      .given(attached(), depositRequested('d1', usd(100)))
+      .when(recordDepositOutcome('d1', { status: 'succeeded', paymentIntentId: 'pi_1' }))
+      .then(depositSucceeded('d1', usd(100), 'pi_1'));
+    const deposited = billing.given(attached(), depositRequested('d1', usd(100)), depositSucceeded('d1', usd(100), 'pi_1'));
+    expect(deposited.state.deposited).toBe(usd(100));
+    deposited.when(requestDeposit('d2', usd(9))).thenFails('invalid', /at least 10 USD/);
+    deposited.when(requestDeposit('d2', usd(10))).then(depositRequested('d2', usd(10)));
   });
 
   test('the same deposit id again: the existing deposit, or a conflict when the amount differs', () => {
-    let st = attach(initialBillingState());
-    st = apply(st, decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(100), by: 'u', now: 'x' }, rules).events);
-    const again = decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(100), by: 'u', now: 'x' }, rules);
-    expect(again.events).toEqual([]);
-    expect(again.result).toMatchObject({ kind: 'existing', deposit: { status: 'requested' } });
-    expectDomainError(() => decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(200), by: 'u', now: 'x' }, rules), 'conflict', /already used/);
+    const requested = billing.given(attached(), depositRequested('d1', usd(100)));
+    requested.when(requestDeposit('d1', usd(100))).thenNothing();
+    expect(requested.state.deposits.get('d1')).toMatchObject({ status: 'requested' });
+    requested.when(requestDeposit('d1', usd(200))).thenFails('conflict', /already used/);
+  });
+
+  test('the result of a decision is the state after its events: the deposit requested now, on the card on file', () => {
+    const st = billing.given(attached()).state;
+    const after = evolveDecided(st, decide(requestDeposit('d1', usd(100)), st), '2026-03-16T08:00:00.000Z');
+    expect(after.deposits.get('d1')).toMatchObject({ status: 'requested', amount: usd(100), requestedAt: '2026-03-16T08:00:00.000Z', paymentMethodId: 'pm_card_visa' });
   });
 
   test('the first outcome wins: a late webhook after the answer appends nothing', () => {
-    let st = attach(initialBillingState());
-    st = apply(st, decideRequestDeposit(st, { workspaceId: WS, depositId: 'd1', amount: usd(100), by: 'u', now: 'x' }, rules).events);
-    const failed = decideDepositOutcome(st, { workspaceId: WS, depositId: 'd1', outcome: { status: 'failed', paymentIntentId: 'pi_1', code: 'card_declined', reason: 'no' } });
-    expect(failed.events.map((e) => e.type)).toEqual(['DepositFailed']);
-    st = apply(st, failed.events);
-    expect(decideDepositOutcome(st, { workspaceId: WS, depositId: 'd1', outcome: { status: 'succeeded', paymentIntentId: 'pi_1' } }).events).toEqual([]);
-    expectDomainError(() => decideDepositOutcome(st, { workspaceId: WS, depositId: 'nope', outcome: { status: 'succeeded', paymentIntentId: 'p' } }), 'not_found');
+    const failed = { status: 'failed', paymentIntentId: 'pi_1', code: 'card_declined', reason: 'no' } as const;
+    billing
+      .given(attached(), depositRequested('d1', usd(100)))
+      .when(recordDepositOutcome('d1', failed))
+      .then(depositFailed('d1', usd(100), 'pi_1', 'card_declined', 'no'));
+    const settled = billing.given(attached(), depositRequested('d1', usd(100)), depositFailed('d1', usd(100), 'pi_1', 'card_declined', 'no'));
+    settled.when(recordDepositOutcome('d1', { status: 'succeeded', paymentIntentId: 'pi_1' })).thenNothing();
+    settled.when(recordDepositOutcome('nope', { status: 'succeeded', paymentIntentId: 'p' })).thenFails('not_found', /nope/);
   });
 });
 
 describe('auto-reload', () => {
-  const funded = () => {
-    let st = attach(initialBillingState());
-    st = apply(st, decideRequestDeposit(st, { workspaceId: WS, depositId: 'd0', amount: usd(100), by: 'u', now: 'x' }, rules).events);
-    return apply(st, decideDepositOutcome(st, { workspaceId: WS, depositId: 'd0', outcome: { status: 'succeeded', paymentIntentId: 'pi_0' } }).events);
-  };
-  const configured = (cap: bigint | null = null) => {
-    const st = funded();
-    return apply(
-      st,
-      decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(20), amount: usd(20), monthlyCap: cap, by: 'u' }, rules).events,
-    );
-  };
+  const configured = (cap: bigint | null = null) => [...funded(), autoReloadConfigured({ threshold: usd(20), amount: usd(20), monthlyCap: cap })];
 
   test('settings are validated', () => {
-    const st = attach(initialBillingState());
-    const cfg = (o: Partial<{ threshold: bigint; amount: bigint; monthlyCap: bigint | null; enabled: boolean }>) => () =>
-      decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(5), amount: usd(10), monthlyCap: null, by: 'u', ...o }, rules);
-    expectDomainError(cfg({ amount: usd(10) - 1n }), 'invalid', /cents/);
-    expectDomainError(cfg({ amount: usd(9) }), 'invalid', /at least 10 USD/);
-    expectDomainError(cfg({ threshold: -1n }), 'invalid');
-    expectDomainError(cfg({ monthlyCap: usd(5) }), 'invalid', /monthlyCap/);
+    const onFile = billing.given(attached());
+    onFile.when(configureAutoReload({ amount: usd(10) - 1n })).thenFails('invalid', /cents/);
+    onFile.when(configureAutoReload({ amount: usd(9) })).thenFails('invalid', /at least 10 USD/);
+    onFile.when(configureAutoReload({ threshold: -1n })).thenFails('invalid', /threshold/);
+    onFile.when(configureAutoReload({ monthlyCap: usd(5) })).thenFails('invalid', /monthlyCap/);
     // A threshold above the amount would leave the balance below it after a reload: every debit would charge again.
-    expectDomainError(cfg({ threshold: usd(10) + 1n }), 'invalid', /threshold must be at most the reload amount/);
-    expectDomainError(cfg({ threshold: usd(999_999_999) }), 'invalid', /threshold/);
-    expect(cfg({ threshold: usd(10) })().events).toHaveLength(1);
-    expectDomainError(cfg({ monthlyCap: usd(100_000_000) }), 'invalid', /monthlyCap must be at most/);
+    onFile.when(configureAutoReload({ threshold: usd(10) + 1n })).thenFails('invalid', /threshold must be at most the reload amount/);
+    onFile.when(configureAutoReload({ threshold: usd(999_999_999) })).thenFails('invalid', /threshold/);
+    onFile.when(configureAutoReload({ threshold: usd(10) })).then(autoReloadConfigured({ threshold: usd(10), amount: usd(10), monthlyCap: null }));
+    onFile.when(configureAutoReload({ monthlyCap: usd(100_000_000) })).thenFails('invalid', /monthlyCap must be at most/);
+    let caught: unknown;
     try {
-      cfg({ threshold: usd(11) })();
+      decide(configureAutoReload({ threshold: usd(11) }), onFile.state);
     } catch (err) {
-      expect((err as DomainError).field).toBe('threshold');
+      caught = err;
     }
-    expect(cfg({})().events).toHaveLength(1);
-    expect(cfg({ threshold: 0n })().events).toHaveLength(1);
-    expectDomainError(
-      () => decideConfigureAutoReload(initialBillingState(), { workspaceId: WS, enabled: true, threshold: 0n, amount: usd(10), monthlyCap: null, by: 'u' }, rules),
-      'conflict',
-    );
+    expect(caught).toBeInstanceOf(DomainError);
+    expect((caught as DomainError).field).toBe('threshold');
+    onFile.when(configureAutoReload({})).then(autoReloadConfigured({ threshold: usd(5), amount: usd(10), monthlyCap: null }));
+    onFile.when(configureAutoReload({ threshold: 0n })).then(autoReloadConfigured({ threshold: 0n, amount: usd(10), monthlyCap: null }));
+    billing.given().when(configureAutoReload({ threshold: 0n })).thenFails('conflict', /Attach a payment method/);
   });
 
   test('triggers below the threshold only; one in flight; a failure suspends; a new card or PUT re-enables', () => {
-    let st = configured();
-    const now = '2026-03-15T12:00:00.000Z';
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(20), now }).result).toMatchObject({ triggered: false, skip: 'above_threshold' });
-    const t = decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(19), now });
-    expect(t.events).toEqual([{ type: 'AutoReloadTriggered', data: { workspaceId: WS, reloadId: 'r1', amountNanoUsd: usd(20).toString(), balanceNanoUsd: usd(19).toString() } }]);
-    st = apply(st, t.events);
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r2', balance: 0n, now }).result).toMatchObject({ triggered: false, skip: 'in_flight', inFlight: 'r1' });
-    const failed = decideReloadOutcome(st, { workspaceId: WS, reloadId: 'r1', outcome: { status: 'failed', paymentIntentId: 'pi', code: 'generic_decline', reason: 'Your card was declined.' } });
-    expect(failed.events.map((e) => e.type)).toEqual(['AutoReloadFailed', 'AutoReloadSuspended']);
-    st = apply(st, failed.events);
-    expect(st.suspended).not.toBeNull();
-    expect(decideReloadOutcome(st, { workspaceId: WS, reloadId: 'r1', outcome: { status: 'succeeded', paymentIntentId: 'pi' } }).events).toEqual([]);
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r2', balance: 0n, now }).result).toMatchObject({ skip: 'suspended' });
-    const reattached = attach(st, 'pm_card_mastercard');
-    expect(reattached.suspended).toBeNull();
-    expect(decideTriggerReload(reattached, { workspaceId: WS, reloadId: 'r2', balance: 0n, now }).result.triggered).toBe(true);
+    const ready = billing.given(...configured());
+    ready.when(triggerReload('r1', usd(20))).thenNothing();
+    expect(reloadBlocker(ready.state, usd(20), NOW)).toBe('above_threshold');
+    ready.when(triggerReload('r1', usd(19))).then(reloadTriggered('r1', usd(20), usd(19)));
+
+    const inFlight = billing.given(...configured(), reloadTriggered('r1', usd(20), usd(19)));
+    inFlight.when(triggerReload('r2', 0n)).thenNothing();
+    expect(reloadBlocker(inFlight.state, 0n, NOW)).toBe('in_flight');
+    expect(inFlight.state.inFlight).toBe('r1');
+    const declined = { status: 'failed', paymentIntentId: 'pi', code: 'generic_decline', reason: 'Your card was declined.' } as const;
+    inFlight.when(recordReloadOutcome('r1', declined)).then(...reloadFailed('r1', usd(20), 'pi', 'generic_decline', 'Your card was declined.'));
+
+    const suspended = [...configured(), reloadTriggered('r1', usd(20), usd(19)), ...reloadFailed('r1', usd(20), 'pi', 'generic_decline', 'Your card was declined.')];
+    const afterFailure = billing.given(...suspended);
+    expect(afterFailure.state.suspended).not.toBeNull();
+    afterFailure.when(recordReloadOutcome('r1', { status: 'succeeded', paymentIntentId: 'pi' })).thenNothing();
+    afterFailure.when(triggerReload('r2', 0n)).thenNothing();
+    expect(reloadBlocker(afterFailure.state, 0n, NOW)).toBe('suspended');
+
+    const reattached = billing.given(...suspended, attached('pm_card_mastercard'));
+    expect(reattached.state.suspended).toBeNull();
+    reattached.when(triggerReload('r2', 0n)).then(reloadTriggered('r2', usd(20), 0n));
+    billing.given(...suspended).when(attach('pm_card_visa')).then(attached('pm_card_visa'));
+    billing.given(...configured()).when(attach('pm_card_visa')).thenNothing();
   });
 
   test('settings recorded before the threshold rule act on a threshold capped at the amount: one reload, not one per debit', () => {
-    const st = apply(funded(), [
-      {
-        type: 'AutoReloadConfigured',
-        data: { workspaceId: WS, enabled: true, thresholdNanoUsd: usd(999_999_999).toString(), amountNanoUsd: usd(20).toString(), monthlyCapNanoUsd: null, by: 'u' },
-      },
-    ]);
-    const now = '2026-03-15T12:00:00.000Z';
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(19), now }).result.triggered).toBe(true);
+    const old = billing.given(...funded(), autoReloadConfigured({ threshold: usd(999_999_999), amount: usd(20), monthlyCap: null }));
+    old.when(triggerReload('r1', usd(19))).then(reloadTriggered('r1', usd(20), usd(19)));
     // After the reload the balance is at least the amount: no second charge.
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: usd(20), now }).result).toMatchObject({ skip: 'above_threshold' });
+    old.when(triggerReload('r1', usd(20))).thenNothing();
+    expect(reloadBlocker(old.state, usd(20), NOW)).toBe('above_threshold');
   });
 
   test('nothing to top up before the first deposit', () => {
-    let st = attach(initialBillingState());
-    st = apply(st, decideConfigureAutoReload(st, { workspaceId: WS, enabled: true, threshold: usd(20), amount: usd(20), monthlyCap: null, by: 'u' }, rules).events);
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: 0n, now: 'x' }).result).toMatchObject({ triggered: false, skip: 'no_deposit' });
+    const unfunded = billing.given(attached(), autoReloadConfigured({ threshold: usd(20), amount: usd(20), monthlyCap: null }));
+    unfunded.when(triggerReload('r1', 0n, 'x')).thenNothing();
+    expect(reloadBlocker(unfunded.state, 0n, 'x')).toBe('no_deposit');
   });
 
   test('the reload remembers the card on file when it was triggered (a retry sends the same charge)', () => {
-    let st = configured();
-    st = apply(st, decideTriggerReload(st, { workspaceId: WS, reloadId: 'r1', balance: 0n, now: '2026-03-15T00:00:00Z' }).events);
-    st = attach(st, 'pm_card_amex');
+    const st = billing.given(...configured(), reloadTriggered('r1', usd(20), 0n), attached('pm_card_amex')).state;
     expect(st.reloads.get('r1')!.paymentMethodId).toBe('pm_card_visa');
   });
 
   test('the monthly cap counts reloads triggered in the UTC month and not failed', () => {
-    let st = configured(usd(40));
     const march = '2026-03-31T23:59:00.000Z';
-    for (const id of ['r1', 'r2']) {
-      const t = decideTriggerReload(st, { workspaceId: WS, reloadId: id, balance: 0n, now: march });
-      expect(t.result.triggered).toBe(true);
-      st = apply(st, t.events, march);
-      st = apply(st, decideReloadOutcome(st, { workspaceId: WS, reloadId: id, outcome: { status: 'succeeded', paymentIntentId: `pi_${id}` } }).events, march);
-    }
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r3', balance: 0n, now: march }).result).toMatchObject({ skip: 'monthly_cap' });
-    expect(decideTriggerReload(st, { workspaceId: WS, reloadId: 'r3', balance: 0n, now: '2026-04-01T00:00:00.000Z' }).result.triggered).toBe(true);
+    const inMarch = scenario(billingDecider, (s, c: BillingCommand) => decide(c, s), { at: march });
+    const cap = configured(usd(40));
+    inMarch.given(...cap).when(triggerReload('r1', 0n, march)).then(reloadTriggered('r1', usd(20), 0n));
+    const one = [...cap, reloadTriggered('r1', usd(20), 0n), reloadSucceeded('r1', usd(20), 'pi_r1')];
+    inMarch.given(...one).when(triggerReload('r2', 0n, march)).then(reloadTriggered('r2', usd(20), 0n));
+    const two = inMarch.given(...one, reloadTriggered('r2', usd(20), 0n), reloadSucceeded('r2', usd(20), 'pi_r2'));
+    two.when(triggerReload('r3', 0n, march)).thenNothing();
+    expect(reloadBlocker(two.state, 0n, march)).toBe('monthly_cap');
+    two.when(triggerReload('r3', 0n, '2026-04-01T00:00:00.000Z')).then(reloadTriggered('r3', usd(20), 0n));
   });
-});
 
-describe('decider properties (fast-check)', () => {
-  type Cmd =
-    | { c: 'attach'; good: boolean }
-    | { c: 'configure'; enabled: boolean; threshold: number; amount: number; cap: number | null }
-    | { c: 'trigger'; balance: number }
-    | { c: 'settle'; ok: boolean }
-    | { c: 'deposit'; amount: number };
-  const cmd: fc.Arbitrary<Cmd> = fc.oneof(
-    fc.record({ c: fc.constant('attach' as const), good: fc.boolean() }),
-    fc.record({
-      c: fc.constant('configure' as const),
-      enabled: fc.boolean(),
-      threshold: fc.integer({ min: 0, max: 200 }),
-      amount: fc.integer({ min: 5, max: 100 }),
-      cap: fc.option(fc.integer({ min: 5, max: 300 }), { nil: null }),
-    }),
-    fc.record({ c: fc.constant('trigger' as const), balance: fc.integer({ min: 0, max: 300 }) }),
-    fc.record({ c: fc.constant('settle' as const), ok: fc.boolean() }),
-    fc.record({ c: fc.constant('deposit' as const), amount: fc.integer({ min: 1, max: 300 }) }),
-  );
-
-  test('at most one reload in flight, no reload while suspended or disabled, the cap holds, and the fold of the events is the state', () => {
-    fc.assert(
-      fc.property(fc.array(cmd, { maxLength: 60 }), (cmds) => {
-        let st = initialBillingState();
-        const log: BillingRecord[] = [];
-        const at = '2026-05-10T10:00:00.000Z';
-        let n = 0;
-        const push = (events: Event[]) => {
-          for (const e of events) {
-            log.push({ type: e.type, data: e.data, created: at });
-            st = evolveBilling(st, { type: e.type, data: e.data, created: at });
-          }
-        };
-        for (const k of cmds) {
-          n++;
-          try {
-            switch (k.c) {
-              case 'attach':
-                push(decideAttachPaymentMethod(st, { workspaceId: WS, paymentMethodId: k.good ? `pm_ok_${n}` : `pm_bad_${n}`, brand: 'visa', last4: '0000', customerId: null, gateway: 'sandbox' }).events);
-                break;
-              case 'configure':
-                push(
-                  decideConfigureAutoReload(
-                    st,
-                    { workspaceId: WS, enabled: k.enabled, threshold: usd(k.threshold), amount: usd(k.amount), monthlyCap: k.cap === null ? null : usd(k.cap), by: 'u' },
-                    rules,
-                  ).events,
-                );
-                break;
-              case 'trigger': {
-                const before = st;
-                const wasSuspended = !!before.suspended;
-                const enabled = !!before.autoReload?.enabled;
-                const inFlight = before.inFlight;
-                const d = decideTriggerReload(st, { workspaceId: WS, reloadId: `r${n}`, balance: usd(k.balance), now: at });
-                if (d.events.length) {
-                  expect(wasSuspended).toBe(false);
-                  expect(enabled).toBe(true);
-                  expect(inFlight).toBeNull();
-                  expect(usd(k.balance) < before.autoReload!.threshold).toBe(true);
-                }
-                push(d.events);
-                break;
-              }
-              case 'settle':
-                if (st.inFlight) {
-                  push(
-                    decideReloadOutcome(st, {
-                      workspaceId: WS,
-                      reloadId: st.inFlight,
-                      outcome: k.ok ? { status: 'succeeded', paymentIntentId: `pi${n}` } : { status: 'failed', paymentIntentId: null, code: 'card_declined', reason: 'x' },
-                    }).events,
-                  );
-                }
-                break;
-              case 'deposit': {
-                const d = decideRequestDeposit(st, { workspaceId: WS, depositId: `d${n}`, amount: usd(k.amount), by: 'u', now: at }, rules);
-                push(d.events);
-                push(decideDepositOutcome(st, { workspaceId: WS, depositId: `d${n}`, outcome: { status: 'succeeded', paymentIntentId: `pi${n}` } }).events);
-                break;
-              }
-            }
-          } catch (err) {
-            if (!(err instanceof DomainError)) throw err;
-          }
-          const inFlight = [...st.reloads.values()].filter((r) => r.status === 'in_flight');
-          expect(inFlight.length).toBeLessThanOrEqual(1);
-          expect(st.inFlight ?? null).toBe(inFlight[0]?.reloadId ?? null);
-          const cap = st.autoReload?.monthlyCap;
-          const month = st.reloadedByMonth.get('2026-05') ?? 0n;
-          expect(month >= 0n).toBe(true);
-          if (cap != null && log.at(-1)?.type === 'AutoReloadTriggered') expect(month <= cap).toBe(true);
-        }
-        // Replaying the log gives the same state; the money replay agrees with it.
-        const replayed = foldBilling(log);
-        expect(replayed).toEqual(st);
-        const money = new LedgerReplay();
-        log.forEach((e, i) => money.apply({ ...e, position: BigInt(i + 1) }));
-        expect(money.get(WS).deposited).toBe(st.deposited);
-        expect(money.get(WS).reloaded).toBe(st.reloaded);
-      }),
-      { numRuns: 300 },
-    );
+  test('a reload settled twice: the first outcome wins; an unknown reload is not found', () => {
+    const ok = billing.given(...configured(), reloadTriggered('r1', usd(20), 0n));
+    ok.when(recordReloadOutcome('r1', { status: 'succeeded', paymentIntentId: 'pi_r1' })).then(reloadSucceeded('r1', usd(20), 'pi_r1'));
+    ok.when(recordReloadOutcome('r9', { status: 'succeeded', paymentIntentId: 'pi_r9' })).thenFails('not_found', /r9/);
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { acceptanceDecider, AcceptanceState, decideAcceptPolicy } from '../../../src/domain/policy/acceptance';
 import { parseUsagePolicy, UsagePolicyFormatError } from '../../../src/domain/policy/usage-policy';
-import { scenario } from '../accounts/gwt';
+import { scenario } from '../../support/gwt';
 
 describe('parseUsagePolicy', () => {
   test('docs/USAGE-POLICY.md parses: a version, an effective date and six numbered rules with titles', () => {
