@@ -1,73 +1,84 @@
 /**
- * The API's payload shapes as the portal reads them (docs/BILLING.md, docs/ACCOUNTS.md). Declared by hand for now; kept in
- * one file so they can be replaced by types derived from the server's schemas. (The session's shapes, /v1/me and /portal/config.json, stay in model.ts beside their normalisers.)
+ * The /v1 API's payload shapes, taken from the server's route contracts (src/api/{accounts,billing,policy}/schemas.ts):
+ * the zod schemas that check and document each answer also type what the portal reads, so a field renamed on
+ * the server fails `npm run typecheck` here. `import type` only: nothing of the server reaches the bundle.
  */
+import type { z } from 'zod';
+import type {
+  auditEntry,
+  auditPageBody,
+  invitationView,
+  keyCreated,
+  keyList,
+  keyRolled,
+  keyView,
+  invitationList,
+  member,
+  memberList,
+  meView,
+  notice,
+  role,
+  userView,
+  workspaceSummary,
+} from '../../src/api/accounts/schemas';
+import type {
+  billingViewBody,
+  depositPending,
+  depositSucceeded,
+  ledgerEntryView,
+  ledgerPageBody,
+  usageBody,
+  usagePoint,
+} from '../../src/api/billing/schemas';
+import type { policyStatusBody, usagePolicyBody } from '../../src/api/policy/schemas';
 
-/** GET /v1/workspaces/:ws/billing (docs/BILLING.md). Amounts are USD decimal strings. */
-export interface Billing {
-  mode: 'stripe' | 'sandbox';
-  modeNote?: string;
-  balance: string;
-  reserved: string;
-  available: string;
-  deposited: string;
-  spent: string;
-  funded: boolean;
-  initialDeposit: string;
-  minimumDeposit: string;
-  paymentMethod: { id: string; brand: string; last4: string } | null;
-  autoReload: {
-    enabled: boolean;
-    threshold: string;
-    amount: string;
-    monthlyCap: string | null;
-    status: 'disabled' | 'active' | 'reloading' | 'suspended';
-    suspendedReason: string | null;
-    suspendedAt: string | null;
-    reloadedThisMonth: string;
-  } | null;
-}
+// GET /v1/me and the session
+export type Role = z.output<typeof role>;
+export type User = z.output<typeof userView>;
+export type Workspace = z.output<typeof workspaceSummary>;
+export type Invitation = z.output<typeof invitationView>;
+export type Notice = z.output<typeof notice>;
+export type Me = z.output<typeof meView>;
 
-export interface LedgerEntry {
-  position: string;
-  at: string;
-  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'TokensDebited' | string;
-  ref: string;
-  amount: string;
-  balance: string;
-  keyId?: string;
-  model?: string;
-  inputTokens?: number;
-  outputTokens?: number;
-}
+// Workspace page: GET …/members and GET …/invitations (pending invitations the workspace sent)
+export type Member = z.output<typeof member>;
+export type MemberList = z.output<typeof memberList>;
+export type SentInvitation = z.output<typeof invitationView>;
+export type InvitationList = z.output<typeof invitationList>;
 
-export interface LedgerPage {
-  entries: LedgerEntry[];
-  total: number;
-  nextCursor: string | null;
-}
+// Keys: GET …/keys, POST …/keys/:keyId/roll
+export type ApiKey = z.output<typeof keyView>;
+export type KeyList = z.output<typeof keyList>;
+/** POST …/keys: the new key with its secret, shown this once. */
+export type CreatedKey = z.output<typeof keyCreated>;
+export type RolledKey = z.output<typeof keyRolled>;
 
-/** GET /portal/workspaces/:ws/requests/:requestId: one call's tokens and cost (its TokensDebited event). */
+// Billing: GET …/billing and GET …/billing/ledger. Amounts are USD decimal strings.
+export type Billing = z.output<typeof billingViewBody>;
+export type LedgerEntry = z.output<typeof ledgerEntryView>;
+export type LedgerPage = z.output<typeof ledgerPageBody>;
+/** POST …/billing/deposits' 2xx answers: 201 succeeded, 202 pending (a failed charge is 402, an error). */
+export type DepositAnswer = z.output<typeof depositSucceeded> | z.output<typeof depositPending>;
+
+// Usage: GET …/usage
+export type Usage = z.output<typeof usageBody>;
+export type ApiUsagePoint = z.output<typeof usagePoint>;
+
+// Audit: GET …/audit
+export type AuditEntry = z.output<typeof auditEntry>;
+export type AuditPage = z.output<typeof auditPageBody>;
+
+// Usage policy: GET /v1/policies/usage, and the user's standing (GET /v1/me, POST …/accept)
+export type UsagePolicy = z.output<typeof usagePolicyBody>;
+export type PolicyStatus = z.output<typeof policyStatusBody>;
+
+/**
+ * GET /portal/workspaces/:ws/requests/:requestId: one call's tokens and cost (its TokensDebited event). A
+ * portal route, not /v1: declared here until its own contract exists (src/api/portal).
+ */
 export interface CallUsage {
   requestId: string;
   inputTokens: number;
   outputTokens: number;
   cost: string;
-}
-
-/** GET /v1/workspaces/:ws/members (docs/ACCOUNTS.md). */
-export interface Member {
-  userId: string;
-  email: string | null;
-  name: string | null;
-  role: 'admin' | 'member';
-  joined: string | null;
-}
-
-/** GET /v1/workspaces/:ws/invitations. */
-export interface SentInvitation {
-  invitationId: string;
-  email: string;
-  created?: string;
-  invitedBy?: { name: string | null; email: string | null };
 }

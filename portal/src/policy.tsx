@@ -2,21 +2,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post } from './api';
 import { Dialog, ErrorMessage, Link, Loading, Message } from './components/ui';
 import { useSession } from './state';
+import type { Me, PolicyStatus, UsagePolicy } from './api-types';
 import './policy.css';
 
-/** GET /v1/policies/usage (docs/USAGE-POLICY.md): the rules every user accepts. */
-export interface UsagePolicy {
-  version: string;
-  effectiveDate: string;
-  rules: { number: number; title: string; text: string }[];
-}
-
-/** The user's standing with the current policy, from GET /v1/me. */
-export interface PolicyStatus {
-  currentVersion: string;
-  acceptedVersion: string | null;
-  accepted: boolean;
-}
+/** GET /v1/policies/usage (docs/USAGE-POLICY.md): the rules every user accepts; the user's standing is in GET /v1/me. */
+export type { PolicyStatus, UsagePolicy } from './api-types';
 
 export const USAGE_POLICY_PATH = '/usage-policy';
 
@@ -33,8 +23,8 @@ export function useUsagePolicy(): { policy: UsagePolicy | null; error: unknown }
 }
 
 /** The user's policy status in /v1/me (absent from an older service: treated as accepted). */
-export function policyStatusOf(me: unknown): PolicyStatus | null {
-  const p = (me as { usagePolicy?: PolicyStatus } | null)?.usagePolicy;
+export function policyStatusOf(me: Me | null): PolicyStatus | null {
+  const p = me?.usagePolicy as PolicyStatus | undefined;
   return p && typeof p.accepted === 'boolean' ? p : null;
 }
 

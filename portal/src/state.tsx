@@ -1,7 +1,7 @@
 import { createContext, type ComponentChildren } from 'preact';
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { get, onUnauthorized, onWorkspaceAccessChanged } from './api';
-import { normaliseMe, type Me, type PortalConfig, type Workspace } from './model';
+import type { Me, PortalConfig, Workspace } from './model';
 
 /**
  * Key secrets created in this page session, by key id: in memory only (never localStorage,
@@ -61,8 +61,7 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
 
   const refresh = useCallback(async () => {
     try {
-      const raw = await get<Record<string, unknown>>('/v1/me', { quiet401: true });
-      const m = normaliseMe(raw);
+      const m = await get<Me>('/v1/me', { quiet401: true });
       setMe(m);
       return m;
     } catch {

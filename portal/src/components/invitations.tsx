@@ -10,21 +10,22 @@ export function Invitations({ invitations, onAnswered }: { invitations: Invitati
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const act = async (inv: Invitation, action: 'accept' | 'decline') => {
+    const workspaceName = inv.workspaceName ?? 'a workspace';
     setBusy(inv.invitationId);
     setError(null);
     try {
       await post(`/v1/invitations/${enc(inv.invitationId)}/${action}`);
       onAnswered(
         action === 'accept'
-          ? `You joined ${inv.workspaceName}: its keys and billing are now shared with you.`
-          : `You declined the invitation to ${inv.workspaceName}.`,
+          ? `You joined ${workspaceName}: its keys and billing are now shared with you.`
+          : `You declined the invitation to ${workspaceName}.`,
       );
       await refresh();
       if (action === 'accept') selectWorkspace(inv.workspaceId);
     } catch (err) {
       // Revoked or answered elsewhere (409): say so above the page, and re-read the list.
       if (err instanceof ApiError && err.status === 409) {
-        onAnswered(`The invitation to ${inv.workspaceName} is no longer open: ${err.message}.`);
+        onAnswered(`The invitation to ${workspaceName} is no longer open: ${err.message}.`);
         await refresh();
       } else setError(err);
     } finally {
@@ -35,21 +36,24 @@ export function Invitations({ invitations, onAnswered }: { invitations: Invitati
     <section class="card invitations" aria-labelledby="inv-title">
       <h2 id="inv-title">Pending invitations</h2>
       <ul class="plain-list">
-        {invitations.map((inv) => (
-          <li key={inv.invitationId} class="invitation" data-testid="invitation">
-            <p>
-              <strong>{inv.invitedBy || 'An admin'}</strong> invited you to the workspace <strong>{inv.workspaceName}</strong>.
-            </p>
-            <div class="actions">
-              <button type="button" class="button button-primary" disabled={busy !== null} onClick={() => act(inv, 'accept')}>
-                Accept<span class="visually-hidden"> the invitation to {inv.workspaceName}</span>
-              </button>
-              <button type="button" class="button" disabled={busy !== null} onClick={() => act(inv, 'decline')}>
-                Decline<span class="visually-hidden"> the invitation to {inv.workspaceName}</span>
-              </button>
-            </div>
-          </li>
-        ))}
+        {invitations.map((inv) => {
+          const workspaceName = inv.workspaceName ?? 'a workspace';
+          return (
+            <li key={inv.invitationId} class="invitation" data-testid="invitation">
+              <p>
+                <strong>{inv.invitedBy.name || inv.invitedBy.email || 'An admin'}</strong> invited you to the workspace <strong>{workspaceName}</strong>.
+              </p>
+              <div class="actions">
+                <button type="button" class="button button-primary" disabled={busy !== null} onClick={() => act(inv, 'accept')}>
+                  Accept<span class="visually-hidden"> the invitation to {workspaceName}</span>
+                </button>
+                <button type="button" class="button" disabled={busy !== null} onClick={() => act(inv, 'decline')}>
+                  Decline<span class="visually-hidden"> the invitation to {workspaceName}</span>
+                </button>
+              </div>
+            </li>
+          );
+        })}
       </ul>
       <ErrorMessage error={error} />
     </section>

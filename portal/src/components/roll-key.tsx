@@ -2,20 +2,12 @@ import { useState } from 'preact/hooks';
 import '../policy.css';
 import { enc, post } from '../api';
 import { dateTime } from '../format';
-import type { ApiKey } from '../resources';
+import type { ApiKey, RolledKey } from '../api-types';
 import { rememberSecret } from '../state';
 import { CopyButton, Dialog, ErrorMessage } from './ui';
 
-/** What POST /v1/workspaces/:ws/keys/:keyId/roll answers (docs/ACCOUNTS.md, "Rolling a key"). */
-export interface RolledKey {
-  keyId: string;
-  name: string | null;
-  prefix: string;
-  last4: string;
-  gracePeriodSeconds: number;
-  previousSecretValidUntil: string;
-  secret: string;
-}
+/** What POST /v1/workspaces/:ws/keys/:keyId/roll answers. */
+export type { RolledKey } from '../api-types';
 
 const GRACE_CHOICES = [
   { seconds: 0, label: 'At once (the key may have leaked)' },

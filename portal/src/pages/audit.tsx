@@ -3,26 +3,10 @@ import { enc, get } from '../api';
 import { ErrorMessage, Field, Loading, Message, useLoad } from '../components/ui';
 import { dateTime, usd } from '../format';
 import { useWorkspace } from '../state';
+import type { AuditEntry, AuditPage } from '../api-types';
 
 /** One entry of GET /v1/workspaces/:ws/audit (docs/ACCOUNTS.md, "Audit log"). */
-export interface AuditEntry {
-  id: string;
-  time: string;
-  actor:
-    | { type: 'user'; userId: string; name: string | null; email: string | null }
-    | { type: 'apiKey'; keyId: string; name: string | null; last4: string | null }
-    | { type: 'operator' }
-    | { type: 'system'; name: string };
-  action: string;
-  target: { type: string; id: string; name?: string | null; email?: string | null; last4?: string | null; brand?: string | null } | null;
-  outcome: 'succeeded' | 'failed';
-  details: Record<string, unknown>;
-}
-
-interface AuditPage {
-  entries: AuditEntry[];
-  nextCursor: string | null;
-}
+export type { AuditEntry } from '../api-types';
 
 const PAGE = 50;
 

@@ -4,6 +4,7 @@ import { ConfirmDialog, CopyButton, ErrorMessage, Field, Link, Loading, Message,
 import { dateTime } from '../format';
 import { forgetSecret, rememberSecret, useWorkspace } from '../state';
 import { KEY_NAME_MAX, KEY_NAME_MIN, listKeys, type ApiKey } from '../resources';
+import type { CreatedKey } from '../api-types';
 import { KeyEditDialog, KeySpend } from './key-budget';
 import { RollKeyDialog, RollNote, RolledSecret, type RolledKey } from '../components/roll-key';
 import { KeyReminder, PolicyNotice, PolicyRequired } from '../policy';
@@ -16,7 +17,7 @@ export function KeysPage() {
   const [nameError, setNameError] = useState<string | null>(null);
   const [createError, setCreateError] = useState<unknown>(null);
   const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<(ApiKey & { secret: string }) | null>(null);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
   const [toDelete, setToDelete] = useState<ApiKey | null>(null);
   const [deleting, setDeleting] = useState(false);
   const [deleteError, setDeleteError] = useState<unknown>(null);
@@ -38,7 +39,7 @@ export function KeysPage() {
     setCreating(true);
     setOutcome(null);
     try {
-      const k = await post<ApiKey & { secret: string }>(`/v1/workspaces/${enc(ws.workspaceId)}/keys`, { name: n });
+      const k = await post<CreatedKey>(`/v1/workspaces/${enc(ws.workspaceId)}/keys`, { name: n });
       // Kept in memory for the playground of this page session only.
       rememberSecret(k.keyId, k.secret);
       setCreated(k);

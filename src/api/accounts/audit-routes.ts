@@ -1,28 +1,15 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { StoredAuditEntry } from '../../projections/audit/entries';
-import { AuditPage, auditInvitationEmails, auditKeys, auditPage, isAuditCursor, PagedAuditEntry } from '../../projections/audit/queries';
+import { AuditPage, auditInvitationEmails, auditKeys, auditPage, PagedAuditEntry } from '../../projections/audit/queries';
 import { profilesOf } from '../../projections/users/queries';
 import type { Services } from '../../services';
-import { HttpError, zodToDetail } from '../middleware/errors';
+import { validate } from '../contract';
+import { HttpError } from '../middleware/errors';
 import { requireMember, requireSession, workspaceOf } from './access';
+import { auditActor, auditEntry, auditLog, auditPageBody, CSV_COLUMNS } from './audit-schemas';
 
-export const AUDIT_DEFAULT_LIMIT = 50;
-export const AUDIT_MAX_LIMIT = 200;
 const CSV_PAGE = 500;
-
-const querySchema = z.object({
-  cursor: z.string().refine(isAuditCursor, 'cursor must be a nextCursor from an earlier page').optional(),
-  limit: z.coerce
-    .number({ error: `limit must be a whole number from 1 to ${AUDIT_MAX_LIMIT}` })
-    .int(`limit must be a whole number from 1 to ${AUDIT_MAX_LIMIT}`)
-    .min(1, `limit must be a whole number from 1 to ${AUDIT_MAX_LIMIT}`)
-    .max(AUDIT_MAX_LIMIT, `limit must be a whole number from 1 to ${AUDIT_MAX_LIMIT}`)
-    .default(AUDIT_DEFAULT_LIMIT),
-  format: z.enum(['json', 'csv'], { error: 'format must be "json" or "csv"' }).optional(),
-  from: z.iso.datetime({ offset: true, error: 'from must be an ISO-8601 time, e.g. 2026-11-01T00:00:00Z' }).optional(),
-  to: z.iso.datetime({ offset: true, error: 'to must be an ISO-8601 time, e.g. 2026-12-01T00:00:00Z' }).optional(),
-});
 
 /**
  * Entries older than `cursor` within [from, to), newest first, up to `limit`. Times grow with
@@ -51,14 +38,10 @@ async function window(s: Services, workspaceId: string, q: { cursor?: string; li
   }
 }
 
-export type AuditActor =
-  | { type: 'user'; userId: string; name: string | null; email: string | null }
-  | { type: 'apiKey'; keyId: string; name: string | null; last4: string | null }
-  | { type: 'operator' }
-  | { type: 'system'; name: string };
+export type AuditActor = z.output<typeof auditActor>;
 
 /** Resolves the ids of stored entries into names: people from the users read model, keys and invitations from the audit's own. */
-async function resolve(s: Services, stored: StoredAuditEntry[]) {
+async function resolve(s: Services, stored: StoredAuditEntry[]): Promise<z.input<typeof auditEntry>[]> {
   const userIds = new Set<string>();
   const keyIds = new Set<string>();
   const invitationIds = new Set<string>();
@@ -102,8 +85,6 @@ function actorKind(actor: string | null): { type: 'user' | 'apiKey' | 'operator'
 
 type Entry = Awaited<ReturnType<typeof resolve>>[number];
 
-export const CSV_COLUMNS = ['time', 'actor_type', 'actor_id', 'actor_name', 'actor_email', 'action', 'target_type', 'target_id', 'target_name', 'outcome', 'details'];
-
 /** One CSV cell: quoted when needed; a leading = + - @ is defused so a spreadsheet never runs it as a formula. */
 function cell(v: unknown): string {
   let s = v === null || v === undefined ? '' : String(v);
@@ -124,10 +105,8 @@ function csvRow(e: Entry): string {
 /** GET /v1/workspaces/:ws/audit (admins): JSON pages, or the whole log as CSV. */
 export function auditRoutes(s: Services): Router {
   const r = Router();
-  r.get('/v1/workspaces/:ws/audit', requireSession(s), requireMember(s, { admin: true }), async (req, res) => {
-    const parsed = querySchema.safeParse(req.query);
-    if (!parsed.success) throw new HttpError(422, zodToDetail(parsed.error, 'query'));
-    const q = parsed.data;
+  r.get(auditLog.path, requireSession(s), requireMember(s, { admin: true }), async (req, res) => {
+    const q = validate(auditLog, req).query;
     if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to)) {
       throw new HttpError(422, [{ loc: ['query', 'from'], msg: 'from must be before to', type: 'value_error' }]);
     }
@@ -136,7 +115,7 @@ export function auditRoutes(s: Services): Router {
     const csv = q.format === 'csv' || (q.format === undefined && req.accepts(['application/json', 'text/csv']) === 'text/csv');
     if (!csv) {
       const page = await window(s, w.workspaceId, q);
-      res.set('Cache-Control', 'no-store').json({ entries: await resolve(s, page.entries), nextCursor: page.nextCursor });
+      res.set('Cache-Control', 'no-store').json({ entries: await resolve(s, page.entries), nextCursor: page.nextCursor } satisfies z.input<typeof auditPageBody>);
       return;
     }
     res

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { decideClaimEmail, decideUser, emailClaimDecider, normalizeEmail, personalWorkspaceId, userDecider } from '../../domain/accounts/user';
 import { decideWorkspace, workspaceDecider } from '../../domain/accounts/workspace';
 import { DomainError } from '../../domain/errors';
@@ -7,30 +7,18 @@ import { streams } from '../../domain/streams';
 import { handleCommand, loadState } from '../../eventstore/command-handler';
 import { workspacesOf } from '../../projections/memberships/queries';
 import type { Services } from '../../services';
+import { validate } from '../contract';
 import { HttpError } from '../middleware/errors';
 import { requireSession, userOf } from './access';
-import { emailSchema, metaOf, nameSchema, settle } from './common';
+import { metaOf, settle } from './common';
 import { pendingInvitationsView } from './invitation-routes';
 import { readNotices } from './notices';
-import { dummyPasswordHash, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords';
+import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords';
+import { loggedIn, login, logout, me, meView, signupFor, userView } from './schemas';
 import { createSession, destroySession, SESSION_COOKIE, sessionTokenOf } from './sessions';
 import { policyAccepted } from '../../domain/policy/acceptance';
-import { currentVersionField, policyStatus } from '../policy/acceptance';
+import { policyStatus } from '../policy/acceptance';
 import { usagePolicyOf } from '../policy/document';
-
-const signupSchema = z.object({
-  email: emailSchema,
-  password: z
-    .string()
-    .min(PASSWORD_MIN_LENGTH, `A password must be at least ${PASSWORD_MIN_LENGTH} characters long`)
-    .max(PASSWORD_MAX_LENGTH, `A password must be at most ${PASSWORD_MAX_LENGTH} characters long`),
-  name: nameSchema('name', { min: 1, max: 100, label: 'a name' }),
-});
-
-const loginSchema = z.object({
-  email: z.string().max(254),
-  password: z.string().max(PASSWORD_MAX_LENGTH),
-});
 
 const INVALID_LOGIN = 'Invalid e-mail or password';
 export const PERSONAL_WORKSPACE_NAME = 'Personal';
@@ -39,12 +27,12 @@ export const PERSONAL_WORKSPACE_NAME = 'Personal';
 export function authRoutes(s: Services): Router {
   const r = Router();
   // Signing up accepts the usage policy: the body names the version the user was shown.
-  const signupBody = signupSchema.extend({ acceptedPolicyVersion: currentVersionField(usagePolicyOf(s.config).version) });
+  const signup = signupFor(usagePolicyOf(s.config).version);
 
   const guard = s.loginGuard;
 
-  r.post('/v1/signup', async (req, res) => {
-    const { email, password, name, acceptedPolicyVersion } = signupBody.parse(req.body ?? {});
+  r.post(signup.path, async (req, res) => {
+    const { email, password, name, acceptedPolicyVersion } = validate(signup, req).body;
     guard.refuseIfBusy();
     await guard.address(req.ip);
     const passwordHash = await guard.hash(() => hashPassword(password));
@@ -74,11 +62,11 @@ export function authRoutes(s: Services): Router {
       { metadata: meta(), newId: s.newId },
     );
     await settle(s, registered.appended);
-    res.status(201).json({ userId, email, name });
+    res.status(201).json({ userId, email, name } satisfies z.input<typeof userView>);
   });
 
-  r.post('/v1/login', async (req, res) => {
-    const parsed = loginSchema.parse(req.body ?? {});
+  r.post(login.path, async (req, res) => {
+    const parsed = validate(login, req).body;
     const email = normalizeEmail(parsed.email);
     guard.refuseIfBusy();
     await guard.address(req.ip);
@@ -108,7 +96,7 @@ export function authRoutes(s: Services): Router {
         { metadata, newId: s.newId },
       );
     }
-    const login = await handleCommand(
+    const recorded = await handleCommand(
       s.store,
       streams.user(userId),
       userDecider,
@@ -118,7 +106,7 @@ export function authRoutes(s: Services): Router {
       },
       { metadata, newId: s.newId },
     );
-    await settle(s, created?.appended, login.appended);
+    await settle(s, created?.appended, recorded.appended);
     const token = await createSession(s, { userId, email: user.email, name: user.name });
     res.cookie(SESSION_COOKIE, token, {
       httpOnly: true,
@@ -131,18 +119,18 @@ export function authRoutes(s: Services): Router {
       sessionToken: token,
       expiresIn: s.config.SESSION_TTL_SECONDS,
       user: { userId, email: user.email, name: user.name },
-      firstLogin: login.result,
-    });
+      firstLogin: recorded.result,
+    } satisfies z.input<typeof loggedIn>);
   });
 
-  r.post('/v1/logout', requireSession(s), async (req, res) => {
+  r.post(logout.path, requireSession(s), async (req, res) => {
     const found = sessionTokenOf(req);
     if (found) await destroySession(s, found.token);
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: s.config.COOKIE_SECURE || req.secure, path: '/' });
     res.status(204).end();
   });
 
-  r.get('/v1/me', requireSession(s), async (_req, res) => {
+  r.get(me.path, requireSession(s), async (_req, res) => {
     const user = userOf(res);
     const [workspaces, invitations, notices, usagePolicy] = await Promise.all([
       workspacesOf(s.readModels, user.userId),
@@ -156,7 +144,7 @@ export function authRoutes(s: Services): Router {
       invitations,
       notices,
       usagePolicy,
-    });
+    } satisfies z.input<typeof meView>);
   });
 
   return r;

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { emailClaimDecider, userDecider } from '../../domain/accounts/user';
 import { notFound } from '../../domain/errors';
 import { streams } from '../../domain/streams';
@@ -9,13 +9,23 @@ import { roleOf, workspaceInfo } from '../../projections/memberships/queries';
 import { profilesOf } from '../../projections/users/queries';
 import type { Services } from '../../services';
 import { AuthedUser, requireMember, requireSession, userOf, workspaceOf } from './access';
-import { emailSchema, metaOf, settle } from './common';
+import { metaOf, settle } from './common';
 import { workspaceCommand } from './workspace-routes';
 import { Throttle } from '../middleware/throttle';
+import { validate } from '../contract';
+import {
+  acceptInvitation,
+  declineInvitation,
+  invitationAnswered,
+  invitationList,
+  invitationSent,
+  invitationView,
+  invite,
+  listWorkspaceInvitations,
+  myInvitations,
+} from './invitation-schemas';
 
-const inviteBody = z.object({ email: emailSchema });
-
-async function view(s: Services, list: InvitationRecord[]) {
+async function view(s: Services, list: InvitationRecord[]): Promise<z.input<typeof invitationView>[]> {
   const profiles = await profilesOf(s.readModels, [...new Set(list.map((i) => i.invitedBy))]);
   const names = new Map<string, string | null>();
   for (const id of new Set(list.map((i) => i.workspaceId))) names.set(id, (await workspaceInfo(s.readModels, id))?.name ?? null);
@@ -45,8 +55,8 @@ export function invitationRoutes(s: Services): Router {
   // one): a budget per admin keeps that from becoming an enumeration oracle.
   const invites = new Throttle(s.redis, s.ks.shared('throttle', 'invitations'), s.config.INVITATIONS_PER_ADMIN_PER_HOUR, 3600);
 
-  r.post('/v1/workspaces/:ws/invitations', session, requireMember(s, { admin: true }), async (req, res) => {
-    const { email } = inviteBody.parse(req.body ?? {});
+  r.post(invite.path, session, requireMember(s, { admin: true }), async (req, res) => {
+    const { email } = validate(invite, req).body;
     await invites.take(userOf(res).userId, (sec) => `Too many invitations sent; retry in ${sec} s`);
     const w = workspaceOf(res);
     // The invitee must already have an account: the e-mail claim names the user.
@@ -61,21 +71,22 @@ export function invitationRoutes(s: Services): Router {
       metaOf(res),
     );
     await settle(s, done.appended);
-    res.status(201).json({ invitationId, workspaceId: w.workspaceId, email, status: 'pending' });
+    res.status(201).json({ invitationId, workspaceId: w.workspaceId, email, status: 'pending' } satisfies z.input<typeof invitationSent>);
   });
 
-  r.get('/v1/workspaces/:ws/invitations', session, requireMember(s), async (_req, res) => {
-    res.json({ invitations: await view(s, await pendingForWorkspace(s.readModels, workspaceOf(res).workspaceId)) });
+  r.get(listWorkspaceInvitations.path, session, requireMember(s), async (_req, res) => {
+    res.json({ invitations: await view(s, await pendingForWorkspace(s.readModels, workspaceOf(res).workspaceId)) } satisfies z.input<typeof invitationList>);
   });
 
-  r.get('/v1/invitations', session, async (_req, res) => {
-    res.json({ invitations: await pendingInvitationsView(s, userOf(res)) });
+  r.get(myInvitations.path, session, async (_req, res) => {
+    res.json({ invitations: await pendingInvitationsView(s, userOf(res)) } satisfies z.input<typeof invitationList>);
   });
 
-  for (const action of ['accept', 'decline'] as const) {
-    r.post(`/v1/invitations/:id/${action}`, session, async (req, res) => {
+  for (const [action, contract] of [['accept', acceptInvitation], ['decline', declineInvitation]] as const) {
+    r.post(contract.path, session, async (req, res) => {
+      const { id } = validate(contract, req).params;
       const user = userOf(res);
-      const inv = await invitation(s.readModels, String(req.params.id));
+      const inv = await invitation(s.readModels, id);
       // Someone else's invitation is as invisible as a missing one.
       if (!inv || inv.userId !== user.userId) throw notFound('Invitation not found');
       const done = await workspaceCommand(
@@ -92,7 +103,7 @@ export function invitationRoutes(s: Services): Router {
         workspaceName: ws?.name ?? null,
         status: action === 'accept' ? 'accepted' : 'declined',
         ...(action === 'accept' ? { role } : {}),
-      });
+      } satisfies z.input<typeof invitationAnswered>);
     });
   }
 

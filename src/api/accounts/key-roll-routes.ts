@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { ROLL_GRACE_MAX_SECONDS } from '../../domain/accounts/workspace';
+import type { z } from 'zod';
 import type { ApiKeyRolled } from '../../domain/accounts/events';
 import { keysOf } from '../../projections/api-keys/queries';
 import { hashKey } from '../../projections/key-index/queries';
@@ -9,15 +8,8 @@ import { requireMember, requireSession, userOf, workspaceOf } from './access';
 import { metaOf, settle } from './common';
 import { displayPrefix, generateKeySecret, lastFour } from './keys';
 import { workspaceCommand } from './workspace-routes';
-
-const rollBody = z.object({
-  gracePeriodSeconds: z
-    .number({ error: `gracePeriodSeconds must be a whole number of seconds from 0 to ${ROLL_GRACE_MAX_SECONDS}` })
-    .int(`gracePeriodSeconds must be a whole number of seconds from 0 to ${ROLL_GRACE_MAX_SECONDS}`)
-    .min(0, `gracePeriodSeconds must be at least 0`)
-    .max(ROLL_GRACE_MAX_SECONDS, `gracePeriodSeconds must be at most ${ROLL_GRACE_MAX_SECONDS} (24 hours)`)
-    .default(0),
-});
+import { validate } from '../contract';
+import { keyRolled, rollKey } from './key-schemas';
 
 /**
  * POST /v1/workspaces/:ws/keys/:keyId/roll {gracePeriodSeconds?}: a new secret for the same key
@@ -28,11 +20,13 @@ const rollBody = z.object({
 export function keyRollRoutes(s: Services): Router {
   const r = Router();
 
-  r.post('/v1/workspaces/:ws/keys/:keyId/roll', requireSession(s), requireMember(s), async (req, res) => {
-    const { gracePeriodSeconds } = rollBody.parse(req.body ?? {});
+  r.post(rollKey.path, requireSession(s), requireMember(s), async (req, res) => {
+    const {
+      params: { keyId },
+      body: { gracePeriodSeconds },
+    } = validate(rollKey, req);
     const w = workspaceOf(res);
     const user = userOf(res);
-    const keyId = String(req.params.keyId);
     const secret = generateKeySecret();
     const now = s.now();
     const done = await workspaceCommand(
@@ -69,7 +63,7 @@ export function keyRollRoutes(s: Services): Router {
         gracePeriodSeconds,
         previousSecretValidUntil: rolled.data.previousKeyValidUntil,
         secret,
-      });
+      } satisfies z.input<typeof keyRolled>);
   });
 
   return r;

@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { KEY_NAME_MAX, KEY_NAME_MIN } from '../../domain/accounts/workspace';
+import type { z } from 'zod';
 import { billingDecider } from '../../domain/billing/decide';
 import { loadState } from '../../eventstore/command-handler';
 import { funding } from '../../domain/billing/funding';
@@ -13,29 +12,19 @@ import { hashKey } from '../../projections/key-index/queries';
 import { profilesOf } from '../../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from './access';
-import { metaOf, nameSchema, settle } from './common';
+import { validate } from '../contract';
+import { metaOf, settle } from './common';
+import { createKey, createKeyAt, deleteKey, keyCreated, keyList, keyView, listKeys } from './key-schemas';
 import { displayPrefix, generateKeySecret, lastFour } from './keys';
 import { forgetKeyLastUsed, keysLastUsed } from './last-used';
 import { workspaceCommand } from './workspace-routes';
 import { requireAcceptedPolicy } from '../policy/acceptance';
 
-/** The scopes a key may carry. `inference` is what the two inference endpoints require. */
-export const KEY_SCOPES = ['inference'] as const;
+/** The scopes a key gets when the request names none. */
 export const DEFAULT_SCOPES = ['inference'];
 
-function createBody(now: Date) {
-  return z.object({
-    name: nameSchema('name', { min: KEY_NAME_MIN, max: KEY_NAME_MAX, label: 'a key name' }),
-    scopes: z.array(z.enum(KEY_SCOPES)).max(KEY_SCOPES.length * 2).optional(),
-    expiresAt: z
-      .union([z.iso.datetime({ offset: true }), z.null()])
-      .optional()
-      .refine((v) => v == null || Date.parse(v) > now.getTime(), 'expiresAt must lie in the future'),
-  });
-}
-
 /** The key list as GET …/keys shows it, with each key's budget, its spend this UTC month and what is left. */
-export async function keyListView(s: Services, workspaceId: string) {
+export async function keyListView(s: Services, workspaceId: string): Promise<z.input<typeof keyView>[]> {
   const keys = await keysOf(s.readModels, workspaceId);
   const nowDate = s.now();
   const month = budgetMonth(nowDate.toISOString());
@@ -76,13 +65,13 @@ export function keyRoutes(s: Services): Router {
   const session = requireSession(s);
   const member = requireMember(s);
 
-  r.get('/v1/workspaces/:ws/keys', session, member, async (_req, res) => {
-    res.json({ keys: await keyListView(s, workspaceOf(res).workspaceId) });
+  r.get(listKeys.path, session, member, async (_req, res) => {
+    res.json({ keys: await keyListView(s, workspaceOf(res).workspaceId) } satisfies z.input<typeof keyList>);
   });
 
-  r.post('/v1/workspaces/:ws/keys', session, member, requireAcceptedPolicy(s), async (req, res) => {
+  r.post(createKey.path, session, member, requireAcceptedPolicy(s), async (req, res) => {
     const now = s.now();
-    const input = createBody(now).parse(req.body ?? {});
+    const input = validate(createKeyAt(now), req).body;
     const w = workspaceOf(res);
     const user = userOf(res);
     const { state: billing } = await loadState(s.store, streams.billing(w.workspaceId), billingDecider);
@@ -127,12 +116,12 @@ export function keyRoutes(s: Services): Router {
         created: now.toISOString(),
         createdBy: { userId: user.userId, name: user.name },
         secret,
-      });
+      } satisfies z.input<typeof keyCreated>);
   });
 
-  r.delete('/v1/workspaces/:ws/keys/:keyId', session, member, async (req, res) => {
+  r.delete(deleteKey.path, session, member, async (req, res) => {
+    const { keyId } = validate(deleteKey, req).params;
     const w = workspaceOf(res);
-    const keyId = String(req.params.keyId);
     const done = await workspaceCommand(s, w.workspaceId, { type: 'DeleteApiKey', data: { keyId, by: userOf(res).userId } }, metaOf(res));
     // The key fails on the next request: wait until the key index dropped it.
     await settle(s, done.appended);

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { decideWorkspace, workspaceDecider, WorkspaceCommand } from '../../domain/accounts/workspace';
 import { streams } from '../../domain/streams';
 import { handleCommand } from '../../eventstore/command-handler';
@@ -8,9 +8,9 @@ import { membersOf, workspaceInfo, workspacesOf } from '../../projections/member
 import { profilesOf } from '../../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from './access';
-import { metaOf, settle, workspaceNameSchema } from './common';
-
-const nameBody = z.object({ name: workspaceNameSchema });
+import { validate } from '../contract';
+import { metaOf, settle } from './common';
+import { createWorkspace, listMembers, listWorkspaces, memberList, removeMember, renameWorkspace, showWorkspace, workspaceList, workspaceSummary, workspaceView } from './schemas';
 
 /** Runs one workspace command: load → decide → append with the exact revision. */
 export function workspaceCommand(s: Services, workspaceId: string, command: WorkspaceCommand, metadata: EventMetadata) {
@@ -30,35 +30,37 @@ export function workspaceRoutes(s: Services): Router {
   const member = requireMember(s);
   const admin = requireMember(s, { admin: true });
 
-  r.post('/v1/workspaces', session, async (req, res) => {
-    const { name } = nameBody.parse(req.body ?? {});
+  r.post(createWorkspace.path, session, async (req, res) => {
+    const { name } = validate(createWorkspace, req).body;
     const user = userOf(res);
     const workspaceId = s.newId();
     const done = await workspaceCommand(s, workspaceId, { type: 'CreateWorkspace', data: { workspaceId, name, personal: false, by: user.userId } }, metaOf(res));
     await settle(s, done.appended);
-    res.status(201).location(`/v1/workspaces/${workspaceId}`).json({ workspaceId, name, personal: false, role: 'admin' });
+    res.status(201).location(`/v1/workspaces/${workspaceId}`).json({ workspaceId, name, personal: false, role: 'admin' } satisfies z.input<typeof workspaceSummary>);
   });
 
-  r.get('/v1/workspaces', session, async (_req, res) => {
+  r.get(listWorkspaces.path, session, async (_req, res) => {
     const list = await workspacesOf(s.readModels, userOf(res).userId);
-    res.json({ workspaces: list.map((w) => ({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: w.created })) });
+    res.json({
+      workspaces: list.map((w) => ({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: w.created })),
+    } satisfies z.input<typeof workspaceList>);
   });
 
-  r.get('/v1/workspaces/:ws', session, member, async (_req, res) => {
+  r.get(showWorkspace.path, session, member, async (_req, res) => {
     const w = workspaceOf(res);
     const info = await workspaceInfo(s.readModels, w.workspaceId);
-    res.json({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: info?.created ?? null });
+    res.json({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: info?.created ?? null } satisfies z.input<typeof workspaceView>);
   });
 
-  r.patch('/v1/workspaces/:ws', session, admin, async (req, res) => {
-    const { name } = nameBody.parse(req.body ?? {});
+  r.patch(renameWorkspace.path, session, admin, async (req, res) => {
+    const { name } = validate(renameWorkspace, req).body;
     const w = workspaceOf(res);
     const done = await workspaceCommand(s, w.workspaceId, { type: 'RenameWorkspace', data: { name, by: userOf(res).userId } }, metaOf(res));
     await settle(s, done.appended);
-    res.json({ workspaceId: w.workspaceId, name, role: w.role, personal: w.personal });
+    res.json({ workspaceId: w.workspaceId, name, role: w.role, personal: w.personal } satisfies z.input<typeof workspaceSummary>);
   });
 
-  r.get('/v1/workspaces/:ws/members', session, member, async (_req, res) => {
+  r.get(listMembers.path, session, member, async (_req, res) => {
     const w = workspaceOf(res);
     const members = await membersOf(s.readModels, w.workspaceId);
     const profiles = await profilesOf(s.readModels, members.map((m) => m.userId));
@@ -70,12 +72,13 @@ export function workspaceRoutes(s: Services): Router {
         role: m.role,
         joined: m.joined || null,
       })),
-    });
+    } satisfies z.input<typeof memberList>);
   });
 
-  r.delete('/v1/workspaces/:ws/members/:userId', session, admin, async (req, res) => {
+  r.delete(removeMember.path, session, admin, async (req, res) => {
+    const { userId } = validate(removeMember, req).params;
     const w = workspaceOf(res);
-    const done = await workspaceCommand(s, w.workspaceId, { type: 'RemoveMember', data: { userId: String(req.params.userId), by: userOf(res).userId } }, metaOf(res));
+    const done = await workspaceCommand(s, w.workspaceId, { type: 'RemoveMember', data: { userId, by: userOf(res).userId } }, metaOf(res));
     await settle(s, done.appended);
     res.status(204).end();
   });

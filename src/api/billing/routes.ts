@@ -1,59 +1,41 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { funding } from '../../domain/billing/funding';
-import { isWholeCents, MIN_RELOAD, minimumDeposit } from '../../domain/billing/rules';
-import { formatUsd, isUsd, parseUsd } from '../../domain/money';
+import { minimumDeposit } from '../../domain/billing/rules';
+import { formatUsd, parseUsd } from '../../domain/money';
 import { getBalance } from '../../projections/balances/queries';
 import { Reservations } from '../../projections/balances/reservations';
 import { getBillingSettings } from '../../projections/billing-settings/queries';
 import { ledgerPage } from '../../projections/ledger/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/access';
-import { HttpError, zodToDetail } from '../middleware/errors';
+import { validate } from '../contract';
+import { HttpError } from '../middleware/errors';
 import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, makeDeposit } from '../../usecases/billing';
+import {
+  attachPaymentMethod as attachPaymentMethodRoute,
+  autoReloadView,
+  billingViewBody,
+  configureAutoReload as configureAutoReloadRoute,
+  depositFailed,
+  depositList,
+  depositPending,
+  depositSucceeded,
+  depositView,
+  ledger,
+  ledgerPageBody,
+  listDeposits,
+  makeDeposit as makeDepositRoute,
+  paymentMethodAttached,
+  showBilling,
+} from './schemas';
 
 /**
  * /v1/workspaces/:ws/billing — balance and what is on file (members); card, deposits and
  * auto-reload (admins); the ledger (members). Amounts are USD decimal strings, never floats.
  */
 
-const usdString = (field: string) =>
-  z
-    .string({ error: `${field} must be a USD amount as a decimal string, such as "100" or "2.50"` })
-    .refine(isUsd, `${field} must be a USD amount as a decimal string, such as "100" or "2.50" (at most 9 decimals)`);
-
-const cents = (field: string) => usdString(field).refine((v) => !isUsd(v) || isWholeCents(parseUsd(v)), `${field} must be a whole number of cents`);
-
-const paymentMethodBody = z.object({
-  paymentMethodId: z
-    .string({ error: 'paymentMethodId is required (a Stripe PaymentMethod id such as pm_card_visa)' })
-    .regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'paymentMethodId must be a Stripe PaymentMethod id (pm_…)'),
-});
-
-const depositBody = z.object({ amount: cents('amount') });
-
-const autoReloadBody = z.object({
-  enabled: z.boolean({ error: 'enabled must be true or false' }),
-  threshold: usdString('threshold'),
-  amount: cents('amount').refine((v) => !isUsd(v) || parseUsd(v) >= MIN_RELOAD, `amount must be at least ${formatUsd(MIN_RELOAD)} USD`),
-  monthlyCap: z.union([cents('monthlyCap'), z.null()]).optional(),
-});
-
-const ledgerQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  cursor: z
-    .string()
-    .regex(/^\d{1,12}$/, 'cursor must be a value returned as nextCursor')
-    .optional(),
-});
-
-function parse<T extends z.ZodType>(schema: T, value: unknown, where: 'body' | 'query' = 'body'): z.infer<T> {
-  const r = schema.safeParse(value ?? {});
-  if (!r.success) throw new HttpError(422, zodToDetail(r.error, where));
-  return r.data;
-}
-
-export function depositJson(d: DepositView) {
+export function depositJson(d: DepositView): z.input<typeof depositView> {
   return {
     depositId: d.depositId,
     status: d.status,
@@ -65,7 +47,7 @@ export function depositJson(d: DepositView) {
   };
 }
 
-export async function billingView(s: Services, workspaceId: string) {
+export async function billingView(s: Services, workspaceId: string): Promise<z.input<typeof billingViewBody>> {
   const now = s.now().toISOString();
   const [bal, settings, held] = await Promise.all([
     getBalance(s.readModels, workspaceId),
@@ -115,24 +97,23 @@ export function billingRoutes(s: Services): Router {
   const session = requireSession(s);
   const member = requireMember(s);
   const admin = requireMember(s, { admin: true });
-  const base = '/v1/workspaces/:ws/billing';
   const meta = (res: import('express').Response) => ({
     actor: userOf(res).userId,
     correlationId: res.locals.requestId as string | undefined,
   });
 
-  r.get(base, session, member, async (_req, res) => {
+  r.get(showBilling.path, session, member, async (_req, res) => {
     res.json(await billingView(s, workspaceOf(res).workspaceId));
   });
 
-  r.post(`${base}/payment-method`, session, admin, async (req, res) => {
-    const body = parse(paymentMethodBody, req.body);
+  r.post(attachPaymentMethodRoute.path, session, admin, async (req, res) => {
+    const { body } = validate(attachPaymentMethodRoute, req);
     const ws = workspaceOf(res).workspaceId;
     const pm = await attachPaymentMethod(s, { workspaceId: ws, paymentMethodId: body.paymentMethodId, metadata: meta(res) });
-    res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: s.gateway.kind });
+    res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: s.gateway.kind } satisfies z.input<typeof paymentMethodAttached>);
   });
 
-  r.post(`${base}/deposits`, session, admin, async (req, res) => {
+  r.post(makeDepositRoute.path, session, admin, async (req, res) => {
     const key = req.header('idempotency-key');
     if (!key || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
       throw new HttpError(422, [
@@ -143,28 +124,28 @@ export function billingRoutes(s: Services): Router {
         },
       ]);
     }
-    const body = parse(depositBody, req.body);
+    const { body } = validate(makeDepositRoute, req);
     const ws = workspaceOf(res).workspaceId;
     const d = await makeDeposit(s, { workspaceId: ws, idempotencyKey: key, amount: parseUsd(body.amount), by: userOf(res).userId, metadata: meta(res) });
     if (d.replayed) res.setHeader('Idempotent-Replayed', 'true');
     const deposit = depositJson(d);
     const mode = s.gateway.kind;
     if (d.status === 'succeeded') {
-      res.status(201).json({ deposit, mode, billing: await billingView(s, ws) });
+      res.status(201).json({ deposit, mode, billing: await billingView(s, ws) } satisfies z.input<typeof depositSucceeded>);
     } else if (d.status === 'failed') {
-      res.status(402).json({ detail: `The deposit failed: ${d.reason ?? d.code}`, deposit, mode });
+      res.status(402).json({ detail: `The deposit failed: ${d.reason ?? d.code}`, deposit, mode } satisfies z.input<typeof depositFailed>);
     } else {
       res.status(202).json({
         deposit: { ...deposit, status: 'pending' },
         mode,
         detail:
           'The payment provider did not answer in time. The deposit is settled when its answer arrives (Stripe webhook), or retry this request with the same Idempotency-Key.',
-      });
+      } satisfies z.input<typeof depositPending>);
     }
   });
 
-  r.put(`${base}/auto-reload`, session, admin, async (req, res) => {
-    const body = parse(autoReloadBody, req.body);
+  r.put(configureAutoReloadRoute.path, session, admin, async (req, res) => {
+    const { body } = validate(configureAutoReloadRoute, req);
     const ws = workspaceOf(res).workspaceId;
     await configureAutoReload(s, {
       workspaceId: ws,
@@ -175,11 +156,11 @@ export function billingRoutes(s: Services): Router {
       by: userOf(res).userId,
       metadata: meta(res),
     });
-    res.json((await billingView(s, ws)).autoReload);
+    res.json((await billingView(s, ws)).autoReload satisfies z.input<typeof autoReloadView> | null);
   });
 
-  r.get(`${base}/ledger`, session, member, async (req, res) => {
-    const q = parse(ledgerQuery, req.query, 'query');
+  r.get(ledger.path, session, member, async (req, res) => {
+    const q = validate(ledger, req).query;
     const ws = workspaceOf(res).workspaceId;
     const page = await ledgerPage(s.readModels, ws, q.cursor ? Number(q.cursor) : 0, q.limit);
     res.json({
@@ -191,14 +172,14 @@ export function billingRoutes(s: Services): Router {
       })),
       total: page.total,
       nextCursor: page.next === null ? null : String(page.next),
-    });
+    } satisfies z.input<typeof ledgerPageBody>);
   });
 
   /** The deposits of the workspace (requested, succeeded, failed), newest first. */
-  r.get(`${base}/deposits`, session, member, async (_req, res) => {
+  r.get(listDeposits.path, session, member, async (_req, res) => {
     const ws = workspaceOf(res).workspaceId;
     const { deposits, minimumDeposit: min } = await depositsOf(s, ws);
-    res.json({ deposits: deposits.map((d) => depositJson({ ...d, replayed: false })), minimumDeposit: formatUsd(min) });
+    res.json({ deposits: deposits.map((d) => depositJson({ ...d, replayed: false })), minimumDeposit: formatUsd(min) } satisfies z.input<typeof depositList>);
   });
 
   return r;

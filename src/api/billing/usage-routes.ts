@@ -1,16 +1,18 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { keysOf } from '../../projections/api-keys/queries';
 import { auditKeys } from '../../projections/audit/queries';
 import { BUCKET_SECONDS, bucketStart } from '../../projections/usage/projection';
-import { MAX_POINTS, usageSeries } from '../../projections/usage/queries';
+import { MAX_POINTS, usageSeries as readUsageSeries } from '../../projections/usage/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/access';
 import { readSession, sessionTokenOf } from '../accounts/sessions';
 import { membership } from '../../projections/memberships/queries';
 import { PerKeyCap } from '../middleware/limits';
-import { HttpError, zodToDetail } from '../middleware/errors';
 import { EventStreamWriter, sseFrame } from '../sse';
+import { HttpError } from '../middleware/errors';
+import { validate } from '../contract';
+import { usageBody, usageLive, usageSeries } from './usage-schemas';
 
 /**
  * GET /v1/workspaces/:ws/usage?granularity=minute|hour|day&from&to&groupBy=key|model
@@ -19,18 +21,6 @@ import { EventStreamWriter, sseFrame } from '../sse';
  * GET /v1/workspaces/:ws/usage/live — server-sent events: `event: usage`, one per debited request.
  */
 const DEFAULT_SPAN: Record<'minute' | 'hour' | 'day', number> = { minute: 60, hour: 24, day: 30 };
-
-const time = z
-  .string()
-  .refine((v) => /^\d{1,12}$/.test(v) || !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 time or Unix seconds')
-  .transform((v) => (/^\d{1,12}$/.test(v) ? Number(v) : Math.floor(Date.parse(v) / 1000)));
-
-const usageQuery = z.object({
-  granularity: z.enum(['minute', 'hour', 'day']).default('hour'),
-  from: time.optional(),
-  to: time.optional(),
-  groupBy: z.enum(['key', 'model']).optional(),
-});
 
 /**
  * How often an open live stream re-checks its session and membership. Two Redis reads per stream
@@ -51,10 +41,8 @@ export function usageRoutes(s: Services): Router {
   const session = requireSession(s);
   const member = requireMember(s);
 
-  r.get('/v1/workspaces/:ws/usage', session, member, async (req, res) => {
-    const parsed = usageQuery.safeParse(req.query);
-    if (!parsed.success) throw new HttpError(422, zodToDetail(parsed.error, 'query'));
-    const q = parsed.data;
+  r.get(usageSeries.path, session, member, async (req, res) => {
+    const q = validate(usageSeries, req).query;
     const step = BUCKET_SECONDS[q.granularity];
     const nowS = Math.floor(s.now().getTime() / 1000);
     const to = q.to ?? bucketStart(nowS, q.granularity) + step;
@@ -67,7 +55,7 @@ export function usageRoutes(s: Services): Router {
       ]);
     }
     const ws = workspaceOf(res).workspaceId;
-    const series = await usageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy: q.groupBy });
+    const series = await readUsageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy: q.groupBy });
     let names: Map<string, string> | null = null;
     let live: Set<string> | null = null;
     if (q.groupBy === 'key') {
@@ -89,12 +77,12 @@ export function usageRoutes(s: Services): Router {
         total: x.total,
         points: x.points,
       })),
-    });
+    } satisfies z.input<typeof usageBody>);
   });
 
   const liveCap = new PerKeyCap(s.config.LIVE_STREAMS_PER_USER, 'live usage streams');
 
-  r.get('/v1/workspaces/:ws/usage/live', session, member, async (req, res) => {
+  r.get(usageLive.path, session, member, async (req, res) => {
     const ws = workspaceOf(res).workspaceId;
     const user = userOf(res);
     const release = liveCap.acquire(user.userId);

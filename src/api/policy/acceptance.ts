@@ -1,31 +1,13 @@
 import type { RequestHandler } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { acceptanceOf } from '../../projections/policy-acceptance/queries';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
 import { userOf } from '../accounts/access';
 import { usagePolicyOf } from './document';
+import type { policyStatusBody } from './schemas';
 
-/**
- * A body field that must equal the current usage-policy version (signup's acceptedPolicyVersion,
- * accept's version). Missing or different: 422 naming the field and the current version.
- */
-export const currentVersionField = (current: string) =>
-  z
-    .unknown()
-    .refine((v) => v === current, { message: `must be the current usage policy version, "${current}" (see GET /v1/policies/usage)` })
-    .transform(() => current);
-
-export interface PolicyStatus {
-  currentVersion: string;
-  effectiveDate: string;
-  acceptedVersion: string | null;
-  acceptedAt: string | null;
-  /** True when the user accepted the current version. */
-  accepted: boolean;
-  /** What to do, when not accepted. */
-  detail: string | null;
-}
+export type PolicyStatus = z.output<typeof policyStatusBody>;
 
 export async function policyStatus(s: Services, userId: string): Promise<PolicyStatus> {
   const policy = usagePolicyOf(s.config);

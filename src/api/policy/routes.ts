@@ -1,13 +1,15 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { acceptanceDecider, decideAcceptPolicy } from '../../domain/policy/acceptance';
 import { streams } from '../../domain/streams';
 import { handleCommand } from '../../eventstore/command-handler';
 import type { Services } from '../../services';
 import { requireSession, userOf } from '../accounts/access';
 import { metaOf, settle } from '../accounts/common';
-import { currentVersionField, policyStatus } from './acceptance';
+import { validate } from '../contract';
+import { policyStatus } from './acceptance';
 import { usagePolicyOf } from './document';
+import { acceptPolicyFor, policyStatusBody, usagePolicy, usagePolicyBody } from './schemas';
 
 /** The portal page that shows the rules. */
 export const USAGE_POLICY_PAGE = '/usage-policy';
@@ -16,14 +18,14 @@ export const USAGE_POLICY_PAGE = '/usage-policy';
 export function policyRoutes(s: Services): Router {
   const r = Router();
   const policy = usagePolicyOf(s.config);
-  const acceptBody = z.object({ version: currentVersionField(policy.version) });
+  const accept = acceptPolicyFor(policy.version);
 
-  r.get('/v1/policies/usage', (_req, res) => {
-    res.set('Cache-Control', 'no-cache').json({ ...policy, page: USAGE_POLICY_PAGE });
+  r.get(usagePolicy.path, (_req, res) => {
+    res.set('Cache-Control', 'no-cache').json({ ...policy, page: USAGE_POLICY_PAGE } satisfies z.input<typeof usagePolicyBody>);
   });
 
-  r.post('/v1/policies/usage/accept', requireSession(s), async (req, res) => {
-    const { version } = acceptBody.parse(req.body ?? {});
+  r.post(accept.path, requireSession(s), async (req, res) => {
+    const { version } = validate(accept, req).body;
     const user = userOf(res);
     const done = await handleCommand(
       s.store,
@@ -34,7 +36,7 @@ export function policyRoutes(s: Services): Router {
     );
     // The next key creation must see the acceptance.
     await settle(s, done.appended);
-    res.json(await policyStatus(s, user.userId));
+    res.json((await policyStatus(s, user.userId)) satisfies z.input<typeof policyStatusBody>);
   });
 
   return r;

@@ -4,6 +4,8 @@ import { auditProjection } from '../../../src/projections/audit/projection';
 import { rebuildProjection } from '../../../src/projections/rebuild';
 import { startTestServer, TestServer } from '../../support/harness';
 import { addMember, api, createWorkspace, fund, newUser, TestUser } from './helpers';
+import { expectMatchesContract } from '../../support/contract';
+import { auditLog } from '../../../src/api/accounts/audit-schemas';
 
 let server: TestServer;
 let ann: TestUser; // admin
@@ -49,6 +51,7 @@ describe('GET /v1/workspaces/:ws/audit', () => {
 
     const res = await audit(ann, ws);
     expect(res.status).toBe(200);
+    await expectMatchesContract(res, auditLog);
     const entries = res.body.entries as Entry[];
     expect(res.body.nextCursor).toBeNull();
     expect(entries.map((e) => e.action)).toEqual([
@@ -127,6 +130,7 @@ describe('GET /v1/workspaces/:ws/audit', () => {
     const csv = await audit(ann, ws, '?format=csv');
     expect(csv.status).toBe(200);
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    await expectMatchesContract(csv, auditLog);
     expect(csv.headers['content-disposition']).toBe(`attachment; filename="tollgate-audit-${ws}.csv"`);
     const lines = csv.text.trimEnd().split('\r\n');
     expect(lines[0]).toBe('time,actor_type,actor_id,actor_name,actor_email,action,target_type,target_id,target_name,outcome,details');

@@ -4,6 +4,8 @@ import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, login, newUser, PASSWORD, signup, uniqueEmail } from './helpers';
 import { POLICY_VERSION } from '../../support/policy';
+import { expectMatchesContract } from '../../support/contract';
+import { login as loginRoute, me as meRoute, signup as signupRoute } from '../../../src/api/accounts/schemas';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -22,6 +24,7 @@ describe('POST /v1/signup', () => {
     const res = await api(server).post('/v1/signup').send({ email: email.toUpperCase(), password: PASSWORD, name: 'Sig Nup', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ userId: expect.any(String), email, name: 'Sig Nup' });
+    await expectMatchesContract(res, signupRoute);
     const events = await server.services.store.readStream(streams.user(res.body.userId));
     expect(events.map((e) => [e.type, e.revision])).toEqual([
       ['UserRegistered', 0n],
@@ -77,6 +80,7 @@ describe('POST /v1/login', () => {
       user: { userId, email, name: 'First' },
       firstLogin: true,
     });
+    await expectMatchesContract(res, loginRoute);
     const cookie = cookieOf(res)!;
     expect(cookie).toContain(`tg_session=${res.body.sessionToken}`);
     expect(cookie).toMatch(/HttpOnly/i);
@@ -233,5 +237,6 @@ describe('GET /v1/me', () => {
         detail: null,
       },
     });
+    await expectMatchesContract(res, meRoute);
   });
 });

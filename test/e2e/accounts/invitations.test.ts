@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startTestServer, TestServer } from '../../support/harness';
 import { addMember, api, createWorkspace, login, newUser, signup, TestUser, uniqueEmail } from './helpers';
+import { expectMatchesContract } from '../../support/contract';
+import { invite as inviteRoute, listWorkspaceInvitations, myInvitations } from '../../../src/api/accounts/invitation-schemas';
 
 let server: TestServer;
 let ann: TestUser; // admin
@@ -26,6 +28,7 @@ describe('POST /v1/workspaces/:ws/invitations', () => {
     const res = await invite(ann, ws, carl.email.toUpperCase());
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ invitationId: expect.any(String), workspaceId: ws, email: carl.email, status: 'pending' });
+    await expectMatchesContract(res, inviteRoute);
 
     const token = await login(server, carl.email);
     const expected = {
@@ -42,11 +45,13 @@ describe('POST /v1/workspaces/:ws/invitations', () => {
     const mine = await api(server).get('/v1/invitations').set('Authorization', `Bearer ${token}`);
     expect(mine.status).toBe(200);
     expect(mine.body).toEqual({ invitations: [expected] });
+    await expectMatchesContract(mine, myInvitations);
     // Not a member yet.
     expect((await api(server).get(`/v1/workspaces/${ws}`).set('Authorization', `Bearer ${token}`)).status).toBe(404);
     // The workspace's members see the pending invitation; others see nothing.
     const wsList = await api(server).get(`/v1/workspaces/${ws}/invitations`).set(ann.auth);
     expect(wsList.body.invitations.map((i: { invitationId: string }) => i.invitationId)).toEqual([res.body.invitationId]);
+    await expectMatchesContract(wsList, listWorkspaceInvitations);
     expect((await api(server).get('/v1/invitations').set(eve.auth)).body).toEqual({ invitations: [] });
     expect((await api(server).get(`/v1/workspaces/${ws}/invitations`).set(eve.auth)).status).toBe(404);
   });

@@ -6,6 +6,8 @@ import { hashKey, KeyIndex } from '../../../src/projections/key-index/queries';
 import { startTestServer, TestServer } from '../../support/harness';
 import { addMember, api, appendKey, createWorkspace, fund, newUser, TestUser } from './helpers';
 import { POLICY_VERSION } from '../../support/policy';
+import { expectMatchesContract } from '../../support/contract';
+import { createKey as createKeyRoute, listKeys } from '../../../src/api/accounts/key-schemas';
 
 let server: TestServer;
 let keyIndex: KeyIndex;
@@ -34,6 +36,7 @@ describe('POST /v1/workspaces/:ws/keys', () => {
   test('201 with the secret once; the key works on the next request; only its SHA-256 is stored', async () => {
     const res = await createKey(bob, team, { name: 'production' });
     expect(res.status).toBe(201);
+    await expectMatchesContract(res, createKeyRoute);
     expect(res.headers['cache-control']).toBe('no-store');
     const { secret, keyId } = res.body;
     expect(secret).toMatch(/^tgk[0-9A-Za-z]{49}$/);
@@ -177,6 +180,7 @@ describe('GET /v1/workspaces/:ws/keys', () => {
       },
       expect.objectContaining({ keyId: k2.keyId, name: 'second', createdBy: { userId: carl.userId, name: carl.name }, lastUsed: null }),
     ]);
+    await expectMatchesContract(res, listKeys);
     const raw = JSON.stringify(res.body);
     for (const k of [k1, k2]) {
       expect(raw).not.toContain(k.secret);

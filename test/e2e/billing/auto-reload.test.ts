@@ -7,6 +7,8 @@ import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, fundedUser, newUser, TestUser } from './helpers';
 import { debit } from '../../support/debit';
 import { eventually, until } from '../../support/wait';
+import { expectMatchesContract } from '../../support/contract';
+import { ledger as ledgerRoute } from '../../../src/api/billing/schemas';
 
 let server: TestServer;
 let jobs: Queue<ReloadJobData>;
@@ -123,6 +125,7 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     ]);
     const ledger = await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth);
     expect(ledger.status).toBe(200);
+    await expectMatchesContract(ledger, ledgerRoute);
     expect(ledger.body.entries.map((e: { type: string; amount: string; balance: string }) => [e.type, e.amount, e.balance])).toEqual([
       ['DepositSucceeded', '100', '100'],
       ['TokensDebited', '-60', '40'],

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, deposit, newUser } from './helpers';
+import { expectMatchesContract } from '../../support/contract';
+import { attachPaymentMethod, makeDeposit, showBilling } from '../../../src/api/billing/schemas';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -24,6 +26,7 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
       autoReload: null,
     });
     expect(res.body.modeNote).toMatch(/Sandbox/);
+    await expectMatchesContract(res, showBilling);
   });
 
   test('card, then the initial deposit of 100 USD: funded; a retried POST with the same key charges once', async () => {
@@ -32,6 +35,7 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
     const a = await attach(server, u, u.personalWs);
     expect(a.status).toBe(200);
     expect(a.body).toEqual({ paymentMethod: { id: 'pm_card_visa', brand: 'visa', last4: '4242' }, mode: 'sandbox' });
+    await expectMatchesContract(a, attachPaymentMethod);
 
     const small = await deposit(server, u, u.personalWs, '99.99');
     expect(small.status).toBe(422);
@@ -42,6 +46,7 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
     expect(first.status).toBe(201);
     expect(first.body.deposit).toMatchObject({ status: 'succeeded', amount: '100', paymentIntentId: expect.stringMatching(/^pi_sbx_/) });
     expect(first.body.billing).toMatchObject({ balance: '100', funded: true, minimumDeposit: '10' });
+    await expectMatchesContract(first, makeDeposit);
 
     const again = await deposit(server, u, u.personalWs, '100', key);
     expect(again.status).toBe(201);
@@ -67,6 +72,7 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
     const d = await deposit(server, u, u.personalWs, '100');
     expect(d.status).toBe(402);
     expect(d.body.deposit).toMatchObject({ status: 'failed', code: 'generic_decline' });
+    await expectMatchesContract(d, makeDeposit);
     await attach(server, u, u.personalWs, 'pm_card_authenticationRequired');
     const a = await deposit(server, u, u.personalWs, '100');
     expect(a.status).toBe(402);

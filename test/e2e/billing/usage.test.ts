@@ -4,6 +4,8 @@ import { startTestServer, TestServer } from '../../support/harness';
 import { isProbe, untilLiveSubscribed } from '../../support/live-usage';
 import { api, newUser, TestUser } from './helpers';
 import { debit } from '../../support/debit';
+import { expectMatchesContract } from '../../support/contract';
+import { usageSeries } from '../../../src/api/billing/usage-schemas';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -36,6 +38,7 @@ describe('usage series', () => {
       ['key-b', { requests: 1, inputTokens: 1, outputTokens: 1, cost: '0.0000125' }],
     ]);
     expect(byKey.body.series[0].points).toHaveLength(24);
+    for (const res of [total, byKey]) await expectMatchesContract(res, usageSeries);
 
     const byModel = await usage(u, ws, 'granularity=day&groupBy=model');
     expect(byModel.body.series.map((x: { model: string; total: { requests: number } }) => [x.model, x.total.requests])).toEqual([
@@ -43,6 +46,7 @@ describe('usage series', () => {
       ['service_3_productivity', 1],
     ]);
     expect(byModel.body.series[0].points).toHaveLength(30);
+    await expectMatchesContract(byModel, usageSeries);
 
     const nowS = Math.floor(Date.now() / 1000);
     const from = new Date((nowS - 5 * 3600) * 1000).toISOString();

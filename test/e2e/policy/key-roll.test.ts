@@ -2,6 +2,8 @@ import { hashKey } from '../../../src/projections/key-index/queries';
 import { streams } from '../../../src/domain/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { addMember, api, appendKey, createWorkspace, fund, newUser, TestUser } from '../accounts/helpers';
+import { expectMatchesContract } from '../../support/contract';
+import { rollKey } from '../../../src/api/accounts/key-schemas';
 
 let server: TestServer;
 let ann: TestUser; // admin of `team`
@@ -45,6 +47,7 @@ describe('POST /v1/workspaces/:ws/keys/:keyId/roll', () => {
 
     const res = await roll(bob, team, key.keyId);
     expect(res.status).toBe(200);
+    await expectMatchesContract(res, rollKey);
     expect(res.headers['cache-control']).toBe('no-store');
     const { secret } = res.body;
     expect(secret).not.toBe(key.secret);

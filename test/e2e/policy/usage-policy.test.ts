@@ -7,6 +7,9 @@ import { hashPassword } from '../../../src/api/accounts/passwords';
 import { startTestServer, TestServer } from '../../support/harness';
 import { POLICY_VERSION } from '../../support/policy';
 import { api, createWorkspace, fund, login, newUser, PASSWORD, uniqueEmail } from '../accounts/helpers';
+import { expectMatchesContract } from '../../support/contract';
+import { acceptPolicy, usagePolicy } from '../../../src/api/policy/schemas';
+import { createKey, me } from '../../../src/api/accounts/schemas';
 
 const DOC = readFileSync(resolve(__dirname, '../../../docs/USAGE-POLICY.md'), 'utf8');
 
@@ -41,6 +44,7 @@ describe('GET /v1/policies/usage', () => {
     expect(res.body.version).toBe(/^Version: (\S+)$/m.exec(DOC)![1]);
     expect(res.body.effectiveDate).toBe(/^Effective: (\S+)$/m.exec(DOC)![1]);
     expect(res.body.page).toBe('/usage-policy');
+    await expectMatchesContract(res, usagePolicy);
     expect(res.body.rules.map((r: { number: number }) => r.number)).toEqual([1, 2, 3, 4, 5, 6]);
     const text = JSON.stringify(res.body.rules).toLowerCase();
     // The specification's six rules.
@@ -82,8 +86,8 @@ describe('accounts created before acceptance was recorded', () => {
   test('count as not accepted: /v1/me says so, key creation is 403 pointing at the rules, accepting once unblocks it', async () => {
     const u = await legacyUser(server);
     await fund(server, u.ws);
-    const me = await api(server).get('/v1/me').set(u.auth);
-    expect(me.body.usagePolicy).toEqual({
+    const me_ = await api(server).get('/v1/me').set(u.auth);
+    expect(me_.body.usagePolicy).toEqual({
       currentVersion: POLICY_VERSION,
       effectiveDate: expect.any(String),
       acceptedVersion: null,
@@ -91,11 +95,13 @@ describe('accounts created before acceptance was recorded', () => {
       accepted: false,
       detail: expect.stringContaining('You have not accepted the usage policy'),
     });
+    await expectMatchesContract(me_, me);
 
     let before = await head();
     const refused = await api(server).post(`/v1/workspaces/${u.ws}/keys`).set(u.auth).send({ name: 'blocked' });
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain('GET /v1/policies/usage');
+    await expectMatchesContract(refused, createKey);
     expect(refused.body.detail).toContain(`POST /v1/policies/usage/accept {"version": "${POLICY_VERSION}"}`);
     expect(await head()).toBe(before);
 
@@ -103,12 +109,14 @@ describe('accounts created before acceptance was recorded', () => {
       const bad = await api(server).post('/v1/policies/usage/accept').set(u.auth).send(body);
       expect(bad.status).toBe(422);
       expect(bad.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'version'], msg: expect.stringContaining(`"${POLICY_VERSION}"`) })]);
+      await expectMatchesContract(bad, acceptPolicy);
     }
     expect(await head()).toBe(before);
 
     const ok = await api(server).post('/v1/policies/usage/accept').set(u.auth).send({ version: POLICY_VERSION });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ accepted: true, acceptedVersion: POLICY_VERSION, detail: null });
+    await expectMatchesContract(ok, acceptPolicy);
     const stream = await server.services.store.readStream(streams.user(u.userId));
     expect(stream.filter((e) => e.type === 'UsagePolicyAccepted').map((e) => [e.data, e.metadata.actor])).toEqual([
       [{ userId: u.userId, version: POLICY_VERSION }, u.userId],

@@ -1,5 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { enc, post } from '../../api';
+import type { DepositAnswer } from '../../api-types';
 import { amountNano, checkDollars } from '../../amount';
 import { Field } from '../../components/ui';
 import { usd } from '../../format';
@@ -40,7 +41,7 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
     setBusy(true);
     msg.start();
     try {
-      const r = await post<{ deposit: { status: string; amount: string }; detail?: string }>(
+      const r = await post<DepositAnswer>(
         `/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`,
         { amount: check.value },
         { headers: { 'Idempotency-Key': idem.current } },
@@ -51,7 +52,7 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
         idem.current = crypto.randomUUID();
       } else {
         // 202: the provider did not answer in time; the same key settles it on retry.
-        msg.setOutcome({ kind: 'info', text: r.detail ?? 'The deposit is pending.' });
+        msg.setOutcome({ kind: 'info', text: ('detail' in r && r.detail) || 'The deposit is pending.' });
       }
     } catch (err) {
       msg.setError(err);

@@ -1,20 +1,17 @@
 // The usage API's answer made into points, the time window the charts show, and the CSV export.
 import { amountNano, formatUsd } from '../../amount';
+import type { ApiUsagePoint, Usage } from '../../api-types';
 
-export type Granularity = 'minute' | 'hour' | 'day';
-export type GroupBy = 'key' | 'model';
+export type Granularity = Usage['granularity'];
+export type GroupBy = NonNullable<Usage['groupBy']>;
 
-/** One bucket of one group, as the usage API answers (docs/BILLING.md). */
-export interface UsagePoint {
+/** One bucket of one group of GET …/usage, for the charts: its start in ms and its cost in nano-USD (summed exactly). */
+export interface UsagePoint extends Omit<ApiUsagePoint, 't' | 'cost'> {
   /** keyId or model */
   group: string;
-  /** the key's name, when grouped by key and the key still exists */
+  /** the key's name, when grouped by key */
   label?: string;
   start: number;
-  requests: number;
-  inputTokens: number;
-  outputTokens: number;
-  /** nano-USD, summed exactly */
   cost: bigint;
 }
 
@@ -31,35 +28,23 @@ export function range(g: Granularity, now = Date.now()) {
   return { from, to: end + w.ms, times: Array.from({ length: w.count }, (_, i) => from + i * w.ms) };
 }
 
-type Obj = Record<string, unknown>;
-const num = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' && v !== '' ? Number(v) : 0);
-const time = (v: unknown) => (typeof v === 'number' ? (v < 1e12 ? v * 1000 : v) : Date.parse(String(v)));
-
-/**
- * Flattens GET …/usage (docs/BILLING.md: {series: [{keyId, keyName} | {model}, total, points: [{t,
- * requests, inputTokens, outputTokens, cost}]]}) into points; zero buckets are dropped.
- */
-export function normaliseUsage(raw: unknown): UsagePoint[] {
-  const r = (raw ?? {}) as Obj;
+/** Flattens GET …/usage's series into points; zero buckets are dropped. */
+export function usagePoints(usage: Usage): UsagePoint[] {
   const out: UsagePoint[] = [];
-  const push = (group: string, p: Obj, label?: string) =>
-    out.push({
-      group,
-      ...(label ? { label } : {}),
-      start: time(p.start ?? p.t ?? p.bucket ?? p.time ?? p.ts),
-      requests: num(p.requests),
-      inputTokens: num(p.inputTokens ?? p.input_tokens),
-      outputTokens: num(p.outputTokens ?? p.output_tokens),
-      cost: amountNano(String(p.cost ?? p.costUsd ?? '0')),
-    });
-  if (Array.isArray(r.series)) {
-    for (const s of r.series as Obj[]) {
-      const group = String(s.group ?? s.key ?? s.keyId ?? s.model ?? s.config ?? s.name ?? 'all');
-      const label = typeof s.keyName === 'string' ? s.keyName : undefined;
-      for (const p of (s.points ?? s.buckets ?? []) as Obj[]) push(group, p, label);
+  for (const s of usage.series) {
+    const group = s.keyId ?? s.model ?? 'all';
+    const label = s.keyName ?? undefined;
+    for (const p of s.points) {
+      out.push({
+        group,
+        ...(label ? { label } : {}),
+        start: Date.parse(p.t),
+        requests: p.requests,
+        inputTokens: p.inputTokens,
+        outputTokens: p.outputTokens,
+        cost: amountNano(p.cost),
+      });
     }
-  } else {
-    for (const p of (r.buckets ?? r.points ?? r.usage ?? []) as Obj[]) push(String(p.group ?? p.key ?? p.keyId ?? p.model ?? p.config ?? 'all'), p);
   }
   return out.filter((p) => p.requests > 0 || p.inputTokens > 0 || p.outputTokens > 0 || p.cost > 0n);
 }

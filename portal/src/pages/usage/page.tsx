@@ -6,7 +6,8 @@ import { ErrorMessage, Field, Loading } from '../../components/ui';
 import { integer, nanoToNumber, usd } from '../../format';
 import { listKeys, type ApiKey } from '../../resources';
 import { useWorkspace } from '../../state';
-import { normaliseUsage, range, usageCsv, WINDOWS, type Granularity, type GroupBy, type UsagePoint } from './data';
+import type { Usage } from '../../api-types';
+import { range, usagePoints, usageCsv, WINDOWS, type Granularity, type GroupBy, type UsagePoint } from './data';
 
 const val = (e: Event) => (e.target as HTMLSelectElement).value;
 
@@ -31,11 +32,11 @@ export function UsagePage() {
   load.current = () => {
     const r = range(granularity);
     const mine = ++seq.current;
-    get(url(granularity, groupBy, r)).then(
-      (raw) => {
+    get<Usage>(url(granularity, groupBy, r)).then(
+      (usage) => {
         if (mine !== seq.current) return;
         setWin(r);
-        setPoints(normaliseUsage(raw));
+        setPoints(usagePoints(usage));
         setError(null);
         setUpdated(Date.now());
       },

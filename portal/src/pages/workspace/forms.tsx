@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { enc, patch, post } from '../../api';
+import type { Workspace } from '../../api-types';
 import { ConfirmDialog, ErrorMessage, Field, Message } from '../../components/ui';
 import { useSession, useWorkspace } from '../../state';
 
@@ -87,7 +88,7 @@ export function CreateForm() {
     setBusy(true);
     setError(null);
     try {
-      const w = await post<{ workspaceId: string }>('/v1/workspaces', { name: name.trim() });
+      const w = await post<Workspace>('/v1/workspaces', { name: name.trim() });
       await refresh();
       selectWorkspace(w.workspaceId);
       setName('');

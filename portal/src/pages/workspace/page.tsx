@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { del, enc, get, put } from '../../api';
-import type { Member, SentInvitation } from '../../api-types';
+import type { InvitationList, Member, MemberList } from '../../api-types';
 import { ConfirmDialog, ErrorMessage, Loading, Message, TrashIcon, useLoad } from '../../components/ui';
 import { dateTime } from '../../format';
 import { useSession, useWorkspace } from '../../state';
@@ -12,11 +12,11 @@ export function WorkspacePage() {
   const { me, refresh } = useSession();
   const isAdmin = ws.role === 'admin';
   const members = useLoad(
-    (signal) => get<{ members: Member[] }>(`/v1/workspaces/${enc(ws.workspaceId)}/members`, { signal }).then((r) => r.members),
+    (signal) => get<MemberList>(`/v1/workspaces/${enc(ws.workspaceId)}/members`, { signal }).then((r) => r.members),
     [ws.workspaceId],
   );
   const invitations = useLoad(
-    (signal) => get<{ invitations: SentInvitation[] }>(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { signal }).then((r) => r.invitations),
+    (signal) => get<InvitationList>(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { signal }).then((r) => r.invitations),
     [ws.workspaceId],
   );
   const [toRemove, setToRemove] = useState<Member | null>(null);
