@@ -1,4 +1,4 @@
-import { ANY, BACKWARDS, END, EventStoreDBClient, FORWARDS, jsonEvent, NO_STREAM, START, STREAM_EXISTS } from '@eventstore/db-client';
+import { BACKWARDS, END, EventStoreDBClient, FORWARDS, jsonEvent, NO_STREAM, START } from '@eventstore/db-client';
 import type {
   AllStreamResolvedEvent,
   AppendExpectedRevision,

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Client, Pool, PoolClient, types as pgTypes } from 'pg';
+import { Client, Pool, types as pgTypes } from 'pg';
 import {
   AppendResult,
   assertAppendable,

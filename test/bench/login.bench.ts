@@ -9,7 +9,6 @@
  */
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { policyVersionOf } from '../e2e/accounts/helpers';
 import { startTestServer, TestServer } from '../support/harness';
 import { POLICY_VERSION } from '../support/policy';
 

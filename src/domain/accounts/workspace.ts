@@ -11,7 +11,7 @@ import type {
 } from './events';
 import { assertNever, type EventRecord } from '../event';
 import { normalizeEmail } from './user';
-import { decideTeam, evolveTeam, TEAM_EVENT_TYPES, type TeamCommand, type TeamEvent } from './team';
+import { decideTeam, evolveTeam, type TeamCommand, type TeamEvent } from './team';
 import { decideApiKey, type ApiKeyCommand, type ApiKeyEvent } from './api-keys';
 import { cleanName, requireAdmin, WORKSPACE_NAME_MAX, type InvitationStatus, type WorkspaceState } from './workspace-state';
 

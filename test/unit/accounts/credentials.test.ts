@@ -1,7 +1,6 @@
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../../src/api/accounts/passwords';
 import { crc32 } from 'node:zlib';
 import { displayPrefix, generateKeySecret, KEY_LENGTH, keyShape, lastFour } from '../../../src/api/accounts/keys';
-import { readCookie } from '../../../src/api/accounts/sessions';
 
 describe('passwords (scrypt)', () => {
   test('a hash verifies its own password and nothing else, and never contains it', async () => {
