@@ -1,12 +1,11 @@
 import { ErrorRequestHandler, Router } from 'express';
-import { StoreUnavailable } from '../../eventstore/port';
 import { MODEL_CONFIGS } from '../../domain/inference/models';
 import type { Services } from '../../services';
 import { HttpError } from '../middleware/errors';
 import type { Executed } from '../../usecases/inference/engine';
 import { validate } from '../contract';
 import { PATHS } from './paths';
-import { RouteKit, UNRECORDED, upstreamDetail } from './route-kit';
+import { endBrokenStream, RouteKit, streamFailure } from './route-kit';
 import { chatCompletions, getModel, listModels, unsupportedChatFeature } from './schemas';
 import { disconnectSignal, EventStreamWriter } from '../sse';
 
@@ -72,28 +71,20 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
           first = false;
         },
       });
-      const reason = out.result.finishReason;
-      if (reason === 'client_disconnected') return void res.end();
-      let failure: string | null = null;
-      if (reason === 'upstream_error') failure = upstreamDetail(out.result.error);
-      else if (!out.recorded) failure = UNRECORDED;
-      if (failure && !writer.isStarted) {
-        throw reason === 'upstream_error' ? new HttpError(502, failure) : new StoreUnavailable(failure);
-      }
+      const failure = streamFailure(out, writer.isStarted);
+      if (failure === 'gone') return void res.end();
       if (failure) {
-        await writer.send(openAiError(failure, 'api_error')).catch(() => undefined);
+        await writer.send(openAiError(failure.detail, 'api_error')).catch(() => undefined);
         return writer.end();
       }
+      const reason = out.result.finishReason;
       // As OpenAI: usage only when asked (stream_options.include_usage), only in a last chunk with no choices.
       await writer.send(chunk(first ? { role: 'assistant', content: '' } : {}, reason));
       if (body.includeUsage) await writer.send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(out) });
       await writer.send('[DONE]');
       writer.end();
     } catch (err) {
-      if (!writer.isStarted) throw err;
-      s.log.error({ err, requestId: prepared.facts.requestId }, 'stream failed after it started');
-      await writer.send(openAiError('The stream failed; please retry', 'api_error')).catch(() => undefined);
-      writer.end();
+      await endBrokenStream(s, writer, err, prepared.facts.requestId, openAiError('The stream failed; please retry', 'api_error'));
     }
   });
 

@@ -8,7 +8,7 @@ import { HttpError } from '../middleware/errors';
 import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
 import type { Executed, InferenceEngine } from '../../usecases/inference/engine';
 import type { InferenceRateLimiter } from './rate-limit';
-import { disconnectSignal } from '../sse';
+import { disconnectSignal, EventStreamWriter } from '../sse';
 
 /** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
 
@@ -28,6 +28,28 @@ export function upstreamDetail(err: unknown): string {
 }
 
 export const UNRECORDED = 'The reply could not be recorded: the event store cannot be written';
+
+/**
+ * How a streamed generation ended: 'gone' (the caller left), null (the reply is complete), or the
+ * failure to report inside the stream. A failure before anything was sent is thrown instead, so
+ * the caller gets a plain error answer: 502 for the upstream, 503 for a reply that was not recorded.
+ */
+export function streamFailure(out: Executed, started: boolean): 'gone' | { detail: string } | null {
+  const reason = out.result.finishReason;
+  if (reason === 'client_disconnected') return 'gone';
+  const detail = reason === 'upstream_error' ? upstreamDetail(out.result.error) : !out.recorded ? UNRECORDED : null;
+  if (detail === null) return null;
+  if (!started) throw reason === 'upstream_error' ? new HttpError(502, detail) : new StoreUnavailable(detail);
+  return { detail };
+}
+
+/** A stream that broke after it started: logged, told to the caller in its own format, ended. Before it started, the error is rethrown. */
+export async function endBrokenStream(s: Services, writer: EventStreamWriter, err: unknown, requestId: string, frame: unknown, event?: string): Promise<void> {
+  if (!writer.isStarted) throw err;
+  s.log.error({ err, requestId }, 'stream failed after it started');
+  await writer.send(frame, event).catch(() => undefined);
+  writer.end();
+}
 
 export type RouteKit = ReturnType<typeof routeKit>;
 

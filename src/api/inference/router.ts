@@ -1,10 +1,8 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
-import { HttpError } from '../middleware/errors';
-import { StoreUnavailable } from '../../eventstore/port';
 import { mountOpenAiRoutes } from './openai-routes';
 import { validate } from '../contract';
-import { routeKit, RouterDeps, UNRECORDED, upstreamDetail } from './route-kit';
+import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
 import { inference, streaming } from './schemas';
 import { disconnectSignal, EventStreamWriter } from '../sse';
 
@@ -48,21 +46,12 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
           await writer.send({ created: now(), idx: i, index: i, text });
         },
       });
-      const reason = out.result.finishReason;
-      if (reason === 'client_disconnected') return void res.end();
-      let failure: string | null = null;
-      if (reason === 'upstream_error') failure = upstreamDetail(out.result.error);
-      else if (!out.recorded) failure = UNRECORDED;
-      if (failure && !writer.isStarted) {
-        throw reason === 'upstream_error' ? new HttpError(502, failure) : new StoreUnavailable(failure);
-      }
-      if (failure) await writer.send({ detail: failure }, 'error').catch(() => undefined);
+      const failure = streamFailure(out, writer.isStarted);
+      if (failure === 'gone') return void res.end();
+      if (failure) await writer.send(failure, 'error').catch(() => undefined);
       writer.end();
     } catch (err) {
-      if (!writer.isStarted) throw err;
-      s.log.error({ err, requestId: prepared.facts.requestId }, 'stream failed after it started');
-      await writer.send({ detail: 'The stream failed; please retry' }, 'error').catch(() => undefined);
-      writer.end();
+      await endBrokenStream(s, writer, err, prepared.facts.requestId, { detail: 'The stream failed; please retry' }, 'error');
     }
   });
 
