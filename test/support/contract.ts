@@ -77,3 +77,19 @@ function allContracts(): readonly RouteContract[] {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require('../../src/api/openapi/areas') as typeof import('../../src/api/openapi/areas')).API_ROUTES;
 }
+
+/**
+ * A tour of one area's routes, called for real: `conforms` checks that an answer has the status the
+ * tour expects and matches its contract; `missed` lists the documented routes the tour never called.
+ */
+export function contractTour() {
+  const checked = new Set<RouteContract>();
+  return {
+    async conforms(contract: RouteContract, res: Answer & { text: string }, status: number): Promise<unknown> {
+      checked.add(contract);
+      if (res.status !== status) throw new Error(`${contract.method.toUpperCase()} ${contract.path}: ${res.status} where ${status} was due: ${res.text}`);
+      return expectMatchesContract(res, contract);
+    },
+    missed: (routes: readonly RouteContract[]) => routes.filter((c) => !checked.has(c)).map((c) => `${c.method.toUpperCase()} ${c.path}`),
+  };
+}

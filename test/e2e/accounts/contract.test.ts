@@ -1,9 +1,8 @@
-import type { RouteContract } from '../../../src/api/contract';
 import * as a from '../../../src/api/accounts/schemas';
 import { auditLog } from '../../../src/api/accounts/audit-schemas';
 import * as inv from '../../../src/api/accounts/invitation-schemas';
 import * as k from '../../../src/api/accounts/key-schemas';
-import { expectMatchesContract, type Answer } from '../../support/contract';
+import { contractTour } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, createWorkspace, fund, newUser, PASSWORD, policyVersionOf, uniqueEmail } from './helpers';
 
@@ -17,13 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const checked = new Set<RouteContract>();
-/** The answer has the status the tour expects, and matches the contract. */
-async function conforms(contract: RouteContract, res: Answer & { text: string }, status: number) {
-  checked.add(contract);
-  if (res.status !== status) throw new Error(`${contract.method.toUpperCase()} ${contract.path}: ${res.status} where ${status} was due: ${res.text}`);
-  return expectMatchesContract(res, contract);
-}
+const { conforms, missed } = contractTour();
 
 test('users, sessions, workspaces, members and invitations answer as documented', async () => {
   const email = uniqueEmail('tour');
@@ -105,6 +98,6 @@ test('keys and the audit log answer as documented', async () => {
 });
 
 test('the tour called every route the accounts area documents', () => {
-  const missed = a.routes.filter((c) => !checked.has(c)).map((c) => `${c.method.toUpperCase()} ${c.path}`);
-  expect(missed).toEqual([]);
+  const notCalled = missed(a.routes);
+  expect(notCalled).toEqual([]);
 });

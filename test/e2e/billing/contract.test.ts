@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { RouteContract } from '../../../src/api/contract';
 import * as b from '../../../src/api/billing/schemas';
 import { usageLive, usageSeries } from '../../../src/api/billing/usage-schemas';
-import { streams } from '../../../src/domain/streams';
-import { expectMatchesContract, type Answer } from '../../support/contract';
+import { contractTour } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, deposit, newUser } from './helpers';
+import { debit } from '../../support/debit';
 
 /**
  * Every billing route, called for real, answers what its contract documents: each status it is
@@ -18,29 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const checked = new Set<RouteContract>();
-/** The answer has the status the tour expects, and matches the contract. */
-async function conforms(contract: RouteContract, res: Answer & { text: string }, status: number) {
-  checked.add(contract);
-  if (res.status !== status) throw new Error(`${contract.method.toUpperCase()} ${contract.path}: ${res.status} where ${status} was due: ${res.text}`);
-  return expectMatchesContract(res, contract);
-}
+const { conforms, missed } = contractTour();
 
-async function debit(ws: string, keyId: string) {
-  const requestId = randomUUID();
-  const r = await server.services.store.append(
-    streams.inference(requestId),
-    [
-      {
-        id: randomUUID(),
-        type: 'TokensDebited',
-        data: { requestId, workspaceId: ws, keyId, config: 'service_3_pi', inputTokens: 10, outputTokens: 5, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: '75000' },
-      },
-    ],
-    { expectedRevision: 'no_stream' },
-  );
-  await server.services.progress.waitFor(r.position, 5000);
-}
 
 test('card, deposits, auto-reload, ledger and usage answer as documented', async () => {
   const u = await newUser(server, 'payer');
@@ -63,7 +40,7 @@ test('card, deposits, auto-reload, ledger and usage answer as documented', async
   await conforms(b.makeDeposit, await deposit(server, declined, declined.personalWs, '100'), 402);
   await conforms(b.listDeposits, await api(server).get(`/v1/workspaces/${declined.personalWs}/billing/deposits`).set(declined.auth), 200);
 
-  await debit(ws, 'key-a');
+  await debit(server.services, ws, { keyId: 'key-a', inputTokens: 10, outputTokens: 5 });
   await conforms(b.ledger, await api(server).get(`/v1/workspaces/${ws}/billing/ledger?limit=1`).set(u.auth), 200);
   await conforms(b.ledger, await api(server).get(`/v1/workspaces/${ws}/billing/ledger?cursor=x`).set(u.auth), 422);
   for (const q of ['granularity=minute', 'groupBy=key', 'groupBy=model&granularity=day', 'granularity=week']) {
@@ -81,7 +58,7 @@ test('the live stream is text/event-stream and its usage events parse with the d
   await conforms(usageLive, await api(server).get(`/v1/workspaces/${ws}/usage/live`).set(u.auth), 429); // the one stream allowed is open
   await conforms(usageLive, await api(server).get('/v1/workspaces/unknown/usage/live').set(u.auth), 404);
   await new Promise((r) => setTimeout(r, 100)); // the subscription is made after the headers
-  await debit(ws, 'key-live');
+  await debit(server.services, ws, { keyId: 'key-live', inputTokens: 10, outputTokens: 5 });
   for (let i = 0; i < 50 && !text.includes('event: usage'); i++) await new Promise((r) => setTimeout(r, 50));
   req.destroy();
   expect(text).toContain('event: usage');
@@ -90,6 +67,6 @@ test('the live stream is text/event-stream and its usage events parse with the d
 });
 
 test('the tour called every route the billing area documents', () => {
-  const missed = b.routes.filter((c) => !checked.has(c)).map((c) => `${c.method.toUpperCase()} ${c.path}`);
-  expect(missed).toEqual([]);
+  const notCalled = missed(b.routes);
+  expect(notCalled).toEqual([]);
 });

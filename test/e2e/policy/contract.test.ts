@@ -1,6 +1,5 @@
 import * as p from '../../../src/api/policy/schemas';
-import type { RouteContract } from '../../../src/api/contract';
-import { expectMatchesContract, type Answer } from '../../support/contract';
+import { contractTour } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, newUser, policyVersionOf } from '../accounts/helpers';
 
@@ -11,13 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const checked = new Set<RouteContract>();
-/** The answer has the status the tour expects, and matches the contract. */
-async function conforms(contract: RouteContract, res: Answer & { text: string }, status: number) {
-  checked.add(contract);
-  if (res.status !== status) throw new Error(`${contract.method.toUpperCase()} ${contract.path}: ${res.status} where ${status} was due: ${res.text}`);
-  return expectMatchesContract(res, contract);
-}
+const { conforms, missed } = contractTour();
 
 test('the policy, and accepting it, answer as documented', async () => {
   await conforms(p.usagePolicy, await api(server).get('/v1/policies/usage'), 200);
@@ -28,6 +21,6 @@ test('the policy, and accepting it, answer as documented', async () => {
 });
 
 test('the tour called every route the policy area documents', () => {
-  const missed = p.routes.filter((c) => !checked.has(c)).map((c) => `${c.method.toUpperCase()} ${c.path}`);
-  expect(missed).toEqual([]);
+  const notCalled = missed(p.routes);
+  expect(notCalled).toEqual([]);
 });
