@@ -48,6 +48,12 @@ export const envSchema = z
     HOST: z.string().default('0.0.0.0'),
     /** Prometheus /metrics on a listener of its own (on HOST); unset: no listener. */
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    /**
+     * How long an idle keep-alive connection to the API stays open. Above a load balancer's idle
+     * timeout (60 s on the common ones), so the balancer, not tollgate, closes an idle connection:
+     * otherwise a request sent on it as tollgate closes it fails with ECONNRESET.
+     */
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(65_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ROLE: z.enum(['all', 'api', 'projector', 'worker']).default('all'),
 

@@ -100,7 +100,7 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
       readiness.start();
       closers.push(async () => readiness.stop());
       const app = createApp(s, modules, startHead);
-      const api = createServer(app);
+      const api = createServer({ keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS }, app);
       answerClientErrors(api);
       server = await listenOn(api, 'PORT', config.PORT, config.HOST);
       port = portOf(server, config.PORT);
