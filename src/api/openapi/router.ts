@@ -52,10 +52,12 @@ const docsHeaders: RequestHandler = (_req, res, next) => {
 
 /** GET /openapi.json, and the reference page at /docs/ with Swagger UI's files served from node_modules (no CDN). */
 export function openApiRouter(): Router {
-  const doc = openApiDocument();
+  // Built on the first request, not at start-up: 25–65 ms that every process (and every test
+  // server) would otherwise pay before it listens, for a document most of them never serve.
+  let doc: OpenApiDocument | undefined;
   const r = Router();
   r.get(openApiJson.path, (_req, res) => {
-    res.json(doc);
+    res.json((doc ??= openApiDocument()));
   });
   const ui = {
     customSiteTitle: 'tollgate API reference',
