@@ -8,10 +8,10 @@ module.exports = {
   // Prints the one line saying the PostgreSQL rows were skipped, when TEST_DATABASE_URL is unset.
   globalSetup: '<rootDir>/test/support/pg-skip-note.js',
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...base, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
-    { ...base, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
-    { ...base, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/*/unit/**/*.test.ts'] },
+    { ...base, displayName: 'int', testMatch: ['<rootDir>/test/*/int/**/*.test.ts'] },
+    { ...base, displayName: 'contract', testMatch: ['<rootDir>/test/*/contract/**/*.test.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/*/e2e/**/*.test.ts'] },
+    { ...base, displayName: 'browser', testMatch: ['<rootDir>/test/*/browser/**/*.test.ts'] },
   ],
 };

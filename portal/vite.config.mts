@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 // The developer portal: Preact + hand-drawn SVG charts, built into dist/portal and served by the
-// api role at / (src/api/portal). `npm run build` runs this after tsc. The portal imports one module from
-// outside portal/: src/domain/money.ts (pure TypeScript, no Node APIs); the build bundles it, and the dev
+// api role at / (src/portal). `npm run build` runs this after tsc. The portal imports one module from
+// outside portal/: src/platform/money.ts (pure TypeScript, no Node APIs); the build bundles it, and the dev
 // server may serve it because the repository root, with package.json, is its workspace root.
 const root = fileURLToPath(new URL('.', import.meta.url));
 

@@ -1,18 +1,18 @@
 import { createServer, Server } from 'node:http';
-import { answerClientErrors } from './api/middleware/client-error';
-import { createApp } from './api/app';
-import { Config, loadConfig } from './config';
-import { createLogger, Logger } from './log';
-import { registerCollectors } from './metrics/collectors';
-import { metricsHandler } from './metrics/server';
-import { RedisProgress } from './projections/progress';
-import { ReadModelReadiness } from './projections/readiness';
-import { ProjectionRunner } from './projections/runner';
+import { answerClientErrors } from './platform/http/middleware/client-error';
+import { createApp } from './app';
+import { Config, loadConfig } from './platform/config';
+import { createLogger, Logger } from './platform/log';
+import { registerCollectors } from './platform/metrics/collectors';
+import { metricsHandler } from './platform/metrics/server';
+import { RedisProgress } from './platform/projections/progress';
+import { ReadModelReadiness } from './platform/projections/readiness';
+import { ProjectionRunner } from './platform/projections/runner';
 import { loadModules } from './load-modules';
 import * as parts from './module-parts';
 import { buildServices, Module, Services } from './services';
-import { describeStartupError, ListenFailed } from './startup-error';
-import { usagePolicyOf } from './api/policy/document';
+import { describeStartupError, ListenFailed } from './platform/startup-error';
+import { usagePolicyOf } from './policy/policy-document';
 
 export type Role = Config['ROLE'];
 
@@ -157,8 +157,8 @@ export { describeStartupError, ListenFailed };
 /** The BullMQ queues whose depth /metrics reports (loaded on use, like the modules). */
 function queueNames(): string[] {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { RELOAD_QUEUE } = require('./workers/auto-reload/queue') as typeof import('./workers/auto-reload/queue');
-  const { SWEEPER_QUEUE } = require('./workers/sweeper') as typeof import('./workers/sweeper');
+  const { RELOAD_QUEUE } = require('./billing/workers/auto-reload/queue') as typeof import('./billing/workers/auto-reload/queue');
+  const { SWEEPER_QUEUE } = require('./inference/workers/sweeper') as typeof import('./inference/workers/sweeper');
   /* eslint-enable @typescript-eslint/no-require-imports */
   return [RELOAD_QUEUE, SWEEPER_QUEUE];
 }

@@ -1,4 +1,4 @@
-import type { Projection, Reactor } from './projections/projection';
+import type { Projection, Reactor } from './platform/projections/projection';
 import type { Module, Services } from './services';
 
 export function projectionsOf(s: Services, modules: readonly Module[]): Projection[] {

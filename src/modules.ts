@@ -1,10 +1,10 @@
-import { accountsModule } from './api/accounts/module';
-import { adminModule } from './api/admin/router';
-import { billingModule } from './api/billing/module';
-import { inferenceModule } from './api/inference/module';
-import { policyModule } from './api/policy/module';
-import { portalModule } from './api/portal/module';
-import { coreReadModels } from './projections/core-module';
+import { accountsModule } from './accounts/module';
+import { adminModule } from './admin/router';
+import { billingModule } from './billing/module';
+import { inferenceModule } from './inference/module';
+import { policyModule } from './policy/module';
+import { portalModule } from './portal/module';
+import { coreReadModels } from './core-read-models';
 import type { Module } from './services';
 
 /**

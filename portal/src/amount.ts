@@ -1,4 +1,4 @@
-import { formatUsd, parseUsd } from '../../src/domain/money';
+import { formatUsd, parseUsd } from '../../src/platform/money';
 import { usd } from './format';
 
 /** The domain's money functions are the portal's: one parser and one formatter for nano-USD. */

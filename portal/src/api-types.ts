@@ -1,5 +1,5 @@
 /**
- * The /v1 API's payload shapes, taken from the server's route contracts (src/api/{accounts,billing,policy}/schemas.ts):
+ * The /v1 API's payload shapes, taken from the server's route contracts (src/{accounts,billing,policy}/routes/*-schemas.ts):
  * the zod schemas that check and document each answer also type what the portal reads, so a field renamed on
  * the server fails `npm run typecheck` here. `import type` only: nothing of the server reaches the bundle.
  */
@@ -20,7 +20,7 @@ import type {
   role,
   userView,
   workspaceSummary,
-} from '../../src/api/accounts/schemas';
+} from '../../src/accounts/routes/schemas';
 import type {
   billingViewBody,
   depositPending,
@@ -29,8 +29,8 @@ import type {
   ledgerPageBody,
   usageBody,
   usagePoint,
-} from '../../src/api/billing/schemas';
-import type { policyStatusBody, usagePolicyBody } from '../../src/api/policy/schemas';
+} from '../../src/billing/routes/billing-schemas';
+import type { policyStatusBody, usagePolicyBody } from '../../src/policy/routes/policy-schemas';
 
 // GET /v1/me and the session
 export type Role = z.output<typeof role>;
@@ -74,7 +74,7 @@ export type PolicyStatus = z.output<typeof policyStatusBody>;
 
 /**
  * GET /portal/workspaces/:ws/requests/:requestId: one call's tokens and cost (its TokensDebited event). A
- * portal route, not /v1: declared here until its own contract exists (src/api/portal).
+ * portal route, not /v1: declared here until its own contract exists (src/portal).
  */
 export interface CallUsage {
   requestId: string;

@@ -1,9 +1,9 @@
-import { Config, ConfigError, loadConfig } from '../config';
-import { openEventStore } from '../eventstore';
-import type { EventStore } from '../eventstore/port';
-import { createLogger } from '../log';
+import { Config, ConfigError, loadConfig } from '../platform/config';
+import { openEventStore } from '../platform/eventstore';
+import type { EventStore } from '../platform/eventstore/port';
+import { createLogger } from '../platform/log';
 import { buildServices, Services } from '../services';
-import { describeStartupError } from '../startup-error';
+import { describeStartupError } from '../platform/startup-error';
 
 function config(): Config {
   try {

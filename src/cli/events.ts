@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { RecordedEvent } from '../eventstore/port';
+import type { RecordedEvent } from '../platform/eventstore/port';
 import { fail, withStore } from './context';
 
 function line(e: RecordedEvent): string {

@@ -2,8 +2,8 @@ import { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { loadModules } from '../load-modules';
 import { projectionsOf } from '../module-parts';
-import { rebuildProjection } from '../projections/rebuild';
-import { projectionStatus, ProjectionStatus } from '../projections/status';
+import { rebuildProjection } from '../platform/projections/rebuild';
+import { projectionStatus, ProjectionStatus } from '../platform/projections/status';
 import type { Module } from '../services';
 import { fail, withServices } from './context';
 

@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../domain/inference/events';
+import type { ModelConfig } from './events';
 import type { RenderedPrompt } from './prompt';
 
 /**

@@ -1,4 +1,4 @@
-import type { FinishReason } from '../domain/inference/events';
+import type { FinishReason } from './events';
 import { GenerateParams, ModelBackend, UpstreamError } from './backend';
 import { OutputEnforcer } from './enforce';
 

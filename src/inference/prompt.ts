@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../domain/inference/events';
+import type { ModelConfig } from './events';
 import type { ContextEntry, UserMetadata } from './request';
 import type { SearchResult } from './search/port';
 import { formatLocalTime, formatStamp } from './timezone';

@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../domain/inference/events';
+import type { ModelConfig } from './events';
 
 /** What every inference route (spec or OpenAI-compatible) is normalized to after validation. */
 

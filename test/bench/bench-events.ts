@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NewEvent } from '../../src/eventstore/port';
+import type { NewEvent } from '../../src/platform/eventstore/port';
 
 /** A TokensDebited-sized event with the metadata every event carries. */
 export function event(k: number): NewEvent {

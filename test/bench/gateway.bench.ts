@@ -23,12 +23,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import express from 'express';
-import { createInferenceModule } from '../../src/api/inference/module';
-import { loadConfig } from '../../src/config';
+import { createInferenceModule } from '../../src/inference/module';
+import { loadConfig } from '../../src/platform/config';
 import type { BackendFinish, GenerateParams, ModelBackend } from '../../src/inference/backend';
 import { start } from '../../src/main';
-import { coreReadModels } from '../../src/projections/core-module';
-import { seedFundedKey } from '../int/inference/support/seed';
+import { coreReadModels } from '../../src/core-read-models';
+import { seedFundedKey } from '../inference/int/support/seed';
 import { numberArg, percentile, replaceDocSection, timeToFirstChunk } from './bench-http';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
 

@@ -12,8 +12,8 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import Redis from 'ioredis';
-import { Keyspace } from '../../src/projections/keyspace';
-import { Reservations } from '../../src/projections/balances/reservations';
+import { Keyspace } from '../../src/platform/projections/keyspace';
+import { Reservations } from '../../src/billing/projections/balances/reservations';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../support/redis';
 
 const arg = (name: string, dflt: number) => {
@@ -27,7 +27,7 @@ const MONTH = '2030-01';
 
 function oldScript(): string | null {
   try {
-    const src = execFileSync('git', ['show', '8075234:src/projections/balances/reservations.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const src = execFileSync('git', ['show', '8075234:src/billing/projections/balances/reservations.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     return /const RESERVE = `([\s\S]*?)`;/.exec(src)?.[1] ?? null;
   } catch {
     return null;

@@ -27,9 +27,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/platform/config';
 import { start } from '../../src/main';
-import { seedFundedKey } from '../int/inference/support/seed';
+import { seedFundedKey } from '../inference/int/support/seed';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../support/redis';
 import { numberArg, percentile, replaceDocSection, timeToFirstChunk } from './bench-http';
 

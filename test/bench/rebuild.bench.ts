@@ -12,11 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import type { NewEvent } from '../../src/eventstore/port';
-import { SqliteEventStore } from '../../src/eventstore/sqlite';
-import { Keyspace } from '../../src/projections/keyspace';
-import type { Projection } from '../../src/projections/projection';
-import { rebuildProjection } from '../../src/projections/rebuild';
+import type { NewEvent } from '../../src/platform/eventstore/port';
+import { SqliteEventStore } from '../../src/platform/eventstore/sqlite';
+import { Keyspace } from '../../src/platform/projections/keyspace';
+import type { Projection } from '../../src/platform/projections/projection';
+import { rebuildProjection } from '../../src/platform/projections/rebuild';
 
 export interface RebuildBenchResult {
   events: number;

@@ -14,10 +14,10 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
-import type { NewEvent } from '../../src/eventstore/port';
-import { PostgresEventStore } from '../../src/eventstore/postgres';
-import { Keyspace } from '../../src/projections/keyspace';
-import { rebuildProjection } from '../../src/projections/rebuild';
+import type { NewEvent } from '../../src/platform/eventstore/port';
+import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
+import { Keyspace } from '../../src/platform/projections/keyspace';
+import { rebuildProjection } from '../../src/platform/projections/rebuild';
 import { cleanupPrefix } from '../support/redis';
 import { event } from './bench-events';
 import { benchBalances } from './rebuild.bench';

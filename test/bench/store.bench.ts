@@ -24,8 +24,8 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NewEvent } from '../../src/eventstore/port';
-import { SCHEMA, SqliteEventStore } from '../../src/eventstore/sqlite';
+import type { NewEvent } from '../../src/platform/eventstore/port';
+import { SCHEMA, SqliteEventStore } from '../../src/platform/eventstore/sqlite';
 import { event } from './bench-events';
 import { benchPostgres } from './store-postgres.bench';
 
@@ -214,7 +214,7 @@ function rawReadBench(file: string): { events: number; ms: number } {
 }
 
 /**
- * HOOK for the projection runner (src/projections/runner.ts, src/projections/rebuild.ts): the real
+ * HOOK for the projection runner (src/platform/projections/runner.ts, src/platform/projections/rebuild.ts): the real
  * rebuild of 1,000,000 events into Redis. test/bench/rebuild.bench.ts exports `benchRebuild(n)`; it is
  * run here when it exists and Redis answers (REDIS_URL, default redis://127.0.0.1:6379).
  * Replace or extend this function to report more projections.

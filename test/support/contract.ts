@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { z } from 'zod';
-import type { ResponseContract, RouteContract } from '../../src/api/contract';
-import { errorBody, validationErrorBody } from '../../src/api/error-schemas';
+import type { ResponseContract, RouteContract } from '../../src/platform/http/contract';
+import { errorBody, validationErrorBody } from '../../src/platform/http/error-schemas';
 
 /**
  * Checks a real answer (fetch or supertest) against its route contract and returns its body (parsed JSON, the event
@@ -75,7 +75,7 @@ export function contractFor(method: string, path: string, routes: readonly Route
 
 function allContracts(): readonly RouteContract[] {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('../../src/api/openapi/areas') as typeof import('../../src/api/openapi/areas')).API_ROUTES;
+  return (require('../../src/openapi/areas') as typeof import('../../src/openapi/areas')).API_ROUTES;
 }
 
 /**

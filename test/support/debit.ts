@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { tokenCost } from '../../src/domain/pricing';
-import { streams } from '../../src/domain/streams';
+import { tokenCost } from '../../src/inference/pricing';
+import { streams } from '../../src/platform/streams';
 import type { Services } from '../../src/services';
 
 /** The per-token prices the test debits are written at (the service's defaults). */

@@ -1,5 +1,5 @@
-import { DomainError, DomainErrorCode } from '../../src/domain/errors';
-import { type Event, type EventRecord, recorded } from '../../src/domain/event';
+import { DomainError, DomainErrorCode } from '../../src/platform/errors';
+import { type Event, type EventRecord, recorded } from '../../src/platform/event';
 
 /**
  * given(events).when(command).then(events) | .thenNothing() | .thenFails(code, detail) — for a

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/platform/config';
 import { start, Running } from '../../src/main';
 import type { Module, Services } from '../../src/services';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
@@ -38,7 +38,7 @@ export async function startTestServer(
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
     // Suites play many users from one address at once: the abuse limits stay out of their way
-    // unless a test sets them (test/e2e/accounts/login-throttle.test.ts does).
+    // unless a test sets them (test/accounts/e2e/login-throttle.test.ts does).
     LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: '1000000',
     PASSWORD_HASH_QUEUE: '10000',
     INVITATIONS_PER_ADMIN_PER_HOUR: '1000000',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { liveChannel } from '../../src/projections/usage/projection';
+import { liveChannel } from '../../src/billing/projections/usage/projection';
 import type { Services } from '../../src/services';
 
 /**

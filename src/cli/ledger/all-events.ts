@@ -1,4 +1,4 @@
-import type { EventStore, RecordedEvent } from '../../eventstore/port';
+import type { EventStore, RecordedEvent } from '../../platform/eventstore/port';
 
 /** Every event of the store, oldest first, in batches (positions after 0, as the projection runner reads). */
 export async function* allEvents(store: EventStore, opts: { upTo?: bigint; batch?: number } = {}): AsyncIterable<RecordedEvent> {

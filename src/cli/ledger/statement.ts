@@ -1,10 +1,10 @@
-import type { BillingEvent } from '../../domain/billing/events';
-import { fold } from '../../domain/billing/evolve';
-import { readEvents } from '../../eventstore/command-handler';
-import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../domain/billing/ledger';
-import { formatUsd } from '../../domain/money';
-import { streams } from '../../domain/streams';
-import type { EventStore } from '../../eventstore/port';
+import type { BillingEvent } from '../../billing/events';
+import { fold } from '../../billing/evolve';
+import { readEvents } from '../../platform/eventstore/command-handler';
+import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../billing/ledger';
+import { formatUsd } from '../../platform/money';
+import { streams } from '../../platform/streams';
+import type { EventStore } from '../../platform/eventstore/port';
 import type { Services } from '../../services';
 import { fail } from '../context';
 import { allEvents } from './all-events';

@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
-import { LedgerReplay, WorkspaceTotals } from '../../domain/billing/ledger';
-import { formatUsd } from '../../domain/money';
-import type { EventStore } from '../../eventstore/port';
-import { BALANCES } from '../../projections/balances/projection';
-import type { Keyspace } from '../../projections/keyspace';
-import { LEDGER } from '../../projections/ledger/projection';
-import { ReadModels } from '../../projections/read-models';
+import { LedgerReplay, WorkspaceTotals } from '../../billing/ledger';
+import { formatUsd } from '../../platform/money';
+import type { EventStore } from '../../platform/eventstore/port';
+import { BALANCES } from '../../billing/projections/balances/projection';
+import type { Keyspace } from '../../platform/projections/keyspace';
+import { LEDGER } from '../../billing/projections/ledger/projection';
+import { ReadModels } from '../../platform/projections/read-models';
 import type { Services } from '../../services';
 import { allEvents } from './all-events';
 import { out } from './out';

@@ -1,5 +1,5 @@
 import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
-import type { ModelConfig } from '../../domain/inference/events';
+import type { ModelConfig } from '../events';
 import type { BackendFinish, GenerateParams, ModelBackend } from '../backend';
 import { encode, tokenBytes } from '../tokenizer';
 import { PI_CORPUS, PRODUCTIVITY_CORPUS } from './corpus';

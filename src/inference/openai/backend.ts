@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import type { ModelConfig } from '../../domain/inference/events';
+import type { ModelConfig } from '../events';
 import { BackendFinish, GenerateParams, ModelBackend, UpstreamError } from '../backend';
 import { readSse } from './sse';
 

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { chargeOutcome, TEST_CARDS, TestCard } from '../../../src/payments/test-cards';
+import { chargeOutcome, TEST_CARDS, TestCard } from '../../../src/billing/payments/test-cards';
 
 /**
  * A local server speaking Stripe's wire format for the endpoints tollgate uses, so the stripe
@@ -17,7 +17,7 @@ import { chargeOutcome, TEST_CARDS, TestCard } from '../../../src/payments/test-
  * {"error": {type, code, decline_code, message, payment_intent}} with 402 for card errors.
  * Idempotency-Key: a replay returns the first answer (header Idempotent-Replayed: true), the same key
  * with other parameters is refused (400 idempotency_error), a key still in progress answers 409.
- * Test cards: Stripe's pm_card_* ids (src/payments/test-cards.ts).
+ * Test cards: Stripe's pm_card_* ids (src/billing/payments/test-cards.ts).
  *
  * Faults, injected per request: '500' (answers 500, processes nothing), 'timeout' (processes
  * nothing, never answers), 'lost' (processes the request, saves its idempotent answer, then drops

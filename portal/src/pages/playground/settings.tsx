@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL, MODEL_CONFIGS, MODEL_SUMMARIES } from '../../../../src/domain/inference/models';
+import { DEFAULT_MODEL, MODEL_CONFIGS, MODEL_SUMMARIES } from '../../../../src/inference/models';
 import { Field } from '../../components/ui';
 
 export const MODELS = MODEL_CONFIGS.map((value) => ({ value, label: `${value} — ${MODEL_SUMMARIES[value]}` }));

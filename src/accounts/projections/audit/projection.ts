@@ -1,0 +1,48 @@
+import type { RecordedEvent } from '../../../platform/eventstore/port';
+import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { AUDITED_TYPES, auditEntry } from './entries';
+
+export const AUDIT = 'audit';
+
+/** Positions are zero-padded to 20 digits (any unsigned 64-bit position) so they sort as strings. */
+export const POSITION_WIDTH = 20;
+export const padPosition = (p: bigint) => p.toString().padStart(POSITION_WIDTH, '0');
+
+/**
+ * Who did what in each workspace, from its `workspace-` and `billing-` streams (./entries.ts decides
+ * what an event says). Entries sort by global position, exactly, as strings: a sorted set with every
+ * score 0 read with ZREVRANGEBYLEX. Keys' names and last four are kept after a delete, so an old
+ * entry still names the key.
+ *
+ *   rm:audit:{gen}:ws:{wsId}   sorted set (score 0): "{position, 20 digits}|{JSON entry}"
+ *   rm:audit:{gen}:keys        hash: keyId → JSON {name, last4}
+ *   rm:audit:{gen}:invitations hash: invitationId → invitee e-mail
+ */
+export const auditProjection: Projection = {
+  name: AUDIT,
+  handles: AUDITED_TYPES,
+  apply(event: RecordedEvent, tx: ProjectionTx) {
+    const entry = auditEntry(event);
+    if (!entry) return;
+    const d = event.data as Record<string, unknown>;
+    const wsId = String(d.workspaceId);
+    tx.multi.zadd(tx.key('ws', wsId), 0, `${padPosition(event.position)}|${JSON.stringify(entry)}`);
+    if ((event.type === 'ApiKeyCreated' || event.type === 'ApiKeyRenamed' || event.type === 'ApiKeyRolled') && typeof d.keyId === 'string') {
+      // Renames and rolls keep what they do not change: merge inside the MULTI.
+      tx.multi.eval(
+        `local cur = redis.call('HGET', KEYS[1], ARGV[1])
+         local rec = cur and cjson.decode(cur) or {}
+         if ARGV[2] ~= '' then rec.name = ARGV[2] end
+         if ARGV[3] ~= '' then rec.last4 = ARGV[3] end
+         redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(rec))
+         return 1`,
+        1,
+        tx.key('keys'),
+        d.keyId,
+        typeof d.name === 'string' ? d.name : '',
+        typeof d.last4 === 'string' ? d.last4 : '',
+      );
+    }
+    if (event.type === 'InvitationSent') tx.multi.hset(tx.key('invitations'), String(d.invitationId), String(d.email));
+  },
+};

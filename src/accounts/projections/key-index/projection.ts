@@ -1,0 +1,125 @@
+import type { ApiKeyCreated, ApiKeyDeleted, ApiKeyRenamed, ApiKeyRolled, RateLimitChanged } from '../../events';
+import { assertNever } from '../../../platform/event';
+import type { RecordedEvent } from '../../../platform/eventstore/port';
+import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+
+export const KEY_INDEX = 'keys';
+
+/**
+ * SHA-256 of an API key → the key's record; what the inference auth reads on every request.
+ * A deleted key's record is gone, so it fails at once.
+ *
+ *   rm:keys:{gen}:hash:{sha256hex}  hash: keyId, workspaceId, name, scopes (comma list),
+ *                                   expiresAt (ISO or ""), rateLimit (requests/min or ""),
+ *                                   rolledAway ("1" on a rolled key's previous secret)
+ *   rm:keys:{gen}:key:{keyId}       set: the hashes of a rolled key (current and previous secrets)
+ *
+ * A rolled key's previous secret keeps a copy of the record whose expiresAt is the end of the
+ * grace period: the auth checks it against the clock on every request, so it ends at the same
+ * instant in every api process. The copy itself expires a day later (PEXPIREAT), so a client still
+ * sending the old secret is told why it fails for a while, and nothing lingers. A change by key
+ * id (delete, rate limit) reaches every hash in the key's set.
+ */
+export const keyIndexProjection: Projection = {
+  name: KEY_INDEX,
+  handles: new Set(['ApiKeyCreated', 'ApiKeyDeleted', 'RateLimitChanged', 'ApiKeyRenamed', 'ApiKeyRolled']),
+  apply(event: RecordedEvent, tx: ProjectionTx) {
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & (ApiKeyCreated | ApiKeyDeleted | RateLimitChanged | ApiKeyRenamed | ApiKeyRolled);
+    switch (e.type) {
+      case 'ApiKeyCreated': {
+        const d = event.data as ApiKeyCreated['data'];
+        tx.multi.hset(tx.key('hash', d.keyHash), {
+          keyId: d.keyId,
+          workspaceId: d.workspaceId,
+          name: d.name,
+          scopes: d.scopes.join(','),
+          expiresAt: d.expiresAt ?? '',
+          rateLimit: '',
+        });
+        break;
+      }
+      case 'ApiKeyDeleted': {
+        const d = event.data as ApiKeyDeleted['data'];
+        tx.multi.del(tx.key('hash', d.keyHash));
+        tx.multi.eval(DELETE_ROLLED, 1, tx.key('key', d.keyId), tx.key('hash', ''));
+        break;
+      }
+      case 'RateLimitChanged': {
+        const d = event.data as RateLimitChanged['data'];
+        // Only for a key that still exists: a late change must not resurrect a deleted key.
+        tx.multi.eval(
+          "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'rateLimit', ARGV[1]) end",
+          1,
+          tx.key('hash', d.keyHash),
+          d.requestsPerMinute === null ? '' : String(d.requestsPerMinute),
+        );
+        tx.multi.eval(SET_ON_ROLLED, 1, tx.key('key', d.keyId), tx.key('hash', ''), 'rateLimit', d.requestsPerMinute === null ? '' : String(d.requestsPerMinute));
+        break;
+      }
+      case 'ApiKeyRolled': {
+        const d = event.data as ApiKeyRolled['data'];
+        const atOnce = d.gracePeriodSeconds === 0;
+        tx.multi.eval(
+          ROLL,
+          3,
+          tx.key('hash', d.previousKeyHash),
+          tx.key('hash', d.keyHash),
+          tx.key('key', d.keyId),
+          d.previousKeyHash,
+          d.keyHash,
+          d.previousKeyValidUntil,
+          String(Date.parse(d.previousKeyValidUntil) + ROLLED_RECORD_KEPT_MS),
+          atOnce ? '1' : '0',
+        );
+        break;
+      }
+      case 'ApiKeyRenamed': {
+        const d = event.data as ApiKeyRenamed['data'];
+        tx.multi.eval(
+          "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'name', ARGV[1]) end",
+          1,
+          tx.key('hash', d.keyHash),
+          d.name,
+        );
+        tx.multi.eval(SET_ON_ROLLED, 1, tx.key('key', d.keyId), tx.key('hash', ''), 'name', d.name);
+        break;
+      }
+      default:
+        assertNever(e);
+    }
+  },
+};
+
+const ROLLED_RECORD_KEPT_MS = 24 * 3600 * 1000;
+
+// The new secret gets a copy of the current record; the previous one is dropped (no grace) or
+// expires at the end of the grace period. Nothing happens for a key that is already gone.
+const ROLL = `
+local rec = redis.call('HGETALL', KEYS[1])
+if #rec == 0 then return 0 end
+redis.call('HSET', KEYS[2], unpack(rec))
+redis.call('HDEL', KEYS[2], 'rolledAway')
+redis.call('SADD', KEYS[3], ARGV[2])
+if ARGV[5] == '1' then
+  redis.call('DEL', KEYS[1])
+  redis.call('SREM', KEYS[3], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], 'expiresAt', ARGV[3], 'rolledAway', '1')
+  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+  redis.call('SADD', KEYS[3], ARGV[1])
+end
+return 1`;
+
+const DELETE_ROLLED = `
+for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do redis.call('DEL', ARGV[1] .. h) end
+redis.call('DEL', KEYS[1])
+return 1`;
+
+// A field set on every live hash of a rolled key (only those that still exist).
+const SET_ON_ROLLED = `
+for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local k = ARGV[1] .. h
+  if redis.call('EXISTS', k) == 1 then redis.call('HSET', k, ARGV[2], ARGV[3]) end
+end
+return 1`;

@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { Keyspace } from '../../../platform/projections/keyspace';
+import { defineScript, Script } from '../../../platform/projections/scripts';
+import { KEY_INDEX } from './projection';
+
+export interface KeyRecord {
+  keyId: string;
+  workspaceId: string;
+  name: string;
+  scopes: string[];
+  expiresAt: Date | null;
+  /** Requests per minute when an operator changed it; null means the default. */
+  rateLimit: number | null;
+  /** Set on a rolled key's previous secret, which works until expiresAt (the grace period's end). */
+  rolledAway?: true;
+}
+
+export function hashKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+// One round trip: resolve the active generation and read the record.
+const LOOKUP = `
+local gen = redis.call('GET', KEYS[1]) or '0'
+return redis.call('HGETALL', ARGV[1] .. gen .. ':hash:' .. ARGV[2])`;
+
+export class KeyIndex {
+  private readonly lookupScript: Script;
+
+  constructor(
+    redis: Redis,
+    private readonly ks: Keyspace,
+  ) {
+    this.lookupScript = defineScript(redis, 'tollgateKeyLookup', 1, LOOKUP);
+  }
+
+  /** Where the record of a key hash lives: the active-generation key, then the prefix of the records. */
+  get location(): { activeKey: string; recordPrefix: string } {
+    return { activeKey: this.ks.active(KEY_INDEX), recordPrefix: this.ks.prefix + `rm:${KEY_INDEX}:` };
+  }
+
+  async lookupHash(keyHash: string): Promise<KeyRecord | null> {
+    const { activeKey, recordPrefix } = this.location;
+    return keyRecordOf((await this.lookupScript(activeKey, recordPrefix, keyHash)) as string[]);
+  }
+
+  lookup(secret: string): Promise<KeyRecord | null> {
+    return this.lookupHash(hashKey(secret));
+  }
+}
+
+/** A key record from its hash's fields as HGETALL returns them (field, value, …); null if none. */
+export function keyRecordOf(flat: string[]): KeyRecord | null {
+  if (!flat.length) return null;
+  const h: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
+  return {
+    keyId: h.keyId,
+    workspaceId: h.workspaceId,
+    name: h.name,
+    scopes: h.scopes ? h.scopes.split(',') : [],
+    expiresAt: h.expiresAt ? new Date(h.expiresAt) : null,
+    rateLimit: h.rateLimit ? Number(h.rateLimit) : null,
+    ...(h.rolledAway ? { rolledAway: true as const } : {}),
+  };
+}

@@ -1,0 +1,111 @@
+import { Router } from 'express';
+import type { z } from 'zod';
+import { emailClaimDecider, userDecider } from '../user';
+import { notFound } from '../../platform/errors';
+import { streams } from '../../platform/streams';
+import { loadState } from '../../platform/eventstore/command-handler';
+import { invitation, InvitationRecord, pendingForEmail, pendingForWorkspace } from '../projections/invitations/queries';
+import { roleOf, workspaceInfo } from '../projections/memberships/queries';
+import { profilesOf } from '../projections/users/queries';
+import type { Services } from '../../services';
+import { AuthedUser, requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
+import { metaOf, settle } from './common';
+import { workspaceCommand } from './workspace-routes';
+import { Throttle } from '../../platform/http/middleware/throttle';
+import { validate } from '../../platform/http/contract';
+import {
+  acceptInvitation,
+  declineInvitation,
+  invitationAnswered,
+  invitationList,
+  invitationSent,
+  invitationView,
+  invite,
+  listWorkspaceInvitations,
+  myInvitations,
+} from './invitation-schemas';
+
+async function view(s: Services, list: InvitationRecord[]): Promise<z.input<typeof invitationView>[]> {
+  const profiles = await profilesOf(s.readModels, [...new Set(list.map((i) => i.invitedBy))]);
+  const names = new Map<string, string | null>();
+  for (const id of new Set(list.map((i) => i.workspaceId))) names.set(id, (await workspaceInfo(s.readModels, id))?.name ?? null);
+  return list.map((i) => ({
+    invitationId: i.invitationId,
+    workspaceId: i.workspaceId,
+    workspaceName: names.get(i.workspaceId) ?? null,
+    email: i.email,
+    status: i.status,
+    invitedBy: { userId: i.invitedBy, name: profiles.get(i.invitedBy)?.name ?? null, email: profiles.get(i.invitedBy)?.email ?? null },
+    created: i.created,
+  }));
+}
+
+/** The user's pending invitations, as GET /v1/invitations and GET /v1/me show them. */
+export async function pendingInvitationsView(s: Services, user: AuthedUser) {
+  const mine = (await pendingForEmail(s.readModels, user.email)).filter((i) => i.userId === user.userId);
+  return view(s, mine);
+}
+
+/** Invite (admin), list a workspace's pending invitations (member), my invitations, accept, decline. */
+export function invitationRoutes(s: Services): Router {
+  const r = Router();
+  const session = requireSession(s);
+
+  // An invitation answers whether an e-mail has an account (the spec needs the invitee to have
+  // one): a budget per admin keeps that from becoming an enumeration oracle.
+  const invites = new Throttle(s.redis, s.ks.shared('throttle', 'invitations'), s.config.INVITATIONS_PER_ADMIN_PER_HOUR, 3600);
+
+  r.post(invite.path, session, requireMember(s, { admin: true }), async (req, res) => {
+    const { email } = validate(invite, req).body;
+    await invites.take(userOf(res).userId, (sec) => `Too many invitations sent; retry in ${sec} s`);
+    const w = workspaceOf(res);
+    // The invitee must already have an account: the e-mail claim names the user.
+    const claim = await loadState(s.store, streams.email(email), emailClaimDecider);
+    const invitee = claim.state.claimedBy ? (await loadState(s.store, streams.user(claim.state.claimedBy), userDecider)).state : null;
+    if (!invitee?.registered) throw notFound(`No account uses ${email}: the person must sign up before they can be invited`);
+    const invitationId = s.newId();
+    const done = await workspaceCommand(
+      s,
+      w.workspaceId,
+      { type: 'InviteMember', data: { invitationId, email, inviteeUserId: invitee.userId, by: userOf(res).userId } },
+      metaOf(res),
+    );
+    await settle(s, done.appended);
+    res.status(201).json({ invitationId, workspaceId: w.workspaceId, email, status: 'pending' } satisfies z.input<typeof invitationSent>);
+  });
+
+  r.get(listWorkspaceInvitations.path, session, requireMember(s), async (_req, res) => {
+    res.json({ invitations: await view(s, await pendingForWorkspace(s.readModels, workspaceOf(res).workspaceId)) } satisfies z.input<typeof invitationList>);
+  });
+
+  r.get(myInvitations.path, session, async (_req, res) => {
+    res.json({ invitations: await pendingInvitationsView(s, userOf(res)) } satisfies z.input<typeof invitationList>);
+  });
+
+  for (const [action, contract] of [['accept', acceptInvitation], ['decline', declineInvitation]] as const) {
+    r.post(contract.path, session, async (req, res) => {
+      const { id } = validate(contract, req).params;
+      const user = userOf(res);
+      const inv = await invitation(s.readModels, id);
+      // Someone else's invitation is as invisible as a missing one.
+      if (!inv || inv.userId !== user.userId) throw notFound('Invitation not found');
+      const done = await workspaceCommand(
+        s,
+        inv.workspaceId,
+        { type: action === 'accept' ? 'AcceptInvitation' : 'DeclineInvitation', data: { invitationId: inv.invitationId, userId: user.userId } },
+        metaOf(res),
+      );
+      await settle(s, done.appended);
+      const [ws, role] = await Promise.all([workspaceInfo(s.readModels, inv.workspaceId), roleOf(s.readModels, inv.workspaceId, user.userId)]);
+      res.json({
+        invitationId: inv.invitationId,
+        workspaceId: inv.workspaceId,
+        workspaceName: ws?.name ?? null,
+        status: action === 'accept' ? 'accepted' : 'declined',
+        ...(action === 'accept' ? { role } : {}),
+      } satisfies z.input<typeof invitationAnswered>);
+    });
+  }
+
+  return r;
+}

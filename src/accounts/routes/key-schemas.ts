@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import { KEY_NAME_MAX, KEY_NAME_MIN, ROLL_GRACE_MAX_SECONDS } from '../workspace';
+import { formatUsd, isUsd, parseUsd, usd } from '../../platform/money';
+import { route, type RouteContract } from '../../platform/http/contract';
+import { invalidInput, problem } from '../../platform/http/error-bodies';
+import { memberErrors, memberWriteErrors, nameSchema, wsParams } from './fields';
+
+/** The API-key routes' contracts: list, create, delete, roll, and a key's name and monthly budget. */
+
+/** The scopes a key may carry. `inference` is what the two inference endpoints require. */
+export const KEY_SCOPES = ['inference'] as const;
+
+/** Highest monthly budget a key may have: far above any real spend, far below Redis's int64. */
+export const MAX_KEY_BUDGET = usd(1_000_000_000);
+
+const usdAmount = z.string().describe('USD, a decimal string');
+
+// ---- responses ----------------------------------------------------------------------------------
+
+export const keyRoll = z.object({ prefix: z.string(), last4: z.string(), rolledAt: z.string(), previousSecretValidUntil: z.string() });
+
+/** A key as GET …/keys lists it, with its budget, its spend this UTC month and what is left. */
+export const keyView = z.object({
+  keyId: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  last4: z.string(),
+  scopes: z.array(z.string()),
+  created: z.string(),
+  createdBy: z.object({ userId: z.string(), name: z.string().nullable() }),
+  expiresAt: z.string().nullable(),
+  expired: z.boolean(),
+  lastUsed: z.string().nullable(),
+  lastRoll: keyRoll.nullable(),
+  monthlyBudget: usdAmount.nullable(),
+  /** YYYY-MM, UTC. */
+  spendMonth: z.string(),
+  monthToDateSpend: usdAmount,
+  /** What the next request can still use: requests in flight hold part of the budget too. */
+  budgetRemaining: usdAmount.nullable(),
+});
+export const keyList = z.object({ keys: z.array(keyView) });
+
+/** A new key: the only answer that ever holds its secret. */
+export const keyCreated = z.object({
+  keyId: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  last4: z.string(),
+  scopes: z.array(z.string()),
+  expiresAt: z.string().nullable(),
+  created: z.string(),
+  createdBy: z.object({ userId: z.string(), name: z.string() }),
+  secret: z.string(),
+});
+
+export const keyRolled = z.object({
+  keyId: z.string(),
+  name: z.string().nullable(),
+  scopes: z.array(z.string()).nullable(),
+  expiresAt: z.string().nullable(),
+  prefix: z.string(),
+  last4: z.string(),
+  rolledAt: z.string(),
+  gracePeriodSeconds: z.number(),
+  previousSecretValidUntil: z.string(),
+  secret: z.string(),
+});
+
+// ---- requests -----------------------------------------------------------------------------------
+
+const keyName = nameSchema('name', { min: KEY_NAME_MIN, max: KEY_NAME_MAX, label: 'a key name' });
+const expiresAt = z.union([z.iso.datetime({ offset: true }), z.null()]).optional();
+const createFields = { name: keyName, scopes: z.array(z.enum(KEY_SCOPES)).max(KEY_SCOPES.length * 2).optional() };
+
+/** As documented; the route also checks that expiresAt lies in the future (keyCreateBodyAt). */
+export const keyCreateBody = z.object({ ...createFields, expiresAt: expiresAt.describe('ISO-8601 with offset, in the future; null or absent: never') });
+/** The body the route checks at `now`. */
+export const keyCreateBodyAt = (now: Date) =>
+  z.object({ ...createFields, expiresAt: expiresAt.refine((v) => v == null || Date.parse(v) > now.getTime(), 'expiresAt must lie in the future') });
+
+export const rollBody = z.object({
+  gracePeriodSeconds: z
+    .number({ error: `gracePeriodSeconds must be a whole number of seconds from 0 to ${ROLL_GRACE_MAX_SECONDS}` })
+    .int(`gracePeriodSeconds must be a whole number of seconds from 0 to ${ROLL_GRACE_MAX_SECONDS}`)
+    .min(0, `gracePeriodSeconds must be at least 0`)
+    .max(ROLL_GRACE_MAX_SECONDS, `gracePeriodSeconds must be at most ${ROLL_GRACE_MAX_SECONDS} (24 hours)`)
+    .default(0),
+});
+
+const budgetAmount = z
+  .string({ error: 'monthlyBudget must be a USD amount as a decimal string, such as "50" or "12.50", or null for no budget' })
+  .refine(isUsd, 'monthlyBudget must be a USD amount as a decimal string, such as "50" or "12.50" (at most 9 decimals), or null for no budget')
+  .refine((v) => !isUsd(v) || parseUsd(v) <= MAX_KEY_BUDGET, `monthlyBudget must be at most ${formatUsd(MAX_KEY_BUDGET)} USD`);
+
+export const keyPatchBody = z
+  .object({
+    name: keyName.optional(),
+    monthlyBudget: z.union([budgetAmount, z.null()]).optional(),
+  })
+  .refine((b) => b.name !== undefined || b.monthlyBudget !== undefined, 'Send name, monthlyBudget or both');
+
+// ---- contracts ----------------------------------------------------------------------------------
+
+const keyParams = wsParams.extend({ keyId: z.string() });
+
+export const listKeys = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/keys',
+  summary: 'The workspace’s API keys',
+  tags: ['API keys'],
+  security: ['session'],
+  params: wsParams,
+  responses: { 200: { description: 'Oldest first; never a secret', schema: keyList }, ...memberErrors },
+});
+
+export const createKey = route({
+  method: 'post',
+  path: '/v1/workspaces/:ws/keys',
+  summary: 'Create an API key (funded workspace, accepted usage policy)',
+  tags: ['API keys'],
+  security: ['session'],
+  params: wsParams,
+  body: keyCreateBody,
+  responses: {
+    201: { description: 'The key with its secret, shown this once', schema: keyCreated },
+    402: problem('The workspace is not funded: a card and the initial deposit first'),
+    ...memberWriteErrors,
+    403: problem('The usage policy is not accepted, or a cookie write without X-Requested-With'),
+    409: problem('This key already exists'),
+    422: invalidInput(),
+  },
+});
+
+/** The create contract the route checks at `now`. */
+export const createKeyAt = (now: Date) => ({ ...createKey, body: keyCreateBodyAt(now) });
+
+export const deleteKey = route({
+  method: 'delete',
+  path: '/v1/workspaces/:ws/keys/:keyId',
+  summary: 'Delete an API key: it fails on the next request',
+  tags: ['API keys'],
+  security: ['session'],
+  params: keyParams,
+  responses: { 204: { description: 'Deleted' }, ...memberWriteErrors, 404: problem('Workspace or API key not found') },
+});
+
+export const rollKey = route({
+  method: 'post',
+  path: '/v1/workspaces/:ws/keys/:keyId/roll',
+  summary: 'A new secret for the same key; the old one works for gracePeriodSeconds',
+  tags: ['API keys'],
+  security: ['session'],
+  params: keyParams,
+  body: rollBody,
+  responses: {
+    200: { description: 'The new secret, shown this once', schema: keyRolled },
+    ...memberWriteErrors,
+    404: problem('Workspace or API key not found'),
+    409: problem('The key has expired'),
+    422: invalidInput(),
+  },
+});
+
+export const updateKey = route({
+  method: 'patch',
+  path: '/v1/workspaces/:ws/keys/:keyId',
+  summary: 'Rename a key or set its monthly budget',
+  tags: ['API keys'],
+  security: ['session'],
+  params: keyParams,
+  body: keyPatchBody,
+  responses: {
+    200: { description: 'The key as the list shows it', schema: keyView },
+    ...memberWriteErrors,
+    404: problem('Workspace or API key not found'),
+    422: invalidInput(),
+  },
+});
+
+export const keyContracts: RouteContract[] = [listKeys, createKey, deleteKey, rollKey, updateKey];

@@ -1,0 +1,87 @@
+import { Router } from 'express';
+import type { z } from 'zod';
+import { decideWorkspace, workspaceDecider, WorkspaceCommand } from '../workspace';
+import { streams } from '../../platform/streams';
+import { handleCommand } from '../../platform/eventstore/command-handler';
+import type { EventMetadata } from '../../platform/eventstore/port';
+import { membersOf, workspaceInfo, workspacesOf } from '../projections/memberships/queries';
+import { profilesOf } from '../projections/users/queries';
+import type { Services } from '../../services';
+import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
+import { validate } from '../../platform/http/contract';
+import { metaOf, settle } from './common';
+import { createWorkspace, listMembers, listWorkspaces, memberList, removeMember, renameWorkspace, showWorkspace, workspaceList, workspaceSummary, workspaceView } from './schemas';
+
+/** Runs one workspace command: load → decide → append with the exact revision. */
+export function workspaceCommand(s: Services, workspaceId: string, command: WorkspaceCommand, metadata: EventMetadata) {
+  return handleCommand(
+    s.store,
+    streams.workspace(workspaceId),
+    workspaceDecider,
+    (st) => ({ events: decideWorkspace(st, command), result: undefined }),
+    { metadata, newId: s.newId },
+  );
+}
+
+/** /v1/workspaces: create, list mine, show, rename; members: list, remove. */
+export function workspaceRoutes(s: Services): Router {
+  const r = Router();
+  const session = requireSession(s);
+  const member = requireMember(s);
+  const admin = requireMember(s, { admin: true });
+
+  r.post(createWorkspace.path, session, async (req, res) => {
+    const { name } = validate(createWorkspace, req).body;
+    const user = userOf(res);
+    const workspaceId = s.newId();
+    const done = await workspaceCommand(s, workspaceId, { type: 'CreateWorkspace', data: { workspaceId, name, personal: false, by: user.userId } }, metaOf(res));
+    await settle(s, done.appended);
+    res.status(201).location(`/v1/workspaces/${workspaceId}`).json({ workspaceId, name, personal: false, role: 'admin' } satisfies z.input<typeof workspaceSummary>);
+  });
+
+  r.get(listWorkspaces.path, session, async (_req, res) => {
+    const list = await workspacesOf(s.readModels, userOf(res).userId);
+    res.json({
+      workspaces: list.map((w) => ({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: w.created })),
+    } satisfies z.input<typeof workspaceList>);
+  });
+
+  r.get(showWorkspace.path, session, member, async (_req, res) => {
+    const w = workspaceOf(res);
+    const info = await workspaceInfo(s.readModels, w.workspaceId);
+    res.json({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: info?.created ?? null } satisfies z.input<typeof workspaceView>);
+  });
+
+  r.patch(renameWorkspace.path, session, admin, async (req, res) => {
+    const { name } = validate(renameWorkspace, req).body;
+    const w = workspaceOf(res);
+    const done = await workspaceCommand(s, w.workspaceId, { type: 'RenameWorkspace', data: { name, by: userOf(res).userId } }, metaOf(res));
+    await settle(s, done.appended);
+    res.json({ workspaceId: w.workspaceId, name, role: w.role, personal: w.personal } satisfies z.input<typeof workspaceSummary>);
+  });
+
+  r.get(listMembers.path, session, member, async (_req, res) => {
+    const w = workspaceOf(res);
+    const members = await membersOf(s.readModels, w.workspaceId);
+    const profiles = await profilesOf(s.readModels, members.map((m) => m.userId));
+    res.json({
+      members: members.map((m) => ({
+        userId: m.userId,
+        email: profiles.get(m.userId)?.email ?? null,
+        name: profiles.get(m.userId)?.name ?? null,
+        role: m.role,
+        joined: m.joined || null,
+      })),
+    } satisfies z.input<typeof memberList>);
+  });
+
+  r.delete(removeMember.path, session, admin, async (req, res) => {
+    const { userId } = validate(removeMember, req).params;
+    const w = workspaceOf(res);
+    const done = await workspaceCommand(s, w.workspaceId, { type: 'RemoveMember', data: { userId, by: userOf(res).userId } }, metaOf(res));
+    await settle(s, done.appended);
+    res.status(204).end();
+  });
+
+  return r;
+}

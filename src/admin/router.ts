@@ -1,0 +1,76 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { RequestHandler, Router } from 'express';
+import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from '../platform/projections/rebuild';
+import { projectionStatus } from '../platform/projections/status';
+import { projectionsOf } from '../module-parts';
+import type { Module, Services } from '../services';
+import { settle } from '../accounts/routes/common';
+import { workspaceCommand } from '../accounts/routes/workspace-routes';
+import { validate } from '../platform/http/contract';
+import { HttpError } from '../platform/http/middleware/errors';
+import { adminMetrics, listProjections, rebuild, setRateLimit } from './schemas';
+
+const digest = (v: string) => createHash('sha256').update(v).digest();
+
+/** Bearer ADMIN_TOKEN, compared in constant time. Without ADMIN_TOKEN, /admin does not exist (404). */
+function requireOperator(s: Services): RequestHandler {
+  const expected = s.config.ADMIN_TOKEN ? digest(s.config.ADMIN_TOKEN) : null;
+  return (req, _res, next) => {
+    if (!expected) return next(new HttpError(404, 'Not Found'));
+    const m = /^Bearer (.+)$/.exec(req.header('authorization') ?? '');
+    if (!m || !timingSafeEqual(digest(m[1]), expected)) {
+      return next(new HttpError(401, 'An operator token is required: Authorization: Bearer <ADMIN_TOKEN>', { 'WWW-Authenticate': 'Bearer' }));
+    }
+    next();
+  };
+}
+
+/** Operators: projection status and rebuild, and a key's request rate. */
+export function adminRouter(s: Services, modules: readonly Module[]): Router {
+  const r = Router();
+  r.use('/admin', requireOperator(s));
+
+  r.get(listProjections.path, async (_req, res) => {
+    const names = projectionsOf(s, modules).map((p) => p.name);
+    const rows = await projectionStatus(s.store, s.redis, s.ks, names);
+    const rebuilding = await Promise.all(names.map((n) => rebuildStatus(s.redis, s.ks, n)));
+    res.json({ projections: rows.map((row, i) => ({ ...row, rebuilding: rebuilding[i] })) });
+  });
+
+  r.post(rebuild.path, async (req, res) => {
+    const { name } = validate(rebuild, req).params;
+    const all = projectionsOf(s, modules);
+    const projection = all.find((p) => p.name === name);
+    if (!projection) throw new HttpError(404, `Unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ')}`);
+    let result;
+    try {
+      result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
+    } catch (err) {
+      if (err instanceof RebuildRunning) return void res.status(409).json({ detail: err.message, rebuilding: err.progress });
+      // It stalled past its lock's lifetime and another rebuild took over: that one finishes the job.
+      if (err instanceof RebuildFenced) return void res.status(409).json({ detail: err.message });
+      throw err;
+    }
+    res.json({ name: result.name, generation: result.gen, events: result.events, ms: result.ms });
+  });
+
+  // The Prometheus text, for setups that scrape through the API port (METRICS_PORT is the usual way).
+  r.get(adminMetrics.path, async (_req, res) => {
+    res.type(s.metrics.registry.contentType).send(await s.metrics.registry.metrics());
+  });
+
+  r.put(setRateLimit.path, async (req, res) => {
+    const { params, body } = validate(setRateLimit, req);
+    const done = await workspaceCommand(
+      s,
+      params.ws,
+      { type: 'ChangeRateLimit', data: { keyId: params.keyId, requestsPerMinute: body.requestsPerMinute, by: 'operator' } },
+      { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
+    );
+    await settle(s, done.appended);
+    res.json({ keyId: params.keyId, requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE, overridden: body.requestsPerMinute !== null });
+  });
+  return r;
+}
+
+export const adminModule: Module = { name: 'admin', router: adminRouter };

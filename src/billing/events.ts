@@ -1,0 +1,83 @@
+import type { Event } from '../platform/event';
+
+/**
+ * Events of the `billing-{workspaceId}` stream. Amounts are nano-USD integer strings. These shapes
+ * are what finance replays: never edit one in place, add a V2.
+ */
+export type PaymentMethodAttached = Event<
+  'PaymentMethodAttached',
+  {
+    workspaceId: string;
+    paymentMethodId: string;
+    brand: string;
+    last4: string;
+    /** The gateway's customer id (Stripe cus_…), or null in the sandbox. */
+    customerId: string | null;
+    gateway: 'stripe' | 'sandbox';
+  }
+>;
+export type DepositSucceeded = Event<
+  'DepositSucceeded',
+  { workspaceId: string; depositId: string; amountNanoUsd: string; paymentIntentId: string; by: string }
+>;
+export type DepositFailed = Event<
+  'DepositFailed',
+  { workspaceId: string; depositId: string; amountNanoUsd: string; paymentIntentId: string | null; reason: string; code: string; by: string }
+>;
+export type AutoReloadConfigured = Event<
+  'AutoReloadConfigured',
+  {
+    workspaceId: string;
+    enabled: boolean;
+    thresholdNanoUsd: string;
+    amountNanoUsd: string;
+    /** Most that auto-reload may charge in one calendar month (UTC), or null for no cap. */
+    monthlyCapNanoUsd: string | null;
+    by: string;
+  }
+>;
+export type AutoReloadTriggered = Event<
+  'AutoReloadTriggered',
+  { workspaceId: string; reloadId: string; amountNanoUsd: string; balanceNanoUsd: string }
+>;
+export type AutoReloadSucceeded = Event<
+  'AutoReloadSucceeded',
+  { workspaceId: string; reloadId: string; amountNanoUsd: string; paymentIntentId: string }
+>;
+export type AutoReloadFailed = Event<
+  'AutoReloadFailed',
+  { workspaceId: string; reloadId: string; amountNanoUsd: string; paymentIntentId: string | null; reason: string; code: string }
+>;
+export type AutoReloadSuspended = Event<'AutoReloadSuspended', { workspaceId: string; reloadId: string; reason: string }>;
+
+
+/**
+ * Added with the deposit flow: written before the card is charged, so a charge whose answer was
+ * lost (a timeout, a crash) is still known to the ledger and can be settled by the Stripe webhook
+ * or by the client's retry with the same Idempotency-Key. It moves no money.
+ */
+export type DepositRequested = Event<
+  'DepositRequested',
+  {
+    workspaceId: string;
+    depositId: string;
+    amountNanoUsd: string;
+    /** The payment method and customer charged: a retry must send exactly the same parameters. */
+    paymentMethodId: string;
+    customerId: string | null;
+    gateway: 'stripe' | 'sandbox';
+    by: string;
+  }
+>;
+
+/** Every event of billing-{workspaceId}: what its evolve folds and its decide emits. */
+export type BillingEvent =
+  | PaymentMethodAttached
+  | DepositRequested
+  | DepositSucceeded
+  | DepositFailed
+  | AutoReloadConfigured
+  | AutoReloadTriggered
+  | AutoReloadSucceeded
+  | AutoReloadFailed
+  | AutoReloadSuspended;

@@ -1,0 +1,34 @@
+import { Router } from 'express';
+import { billingSettingsProjection } from './projections/billing-settings/projection';
+import { ledgerProjection } from './projections/ledger/projection';
+import { billingNoticesProjection } from './projections/notices/projection';
+import { usageProjection } from './projections/usage/projection';
+import type { Module, Services } from '../services';
+import { autoReloadReactor, ReloadWorkerOptions, startReloadWorkerFor } from './workers/auto-reload';
+import { stripeWebhookRoutes } from './routes/stripe-webhook';
+import { billingRoutes } from './routes/billing-routes';
+import { usageRoutes } from './routes/usage-routes';
+
+/**
+ * Billing: card and deposits, the ledger, usage series, notices, Stripe webhooks and the
+ * auto-reload reactor and worker (docs/BILLING.md). The balances projection and the reservations
+ * the inference path uses are in the core read models (src/billing/projections/balances).
+ */
+export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Module {
+  return {
+    name: 'billing',
+    projections: () => [billingSettingsProjection, ledgerProjection, usageProjection, billingNoticesProjection],
+    reactors: (s: Services) => [autoReloadReactor({ readModels: s.readModels, queue: () => s.reloadQueue(), now: s.now })],
+    router: (s: Services) => {
+      const r = Router();
+      r.use(stripeWebhookRoutes(s), billingRoutes(s), usageRoutes(s));
+      return r;
+    },
+    async startWorkers(s: Services) {
+      const running = await startReloadWorkerFor(s, workerOptions);
+      return { close: () => running.close() };
+    },
+  };
+}
+
+export const billingModule: Module = billingModuleWith();

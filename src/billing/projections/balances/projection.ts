@@ -1,0 +1,60 @@
+import { assertNever } from '../../../platform/event';
+import type { RecordedEvent } from '../../../platform/eventstore/port';
+import type { ApiKeyBudgetChanged } from '../../../accounts/events';
+import { budgetMonth } from '../../../accounts/budget';
+import type { DepositSucceeded, AutoReloadSucceeded } from '../../events';
+import type { TokensDebited } from '../../../inference/events';
+import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { RELEASE, releaseArgs, reservationKeys } from './reservations';
+
+export const BALANCES = 'balances';
+
+/**
+ * Balance per workspace = deposits + reloads − debits, in nano-USD (HINCRBY is exact in int64).
+ * Applying a TokensDebited also releases the request's reservation and adds the debit to its key's
+ * spend for the UTC month, in the same MULTI, so the money moves from "held" to "spent" atomically
+ * (the reserve script reads all three: ./reservations.ts).
+ *
+ *   rm:balances:{gen}:ws:{wsId}            hash: balance, deposited, reloaded, debited
+ *   rm:balances:{gen}:key-spend:{keyId}    hash: UTC month "YYYY-MM" → nano-USD debited
+ *   rm:balances:{gen}:key-budget:{keyId}   string: monthly budget, nano-USD (absent: none)
+ */
+type Data = DepositSucceeded['data'] | AutoReloadSucceeded['data'] | TokensDebited['data'];
+
+export const balancesProjection: Projection = {
+  name: BALANCES,
+  handles: new Set(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited', 'ApiKeyBudgetChanged']),
+  apply(event: RecordedEvent, tx: ProjectionTx) {
+    if (event.type === 'ApiKeyBudgetChanged') {
+      const b = event.data as ApiKeyBudgetChanged['data'];
+      if (b.monthlyBudgetNanoUsd === null) tx.multi.del(tx.key('key-budget', b.keyId));
+      else tx.multi.set(tx.key('key-budget', b.keyId), b.monthlyBudgetNanoUsd);
+      return;
+    }
+    const d = event.data as Data;
+    const key = tx.key('ws', d.workspaceId);
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & (DepositSucceeded | AutoReloadSucceeded | TokensDebited);
+    switch (e.type) {
+      case 'DepositSucceeded':
+        tx.multi.hincrby(key, 'balance', d.amountNanoUsd).hincrby(key, 'deposited', d.amountNanoUsd);
+        break;
+      case 'AutoReloadSucceeded':
+        tx.multi.hincrby(key, 'balance', d.amountNanoUsd).hincrby(key, 'reloaded', d.amountNanoUsd);
+        break;
+      case 'TokensDebited': {
+        const debit = d as TokensDebited['data'];
+        // (-x).toString(), not `-${x}`: Redis refuses "-0" as an integer (a debit of nothing is possible).
+        tx.multi.hincrby(key, 'balance', (-BigInt(debit.amountNanoUsd)).toString()).hincrby(key, 'debited', debit.amountNanoUsd);
+        tx.multi.hincrby(tx.key('key-spend', debit.keyId), budgetMonth(event.created), debit.amountNanoUsd);
+        const k = reservationKeys(tx.sharedKey, debit.workspaceId);
+        // The same script Reservations.release runs by SHA, sent here as EVAL: inside MULTI a NOSCRIPT
+        // (script cache flushed) would fail this one command while the debit and checkpoint commit.
+        tx.multi.eval(RELEASE, 3, ...releaseArgs(k, debit.workspaceId, debit.requestId));
+        break;
+      }
+      default:
+        assertNever(e);
+    }
+  },
+};

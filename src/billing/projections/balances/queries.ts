@@ -1,0 +1,17 @@
+import type { NanoUsd } from '../../../platform/money';
+import type { ReadModels } from '../../../platform/projections/read-models';
+import { BALANCES } from './projection';
+
+export interface Balance {
+  balance: NanoUsd;
+  deposited: NanoUsd;
+  reloaded: NanoUsd;
+  debited: NanoUsd;
+}
+
+export async function getBalance(rm: ReadModels, workspaceId: string): Promise<Balance> {
+  const key = (await rm.keys(BALANCES))('ws', workspaceId);
+  const h = await rm.redis.hgetall(key);
+  const n = (v?: string) => BigInt(v ?? '0');
+  return { balance: n(h.balance), deposited: n(h.deposited), reloaded: n(h.reloaded), debited: n(h.debited) };
+}

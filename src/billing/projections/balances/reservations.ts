@@ -1,0 +1,202 @@
+import type { Redis } from 'ioredis';
+import type { NanoUsd } from '../../../platform/money';
+import { Keyspace } from '../../../platform/projections/keyspace';
+import { defineScript, Script } from '../../../platform/projections/scripts';
+
+/**
+ * Open reservations live outside the projection's generations (they belong to requests in
+ * flight, not to history), beside it under shared keys:
+ *
+ *   resv:{wsId}        hash requestId → reserved nano-USD
+ *   resv-total:{wsId}  sum of that hash
+ *   resv-open          sorted set "wsId:requestId" scored by reservation time (ms), for the sweeper
+ *   resv-key:{wsId}    hash requestId → keyId (the key a reservation counts against)
+ *   resv-key-total:{keyId}  sum of that key's open reservations (deleted when it reaches 0)
+ *
+ * A key's budget and month-to-date spend live in the balances read model (./projection.ts), so the
+ * reserve script reads balance, spend and budget from one generation.
+ */
+export function reservationKeys(shared: (...parts: string[]) => string, workspaceId: string) {
+  return {
+    held: shared('resv', workspaceId),
+    total: shared('resv-total', workspaceId),
+    open: shared('resv-open'),
+    owner: shared('resv-key', workspaceId),
+    /** + keyId */
+    keyTotalPrefix: shared('resv-key-total', ''),
+  };
+}
+
+/**
+ * available = balance − open reservations must cover the amount, checked and held in one script.
+ * With a key (ARGV[6..9]) whose budget is set, the key's month-to-date spend + its open
+ * reservations + this amount must also stay within the budget: the same script, so parallel
+ * requests never overshoot either. All arithmetic is Redis's int64 (INCRBY) and decimal strings:
+ * Lua numbers are doubles and would round amounts above 2^53 nano-USD.
+ *
+ * ARGV: 1 balances generation prefix, 2 wsId, 3 requestId, 4 amount, 5 now ms,
+ *       6 keyId ('' for none), 7 UTC month, 8 resv-key:{wsId}, 9 resv-key-total: prefix
+ * Returns {1, balance, held} | {0, balance, held} | {2, balance, held, budget, spent, heldByOthers}
+ */
+const RESERVE = `
+local gen = redis.call('GET', KEYS[1]) or '0'
+local base = ARGV[1] .. gen
+local balance = redis.call('HGET', base .. ':ws:' .. ARGV[2], 'balance') or '0'
+-- INCRBY's reply reaches Lua as a double: read the exact value back as a string.
+redis.call('INCRBY', KEYS[3], ARGV[4])
+local held = redis.call('GET', KEYS[3])
+local function ge(a, b)
+  local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if na ~= nb then return nb end
+  if na then a, b = string.sub(b, 2), string.sub(a, 2) end
+  if #a ~= #b then return #a > #b end
+  return a >= b
+end
+if not ge(balance, held) then
+  redis.call('DECRBY', KEYS[3], ARGV[4])
+  return {0, balance, redis.call('GET', KEYS[3])}
+end
+-- a + b for non-negative decimal strings
+local function add(a, b)
+  local out, carry, i, j = {}, 0, #a, #b
+  while i > 0 or j > 0 or carry > 0 do
+    local s = carry + (i > 0 and tonumber(string.sub(a, i, i)) or 0) + (j > 0 and tonumber(string.sub(b, j, j)) or 0)
+    table.insert(out, 1, tostring(s % 10))
+    carry = math.floor(s / 10)
+    i, j = i - 1, j - 1
+  end
+  local r = string.gsub(table.concat(out), '^0+', '')
+  if r == '' then return '0' end
+  return r
+end
+local keyId = ARGV[6]
+if keyId and keyId ~= '' then
+  local keyTotal = ARGV[9] .. keyId
+  redis.call('INCRBY', keyTotal, ARGV[4])
+  local budget = redis.call('GET', base .. ':key-budget:' .. keyId)
+  if budget then
+    local spent = redis.call('HGET', base .. ':key-spend:' .. keyId, ARGV[7]) or '0'
+    local keyHeld = redis.call('GET', keyTotal)
+    if not ge(budget, add(spent, keyHeld)) then
+      redis.call('DECRBY', keyTotal, ARGV[4])
+      local others = redis.call('GET', keyTotal)
+      if others == '0' then redis.call('DEL', keyTotal) end
+      redis.call('DECRBY', KEYS[3], ARGV[4])
+      return {2, balance, redis.call('GET', KEYS[3]), budget, spent, others}
+    end
+  end
+  redis.call('HSET', ARGV[8], ARGV[3], keyId)
+end
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2] .. ':' .. ARGV[3])
+return {1, balance, held}`;
+
+/**
+ * Frees a request's hold (and its key's share of it). Also what the balances projection runs when it
+ * applies the request's TokensDebited, in the same MULTI as the debit and the key's spend.
+ * KEYS: resv:{wsId}, resv-total:{wsId}, resv-open; ARGV: requestId, "wsId:requestId",
+ * resv-key:{wsId}, resv-key-total: prefix.
+ *
+ * Idempotent: a second release (sweeper and projector, a replayed debit) frees nothing. The ZREM is
+ * outside `if amt` on purpose: whatever state it finds, the request leaves no trace, so an index
+ * entry whose hold Redis lost (eviction, a partial restore) is swept once instead of on every sweep.
+ */
+export const RELEASE = `
+local amt = redis.call('HGET', KEYS[1], ARGV[1])
+if amt then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('DECRBY', KEYS[2], amt)
+  local keyId = redis.call('HGET', ARGV[3], ARGV[1])
+  if keyId then
+    redis.call('HDEL', ARGV[3], ARGV[1])
+    if redis.call('DECRBY', ARGV[4] .. keyId, amt) <= 0 then redis.call('DEL', ARGV[4] .. keyId) end
+  end
+end
+redis.call('ZREM', KEYS[3], ARGV[2])
+return amt`;
+
+/** The script's arguments after `numkeys` for one request's release. */
+export function releaseArgs(k: ReturnType<typeof reservationKeys>, workspaceId: string, requestId: string): string[] {
+  return [k.held, k.total, k.open, requestId, `${workspaceId}:${requestId}`, k.owner, k.keyTotalPrefix];
+}
+
+export type ReserveResult =
+  | { ok: true; balance: NanoUsd; held: NanoUsd }
+  | { ok: false; balance: NanoUsd; held: NanoUsd; available: NanoUsd; budget?: undefined }
+  /** The balance covered it, the key's monthly budget did not. */
+  | { ok: false; balance: NanoUsd; held: NanoUsd; available: NanoUsd; budget: { budget: NanoUsd; spent: NanoUsd; heldByOthers: NanoUsd } };
+
+/** Counts a reservation against a key (and its budget, if it has one) for a UTC month ("2026-11"). */
+export interface ReserveForKey {
+  keyId: string;
+  month: string;
+}
+
+export class Reservations {
+  private readonly reserveScript: Script;
+  private readonly releaseScript: Script;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly ks: Keyspace,
+    private readonly projection = 'balances',
+  ) {
+    this.reserveScript = defineScript(redis, 'tollgateReserve', 4, RESERVE);
+    this.releaseScript = defineScript(redis, 'tollgateRelease', 3, RELEASE);
+  }
+
+  private keys(workspaceId: string) {
+    return reservationKeys((...p) => this.ks.shared(...p), workspaceId);
+  }
+
+  /** Holds `amount` for a request if the workspace's available balance (and the key's budget) covers it. */
+  async reserve(workspaceId: string, requestId: string, amount: NanoUsd, nowMs: number, key?: ReserveForKey): Promise<ReserveResult> {
+    if (amount < 0n) throw new RangeError('a reservation cannot be negative');
+    const k = this.keys(workspaceId);
+    const [ok, balance, held, budget, spent, others] = (await this.reserveScript(
+      this.ks.active(this.projection),
+      k.held,
+      k.total,
+      k.open,
+      this.ks.prefix + `rm:${this.projection}:`,
+      workspaceId,
+      requestId,
+      amount.toString(),
+      String(nowMs),
+      key?.keyId ?? '',
+      key?.month ?? '',
+      k.owner,
+      k.keyTotalPrefix,
+    )) as [number, string, string, string?, string?, string?];
+    const b = BigInt(balance);
+    const h = BigInt(held);
+    if (ok === 1) return { ok: true, balance: b, held: h };
+    if (ok === 2) {
+      return { ok: false, balance: b, held: h, available: b - h, budget: { budget: BigInt(budget!), spent: BigInt(spent!), heldByOthers: BigInt(others ?? '0') } };
+    }
+    return { ok: false, balance: b, held: h, available: b - h };
+  }
+
+  /** Drops a reservation whose request never reached the event store (nothing to debit). */
+  async release(workspaceId: string, requestId: string): Promise<void> {
+    await this.releaseScript(...releaseArgs(this.keys(workspaceId), workspaceId, requestId));
+  }
+
+  /** The sum of a key's open reservations. */
+  async heldByKey(workspaceId: string, keyId: string): Promise<NanoUsd> {
+    return BigInt((await this.redis.get(this.keys(workspaceId).keyTotalPrefix + keyId)) ?? '0');
+  }
+
+  async held(workspaceId: string): Promise<NanoUsd> {
+    return BigInt((await this.redis.get(this.keys(workspaceId).total)) ?? '0');
+  }
+
+  /** Reservations older than `beforeMs`, as [workspaceId, requestId] pairs (for the sweeper). */
+  async openBefore(beforeMs: number, limit = 500): Promise<Array<{ workspaceId: string; requestId: string }>> {
+    const members = await this.redis.zrangebyscore(this.ks.shared('resv-open'), '-inf', String(beforeMs), 'LIMIT', 0, limit);
+    return members.map((m) => {
+      const i = m.indexOf(':');
+      return { workspaceId: m.slice(0, i), requestId: m.slice(i + 1) };
+    });
+  }
+}

@@ -1,0 +1,123 @@
+import type {
+  AutoReloadConfigured,
+  AutoReloadFailed,
+  AutoReloadSucceeded,
+  AutoReloadSuspended,
+  AutoReloadTriggered,
+  BillingEvent,
+  DepositSucceeded,
+  PaymentMethodAttached,
+} from '../../events';
+import { monthOf } from '../../state';
+import { assertNever } from '../../../platform/event';
+import type { RecordedEvent } from '../../../platform/eventstore/port';
+import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+
+export const BILLING_SETTINGS = 'billing-settings';
+
+/**
+ * What is on file per workspace: the card, the auto-reload settings and their state (suspended, a
+ * reload in flight). GET …/billing and the auto-reload reactor read it.
+ *
+ *   rm:billing-settings:{gen}:ws:{wsId}          hash: pm, brand, last4, customer, gateway,
+ *                                                 arEnabled (1|0), arThreshold, arAmount, arCap ("" = none),
+ *                                                 suspendedReason, suspendedAt, suspendedReloadId,
+ *                                                 inFlight (reloadId), inFlightSince, rev, position
+ *   rm:billing-settings:{gen}:ws:{wsId}:months   hash: "YYYY-MM" → nano-USD of reloads triggered and not failed
+ *   rm:billing-settings:{gen}:ws:{wsId}:reloads  hash: reloadId → "YYYY-MM" it was triggered in
+ *   rm:billing-settings:{gen}:inflight           set of workspace ids with a reload in flight (the worker's sweep)
+ */
+const FAIL = `
+local m = redis.call('HGET', KEYS[2], ARGV[1])
+if m then redis.call('HINCRBY', KEYS[1], m, '-' .. ARGV[2]) end
+return m`;
+
+export const billingSettingsProjection: Projection = {
+  name: BILLING_SETTINGS,
+  handles: new Set([
+    'PaymentMethodAttached',
+    'DepositRequested',
+    'DepositSucceeded',
+    'DepositFailed',
+    'AutoReloadConfigured',
+    'AutoReloadTriggered',
+    'AutoReloadSucceeded',
+    'AutoReloadFailed',
+    'AutoReloadSuspended',
+  ]),
+  apply(event: RecordedEvent, tx: ProjectionTx) {
+    const ws = (event.data as { workspaceId: string }).workspaceId;
+    const key = tx.key('ws', ws);
+    const m = tx.multi;
+    m.hset(key, 'rev', event.revision.toString(), 'position', event.position.toString());
+    // `handles` lets only these through: the switch is checked for every one of them.
+    const e = event as RecordedEvent & BillingEvent;
+    switch (e.type) {
+      case 'PaymentMethodAttached': {
+        const d = event.data as PaymentMethodAttached['data'];
+        m.hset(key, { pm: d.paymentMethodId, brand: d.brand, last4: d.last4, gateway: d.gateway });
+        if (d.customerId) m.hset(key, 'customer', d.customerId);
+        m.hdel(key, 'suspendedReason', 'suspendedAt', 'suspendedReloadId');
+        break;
+      }
+      case 'DepositSucceeded': {
+        const d = event.data as DepositSucceeded['data'];
+        m.hincrby(key, 'depositsSucceeded', 1).hset(key, 'lastDepositAt', event.created, 'lastDepositId', d.depositId);
+        break;
+      }
+      case 'AutoReloadConfigured': {
+        const d = event.data as AutoReloadConfigured['data'];
+        m.hset(key, {
+          arEnabled: d.enabled ? '1' : '0',
+          arThreshold: d.thresholdNanoUsd,
+          arAmount: d.amountNanoUsd,
+          arCap: d.monthlyCapNanoUsd ?? '',
+        });
+        m.hdel(key, 'suspendedReason', 'suspendedAt', 'suspendedReloadId');
+        break;
+      }
+      case 'AutoReloadTriggered': {
+        const d = event.data as AutoReloadTriggered['data'];
+        const month = monthOf(event.created);
+        m.hset(key, 'inFlight', d.reloadId, 'inFlightSince', event.created);
+        m.hincrby(tx.key('ws', ws, 'months'), month, d.amountNanoUsd);
+        m.hset(tx.key('ws', ws, 'reloads'), d.reloadId, month);
+        m.sadd(tx.key('inflight'), ws);
+        break;
+      }
+      case 'AutoReloadSucceeded': {
+        const d = event.data as AutoReloadSucceeded['data'];
+        settle(tx, ws, d.reloadId);
+        m.hset(key, 'lastReloadAt', event.created, 'lastReloadId', d.reloadId);
+        break;
+      }
+      case 'AutoReloadFailed': {
+        const d = event.data as AutoReloadFailed['data'];
+        settle(tx, ws, d.reloadId);
+        m.eval(FAIL, 2, tx.key('ws', ws, 'months'), tx.key('ws', ws, 'reloads'), d.reloadId, d.amountNanoUsd);
+        break;
+      }
+      case 'AutoReloadSuspended': {
+        const d = event.data as AutoReloadSuspended['data'];
+        m.hset(key, { suspendedReason: d.reason, suspendedAt: event.created, suspendedReloadId: d.reloadId });
+        break;
+      }
+      case 'DepositRequested':
+      case 'DepositFailed':
+        break; // the revision and position above are all they change here
+      default:
+        assertNever(e);
+    }
+  },
+};
+
+/** Clears the in-flight marker if it is this reload's (an outcome of an older reload changes nothing). */
+const SETTLE = `
+if redis.call('HGET', KEYS[1], 'inFlight') == ARGV[1] then
+  redis.call('HDEL', KEYS[1], 'inFlight', 'inFlightSince')
+  redis.call('SREM', KEYS[2], ARGV[2])
+end`;
+
+function settle(tx: ProjectionTx, ws: string, reloadId: string): void {
+  tx.multi.eval(SETTLE, 2, tx.key('ws', ws), tx.key('inflight'), reloadId, ws);
+}

@@ -1,0 +1,87 @@
+import type { AutoReloadSucceeded, DepositSucceeded } from '../../events';
+import type { TokensDebited } from '../../../inference/events';
+import { isMoney } from '../../ledger';
+import { assertNever, type EventRecord } from '../../../platform/event';
+import type { RecordedEvent } from '../../../platform/eventstore/port';
+import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+
+export const LEDGER = 'ledger';
+
+/**
+ * Every money event per workspace, oldest first, each with the balance after it: what
+ * GET …/billing/ledger pages through.
+ *
+ *   rm:ledger:{gen}:ws:{wsId}:entries   list of JSON LedgerEntry
+ *   rm:ledger:{gen}:ws:{wsId}:balance   running balance (nano-USD integer string)
+ *
+ * The running balance is computed inside the MULTI by a script: INCRBY, then GET for the exact
+ * string (INCRBY's reply reaches Lua as a double and would round above 2^53), spliced into the JSON.
+ */
+export interface LedgerEntry {
+  /** Global position of the event: a stable, ordered id. */
+  position: string;
+  /** ISO-8601 time the event was recorded. */
+  at: string;
+  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'TokensDebited';
+  /** depositId, reloadId or requestId. */
+  ref: string;
+  /** Signed nano-USD: + for deposits and reloads, − for debits. */
+  amountNanoUsd: string;
+  balanceNanoUsd: string;
+  paymentIntentId?: string;
+  by?: string;
+  keyId?: string;
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+const APPEND = `
+redis.call('INCRBY', KEYS[1], ARGV[1])
+local b = redis.call('GET', KEYS[1])
+return redis.call('RPUSH', KEYS[2], ARGV[2] .. b .. ARGV[3])`;
+
+export function ledgerEntryOf(event: EventRecord): Omit<LedgerEntry, 'balanceNanoUsd'> | null {
+  if (!isMoney(event)) return null;
+  const base = { position: event.position.toString(), at: event.created };
+  switch (event.type) {
+    case 'DepositSucceeded': {
+      const d = event.data as DepositSucceeded['data'];
+      return { ...base, type: 'DepositSucceeded', ref: d.depositId, amountNanoUsd: d.amountNanoUsd, paymentIntentId: d.paymentIntentId, by: d.by };
+    }
+    case 'AutoReloadSucceeded': {
+      const d = event.data as AutoReloadSucceeded['data'];
+      return { ...base, type: 'AutoReloadSucceeded', ref: d.reloadId, amountNanoUsd: d.amountNanoUsd, paymentIntentId: d.paymentIntentId };
+    }
+    case 'TokensDebited': {
+      const d = event.data as TokensDebited['data'];
+      return {
+        ...base,
+        type: 'TokensDebited',
+        ref: d.requestId,
+        amountNanoUsd: (-BigInt(d.amountNanoUsd)).toString(),
+        keyId: d.keyId,
+        model: d.config,
+        inputTokens: d.inputTokens,
+        outputTokens: d.outputTokens,
+      };
+    }
+    default:
+      return assertNever(event);
+  }
+}
+
+export const ledgerProjection: Projection = {
+  name: LEDGER,
+  handles: new Set(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']),
+  apply(event: RecordedEvent, tx: ProjectionTx) {
+    const entry = ledgerEntryOf(event);
+    if (!entry) return;
+    const ws = (event.data as { workspaceId: string }).workspaceId;
+    // balanceNanoUsd goes last: the script splices the exact running balance in.
+    const json = JSON.stringify({ ...entry, balanceNanoUsd: '' }); // …,"balanceNanoUsd":""}
+    const head = json.slice(0, -2);
+    const tail = json.slice(-2);
+    tx.multi.eval(APPEND, 2, tx.key('ws', ws, 'balance'), tx.key('ws', ws, 'entries'), entry.amountNanoUsd, head, tail);
+  },
+};

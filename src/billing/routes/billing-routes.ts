@@ -1,0 +1,186 @@
+import { Router } from 'express';
+import type { z } from 'zod';
+import { funding } from '../funding';
+import { minimumDeposit } from '../rules';
+import { formatUsd, parseUsd } from '../../platform/money';
+import { getBalance } from '../projections/balances/queries';
+import { Reservations } from '../projections/balances/reservations';
+import { getBillingSettings } from '../projections/billing-settings/queries';
+import { ledgerPage } from '../projections/ledger/queries';
+import type { Services } from '../../services';
+import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/sessions/access';
+import { validate } from '../../platform/http/contract';
+import { HttpError } from '../../platform/http/middleware/errors';
+import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, makeDeposit } from '../usecases';
+import {
+  attachPaymentMethod as attachPaymentMethodRoute,
+  autoReloadView,
+  billingViewBody,
+  configureAutoReload as configureAutoReloadRoute,
+  depositFailed,
+  depositList,
+  depositPending,
+  depositSucceeded,
+  depositView,
+  ledger,
+  ledgerPageBody,
+  listDeposits,
+  makeDeposit as makeDepositRoute,
+  paymentMethodAttached,
+  showBilling,
+} from './billing-schemas';
+
+/**
+ * /v1/workspaces/:ws/billing — balance and what is on file (members); card, deposits and
+ * auto-reload (admins); the ledger (members). Amounts are USD decimal strings, never floats.
+ */
+
+export function depositJson(d: DepositView): z.input<typeof depositView> {
+  return {
+    depositId: d.depositId,
+    status: d.status,
+    amount: formatUsd(d.amount),
+    paymentIntentId: d.paymentIntentId,
+    code: d.code,
+    reason: d.reason,
+    requestedAt: d.requestedAt,
+  };
+}
+
+export async function billingView(s: Services, workspaceId: string): Promise<z.input<typeof billingViewBody>> {
+  const now = s.now().toISOString();
+  const [bal, settings, held] = await Promise.all([
+    getBalance(s.readModels, workspaceId),
+    getBillingSettings(s.readModels, workspaceId, now.slice(0, 7)),
+    new Reservations(s.redis, s.ks).held(workspaceId),
+  ]);
+  const rules = billingRules(s.config);
+  const mode = s.gateway.kind;
+  const ar = settings.autoReload;
+  const status = !ar || !ar.enabled ? 'disabled' : settings.suspended ? 'suspended' : settings.inFlight ? 'reloading' : 'active';
+  const available = bal.balance - held;
+  return {
+    workspaceId,
+    mode,
+    ...(mode === 'sandbox'
+      ? { modeNote: 'Sandbox: no card is charged (STRIPE_SECRET_KEY is unset). Use Stripe test ids such as pm_card_visa.' }
+      : {}),
+    balance: formatUsd(bal.balance),
+    reserved: formatUsd(held),
+    available: formatUsd(available < 0n ? 0n : available),
+    deposited: formatUsd(bal.deposited),
+    reloaded: formatUsd(bal.reloaded),
+    spent: formatUsd(bal.debited),
+    funded: funding({ paymentMethod: settings.paymentMethod, deposited: bal.deposited }, rules.initialDeposit).funded,
+    initialDeposit: formatUsd(rules.initialDeposit),
+    minimumDeposit: formatUsd(minimumDeposit(bal, rules)),
+    paymentMethod: settings.paymentMethod
+      ? { id: settings.paymentMethod.id, brand: settings.paymentMethod.brand, last4: settings.paymentMethod.last4 }
+      : null,
+    autoReload: ar
+      ? {
+          enabled: ar.enabled,
+          threshold: formatUsd(ar.threshold),
+          amount: formatUsd(ar.amount),
+          monthlyCap: ar.monthlyCap === null ? null : formatUsd(ar.monthlyCap),
+          status,
+          suspendedReason: settings.suspended?.reason ?? null,
+          suspendedAt: settings.suspended?.at ?? null,
+          reloadedThisMonth: formatUsd(settings.reloadedThisMonth),
+        }
+      : null,
+  };
+}
+
+export function billingRoutes(s: Services): Router {
+  const r = Router();
+  const session = requireSession(s);
+  const member = requireMember(s);
+  const admin = requireMember(s, { admin: true });
+  const meta = (res: import('express').Response) => ({
+    actor: userOf(res).userId,
+    correlationId: res.locals.requestId as string | undefined,
+  });
+
+  r.get(showBilling.path, session, member, async (_req, res) => {
+    res.json(await billingView(s, workspaceOf(res).workspaceId));
+  });
+
+  r.post(attachPaymentMethodRoute.path, session, admin, async (req, res) => {
+    const { body } = validate(attachPaymentMethodRoute, req);
+    const ws = workspaceOf(res).workspaceId;
+    const pm = await attachPaymentMethod(s, { workspaceId: ws, paymentMethodId: body.paymentMethodId, metadata: meta(res) });
+    res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: s.gateway.kind } satisfies z.input<typeof paymentMethodAttached>);
+  });
+
+  r.post(makeDepositRoute.path, session, admin, async (req, res) => {
+    const key = req.header('idempotency-key');
+    if (!key || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+      throw new HttpError(422, [
+        {
+          loc: ['header', 'Idempotency-Key'],
+          msg: 'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never charges twice',
+          type: 'missing',
+        },
+      ]);
+    }
+    const { body } = validate(makeDepositRoute, req);
+    const ws = workspaceOf(res).workspaceId;
+    const d = await makeDeposit(s, { workspaceId: ws, idempotencyKey: key, amount: parseUsd(body.amount), by: userOf(res).userId, metadata: meta(res) });
+    if (d.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    const deposit = depositJson(d);
+    const mode = s.gateway.kind;
+    if (d.status === 'succeeded') {
+      res.status(201).json({ deposit, mode, billing: await billingView(s, ws) } satisfies z.input<typeof depositSucceeded>);
+    } else if (d.status === 'failed') {
+      res.status(402).json({ detail: `The deposit failed: ${d.reason ?? d.code}`, deposit, mode } satisfies z.input<typeof depositFailed>);
+    } else {
+      res.status(202).json({
+        deposit: { ...deposit, status: 'pending' },
+        mode,
+        detail:
+          'The payment provider did not answer in time. The deposit is settled when its answer arrives (Stripe webhook), or retry this request with the same Idempotency-Key.',
+      } satisfies z.input<typeof depositPending>);
+    }
+  });
+
+  r.put(configureAutoReloadRoute.path, session, admin, async (req, res) => {
+    const { body } = validate(configureAutoReloadRoute, req);
+    const ws = workspaceOf(res).workspaceId;
+    await configureAutoReload(s, {
+      workspaceId: ws,
+      enabled: body.enabled,
+      threshold: parseUsd(body.threshold),
+      amount: parseUsd(body.amount),
+      monthlyCap: body.monthlyCap == null ? null : parseUsd(body.monthlyCap),
+      by: userOf(res).userId,
+      metadata: meta(res),
+    });
+    res.json((await billingView(s, ws)).autoReload satisfies z.input<typeof autoReloadView> | null);
+  });
+
+  r.get(ledger.path, session, member, async (req, res) => {
+    const q = validate(ledger, req).query;
+    const ws = workspaceOf(res).workspaceId;
+    const page = await ledgerPage(s.readModels, ws, q.cursor ? Number(q.cursor) : 0, q.limit);
+    res.json({
+      workspaceId: ws,
+      entries: page.entries.map((e) => ({
+        ...e,
+        amount: formatUsd(BigInt(e.amountNanoUsd)),
+        balance: formatUsd(BigInt(e.balanceNanoUsd)),
+      })),
+      total: page.total,
+      nextCursor: page.next === null ? null : String(page.next),
+    } satisfies z.input<typeof ledgerPageBody>);
+  });
+
+  /** The deposits of the workspace (requested, succeeded, failed), newest first. */
+  r.get(listDeposits.path, session, member, async (_req, res) => {
+    const ws = workspaceOf(res).workspaceId;
+    const { deposits, minimumDeposit: min } = await depositsOf(s, ws);
+    res.json({ deposits: deposits.map((d) => depositJson({ ...d, replayed: false })), minimumDeposit: formatUsd(min) } satisfies z.input<typeof depositList>);
+  });
+
+  return r;
+}

@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import { isWholeCents, MIN_RELOAD } from '../rules';
+import { formatUsd, isUsd, parseUsd } from '../../platform/money';
+import { memberErrors, memberWriteErrors, wsParams } from '../../accounts/routes/fields';
+import { route, type RouteContract } from '../../platform/http/contract';
+import { invalidInput, problem } from '../../platform/http/error-bodies';
+import { usageContracts } from './usage-schemas';
+
+export * from './usage-schemas';
+
+/**
+ * The billing area's route contracts (usage in usage-schemas.ts): request and response schemas,
+ * and the list the OpenAPI document is built from. Amounts are USD decimal strings, never floats.
+ */
+
+const usd = z.string().describe('USD, a decimal string');
+const gatewayKind = z.enum(['stripe', 'sandbox']);
+
+// ---- responses ----------------------------------------------------------------------------------
+
+export const paymentMethodView = z.object({ id: z.string(), brand: z.string(), last4: z.string() });
+
+export const autoReloadView = z.object({
+  enabled: z.boolean(),
+  threshold: usd,
+  amount: usd,
+  monthlyCap: usd.nullable(),
+  status: z.enum(['disabled', 'suspended', 'reloading', 'active']),
+  suspendedReason: z.string().nullable(),
+  suspendedAt: z.string().nullable(),
+  reloadedThisMonth: usd,
+});
+
+/** GET …/billing: balance, what is held by requests in flight, what is on file. */
+export const billingViewBody = z.object({
+  workspaceId: z.string(),
+  mode: gatewayKind,
+  /** Only in sandbox mode. */
+  modeNote: z.string().optional(),
+  balance: usd,
+  reserved: usd,
+  available: usd,
+  deposited: usd,
+  reloaded: usd,
+  spent: usd,
+  funded: z.boolean(),
+  initialDeposit: usd,
+  minimumDeposit: usd,
+  paymentMethod: paymentMethodView.nullable(),
+  autoReload: autoReloadView.nullable(),
+});
+
+export const depositView = z.object({
+  depositId: z.string(),
+  status: z.enum(['requested', 'succeeded', 'failed', 'pending']),
+  amount: usd,
+  paymentIntentId: z.string().nullable(),
+  code: z.string().nullable(),
+  reason: z.string().nullable(),
+  requestedAt: z.string(),
+});
+
+export const depositSucceeded = z.object({ deposit: depositView, mode: gatewayKind, billing: billingViewBody });
+export const depositPending = z.object({ deposit: depositView, mode: gatewayKind, detail: z.string() });
+export const depositFailed = z.object({ detail: z.string(), deposit: depositView, mode: gatewayKind });
+export const depositList = z.object({ deposits: z.array(depositView), minimumDeposit: usd });
+export const paymentMethodAttached = z.object({ paymentMethod: paymentMethodView, mode: gatewayKind });
+
+export const ledgerEntryView = z.object({
+  /** Global position of the event: a stable, ordered id. */
+  position: z.string(),
+  at: z.string(),
+  type: z.enum(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']),
+  /** depositId, reloadId or requestId. */
+  ref: z.string(),
+  /** Signed nano-USD: + for deposits and reloads, − for debits. */
+  amountNanoUsd: z.string(),
+  balanceNanoUsd: z.string(),
+  paymentIntentId: z.string().optional(),
+  by: z.string().optional(),
+  keyId: z.string().optional(),
+  model: z.string().optional(),
+  inputTokens: z.number().optional(),
+  outputTokens: z.number().optional(),
+  /** amountNanoUsd and balanceNanoUsd in USD. */
+  amount: usd,
+  balance: usd,
+});
+
+export const ledgerPageBody = z.object({
+  workspaceId: z.string(),
+  entries: z.array(ledgerEntryView),
+  total: z.number(),
+  nextCursor: z.string().nullable(),
+});
+
+// ---- requests -----------------------------------------------------------------------------------
+
+const usdString = (field: string) =>
+  z
+    .string({ error: `${field} must be a USD amount as a decimal string, such as "100" or "2.50"` })
+    .refine(isUsd, `${field} must be a USD amount as a decimal string, such as "100" or "2.50" (at most 9 decimals)`);
+
+const cents = (field: string) => usdString(field).refine((v) => !isUsd(v) || isWholeCents(parseUsd(v)), `${field} must be a whole number of cents`);
+
+export const paymentMethodBody = z.object({
+  paymentMethodId: z
+    .string({ error: 'paymentMethodId is required (a Stripe PaymentMethod id such as pm_card_visa)' })
+    .regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'paymentMethodId must be a Stripe PaymentMethod id (pm_…)'),
+});
+
+export const depositBody = z.object({ amount: cents('amount') });
+
+export const autoReloadBody = z.object({
+  enabled: z.boolean({ error: 'enabled must be true or false' }),
+  threshold: usdString('threshold'),
+  amount: cents('amount').refine((v) => !isUsd(v) || parseUsd(v) >= MIN_RELOAD, `amount must be at least ${formatUsd(MIN_RELOAD)} USD`),
+  monthlyCap: z.union([cents('monthlyCap'), z.null()]).optional(),
+});
+
+export const ledgerQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z
+    .string()
+    .regex(/^\d{1,12}$/, 'cursor must be a value returned as nextCursor')
+    .optional(),
+});
+
+// ---- contracts ----------------------------------------------------------------------------------
+
+const gatewayErrors = {
+  400: problem('The payment provider refused the request'),
+  409: problem('A conflicting request with the same idempotency key, or the state does not allow it'),
+  503: problem('The payment provider is unavailable (Retry-After)'),
+};
+
+export const showBilling = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/billing',
+  summary: 'Balance, card on file, deposits made and auto-reload',
+  tags: ['Billing'],
+  security: ['session'],
+  params: wsParams,
+  responses: { 200: { description: 'The workspace’s billing', schema: billingViewBody }, ...memberErrors },
+});
+
+export const attachPaymentMethod = route({
+  method: 'post',
+  path: '/v1/workspaces/:ws/billing/payment-method',
+  summary: 'Attach a card (a Stripe PaymentMethod id) (admins)',
+  tags: ['Billing'],
+  security: ['session'],
+  params: wsParams,
+  body: paymentMethodBody,
+  responses: {
+    200: { description: 'The card on file', schema: paymentMethodAttached },
+    ...memberWriteErrors,
+    ...gatewayErrors,
+    402: problem('The card was declined'),
+    422: invalidInput('Not a PaymentMethod id, or the payment provider does not know it'),
+  },
+});
+
+export const makeDeposit = route({
+  method: 'post',
+  path: '/v1/workspaces/:ws/billing/deposits',
+  summary: 'Charge the card on file and credit the balance (admins)',
+  description:
+    'Needs an Idempotency-Key header (1 to 255 visible characters, e.g. a uuid): a retry with the same key never charges twice ' +
+    'and answers as the first did, with Idempotent-Replayed: true. A missing or bad key is 422 with loc ["header", "Idempotency-Key"].',
+  tags: ['Billing'],
+  security: ['session'],
+  params: wsParams,
+  body: depositBody,
+  responses: {
+    201: { description: 'Charged; the balance after it', schema: depositSucceeded },
+    202: { description: 'The payment provider did not answer in time: settled later, or retry with the same key', schema: depositPending },
+    402: { description: 'The charge failed', schema: depositFailed },
+    ...memberWriteErrors,
+    ...gatewayErrors,
+    409: problem('No card on file, or a conflicting request with the same idempotency key'),
+    422: invalidInput(),
+  },
+});
+
+export const listDeposits = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/billing/deposits',
+  summary: 'The workspace’s deposits (requested, succeeded, failed), newest first',
+  tags: ['Billing'],
+  security: ['session'],
+  params: wsParams,
+  responses: { 200: { description: 'Deposits and the smallest next deposit', schema: depositList }, ...memberErrors },
+});
+
+export const configureAutoReload = route({
+  method: 'put',
+  path: '/v1/workspaces/:ws/billing/auto-reload',
+  summary: 'Set auto-reload: below `threshold`, charge `amount`, at most `monthlyCap` a month (admins)',
+  tags: ['Billing'],
+  security: ['session'],
+  params: wsParams,
+  body: autoReloadBody,
+  responses: {
+    200: { description: 'The auto-reload settings (null only when the read model has not caught up in time)', schema: autoReloadView.nullable() },
+    ...memberWriteErrors,
+    409: problem('No card on file'),
+    422: invalidInput(),
+  },
+});
+
+export const ledger = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/billing/ledger',
+  summary: 'The ledger: deposits, reloads and debits with the running balance, oldest first',
+  tags: ['Billing'],
+  security: ['session'],
+  params: wsParams,
+  query: ledgerQuery,
+  responses: { 200: { description: 'One page of the ledger', schema: ledgerPageBody }, ...memberErrors, 422: invalidInput() },
+});
+
+export const routes: RouteContract[] = [showBilling, attachPaymentMethod, makeDeposit, listDeposits, configureAutoReload, ledger, ...usageContracts];

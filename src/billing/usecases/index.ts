@@ -1,0 +1,11 @@
+/**
+ * The billing use cases: each loads billing-{workspaceId}, asks the domain's decider
+ * (src/billing/decide.ts) through handleCommand, talks to the payment gateway on Services,
+ * and waits for the projections when the next request must see the write. They throw DomainError
+ * and know nothing of HTTP.
+ */
+export { attachPaymentMethod } from './payment-method';
+export { configureAutoReload } from './auto-reload';
+export { depositsOf, makeDeposit, type DepositView } from './deposit';
+export { billingRules } from './rules';
+export { settleFromPayment, type SettleVerdict } from './settle-payment';

@@ -1,0 +1,36 @@
+import type { Queue } from 'bullmq';
+import { reloadBlockerOf } from '../../rules';
+import { monthOf } from '../../state';
+import type { RecordedEvent } from '../../../platform/eventstore/port';
+import { getBalance } from '../../projections/balances/queries';
+import { getBillingSettings } from '../../projections/billing-settings/queries';
+import type { Reactor } from '../../../platform/projections/projection';
+import type { ReadModels } from '../../../platform/projections/read-models';
+import { enqueueReload, ReloadJobData } from './queue';
+
+/**
+ * Sees debits (and new settings or cards) after the projections committed them; when the projected
+ * balance is below the threshold and nothing is in flight, enqueues a job with a deterministic id.
+ * Never part of a rebuild or replay, and it never charges: the worker decides from the ledger.
+ */
+export function autoReloadReactor(deps: {
+  readModels: ReadModels;
+  queue: () => Promise<Queue<ReloadJobData>>;
+  now: () => Date;
+}): Reactor {
+  return {
+    name: 'auto-reload',
+    handles: new Set(['TokensDebited', 'AutoReloadConfigured', 'PaymentMethodAttached']),
+    async react(event: RecordedEvent) {
+      const workspaceId = (event.data as { workspaceId?: string }).workspaceId;
+      if (!workspaceId) return;
+      const [settings, { balance, deposited }] = await Promise.all([
+        getBillingSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString())),
+        getBalance(deps.readModels, workspaceId),
+      ]);
+      // A reload in flight is finished by its own job (retried by BullMQ, or re-enqueued by the sweep).
+      if (reloadBlockerOf({ ...settings, deposited }, balance)) return;
+      await enqueueReload(await deps.queue(), workspaceId, settings.revision, event.id);
+    },
+  };
+}

@@ -1,4 +1,0 @@
-import type { Event } from '../event';
-
-/** On the user's stream (`user-{userId}`): the user accepted this version of the usage policy. */
-export type UsagePolicyAccepted = Event<'UsagePolicyAccepted', { userId: string; version: string }>;

@@ -1,0 +1,143 @@
+import { ErrorRequestHandler, Router } from 'express';
+import { MODEL_CONFIGS } from '../models';
+import type { Services } from '../../services';
+import { HttpError } from '../../platform/http/middleware/errors';
+import type { Executed } from '../usecases/engine';
+import { validate } from '../../platform/http/contract';
+import { PATHS } from './paths';
+import { endBrokenStream, RouteKit, streamFailure } from './route-kit';
+import { chatCompletions, getModel, listModels, unsupportedChatFeature } from './schemas';
+import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
+
+/** The OpenAI-compatible routes: chat completions (whole or streamed) and the model list. */
+
+const MODELS_CREATED = 1_735_689_600; // 2025-01-01, when the two configs were published
+
+export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
+  const { engine, now, chain, prepare, settle, generateWhole, requestId, auth } = kit;
+
+  r.post(chatCompletions.path, ...chain, async (req, res) => {
+    const unsupported = unsupportedChatFeature(req.body);
+    if (unsupported) throw new HttpError(400, unsupported);
+    const { body } = validate(chatCompletions, req);
+    const prepared = await prepare(req, res, 'openai', body.request);
+    const id = `chatcmpl-${prepared.facts.requestId}`;
+    const created = Math.floor(now());
+    const model = body.request.config;
+    const usageOf = (out: Executed) => ({
+      prompt_tokens: out.inputTokens,
+      completion_tokens: out.outputTokens,
+      total_tokens: out.inputTokens + out.outputTokens,
+    });
+    if (!body.stream) {
+      const { out, text } = await generateWhole(prepared, res);
+      if (settle(out) === 'gone') return;
+      res.json({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        system_fingerprint: engine.backend.modelName(model),
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: text, refusal: null },
+            logprobs: null,
+            finish_reason: out.result.finishReason,
+          },
+        ],
+        usage: usageOf(out),
+      });
+      return;
+    }
+    const writer = new EventStreamWriter(res);
+    const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      system_fingerprint: engine.backend.modelName(model),
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...extra,
+    });
+    const openAiError = (message: string, type: string) => ({ error: { message, type, code: null }, detail: message });
+    try {
+      let first = true;
+      const out = await engine.execute(prepared, {
+        signal: disconnectSignal(res),
+        streaming: true,
+        onText: async (text) => {
+          await writer.send(chunk(first ? { role: 'assistant', content: text } : { content: text }, null));
+          first = false;
+        },
+      });
+      const failure = streamFailure(out, writer.isStarted);
+      if (failure === 'gone') return void res.end();
+      if (failure) {
+        await writer.send(openAiError(failure.detail, 'api_error')).catch(() => undefined);
+        return writer.end();
+      }
+      const reason = out.result.finishReason;
+      // As OpenAI: usage only when asked (stream_options.include_usage), only in a last chunk with no choices.
+      await writer.send(chunk(first ? { role: 'assistant', content: '' } : {}, reason));
+      if (body.includeUsage) await writer.send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(out) });
+      await writer.send('[DONE]');
+      writer.end();
+    } catch (err) {
+      await endBrokenStream(s, writer, err, prepared.facts.requestId, openAiError('The stream failed; please retry', 'api_error'));
+    }
+  });
+
+  const modelList = () =>
+    MODEL_CONFIGS.map((id) => ({ id, object: 'model', created: MODELS_CREATED, owned_by: 'tollgate' }));
+  r.get(listModels.path, requestId, auth, (_req, res) => {
+    res.json({ object: 'list', data: modelList() });
+  });
+  r.get(getModel.path, requestId, auth, (req, res) => {
+    const { model } = validate(getModel, req).params;
+    const m = modelList().find((x) => x.id === model);
+    if (!m) throw new HttpError(404, `The model '${model.slice(0, 100)}' does not exist`);
+    res.json(m);
+  });
+
+  r.use(PATHS.openai, openAiErrorShape);
+}
+
+const OPENAI_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'insufficient_quota',
+  403: 'permission_error',
+  404: 'not_found_error',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+/**
+ * Under the OpenAI-compatible paths, error bodies keep {"detail": …} (as everywhere) and also
+ * carry OpenAI's {"error": {"message", "type", "code"}}, so OpenAI SDKs show a readable message.
+ * The status and detail still come from the one error mapper: this only decorates its JSON.
+ */
+const openAiErrorShape: ErrorRequestHandler = (err, _req, res, next) => {
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    if (res.statusCode >= 400 && body && typeof body === 'object' && 'detail' in body) {
+      const detail = (body as { detail: unknown }).detail;
+      const message =
+        typeof detail === 'string'
+          ? detail
+          : Array.isArray(detail) && detail.length
+            ? `Invalid request: ${(detail as Array<{ loc: unknown[]; msg: string }>)
+                .slice(0, 3)
+                .map((d) => `${d.loc.join('.')}: ${d.msg}`)
+                .join('; ')}`
+            : 'Invalid request';
+      body = {
+        ...(body as object),
+        error: { message, type: OPENAI_TYPES[res.statusCode] ?? 'api_error', code: res.statusCode === 401 ? 'invalid_api_key' : null },
+      };
+    }
+    return json(body);
+  };
+  next(err);
+};

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { MODEL_CONFIGS } from '../models';
+import { validationIssue } from '../../platform/http/error-schemas';
+
+/** The answers of the inference routes: the spec's JSON and stream frames, and OpenAI's shapes. */
+
+const created = z.number().describe('Unix time in seconds (with a fraction)');
+const model = z.enum(MODEL_CONFIGS);
+
+export const inferenceResponse = z.object({ created, text: z.string() }).meta({ id: 'InferenceResponse' });
+
+export const inferenceChunk = z
+  .object({ created, idx: z.number().int().min(0), index: z.number().int().min(0).describe('Same as idx'), text: z.string() })
+  .meta({ id: 'InferenceChunk' });
+
+export const streamError = z.object({ detail: z.string() }).meta({ id: 'StreamError', description: 'Sent as `event: error` when the stream fails after it started' });
+
+const finishReason = z.enum(['stop', 'length']);
+
+export const chatUsage = z
+  .object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() })
+  .meta({ id: 'ChatCompletionUsage' });
+
+export const chatCompletion = z
+  .object({
+    id: z.string().describe('chatcmpl-<request id>'),
+    object: z.literal('chat.completion'),
+    created: z.number().int(),
+    model,
+    system_fingerprint: z.string(),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
+        logprobs: z.null(),
+        finish_reason: finishReason,
+      }),
+    ),
+    usage: chatUsage,
+  })
+  .meta({ id: 'ChatCompletion' });
+
+export const chatCompletionChunk = z
+  .object({
+    id: z.string(),
+    object: z.literal('chat.completion.chunk'),
+    created: z.number().int(),
+    model,
+    system_fingerprint: z.string().optional(),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+        logprobs: z.null(),
+        finish_reason: finishReason.nullable(),
+      }),
+    ),
+    usage: chatUsage.optional().describe('Only in the last chunk (no choices), when stream_options.include_usage'),
+  })
+  .meta({ id: 'ChatCompletionChunk' });
+
+const openAiErrorObject = z.object({ message: z.string(), type: z.string(), code: z.string().nullable() });
+
+/** Errors under the OpenAI-compatible paths: `detail` as everywhere, plus OpenAI's `error` so its SDKs show a message. */
+export const openAiErrorBody = z
+  .object({
+    detail: z.union([z.string(), z.array(validationIssue)]),
+    error: openAiErrorObject.optional().describe('Absent when the body is refused before the route reads it (not JSON, not UTF-8, too large)'),
+  })
+  .meta({ id: 'OpenAiError' });
+
+export const openAiStreamError = z
+  .object({ error: openAiErrorObject, detail: z.string() })
+  .meta({ id: 'OpenAiStreamError', description: 'A `data:` frame that ends a stream which failed after it started' });
+
+export const modelObject = z
+  .object({ id: model, object: z.literal('model'), created: z.number().int(), owned_by: z.literal('tollgate') })
+  .meta({ id: 'Model' });
+
+export const modelList = z.object({ object: z.literal('list'), data: z.array(modelObject) }).meta({ id: 'ModelList' });

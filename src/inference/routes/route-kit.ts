@@ -1,0 +1,107 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { Endpoint } from '../events';
+import { StoreUnavailable } from '../../platform/eventstore/port';
+import { UpstreamError } from '../backend';
+import type { KeyIndex } from '../../accounts/projections/key-index/queries';
+import type { Services } from '../../services';
+import { HttpError } from '../../platform/http/middleware/errors';
+import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
+import type { Executed, InferenceEngine } from '../usecases/engine';
+import type { InferenceRateLimiter } from './rate-limit';
+import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
+
+/** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface RouterDeps {
+  engine: InferenceEngine;
+  keys: KeyIndex;
+  limiter: InferenceRateLimiter;
+  onKeyUsed?: OnKeyUsed;
+}
+
+export function upstreamDetail(err: unknown): string {
+  const status = err instanceof UpstreamError && err.status ? ` (HTTP ${err.status})` : '';
+  const timedOut = err instanceof UpstreamError && /longer than/.test(err.message) ? ' (timed out)' : '';
+  return `The model upstream failed${status}${timedOut}; please retry`;
+}
+
+export const UNRECORDED = 'The reply could not be recorded: the event store cannot be written';
+
+/**
+ * How a streamed generation ended: 'gone' (the caller left), null (the reply is complete), or the
+ * failure to report inside the stream. A failure before anything was sent is thrown instead, so
+ * the caller gets a plain error answer: 502 for the upstream, 503 for a reply that was not recorded.
+ */
+export function streamFailure(out: Executed, started: boolean): 'gone' | { detail: string } | null {
+  const reason = out.result.finishReason;
+  if (reason === 'client_disconnected') return 'gone';
+  const detail = reason === 'upstream_error' ? upstreamDetail(out.result.error) : !out.recorded ? UNRECORDED : null;
+  if (detail === null) return null;
+  if (!started) throw reason === 'upstream_error' ? new HttpError(502, detail) : new StoreUnavailable(detail);
+  return { detail };
+}
+
+/** A stream that broke after it started: logged, told to the caller in its own format, ended. Before it started, the error is rethrown. */
+export async function endBrokenStream(s: Services, writer: EventStreamWriter, err: unknown, requestId: string, frame: unknown, event?: string): Promise<void> {
+  if (!writer.isStarted) throw err;
+  s.log.error({ err, requestId }, 'stream failed after it started');
+  await writer.send(frame, event).catch(() => undefined);
+  writer.end();
+}
+
+export type RouteKit = ReturnType<typeof routeKit>;
+
+export function routeKit(s: Services, deps: RouterDeps) {
+  const { engine } = deps;
+  const now = () => s.now().getTime() / 1000;
+
+  // The request id is the inference stream's id: ours, never the caller's (which is kept in the
+  // events' metadata as clientRequestId).
+  const requestId: RequestHandler = (req, res, next) => {
+    const id = s.newId();
+    res.locals.inferenceId = id;
+    res.setHeader('x-request-id', id);
+    next();
+  };
+  const auth = authenticate(deps.keys, s.now, deps.onKeyUsed);
+  // The metered routes: the key lookup counts the request in the key's window in the same trip.
+  const authCounted = authenticate(deps.keys, s.now, deps.onKeyUsed, deps.limiter);
+  const limit = deps.limiter.middleware();
+  const chain = [requestId, authCounted, limit];
+
+  const prepare = (req: Request, res: Response, endpoint: Endpoint, request: Parameters<InferenceEngine['prepare']>[0]['request']) => {
+    const given = req.header('x-request-id');
+    return engine.prepare({
+      requestId: res.locals.inferenceId as string,
+      key: apiKeyOf(res),
+      endpoint,
+      request,
+      ...(given && SAFE_ID.test(given) ? { clientRequestId: given } : {}),
+    });
+  };
+
+  /** The non-streaming outcome: the text, or the error that replaces it. */
+  const settle = (out: Executed): 'gone' | 'ok' => {
+    if (out.result.finishReason === 'client_disconnected') return 'gone';
+    if (out.result.finishReason === 'upstream_error') throw new HttpError(502, upstreamDetail(out.result.error));
+    if (!out.recorded) throw new StoreUnavailable(UNRECORDED);
+    return 'ok';
+  };
+
+  /** A whole reply, for the non-streaming answers; a caller who leaves cancels it. */
+  async function generateWhole(prepared: Awaited<ReturnType<typeof prepare>>, res: Response) {
+    let text = '';
+    const out = await engine.execute(prepared, {
+      signal: disconnectSignal(res),
+      streaming: false,
+      onText: (t) => {
+        text += t;
+      },
+    });
+    return { out, text };
+  }
+
+  return { engine, now, requestId, auth, chain, prepare, settle, generateWhole };
+}

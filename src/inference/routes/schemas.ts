@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { MODEL_CONFIGS } from '../models';
+import { ResponseContract, route, RouteContract } from '../../platform/http/contract';
+import { chatCompletionSchema, inferenceBodySchema } from './request-schemas';
+import {
+  chatCompletion,
+  chatCompletionChunk,
+  inferenceChunk,
+  inferenceResponse,
+  modelList,
+  modelObject,
+  openAiErrorBody,
+  openAiStreamError,
+  streamError,
+} from './response-schemas';
+import { PATHS } from './paths';
+
+export * from './request-schemas';
+export * from './response-schemas';
+
+/**
+ * The inference area's route contracts (docs/INFERENCE.md). Every answer carries x-request-id:
+ * the inference request's id (the `requestId` of its events).
+ */
+
+const REQUEST_ID = { 'x-request-id': "This request's id: the requestId of its events and of the playground's cost lookup" };
+const RETRY = { 'Retry-After': 'Seconds to wait before retrying' };
+
+const failures = (openAi: boolean, statuses: Record<number, string>): Record<number, ResponseContract> =>
+  Object.fromEntries(
+    Object.entries(statuses).map(([status, description]) => [
+      Number(status),
+      {
+        description,
+        ...(openAi ? { schema: openAiErrorBody } : {}),
+        ...(status === '429' || status === '503' ? { headers: { ...REQUEST_ID, ...RETRY } } : { headers: REQUEST_ID }),
+      },
+    ]),
+  );
+
+const AUTH_FAILURES = {
+  401: 'The API key is missing, malformed, unknown, deleted, rolled away or expired (WWW-Authenticate: Bearer)',
+  403: 'The key lacks the inference scope',
+  503: 'Keys cannot be checked (Redis down) or the read models are being rebuilt',
+};
+
+const GENERATION_FAILURES = {
+  400: 'The prompt does not fit in the context window with max_tokens for the completion',
+  ...AUTH_FAILURES,
+  402: "Insufficient balance, or the key's monthly budget is spent",
+  413: 'Request body too large (over 2 MB)',
+  422: 'A field breaks the contract',
+  429: "The key's rate limit (requests per minute) is reached",
+  502: 'The model upstream failed before any text was sent',
+  503: 'The event store, Redis or the read models are unavailable; nothing is billed',
+};
+
+const ok = (description: string, r: Omit<ResponseContract, 'description'>): ResponseContract => ({ description, headers: REQUEST_ID, ...r });
+
+export const inference = route({
+  method: 'post',
+  path: PATHS.inference,
+  summary: 'Generate a reply',
+  description: 'Renders the context under the config\'s persona, reserves the most it can cost, generates and bills the tokens used.',
+  tags: ['inference'],
+  security: ['apiKey'],
+  body: inferenceBodySchema,
+  bodyRequired: true,
+  responses: { 200: ok('The whole reply', { schema: inferenceResponse }), ...failures(false, GENERATION_FAILURES) },
+});
+
+export const streaming = route({
+  method: 'post',
+  path: PATHS.streaming,
+  summary: 'Generate a reply as a stream',
+  description:
+    'The same request as POST /external/api/inference, answered as text/event-stream: one `data:` frame per piece of text. ' +
+    'A failure after the stream started ends it with `event: error` and `data: {"detail": "…"}` (StreamError).',
+  tags: ['inference'],
+  security: ['apiKey'],
+  body: inferenceBodySchema,
+  bodyRequired: true,
+  responses: {
+    200: ok('The reply, piece by piece', { contentType: 'text/event-stream', eventSchema: z.union([inferenceChunk, streamError]) }),
+    ...failures(false, GENERATION_FAILURES),
+  },
+});
+
+export const chatCompletions = route({
+  method: 'post',
+  path: PATHS.chat,
+  summary: 'OpenAI-compatible chat completion',
+  description:
+    `\`model\` names a config (${MODEL_CONFIGS.join(', ')}); any other name is served by the default. ` +
+    'With `stream: true` the answer is text/event-stream: ChatCompletionChunk frames, then `data: [DONE]`; a failure after ' +
+    'the stream started ends it with an OpenAiStreamError frame. Tools, functions and non-text response formats or content parts are refused with 400.',
+  tags: ['openai'],
+  security: ['apiKey'],
+  body: chatCompletionSchema,
+  bodyRequired: true,
+  responses: {
+    200: ok('The completion (JSON), or its chunks when `stream` is true', {
+      schema: chatCompletion,
+      also: [{ contentType: 'text/event-stream', eventSchema: z.union([chatCompletionChunk, openAiStreamError]) }],
+    }),
+    ...failures(true, { ...GENERATION_FAILURES, 400: 'An unsupported feature (tools, response_format, non-text parts), or a prompt over the context window' }),
+  },
+});
+
+export const listModels = route({
+  method: 'get',
+  path: PATHS.models,
+  summary: 'List the models (configs)',
+  tags: ['openai'],
+  security: ['apiKey'],
+  responses: { 200: ok('Every config', { schema: modelList }), ...failures(true, AUTH_FAILURES) },
+});
+
+export const getModel = route({
+  method: 'get',
+  path: `${PATHS.models}/:model`,
+  summary: 'One model (config)',
+  tags: ['openai'],
+  security: ['apiKey'],
+  params: z.object({ model: z.string() }),
+  responses: {
+    200: ok('The model', { schema: modelObject }),
+    ...failures(true, { ...AUTH_FAILURES, 404: 'No such model' }),
+  },
+});
+
+export const routes: RouteContract[] = [inference, streaming, chatCompletions, listModels, getModel];

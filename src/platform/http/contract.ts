@@ -1,0 +1,90 @@
+import type { Request } from 'express';
+import { z, ZodError } from 'zod';
+import { HttpError, zodToDetail } from './middleware/errors';
+
+/**
+ * One contract per route: the zod schemas that validate a request, type its handler and describe
+ * its answers are the same objects the OpenAPI document is generated from. Each area lists its
+ * contracts in its `schemas.ts` as `routes`; `src/openapi/` collects them.
+ */
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** How a caller proves who it is; each becomes an OpenAPI security scheme. */
+export type Security = 'apiKey' | 'session' | 'operatorToken' | 'stripeSignature';
+
+export interface ResponseContract {
+  description: string;
+  /** The body's schema; absent for an empty answer (204) or one described only in prose. */
+  schema?: z.ZodType;
+  /** Defaults to application/json. Streams use text/event-stream, exports text/csv. */
+  contentType?: string;
+  /**
+   * For text/event-stream: the JSON each `data:` line holds (the body itself is a string). Other
+   * frames a stream may carry (an `event: error`) are said in the description.
+   */
+  eventSchema?: z.ZodType;
+  /** Other media types the same status answers with, chosen by the request (chat completions: `stream`). */
+  also?: Array<Omit<ResponseContract, 'description' | 'also'>>;
+  /** Response headers worth knowing (name → what it holds). */
+  headers?: Record<string, string>;
+}
+
+export interface RouteContract<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: Method;
+  /** Express style, with `:name` parameters: `/v1/workspaces/:ws/keys`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** Any one of these is enough; empty means the route is public. */
+  security: Security[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /**
+   * A request with no body at all is refused as a whole (422, loc ["body"]) instead of read as `{}`.
+   * The inference routes answer so; elsewhere a missing body is an empty one.
+   */
+  bodyRequired?: boolean;
+  responses: Record<number, ResponseContract>;
+}
+
+/** Identity, so a contract keeps its exact schema types for `validate`. */
+export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(c: RouteContract<P, Q, B>): RouteContract<P, Q, B> {
+  return c;
+}
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+// NonNullable: an optional field's type is `P | undefined`, and the undefined must not distribute
+// into the handler's type when the contract does declare the part.
+export interface Validated<C extends RouteContract> {
+  params: Out<NonNullable<C['params']>>;
+  query: Out<NonNullable<C['query']>>;
+  body: Out<NonNullable<C['body']>>;
+}
+
+function check(schema: z.ZodType | undefined, value: unknown, where: 'path' | 'query' | 'body'): unknown {
+  if (!schema) return undefined;
+  const r = schema.safeParse(value);
+  if (!r.success) throw new HttpError(422, zodToDetail(r.error as ZodError, where));
+  return r.data;
+}
+
+/**
+ * The one way a handler reads its input: path, then query, then body, each checked against the
+ * route's contract. A failure is 422 in FastAPI's list format, `loc` starting with "path",
+ * "query" or "body", and nothing has been done yet.
+ */
+export function validate<C extends RouteContract>(contract: C, req: Request): Validated<C> {
+  return {
+    params: check(contract.params, req.params, 'path'),
+    query: check(contract.query, req.query, 'query'),
+    body: check(contract.body, req.body ?? (contract.bodyRequired ? undefined : {}), 'body'),
+  } as Validated<C>;
+}

@@ -1,0 +1,43 @@
+import { Router } from 'express';
+import type { z } from 'zod';
+import { acceptanceDecider, decideAcceptPolicy } from '../acceptance';
+import { streams } from '../../platform/streams';
+import { handleCommand } from '../../platform/eventstore/command-handler';
+import type { Services } from '../../services';
+import { requireSession, userOf } from '../../accounts/sessions/access';
+import { metaOf, settle } from '../../accounts/routes/common';
+import { validate } from '../../platform/http/contract';
+import { policyStatus } from '../policy-status';
+import { usagePolicyOf } from '../policy-document';
+import { acceptPolicyFor, policyStatusBody, usagePolicy, usagePolicyBody } from './policy-schemas';
+
+/** The portal page that shows the rules. */
+export const USAGE_POLICY_PAGE = '/usage-policy';
+
+/** GET /v1/policies/usage (anyone), POST /v1/policies/usage/accept {version} (a user). */
+export function policyRoutes(s: Services): Router {
+  const r = Router();
+  const policy = usagePolicyOf(s.config);
+  const accept = acceptPolicyFor(policy.version);
+
+  r.get(usagePolicy.path, (_req, res) => {
+    res.set('Cache-Control', 'no-cache').json({ ...policy, page: USAGE_POLICY_PAGE } satisfies z.input<typeof usagePolicyBody>);
+  });
+
+  r.post(accept.path, requireSession(s), async (req, res) => {
+    const { version } = validate(accept, req).body;
+    const user = userOf(res);
+    const done = await handleCommand(
+      s.store,
+      streams.user(user.userId),
+      acceptanceDecider,
+      (st) => ({ events: decideAcceptPolicy(st, { userId: user.userId, version, currentVersion: policy.version }), result: undefined }),
+      { metadata: metaOf(res), newId: s.newId },
+    );
+    // The next key creation must see the acceptance.
+    await settle(s, done.appended);
+    res.json((await policyStatus(s, user.userId)) satisfies z.input<typeof policyStatusBody>);
+  });
+
+  return r;
+}

@@ -1,0 +1,92 @@
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { streams } from '../../../src/platform/streams';
+import { startTestServer, TestServer } from '../../support/harness';
+import { api, attach, deposit, newUser, TestUser } from '../e2e/helpers';
+import { debit } from '../../support/debit';
+
+/** `tollgate ledger …` as finance runs it: the real CLI in its own process, over the service's store and Redis. */
+let server: TestServer;
+let u: TestUser;
+const CLI = join(__dirname, '..', '..', '..', 'src', 'cli', 'index.ts');
+
+function tollgate(...args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    env: { ...process.env, REDIS_PREFIX: server.prefix, DATA_DIR: server.dataDir, REDIS_URL: server.services.config.REDIS_URL, LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  u = await newUser(server, 'finance');
+  await attach(server, u, u.personalWs);
+  await deposit(server, u, u.personalWs, '100');
+  await debit(server.services, u.personalWs, { amountNanoUsd: 30_000n, inputTokens: 4, outputTokens: 2 }); // 0.00003 USD
+  await deposit(server, u, u.personalWs, '10.25');
+  const res = await api(server).get(`/v1/workspaces/${u.personalWs}/billing`).set(u.auth);
+  expect(res.body.balance).toBe('110.24997');
+});
+afterAll(() => server?.close());
+
+test('statement: every money event with its running balance, replayed from the store', () => {
+  const r = tollgate('ledger', 'statement', '--workspace', u.personalWs, '--json');
+  expect(r.code).toBe(0);
+  const s = JSON.parse(r.stdout);
+  expect(s.lines.map((l: { type: string; amount: string; balance: string }) => [l.type, l.amount, l.balance])).toEqual([
+    ['DepositSucceeded', '100', '100'],
+    ['TokensDebited', '-0.00003', '99.99997'],
+    ['DepositSucceeded', '10.25', '110.24997'],
+  ]);
+  expect(s.totals).toEqual({ deposited: '110.25', reloaded: '0', debited: '0.00003', balance: '110.24997' });
+  const text = tollgate('ledger', 'statement', '--workspace', u.personalWs);
+  expect(text.stdout).toMatch(/closing balance 110\.24997/);
+});
+
+test('export --format csv: one row per money event, exact amounts', () => {
+  const r = tollgate('ledger', 'export', '--format', 'csv', '--workspace', u.personalWs);
+  expect(r.code).toBe(0);
+  const rows = r.stdout.trim().split('\n');
+  expect(rows[0]).toBe('position,time,workspace_id,type,reference,amount_usd,balance_usd,amount_nano_usd,balance_nano_usd,payment_intent_id,key_id,model,input_tokens,output_tokens');
+  expect(rows).toHaveLength(4);
+  const debitRow = rows[2].split(',');
+  expect(debitRow.slice(3, 9)).toEqual(['TokensDebited', debitRow[4], '-0.00003', '99.99997', '-30000', '99999970000']);
+  expect(debitRow.slice(10)).toEqual(['key-1', 'service_3_pi', '4', '2']);
+  expect(tollgate('ledger', 'export', '--format', 'xml').code).toBe(1);
+});
+
+test('verify: 0 differences, and a non-zero exit when a projection drifts', async () => {
+  const ok = tollgate('ledger', 'verify');
+  expect(ok.code).toBe(0);
+  expect(ok.stdout).toMatch(/: 0 differences/);
+  const key = (await server.services.readModels.keys('balances'))('ws', u.personalWs);
+  await server.services.redis.hincrby(key, 'balance', -1);
+  try {
+    const bad = tollgate('ledger', 'verify');
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/1 differences/);
+    expect(bad.stdout).toMatch(/balances\.balance: replayed 110\.24997 USD, projected 110\.249969999 USD/);
+  } finally {
+    await server.services.redis.hincrby(key, 'balance', 1);
+  }
+});
+
+test('reconcile: deposits against the gateway (sandbox); a credit the gateway never charged is a difference', async () => {
+  const ok = tollgate('ledger', 'reconcile', '--json');
+  expect(ok.code).toBe(0);
+  const rep = JSON.parse(ok.stdout);
+  expect(rep).toMatchObject({ gateway: 'sandbox', ledgerCredits: 2, gatewayCharges: 2, matched: 2, differences: [] });
+  const ws = randomUUID();
+  const r = await server.services.store.append(
+    streams.billing(ws),
+    [{ id: randomUUID(), type: 'DepositSucceeded', data: { workspaceId: ws, depositId: 'd-forged', amountNanoUsd: '5000000000', paymentIntentId: 'pi_forged', by: 'x' } }],
+    { expectedRevision: 'no_stream' },
+  );
+  await server.services.progress.waitFor(r.position, 5000);
+  const bad = tollgate('ledger', 'reconcile');
+  expect(bad.code).toBe(1);
+  expect(bad.stdout).toMatch(/missing_at_gateway: workspace .* entry d-forged payment pi_forged/);
+});

@@ -1,0 +1,124 @@
+import type { TestServer } from '../../support/harness';
+import { authHeaders, fund, seedFundedKey, seedKey } from '../int/support/seed';
+import { startInferenceServer } from '../int/support/server';
+
+const INFER = '/external/api/inference';
+const STREAM = '/external/api/inference/streaming';
+const CHAT = '/external/api/inference/openai/v1/chat/completions';
+const valid = JSON.stringify({ context: [{ type: 'Human', text: 'hi' }], config: 'service_3_pi', max_tokens: 3 });
+const invalid = JSON.stringify({ context: 'not a list' });
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startInferenceServer();
+});
+afterAll(() => server.close());
+
+const post = (path: string, secret: string, body: string) => fetch(server.url + path, { method: 'POST', headers: authHeaders(secret), body });
+
+test('request 101 within a minute on one key gets 429, across both endpoints', async () => {
+  const key = await seedFundedKey(server.services);
+  // Successes carry the headers too, counting down.
+  const first = await post(INFER, key.secret, valid);
+  expect(first.status).toBe(200);
+  expect(first.headers.get('x-ratelimit-limit-requests')).toBe('100');
+  expect(first.headers.get('x-ratelimit-remaining-requests')).toBe('99');
+  expect(first.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+s$/);
+  const second = await post(STREAM, key.secret, valid);
+  await second.text();
+  expect(second.headers.get('x-ratelimit-remaining-requests')).toBe('98');
+
+  // Requests 3..100, alternating between the endpoints; invalid bodies count too (rate limit comes before validation).
+  const statuses = await Promise.all(
+    Array.from({ length: 98 }, (_, i) => post(i % 2 ? INFER : STREAM, key.secret, i % 3 ? invalid : valid).then(async (r) => (await r.text(), r.status))),
+  );
+  expect(statuses.every((st) => st === 200 || st === 422)).toBe(true);
+
+  for (const path of [INFER, STREAM, CHAT]) {
+    const res = await post(path, key.secret, valid);
+    expect(res.status).toBe(429);
+    const body = (await res.json()) as { detail: string };
+    expect(body.detail).toMatch(/^Rate limit reached: 100 requests per minute/);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(res.headers.get('x-ratelimit-limit-requests')).toBe('100');
+    expect(res.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    expect(res.headers.get('x-ratelimit-reset-requests')).toBe(`${retryAfter}s`);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+  }
+
+  // Another key of the same workspace has its own budget.
+  const other = await seedFundedKey(server.services);
+  expect((await post(INFER, other.secret, valid)).status).toBe(200);
+});
+
+test("a key's own limit (raised or lowered by an operator) overrides the default", async () => {
+  const key = await seedFundedKey(server.services, { rateLimit: 3 });
+  for (let i = 0; i < 3; i++) {
+    const res = await post(i % 2 ? STREAM : INFER, key.secret, valid);
+    await res.text();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit-requests')).toBe('3');
+  }
+  expect((await post(CHAT, key.secret, valid)).status).toBe(429);
+
+  const raised = await seedFundedKey(server.services, { rateLimit: 150 });
+  const statuses = await Promise.all(Array.from({ length: 150 }, () => post(INFER, raised.secret, invalid).then((r) => r.status)));
+  expect(statuses.filter((st) => st === 429)).toHaveLength(0);
+  expect((await post(INFER, raised.secret, invalid)).status).toBe(429);
+});
+
+test('an unauthenticated request never touches a key budget', async () => {
+  const res = await post(INFER, 'tg_unknown', valid);
+  expect(res.status).toBe(401);
+  expect(res.headers.get('x-ratelimit-limit-requests')).toBeNull();
+});
+
+describe('round trips to Redis before generation', () => {
+  /** The scripts a request runs on the api's Redis connection: EVALSHA / EVAL with their first key. */
+  async function scriptsOf(send: () => Promise<Response>): Promise<string[]> {
+    const redis = server.services.redis as unknown as { sendCommand(cmd: { name: string; args: unknown[] }): unknown };
+    const original = redis.sendCommand;
+    const seen: string[] = [];
+    redis.sendCommand = function (this: unknown, cmd: { name: string; args: unknown[] }) {
+      if (cmd.name === 'evalsha' || cmd.name === 'eval') seen.push(String(cmd.args[2]));
+      // eslint-disable-next-line prefer-rest-params
+      return original.apply(this, arguments as unknown as [typeof cmd]);
+    } as typeof original;
+    try {
+      const res = await send();
+      await res.text();
+      expect(res.status).toBe(200);
+    } finally {
+      redis.sendCommand = original;
+    }
+    return seen;
+  }
+
+  test('the key lookup counts the request in its window in the same script: no separate trip for the rate limit', async () => {
+    const key = await seedFundedKey(server.services);
+    const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
+    // The counter is never a script's own key: it is counted by the lookup (then the reservation).
+    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toEqual([]);
+    expect(scripts).toHaveLength(2);
+    const res = await post(INFER, key.secret, valid);
+    expect(res.headers.get('x-ratelimit-remaining-requests')).toBe('98');
+  });
+
+  test('a key with an expiry is judged by the clock first, then counted in a trip of its own', async () => {
+    const key = await seedKey(server.services, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+    await fund(server.services, key.workspaceId, { usd: '10' });
+    const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
+    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toHaveLength(1);
+    const expired = await seedKey(server.services, { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    expect((await post(INFER, expired.secret, valid)).status).toBe(401);
+    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${expired.keyId}`)).toBeNull();
+  });
+
+  test('a key without the inference scope is refused (403) and not counted', async () => {
+    const key = await seedKey(server.services, { scopes: ['billing'] });
+    expect((await post(INFER, key.secret, valid)).status).toBe(403);
+    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${key.keyId}`)).toBeNull();
+  });
+});

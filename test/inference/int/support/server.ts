@@ -1,0 +1,38 @@
+import { createInferenceModule, InferenceModuleOptions } from '../../../../src/inference/module';
+import type { BackendFinish, GenerateParams, ModelBackend } from '../../../../src/inference/backend';
+import { coreReadModels } from '../../../../src/core-read-models';
+import { startTestServer, TestServer } from '../../../support/harness';
+
+/** A test server running the read models the hot path needs and the inference module. */
+export function startInferenceServer(
+  overrides: Record<string, string> = {},
+  moduleOpts: InferenceModuleOptions = {},
+): Promise<TestServer> {
+  return startTestServer(
+    { SWEEPER_ENABLED: 'false', ...overrides },
+    { modules: [coreReadModels, createInferenceModule({ search: null, ...moduleOpts })] },
+  );
+}
+
+/** A backend that replies with fixed chunks (optionally slowly, optionally failing after some). */
+export class ScriptedBackend implements ModelBackend {
+  readonly kind = 'scripted';
+  calls: GenerateParams[] = [];
+  constructor(
+    public script: (p: GenerateParams) => { chunks: string[]; delayMs?: number; failAfter?: number; finish?: BackendFinish },
+  ) {}
+  modelName(): string {
+    return 'scripted';
+  }
+  async *generate(p: GenerateParams): AsyncGenerator<string, BackendFinish, undefined> {
+    this.calls.push(p);
+    const s = this.script(p);
+    for (let i = 0; i < s.chunks.length; i++) {
+      if (s.failAfter === i) throw new Error('scripted upstream failure');
+      if (s.delayMs) await new Promise((r) => setTimeout(r, s.delayMs));
+      if (p.signal.aborted) return 'stop';
+      yield s.chunks[i];
+    }
+    return s.finish ?? 'stop';
+  }
+}

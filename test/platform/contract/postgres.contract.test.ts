@@ -1,0 +1,200 @@
+/**
+ * PostgreSQL-only behaviour beyond the shared contract: commit order under concurrent writers,
+ * LISTEN/NOTIFY wake-ups and the polling fallback, dropped connections, schema migration, and an
+ * unreachable server. Runs when TEST_DATABASE_URL is set; each test gets a database of its own.
+ */
+import { Client } from 'pg';
+import { openEventStore } from '../../../src/platform/eventstore';
+import { StoreUnavailable } from '../../../src/platform/eventstore/port';
+import type { RecordedEvent } from '../../../src/platform/eventstore/port';
+import { PostgresEventStore, PostgresOptions } from '../../../src/platform/eventstore/postgres';
+import { MIGRATIONS } from '../../../src/platform/eventstore/postgres-schema';
+import { createTestDatabase, TEST_DATABASE_URL, TestDatabase } from '../../support/postgres';
+import { Collector, ev, evs } from './support/adapters';
+import { sleep } from '../../support/wait';
+
+const maybe = TEST_DATABASE_URL ? describe : describe.skip;
+
+maybe('PostgreSQL event store', () => {
+  let db: TestDatabase;
+  const open: PostgresEventStore[] = [];
+  const store = (opts: Partial<PostgresOptions> = {}) => {
+    const s = new PostgresEventStore({ connectionString: db.url, pollIntervalMs: 50, ...opts });
+    open.push(s);
+    return s;
+  };
+  const sql = async (text: string, values: unknown[] = []) => {
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query(text, values)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+
+  beforeEach(async () => {
+    db = await createTestDatabase('pg');
+  });
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    await db.drop();
+  });
+
+  test(
+    'commit order: 12 concurrent writers (multi-event appends, separate connections) and a live subscriber — no gap, no repeat',
+    async () => {
+      const reader = store({ pollIntervalMs: 1 });
+      await reader.ping();
+      const seen: RecordedEvent[] = [];
+      const sub = reader.subscribeToAll();
+      const consuming = (async () => {
+        for await (const e of sub) seen.push(e);
+      })();
+
+      // Each writer has a pool of its own, half of them without group commit: many transactions
+      // are in flight at once, each taking positions for 1–5 events.
+      const writers = Array.from({ length: 12 }, (_, w) => store({ poolSize: 4, groupCommit: w % 2 === 0 }));
+      const perWriter = 60;
+      await Promise.all(
+        writers.map(async (s, w) => {
+          await Promise.all(
+            Array.from({ length: 4 }, async (_, lane) => {
+              for (let i = 0; i < perWriter / 4; i++) {
+                await s.append(`w${w}-${lane}`, evs(1 + ((w + i) % 5)), { expectedRevision: 'any' });
+              }
+            }),
+          );
+        }),
+      );
+      const all = await reader.readAll();
+      const deadline = Date.now() + 20_000;
+      while (seen.length < all.length && Date.now() < deadline) await sleep(20);
+      // A marker appended last and seen means anything delivered twice has been delivered by now
+      // (100 ms of waiting proved that only on a quiet machine).
+      const marker = ev('Marker');
+      await reader.append('marker', [marker], { expectedRevision: 'no_stream' });
+      while (!seen.some((e) => e.id === marker.id) && Date.now() < deadline + 20_000) await sleep(20);
+      expect(seen[seen.length - 1]?.id).toBe(marker.id);
+      seen.pop();
+      await sub.close();
+      await consuming;
+
+      expect(all.length).toBeGreaterThan(12 * perWriter);
+      const ids = seen.map((e) => e.id);
+      expect(new Set(ids).size).toBe(ids.length); // no repeat
+      expect(ids).toEqual(all.map((e) => e.id)); // no gap, same order
+      expect(seen.every((e, i) => i === 0 || e.position > seen[i - 1].position)).toBe(true);
+    },
+    120_000,
+  );
+
+  test('LISTEN/NOTIFY wakes a subscriber at once when another process appends', async () => {
+    const reader = store({ pollIntervalMs: 60_000 });
+    const writer = store();
+    await writer.append('s', [ev('A')], { expectedRevision: 'no_stream' });
+    const sub = reader.subscribeToAll({ after: await reader.headPosition() });
+    const c = new Collector(sub, () => true);
+    const first = c.take(1, 1_000).catch(() => []); // the subscription's first read
+    await first;
+    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline; ) await sleep(20);
+    expect(reader.listening).toBe(true);
+    const b = ev('B');
+    const t0 = Date.now();
+    await writer.append('s', [b], { expectedRevision: 0n });
+    // "At once" against a poll every 60 s: milliseconds when quiet, and room for stalls of seconds under load.
+    expect((await c.take(1, 15_000)).map((e) => e.id)).toEqual([b.id]);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    await sub.close();
+  });
+
+  test('the LISTEN connection killed: polling still delivers, the listener comes back, nothing lost or repeated', async () => {
+    const reader = store({ pollIntervalMs: 100 });
+    const writer = store();
+    const sub = reader.subscribeToAll();
+    const c = new Collector(sub, () => true);
+    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline; ) await sleep(20);
+    expect(reader.listening).toBe(true);
+    const written: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'LISTEN%'`, [db.name]);
+      const batch = evs(3);
+      await writer.append(`s${round}`, batch, { expectedRevision: 'no_stream' });
+      written.push(...batch.map((e) => e.id));
+      expect((await c.take(3, 15_000)).map((e) => e.id)).toEqual(batch.map((e) => e.id));
+    }
+    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline; ) await sleep(20);
+    expect(reader.listening).toBe(true);
+    const marker = ev('Marker');
+    await writer.append('marker', [marker], { expectedRevision: 'no_stream' });
+    expect(await c.before(marker.id)).toEqual([]);
+    await sub.close();
+    expect(written).toHaveLength(9);
+  });
+
+  test('every connection of the store killed mid-subscription: it resumes from its position, no gap, no repeat', async () => {
+    const s = store({ pollIntervalMs: 20 });
+    const writer = store();
+    const sub = s.subscribeToAll();
+    const c = new Collector(sub, () => true);
+    const a = evs(5);
+    await writer.append('x', a, { expectedRevision: 'no_stream' });
+    expect((await c.take(5)).map((e) => e.id)).toEqual(a.map((e) => e.id));
+    await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name]);
+    const b = evs(4);
+    // The writer's own pooled connections were killed too: its first try may fail as unavailable.
+    for (let i = 0; ; i++) {
+      try {
+        await writer.append('x', b, { expectedRevision: 4n });
+        break;
+      } catch (err) {
+        expect(err).toBeInstanceOf(StoreUnavailable);
+        if (i > 5) throw err;
+      }
+    }
+    expect((await c.take(4, 10_000)).map((e) => e.id)).toEqual(b.map((e) => e.id));
+    const marker = ev('Marker');
+    await writer.append('marker', [marker], { expectedRevision: 'no_stream' });
+    expect(await c.before(marker.id)).toEqual([]);
+    await sub.close();
+  });
+
+  test('the schema is created once by processes starting together, and recorded with its version', async () => {
+    const stores = Array.from({ length: 4 }, () => store());
+    await Promise.all(stores.map((s) => s.ping()));
+    expect(await sql('SELECT version FROM tollgate_schema')).toEqual([{ version: MIGRATIONS.length }]);
+    await stores[0].append('x', [ev('A')], { expectedRevision: 'no_stream' });
+    expect(await store().readStream('x')).toHaveLength(1);
+  });
+
+  test('a database migrated by a newer tollgate is refused with a clear error', async () => {
+    await store().ping();
+    await sql('UPDATE tollgate_schema SET version = $1', [MIGRATIONS.length + 1]);
+    await expect(store().ping()).rejects.toThrow(/newer than this tollgate knows/);
+  });
+
+  test('an unreachable server: StoreUnavailable, quickly, for every call; openEventStore picks this adapter', async () => {
+    const s = openEventStore({ EVENT_STORE: 'postgres', DATA_DIR: '/nonexistent', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' });
+    open.push(s as PostgresEventStore);
+    expect(s.kind).toBe('postgres');
+    const t0 = Date.now();
+    await expect(s.ping()).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(s.append('x', [ev('A')], { expectedRevision: 'any' })).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(s.readStream('x')).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(s.readAll()).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(s.headPosition()).rejects.toBeInstanceOf(StoreUnavailable);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    // A database that does not exist is unavailable too (it names the database).
+    const missing = store({ connectionString: db.url.replace(/\/[^/]+$/, '/tollgate_no_such_db') });
+    await expect(missing.ping()).rejects.toThrow(/tollgate_no_such_db/);
+    await expect(missing.ping()).rejects.toBeInstanceOf(StoreUnavailable);
+  });
+
+  test('close() writes the appends it has already accepted', async () => {
+    const s = store();
+    const pending = s.append('x', evs(2), { expectedRevision: 'no_stream' });
+    await s.close();
+    await expect(pending).resolves.toEqual(expect.objectContaining({ nextExpectedRevision: 1n }));
+    expect(await store().readStream('x')).toHaveLength(2);
+  });
+});

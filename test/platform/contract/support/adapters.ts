@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EsdbEventStore, EsdbOptions } from '../../../../src/platform/eventstore/esdb';
+import type { EventStore, NewEvent, RecordedEvent, Subscription } from '../../../../src/platform/eventstore/port';
+import { SqliteEventStore } from '../../../../src/platform/eventstore/sqlite';
+import { PostgresEventStore } from '../../../../src/platform/eventstore/postgres';
+import { createTestDatabase } from '../../../support/postgres';
+import { EsdbGrpcServer, startEsdbGrpcServer } from '../../../support/esdb-grpc-server';
+import { FakeEsdbClient } from './fake-esdb-client';
+
+export interface Opened {
+  store: EventStore;
+  /** Present for the fake EventStoreDB only. */
+  fake?: FakeEsdbClient;
+  /** Present for EventStoreDB over the wire (the gRPC test server). */
+  server?: EsdbGrpcServer;
+  cleanup(): Promise<void>;
+}
+
+export interface Adapter {
+  name: string;
+  /** The store is created empty for each test and nobody else writes to it. */
+  fresh: boolean;
+  /** Per-test timeout for the heavy concurrency cases. */
+  heavyTimeoutMs: number;
+  /** Writers x appends each in the heavy cases (default 50 x 200); smaller where every call crosses the wire. */
+  heavyLoad?: { writers: number; per: number };
+  open(): Promise<Opened>;
+}
+
+export function sqliteAdapter(opts: { groupCommit?: boolean } = {}): Adapter {
+  return {
+    name: opts.groupCommit === false ? 'sqlite (group commit off)' : 'sqlite',
+    fresh: true,
+    heavyTimeoutMs: 60_000,
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'tollgate-contract-'));
+      const store = new SqliteEventStore({ file: join(dir, 'events.sqlite'), ...opts });
+      return {
+        store,
+        async cleanup() {
+          await store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
+
+export function fakeEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
+  return {
+    name: 'esdb adapter over an in-memory fake client',
+    fresh: true,
+    heavyTimeoutMs: 60_000,
+    async open() {
+      const fake = new FakeEsdbClient();
+      const store = new EsdbEventStore({ client: fake as never, ...opts });
+      return {
+        store,
+        fake,
+        async cleanup() {
+          await store.close();
+          await fake.dispose();
+        },
+      };
+    },
+  };
+}
+
+/** The real client over gRPC against the test server in test/support/esdb-grpc-server: a fresh log per test. */
+export function grpcEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
+  return {
+    name: 'esdb over gRPC (real client, test server)',
+    fresh: true,
+    heavyTimeoutMs: 120_000,
+    // Each append is a gRPC round trip (plus reads on conflicts): 50 x 200 would take minutes here.
+    heavyLoad: { writers: 12, per: 40 },
+    async open() {
+      const server = await startEsdbGrpcServer();
+      const store = new EsdbEventStore({ connectionString: server.connectionString, ...opts });
+      return {
+        store,
+        server,
+        async cleanup() {
+          await store.close();
+          await server.stop();
+        },
+      };
+    },
+  };
+}
+
+/** The adapter over a fresh fake client, recording every subscription drop (for the fault tests). */
+export function overFake(opts: Partial<EsdbOptions> = {}) {
+  const fake = new FakeEsdbClient();
+  const drops: { err: unknown; delayMs: number }[] = [];
+  const store = new EsdbEventStore({
+    client: fake as never,
+    ...opts,
+    onSubscriptionDropped: (err, info) => drops.push({ err, delayMs: info.delayMs }),
+  });
+  return {
+    fake,
+    store,
+    drops,
+    ns: namespace(),
+    async cleanup() {
+      await store.close();
+      await fake.dispose();
+    },
+  };
+}
+
+export function realEsdbAdapter(connectionString: string): Adapter {
+  return {
+    name: `esdb (${connectionString})`,
+    fresh: false,
+    heavyTimeoutMs: 300_000,
+    async open() {
+      const store = new EsdbEventStore({ connectionString });
+      return { store, cleanup: () => store.close() };
+    },
+  };
+}
+
+/** PostgreSQL: a database of its own per test (created on TEST_DATABASE_URL's server, dropped after). */
+export function postgresAdapter(): Adapter {
+  return {
+    name: 'postgres',
+    fresh: true,
+    // The one-stream case needs a read and an append round trip per attempt (about 17 conflicts per
+    // success): 150-260 s on this 2-core machine under other load, about a tenth of that for SQLite.
+    heavyTimeoutMs: 600_000,
+    async open() {
+      const db = await createTestDatabase('contract', { asyncCommit: true });
+      const store = new PostgresEventStore({ connectionString: db.url, pollIntervalMs: 50 });
+      return {
+        store,
+        async cleanup() {
+          await store.close();
+          await db.drop();
+        },
+      };
+    },
+  };
+}
+
+/** A namespace for stream names that no other test (or earlier run on a shared server) uses. */
+export function namespace(): string {
+  return `ct${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
+
+export function ev(type: string, data: unknown = {}, metadata: NewEvent['metadata'] = { actor: 'contract-test' }): NewEvent {
+  return { id: randomUUID(), type, data, metadata };
+}
+
+export function evs(n: number, type = 'Thing'): NewEvent[] {
+  return Array.from({ length: n }, (_, i) => ev(type, { i }));
+}
+
+
+/**
+ * Pulls from a subscription until `n` events that match `keep` arrived (others are skipped), or fails
+ * after `timeoutMs`. The iterator is reused across calls, so events are never lost between them.
+ */
+export class Collector {
+  private readonly it: AsyncIterator<RecordedEvent>;
+  private pending: Promise<IteratorResult<RecordedEvent>> | null = null;
+
+  constructor(
+    readonly sub: Subscription,
+    private readonly keep: (e: RecordedEvent) => boolean,
+  ) {
+    this.it = sub[Symbol.asyncIterator]();
+  }
+
+  private next(): Promise<IteratorResult<RecordedEvent>> {
+    this.pending ??= this.it.next();
+    return this.pending;
+  }
+
+  async take(n: number, timeoutMs = 5_000): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const deadline = Date.now() + timeoutMs;
+    while (out.length < n) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out: got ${out.length} of ${n} events`);
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') continue;
+      this.pending = null;
+      if (r.done) throw new Error(`subscription ended after ${out.length} of ${n} events`);
+      if (this.keep(r.value)) out.push(r.value);
+    }
+    return out;
+  }
+
+  /** True when the iteration finishes (done) within `timeoutMs`; remaining events are skipped. */
+  async ended(timeoutMs = 2_000): Promise<boolean> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const left = until - Date.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') return false;
+      this.pending = null;
+      if (r.done) return true;
+    }
+  }
+
+  /**
+   * Resolves with the matching events that arrive before the event `markerId` (append it after the
+   * last write under test). Subscriptions deliver in position order, so a repeat or a stray event
+   * shows up before the marker: a check that nothing else comes which, unlike `quiet`, a slow machine
+   * cannot pass merely by being slow.
+   */
+  async before(markerId: string, timeoutMs = 20_000): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for the marker ${markerId} (${out.length} events before it)`);
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') continue;
+      this.pending = null;
+      if (r.done) throw new Error(`subscription ended before the marker (${out.length} events before it)`);
+      if (r.value.id === markerId) return out;
+      if (this.keep(r.value)) out.push(r.value);
+    }
+  }
+
+  /** Resolves with the matching events that arrive within `ms` (used to prove that nothing else comes). */
+  async quiet(ms: number): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    const until = Date.now() + ms;
+    for (;;) {
+      const left = until - Date.now();
+      if (left <= 0) return out;
+      let timer: NodeJS.Timeout | undefined;
+      const r = await Promise.race([
+        this.next(),
+        new Promise<'timeout'>((res) => {
+          timer = setTimeout(() => res('timeout'), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (r === 'timeout') return out;
+      this.pending = null;
+      if (r.done) return out;
+      if (this.keep(r.value)) out.push(r.value);
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import { RedisProgress } from '../../../src/platform/projections/progress';
+import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+import { sleep, until } from '../../support/wait';
+import { appendFx, fxExpected, fxLedger, fxSnapshot } from '../../support/fixtures/projections';
+
+let env: ProjectionEnv;
+beforeEach(() => {
+  env = projectionEnv();
+});
+afterEach(async () => {
+  await env.dispose();
+});
+
+describe('RedisProgress (an api process following a projector elsewhere)', () => {
+  test('waitFor resolves when the runner announces the position, false on timeout', async () => {
+    const progress = new RedisProgress(env.connect(), env.connect(), env.ks, ['fx-ledger']);
+    await appendFx(env.store, 10, 5);
+    expect(await progress.waitFor(10n, 100)).toBe(false);
+    const runner = env.runner([fxLedger()]);
+    await runner.start();
+    expect(await progress.waitFor(10n, 5000)).toBe(true);
+    const waiting = progress.waitFor(13n, 5000);
+    await appendFx(env.store, 3, 3);
+    expect(await waiting).toBe(true);
+    expect((await fxSnapshot(env.redis, env.ks)).checkpoint).toBe('13');
+  });
+
+  test('a position reached before it subscribed is found by polling the checkpoints', async () => {
+    await appendFx(env.store, 8, 4);
+    const runner = env.runner([fxLedger()]);
+    await runner.start();
+    expect(await runner.waitFor(8n, 5000)).toBe(true);
+    await runner.stop();
+    const progress = new RedisProgress(env.connect(), env.connect(), env.ks, ['fx-ledger']);
+    expect(await progress.waitFor(8n, 1000)).toBe(true);
+    expect(await progress.waitFor(9n, 100)).toBe(false);
+  });
+
+  test('with no projections every position counts as reached', async () => {
+    const progress = new RedisProgress(env.connect(), env.connect(), env.ks, []);
+    await appendFx(env.store, 2, 2);
+    expect(await progress.waitFor(2n, 0)).toBe(true);
+  });
+});
+
+describe('ProjectionRunner: Redis emptied under a running runner', () => {
+  test('the next batch notices, and the runner rebuilds from the store without a restart', async () => {
+    const runner = env.runner([fxLedger()], { batchSize: 10 });
+    await runner.start();
+    await appendFx(env.store, 50, 10);
+    expect(await runner.waitFor(50n, 5000)).toBe(true);
+    const keys = await env.redis.keys(`${env.prefix}*`);
+    expect(keys.length).toBeGreaterThan(0);
+    await env.redis.unlink(...keys);
+    await sleep(50);
+    await appendFx(env.store, 5, 5);
+    await until(async () => (await fxSnapshot(env.redis, env.ks)).checkpoint === '55', 10_000, 'rebuilt checkpoint');
+    const { gen: _g, ...model } = await fxSnapshot(env.redis, env.ks);
+    expect(model).toEqual(fxExpected(await env.store.readAll()));
+  });
+});
