@@ -6,7 +6,8 @@ import { BUCKET_SECONDS, bucketStart } from '../projections/usage/projection';
 import { MAX_POINTS, usageSeries as readUsageSeries } from '../projections/usage/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/sessions/access';
-import { readSession, sessionTokenOf } from '../../accounts/sessions/sessions';
+import { readSession, sessionHash, sessionTokenOf } from '../../accounts/sessions/sessions';
+import { ACCESS_ENDED_TEXT, accessEndedOf } from '../projections/usage/access-ended';
 import { membership } from '../../accounts/projections/memberships/queries';
 import { PerKeyCap } from '../../platform/http/middleware/limits';
 import { EventStreamWriter, sseFrame } from '../../platform/http/sse';
@@ -23,8 +24,10 @@ import { usageBody, usageLive, usageSeries } from './usage-schemas';
 const DEFAULT_SPAN: Record<'minute' | 'hour' | 'day', number> = { minute: 60, hour: 24, day: 30 };
 
 /**
- * How often an open live stream re-checks its session and membership. Two Redis reads per stream
- * per period; a logout or removal closes the stream within this period of the change being projected.
+ * How often an open live stream re-checks its session and membership. A removal, a leave or a
+ * logout closes the stream in event order (the access-ended marker on the live channel, see
+ * projections/usage/access-ended.ts); this re-check is the backstop for what has no event: a session
+ * that expires by its TTL, or a marker skipped while the usage projection rebuilds.
  */
 export const LIVE_RECHECK_MS = 500;
 
@@ -115,8 +118,19 @@ export function usageRoutes(s: Services): Router {
     };
     req.on('close', end);
     res.on('error', end);
+    const mySession = sessionHash(token);
     const unlisten = await s.liveUsage.listen(ws, (msg) => {
-      if (closed || out.push(sseFrame(msg, 'usage'))) return;
+      if (closed) return;
+      const ended = accessEndedOf(msg);
+      if (ended) {
+        // Never forwarded: it only closes the stream of the person (and session) it names.
+        if (ended.userId === user.userId && (ended.session === undefined || ended.session === mySession)) {
+          end();
+          out.end(sseFrame({ detail: ACCESS_ENDED_TEXT[ended.reason] }, 'closed'));
+        }
+        return;
+      }
+      if (out.push(sseFrame(msg, 'usage'))) return;
       // Pub/sub cannot wait for this reader: rather than hold an ever longer backlog, end its stream.
       end();
       out.end(sseFrame({ detail: 'This stream fell too far behind; reconnect and refetch the usage since then' }, 'closed'));

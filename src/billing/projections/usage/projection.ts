@@ -1,5 +1,7 @@
 import { formatUsd } from '../../../platform/money';
 import type { TokensDebited } from '../../../inference/events';
+import type { MemberLeft, MemberRemoved } from '../../../accounts/events';
+import { accessEndedMessage } from './access-ended';
 import type { RecordedEvent } from '../../../platform/eventstore/port';
 import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
 
@@ -22,7 +24,9 @@ export const RETENTION_SECONDS: Record<Granularity, number | null> = { minute: 8
  *       m:{model}:req|in|out|cost                     per model
  *
  * Live (not while rebuilding), each debit is also published on the shared channel
- * `{prefix}usage-live:{wsId}` as a JSON UsageLiveEvent, for GET …/usage/live.
+ * `{prefix}usage-live:{wsId}` as a JSON UsageLiveEvent, for GET …/usage/live; and each
+ * MemberRemoved / MemberLeft as an access-ended marker (./access-ended.ts) in the same order, so a
+ * removed member's stream closes before any later debit is sent to it.
  */
 export interface UsageLiveEvent {
   requestId: string;
@@ -44,8 +48,14 @@ export const bucketStart = (unixSeconds: number, g: Granularity) => unixSeconds 
 
 export const usageProjection: Projection = {
   name: USAGE,
-  handles: new Set(['TokensDebited']),
+  handles: new Set(['TokensDebited', 'MemberRemoved', 'MemberLeft']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
+    if (event.type === 'MemberRemoved' || event.type === 'MemberLeft') {
+      const m = event.data as (MemberRemoved | MemberLeft)['data'];
+      const reason = event.type === 'MemberRemoved' ? 'removed' : 'left';
+      if (tx.live) tx.multi.publish(liveChannel(tx.sharedKey, m.workspaceId), accessEndedMessage({ userId: m.userId, reason }));
+      return;
+    }
     const d = event.data as TokensDebited['data'];
     const t = Math.floor(Date.parse(event.created) / 1000);
     for (const g of ['minute', 'hour', 'day'] as const) {
