@@ -1,7 +1,5 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { keysOf } from '../../accounts/projections/api-keys/queries';
-import { auditKeys } from '../../accounts/projections/audit/queries';
 import { BUCKET_SECONDS, bucketStart } from '../projections/usage/projection';
 import { MAX_POINTS, usageSeries as readUsageSeries } from '../projections/usage/queries';
 import type { Services } from '../../services';
@@ -14,9 +12,10 @@ import { EventStreamWriter, sseFrame } from '../../platform/http/sse';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { validate } from '../../platform/http/contract';
 import { usageBody, usageLive, usageSeries } from './usage-schemas';
+import { focusCsv, labelSeries, usageCsv } from './usage-export';
 
 /**
- * GET /v1/workspaces/:ws/usage?granularity=minute|hour|day&from&to&groupBy=key|model
+ * GET /v1/workspaces/:ws/usage?granularity=minute|hour|day&from&to&groupBy=key|member|config|endpoint|model&format=json|csv|focus
  *   from/to: ISO-8601 or Unix seconds; from inclusive (rounded down to its bucket), to exclusive.
  *   Defaults: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket.
  * GET /v1/workspaces/:ws/usage/live — server-sent events: `event: usage`, one per debited request.
@@ -57,16 +56,23 @@ export function usageRoutes(s: Services): Router {
         { loc: ['query', 'from'], msg: `the range holds ${points} ${q.granularity}s; at most ${MAX_POINTS} per request`, type: 'value_error' },
       ]);
     }
+    if (q.format === 'focus' && q.groupBy && q.groupBy !== 'key') {
+      throw new HttpError(422, [{ loc: ['query', 'groupBy'], msg: 'format=focus has one row per API key: leave groupBy out or set it to key', type: 'value_error' }]);
+    }
     const ws = workspaceOf(res).workspaceId;
-    const series = await readUsageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy: q.groupBy });
-    let names: Map<string, string> | null = null;
-    let live: Set<string> | null = null;
-    if (q.groupBy === 'key') {
-      names = new Map((await keysOf(s.readModels, ws)).map((k) => [k.keyId, k.name]));
-      live = new Set(names.keys());
-      // A deleted key keeps its name in the audit read model.
-      const gone = series.map((x) => x.group!).filter((id) => id && !live!.has(id));
-      for (const [id, k] of await auditKeys(s.readModels, gone)) if (k.name) names.set(id, k.name);
+    const groupBy = q.format === 'focus' ? 'key' : q.groupBy;
+    const series = await labelSeries(s.readModels, ws, groupBy, await readUsageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy }));
+    if (q.format === 'csv' || q.format === 'focus') {
+      const focus = q.format === 'focus';
+      res
+        .status(200)
+        .set({
+          'Content-Type': 'text/csv; charset=utf-8',
+          'Content-Disposition': `attachment; filename="tollgate-${focus ? 'focus' : 'usage'}-${ws}.csv"`,
+          'Cache-Control': 'no-store',
+        })
+        .send(focus ? focusCsv(ws, series, q.granularity) : usageCsv(series, q.granularity, groupBy));
+      return;
     }
     res.json({
       workspaceId: ws,
@@ -74,12 +80,7 @@ export function usageRoutes(s: Services): Router {
       from: new Date(bucketStart(from, q.granularity) * 1000).toISOString(),
       to: new Date(to * 1000).toISOString(),
       groupBy: q.groupBy ?? null,
-      series: series.map((x) => ({
-        ...(q.groupBy === 'key' ? { keyId: x.group, keyName: names?.get(x.group!) ?? null, keyDeleted: !live?.has(x.group!) } : {}),
-        ...(q.groupBy === 'model' ? { model: x.group } : {}),
-        total: x.total,
-        points: x.points,
-      })),
+      series: series.map(({ group: _g, groupName: _n, ...x }) => x),
     } satisfies z.input<typeof usageBody>);
   });
 

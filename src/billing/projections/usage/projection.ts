@@ -1,7 +1,9 @@
 import { formatUsd } from '../../../platform/money';
 import type { TokensDebited } from '../../../inference/events';
-import type { MemberLeft, MemberRemoved } from '../../../accounts/events';
+import type { ApiKeyCreated, MemberLeft, MemberRemoved } from '../../../accounts/events';
+import type { InferenceRequested } from '../../../inference/events';
 import { accessEndedMessage } from './access-ended';
+import { countByMemberAndEndpoint, rememberEndpoint, rememberKeyOwner } from './by-member-endpoint';
 import type { RecordedEvent } from '../../../platform/eventstore/port';
 import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
 
@@ -21,7 +23,8 @@ export const RETENTION_SECONDS: Record<Granularity, number | null> = { minute: 8
  *   rm:usage:{gen}:{granularity}:{wsId}:{bucketStartUnixSeconds}   hash:
  *       t:req t:in t:out t:cost                       totals (cost in nano-USD)
  *       k:{keyId}:req|in|out|cost                     per key
- *       m:{model}:req|in|out|cost                     per model
+ *       m:{model}:req|in|out|cost                     per model (the debit's config)
+ *       u:{userId}:… e:{endpoint}:…                   per member who created the key, per endpoint (./by-member-endpoint.ts)
  *
  * Live (not while rebuilding), each debit is also published on the shared channel
  * `{prefix}usage-live:{wsId}` as a JSON UsageLiveEvent, for GET …/usage/live; and each
@@ -48,8 +51,10 @@ export const bucketStart = (unixSeconds: number, g: Granularity) => unixSeconds 
 
 export const usageProjection: Projection = {
   name: USAGE,
-  handles: new Set(['TokensDebited', 'MemberRemoved', 'MemberLeft']),
+  handles: new Set(['TokensDebited', 'MemberRemoved', 'MemberLeft', 'ApiKeyCreated', 'InferenceRequested']),
   apply(event: RecordedEvent, tx: ProjectionTx) {
+    if (event.type === 'ApiKeyCreated') return rememberKeyOwner(event.data as ApiKeyCreated['data'], tx);
+    if (event.type === 'InferenceRequested') return rememberEndpoint(event.data as InferenceRequested['data'], tx);
     if (event.type === 'MemberRemoved' || event.type === 'MemberLeft') {
       const m = event.data as (MemberRemoved | MemberLeft)['data'];
       const reason = event.type === 'MemberRemoved' ? 'removed' : 'left';
@@ -58,6 +63,7 @@ export const usageProjection: Projection = {
     }
     const d = event.data as TokensDebited['data'];
     const t = Math.floor(Date.parse(event.created) / 1000);
+    const buckets = (['minute', 'hour', 'day'] as const).map((g) => tx.key(g, d.workspaceId, String(bucketStart(t, g)))) as [string, string, string];
     for (const g of ['minute', 'hour', 'day'] as const) {
       const start = bucketStart(t, g);
       const key = tx.key(g, d.workspaceId, String(start));
@@ -71,6 +77,7 @@ export const usageProjection: Projection = {
       const keep = RETENTION_SECONDS[g];
       if (keep !== null) tx.multi.expireat(key, start + BUCKET_SECONDS[g] + keep);
     }
+    countByMemberAndEndpoint(d, buckets, tx);
     if (tx.live) {
       const live: UsageLiveEvent = {
         requestId: d.requestId,
