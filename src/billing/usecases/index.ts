@@ -9,3 +9,4 @@ export { configureAutoReload } from './auto-reload';
 export { depositsOf, makeDeposit, type DepositView } from './deposit';
 export { billingRules } from './rules';
 export { settleFromPayment, type SettleVerdict } from './settle-payment';
+export { depositReceipt, monthlyStatementOf, type DepositReceipt } from './statements';
