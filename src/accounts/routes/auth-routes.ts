@@ -46,7 +46,7 @@ export function authRoutes(s: Services): Router {
       if (owner.state.registered) throw new DomainError('conflict', 'An account with this e-mail already exists');
       userId = claim.state.claimedBy;
     } else {
-      await handleCommand(s.store, claimStream, emailClaimDecider, (st) => ({ events: decideClaimEmail(st, { email, userId }), result: undefined }), {
+      await handleCommand(s.store, claimStream, emailClaimDecider, (st) => ({ events: decideClaimEmail({ email, userId }, st), result: undefined }), {
         metadata: meta(),
         newId: s.newId,
       });
@@ -56,7 +56,7 @@ export function authRoutes(s: Services): Router {
       streams.user(userId),
       userDecider,
       (st) => ({
-        events: [...decideUser(st, { type: 'RegisterUser', data: { userId, email, name, passwordHash } }).events, policyAccepted(userId, acceptedPolicyVersion)],
+        events: [...decideUser({ type: 'RegisterUser', data: { userId, email, name, passwordHash } }, st).events, policyAccepted(userId, acceptedPolicyVersion)],
         result: undefined,
       }),
       { metadata: meta(), newId: s.newId },
@@ -90,7 +90,7 @@ export function authRoutes(s: Services): Router {
         streams.workspace(wsId),
         workspaceDecider,
         (st) => ({
-          events: decideWorkspace(st, { type: 'EnsurePersonalWorkspace', data: { workspaceId: wsId, name: PERSONAL_WORKSPACE_NAME, by: userId } }),
+          events: decideWorkspace({ type: 'EnsurePersonalWorkspace', data: { workspaceId: wsId, name: PERSONAL_WORKSPACE_NAME, by: userId } }, st),
           result: undefined,
         }),
         { metadata, newId: s.newId },
@@ -101,7 +101,7 @@ export function authRoutes(s: Services): Router {
       streams.user(userId),
       userDecider,
       (st) => {
-        const d = decideUser(st, { type: 'RecordLogin', data: { userId } });
+        const d = decideUser({ type: 'RecordLogin', data: { userId } }, st);
         return { events: d.events, result: d.firstLogin };
       },
       { metadata, newId: s.newId },

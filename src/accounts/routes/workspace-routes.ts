@@ -18,7 +18,7 @@ export function workspaceCommand(s: Services, workspaceId: string, command: Work
     s.store,
     streams.workspace(workspaceId),
     workspaceDecider,
-    (st) => ({ events: decideWorkspace(st, command), result: undefined }),
+    (st) => ({ events: decideWorkspace(command, st), result: undefined }),
     { metadata, newId: s.newId },
   );
 }

@@ -31,7 +31,7 @@ export function policyRoutes(s: Services): Router {
       s.store,
       streams.user(user.userId),
       acceptanceDecider,
-      (st) => ({ events: decideAcceptPolicy(st, { userId: user.userId, version, currentVersion: policy.version }), result: undefined }),
+      (st) => ({ events: decideAcceptPolicy({ userId: user.userId, version, currentVersion: policy.version }, st), result: undefined }),
       { metadata: metaOf(res), newId: s.newId },
     );
     // The next key creation must see the acceptance.
