@@ -7,5 +7,6 @@
 export { attachPaymentMethod } from './payment-method';
 export { configureAutoReload } from './auto-reload';
 export { depositsOf, makeDeposit, type DepositView } from './deposit';
+export { workspaceFunding } from './funding';
 export { billingRules } from './rules';
 export { settleFromPayment, type SettleVerdict } from './settle-payment';
