@@ -4,8 +4,7 @@ import type { ApiKeyCreated, MemberLeft, MemberRemoved } from '../../../accounts
 import type { InferenceRequested } from '../../../inference/events';
 import { accessEndedMessage } from './access-ended';
 import { countByMemberAndEndpoint, rememberEndpoint, rememberKeyOwner } from './by-member-endpoint';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const USAGE = 'usage';
 
@@ -49,19 +48,18 @@ export const liveChannel = (sharedKey: (...p: string[]) => string, workspaceId: 
 
 export const bucketStart = (unixSeconds: number, g: Granularity) => unixSeconds - (unixSeconds % BUCKET_SECONDS[g]);
 
-export const usageProjection: Projection = {
+export const usageProjection = projection<TokensDebited | InferenceRequested | ApiKeyCreated | MemberRemoved | MemberLeft>()({
   name: USAGE,
-  handles: new Set(['TokensDebited', 'MemberRemoved', 'MemberLeft', 'ApiKeyCreated', 'InferenceRequested']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    if (event.type === 'ApiKeyCreated') return rememberKeyOwner(event.data as ApiKeyCreated['data'], tx);
-    if (event.type === 'InferenceRequested') return rememberEndpoint(event.data as InferenceRequested['data'], tx);
+  handles: ['TokensDebited', 'MemberRemoved', 'MemberLeft', 'ApiKeyCreated', 'InferenceRequested'],
+  apply(event, tx) {
+    if (event.type === 'ApiKeyCreated') return rememberKeyOwner(event.data, tx);
+    if (event.type === 'InferenceRequested') return rememberEndpoint(event.data, tx);
     if (event.type === 'MemberRemoved' || event.type === 'MemberLeft') {
-      const m = event.data as (MemberRemoved | MemberLeft)['data'];
       const reason = event.type === 'MemberRemoved' ? 'removed' : 'left';
-      if (tx.live) tx.multi.publish(liveChannel(tx.sharedKey, m.workspaceId), accessEndedMessage({ userId: m.userId, reason }));
+      if (tx.live) tx.multi.publish(liveChannel(tx.sharedKey, event.data.workspaceId), accessEndedMessage({ userId: event.data.userId, reason }));
       return;
     }
-    const d = event.data as TokensDebited['data'];
+    const d = event.data;
     const t = Math.floor(Date.parse(event.created) / 1000);
     const buckets = (['minute', 'hour', 'day'] as const).map((g) => tx.key(g, d.workspaceId, String(bucketStart(t, g)))) as [string, string, string];
     for (const g of ['minute', 'hour', 'day'] as const) {
@@ -93,4 +91,4 @@ export const usageProjection: Projection = {
       tx.multi.publish(liveChannel(tx.sharedKey, d.workspaceId), JSON.stringify(live));
     }
   },
-};
+});
