@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestServer, TestServer } from '../../support/harness';
 import { attach, billing, deposit, newUser } from './helpers';
 import { streams } from '../../../src/platform/streams';
@@ -26,6 +28,13 @@ describe('deposits with different Idempotency-Keys sent at the same moment', () 
     // One charge per deposit: every succeeded deposit names a distinct PaymentIntent.
     expect(new Set(succeeded.map((e) => (e.data as { paymentIntentId: string }).paymentIntentId)).size).toBe(20);
     expect((await billing(server, u, u.personalWs)).body.balance).toBe('2000');
+    // The gateway's own record (the sandbox's payments file): exactly one payment per deposit.
+    const payments = readFileSync(join(server.dataDir, 'sandbox-payments.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).record as { paymentIntentId: string; metadata?: Record<string, string> })
+      .filter((r) => ids.has(r.metadata?.ledger_id ?? ''));
+    expect(new Set(payments.map((p) => p.paymentIntentId)).size).toBe(20);
 
     // Retrying each key afterwards replays, charging nothing more.
     const again = await Promise.all(keys.slice(0, 5).map((k) => deposit(server, u, u.personalWs, '100', k)));
