@@ -1,7 +1,6 @@
-import type { ApiKeyCreated, ApiKeyDeleted, ApiKeyRenamed, ApiKeyRolled, RateLimitChanged } from '../../events';
+import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 import { KEY_FIELDS as F, KEY_INDEX, keyIndexParts as at } from './layout';
 
 export { KEY_INDEX };
@@ -16,15 +15,13 @@ export { KEY_INDEX };
  * sending the old secret is told why it fails for a while, and nothing lingers. A change by key
  * id (delete, rate limit) reaches every hash in the key's set.
  */
-export const keyIndexProjection: Projection = {
+export const keyIndexProjection = projection<WorkspaceEvent>()({
   name: KEY_INDEX,
-  handles: new Set(['ApiKeyCreated', 'ApiKeyDeleted', 'RateLimitChanged', 'ApiKeyRenamed', 'ApiKeyRolled']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    // `handles` lets only these through: the switch is checked for every one of them.
-    const e = event as RecordedEvent & (ApiKeyCreated | ApiKeyDeleted | RateLimitChanged | ApiKeyRenamed | ApiKeyRolled);
-    switch (e.type) {
+  handles: ['ApiKeyCreated', 'ApiKeyDeleted', 'RateLimitChanged', 'ApiKeyRenamed', 'ApiKeyRolled'],
+  apply(event, tx) {
+    switch (event.type) {
       case 'ApiKeyCreated': {
-        const d = event.data as ApiKeyCreated['data'];
+        const d = event.data;
         tx.multi.hset(tx.key(...at.record(d.keyHash)), {
           [F.keyId]: d.keyId,
           [F.workspaceId]: d.workspaceId,
@@ -36,13 +33,13 @@ export const keyIndexProjection: Projection = {
         break;
       }
       case 'ApiKeyDeleted': {
-        const d = event.data as ApiKeyDeleted['data'];
+        const d = event.data;
         tx.multi.del(tx.key(...at.record(d.keyHash)));
         tx.multi.eval(DELETE_ROLLED, 1, tx.key(...at.secrets(d.keyId)), tx.key(...at.record('')));
         break;
       }
       case 'RateLimitChanged': {
-        const d = event.data as RateLimitChanged['data'];
+        const d = event.data;
         // Only for a key that still exists: a late change must not resurrect a deleted key.
         tx.multi.eval(
           "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[2], ARGV[1]) end",
@@ -55,7 +52,7 @@ export const keyIndexProjection: Projection = {
         break;
       }
       case 'ApiKeyRolled': {
-        const d = event.data as ApiKeyRolled['data'];
+        const d = event.data;
         const atOnce = d.gracePeriodSeconds === 0;
         tx.multi.eval(
           ROLL,
@@ -74,7 +71,7 @@ export const keyIndexProjection: Projection = {
         break;
       }
       case 'ApiKeyRenamed': {
-        const d = event.data as ApiKeyRenamed['data'];
+        const d = event.data;
         tx.multi.eval(
           "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[2], ARGV[1]) end",
           1,
@@ -86,10 +83,10 @@ export const keyIndexProjection: Projection = {
         break;
       }
       default:
-        assertNever(e);
+        assertNever(event);
     }
   },
-};
+});
 
 const ROLLED_RECORD_KEPT_MS = 24 * 3600 * 1000;
 
