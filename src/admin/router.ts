@@ -4,8 +4,8 @@ import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from 
 import { projectionStatus } from '../platform/projections/status';
 import { projectionsOf } from '../module-parts';
 import type { Module, Services } from '../services';
-import { settle } from '../accounts/routes/common';
-import { workspaceCommand } from '../accounts/routes/workspace-routes';
+import { workspaceCommand } from '../accounts';
+import { settle } from '../accounts/routes';
 import { validate } from '../platform/http/contract';
 import { HttpError } from '../platform/http/middleware/errors';
 import { adminMetrics, listProjections, rebuild, setRateLimit } from './schemas';

@@ -16,9 +16,8 @@ import { readNotices } from '../notices';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../sessions/passwords';
 import { loggedIn, login, logout, me, meView, signupFor, userView } from './schemas';
 import { createSession, destroySession, SESSION_COOKIE, sessionTokenOf } from '../sessions/sessions';
-import { policyAccepted } from '../../policy/acceptance';
-import { policyStatus } from '../../policy/policy-status';
-import { usagePolicyOf } from '../../policy/policy-document';
+import { policyAccepted, usagePolicyOf } from '../../policy';
+import { policyStatus } from '../../policy/routes';
 
 const INVALID_LOGIN = 'Invalid e-mail or password';
 export const PERSONAL_WORKSPACE_NAME = 'Personal';

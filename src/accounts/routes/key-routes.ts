@@ -1,11 +1,10 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { billingDecider } from '../../billing/decide';
+import { billingDecider, funding, keyHolds, keySpend } from '../../billing';
+import { requireAcceptedPolicy } from '../../policy/routes';
 import { loadState } from '../../platform/eventstore/command-handler';
-import { funding } from '../../billing/funding';
 import { budgetLeft, budgetMonth } from '../budget';
 import { formatUsd, parseUsd } from '../../platform/money';
-import { keyHolds, keySpend } from '../../billing/projections/balances/key-spend';
 import { streams } from '../../platform/streams';
 import { keysOf } from '../projections/api-keys/queries';
 import { hashKey } from '../projections/key-index/queries';
@@ -18,7 +17,6 @@ import { createKey, createKeyAt, deleteKey, keyCreated, keyList, keyView, listKe
 import { displayPrefix, generateKeySecret, lastFour } from '../key-secrets';
 import { forgetKeyLastUsed, keysLastUsed } from '../key-last-used';
 import { workspaceCommand } from './workspace-routes';
-import { requireAcceptedPolicy } from '../../policy/policy-status';
 
 /** The scopes a key gets when the request names none. */
 export const DEFAULT_SCOPES = ['inference'];

@@ -1,27 +1,16 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { decideWorkspace, workspaceDecider, WorkspaceCommand } from '../workspace';
-import { streams } from '../../platform/streams';
-import { handleCommand } from '../../platform/eventstore/command-handler';
-import type { EventMetadata } from '../../platform/eventstore/port';
 import { membersOf, workspaceInfo, workspacesOf } from '../projections/memberships/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
 import { validate } from '../../platform/http/contract';
 import { metaOf, settle } from './common';
+import { workspaceCommand } from '../workspace-command';
 import { createWorkspace, listMembers, listWorkspaces, memberList, removeMember, renameWorkspace, showWorkspace, workspaceList, workspaceSummary, workspaceView } from './schemas';
 
-/** Runs one workspace command: load → decide → append with the exact revision. */
-export function workspaceCommand(s: Services, workspaceId: string, command: WorkspaceCommand, metadata: EventMetadata) {
-  return handleCommand(
-    s.store,
-    streams.workspace(workspaceId),
-    workspaceDecider,
-    (st) => ({ events: decideWorkspace(st, command), result: undefined }),
-    { metadata, newId: s.newId },
-  );
-}
+// The other route files take it from here; other areas from ../index.ts.
+export { workspaceCommand };
 
 /** /v1/workspaces: create, list mine, show, rename; members: list, remove. */
 export function workspaceRoutes(s: Services): Router {

@@ -1,13 +1,10 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { keysOf } from '../../accounts/projections/api-keys/queries';
-import { auditKeys } from '../../accounts/projections/audit/queries';
+import { keysOf, auditKeys, readSession, sessionTokenOf, membership } from '../../accounts';
+import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
 import { BUCKET_SECONDS, bucketStart } from '../projections/usage/projection';
 import { MAX_POINTS, usageSeries as readUsageSeries } from '../projections/usage/queries';
 import type { Services } from '../../services';
-import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/sessions/access';
-import { readSession, sessionTokenOf } from '../../accounts/sessions/sessions';
-import { membership } from '../../accounts/projections/memberships/queries';
 import { PerKeyCap } from '../../platform/http/middleware/limits';
 import { EventStreamWriter, sseFrame } from '../../platform/http/sse';
 import { HttpError } from '../../platform/http/middleware/errors';

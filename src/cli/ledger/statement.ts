@@ -1,7 +1,6 @@
 import type { BillingEvent } from '../../billing/events';
-import { fold } from '../../billing/evolve';
+import { fold, LedgerReplay, MoneyLine, WorkspaceTotals } from '../../billing';
 import { readEvents } from '../../platform/eventstore/command-handler';
-import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../billing/ledger';
 import { formatUsd } from '../../platform/money';
 import { streams } from '../../platform/streams';
 import type { EventStore } from '../../platform/eventstore/port';

@@ -1,0 +1,15 @@
+/**
+ * What other areas may use of accounts (src/<area>/ files import this, or ./events.ts, never a file
+ * inside; test/platform/unit/layers.test.ts checks). Nothing here loads the HTTP side, so a use case
+ * may import it: the route kit (access checks, shared contract fields) is ./routes/index.ts.
+ */
+export { budgetLeft, budgetMonth, budgetRefusal } from './budget';
+export { touchKeyLastUsed } from './key-last-used';
+export { KEY_PREFIX, keyShape, type KeyShape } from './key-secrets';
+export { hashKey, KeyIndex, keyRecordOf, type KeyRecord } from './projections/key-index/queries';
+export { KEY_INDEX, keyIndexProjection } from './projections/key-index/projection';
+export { keysOf } from './projections/api-keys/queries';
+export { auditKeys } from './projections/audit/queries';
+export { membership } from './projections/memberships/queries';
+export { readSession, SESSION_COOKIE, sessionTokenOf } from './sessions/sessions';
+export { workspaceCommand } from './workspace-command';
