@@ -7,9 +7,10 @@ export { budgetLeft, budgetMonth, budgetRefusal } from './budget';
 export { touchKeyLastUsed } from './key-last-used';
 export { KEY_PREFIX, keyShape, type KeyShape } from './key-secrets';
 export { hashKey, KeyIndex, keyRecordOf, type KeyRecord } from './projections/key-index/queries';
-export { KEY_INDEX, keyIndexProjection } from './projections/key-index/projection';
+export { keyIndexProjection } from './projections/key-index/projection';
 export { keysOf } from './projections/api-keys/queries';
 export { auditKeys } from './projections/audit/queries';
 export { membership } from './projections/memberships/queries';
 export { readSession, SESSION_COOKIE, sessionTokenOf } from './sessions/sessions';
-export { workspaceCommand } from './workspace-command';
+/** The operator's rate-limit override (the admin API). */
+export { setRateLimit } from './usecases/set-rate-limit';
