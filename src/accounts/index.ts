@@ -10,7 +10,8 @@ export { hashKey, KeyIndex, keyRecordOf, type KeyRecord } from './projections/ke
 export { keyIndexProjection } from './projections/key-index/projection';
 export { keysOf } from './projections/api-keys/queries';
 export { auditKeys } from './projections/audit/queries';
-export { membership } from './projections/memberships/queries';
-export { readSession, SESSION_COOKIE, sessionTokenOf } from './sessions/sessions';
+export { membership, workspaceInfo } from './projections/memberships/queries';
+export { profilesOf } from './projections/users/queries';
+export { readSession, SESSION_COOKIE, sessionHash, sessionTokenOf } from './sessions/sessions';
 /** The operator's rate-limit override (the admin API). */
 export { setRateLimit } from './usecases/set-rate-limit';

@@ -11,5 +11,6 @@ export { BALANCES, balancesProjection } from './projections/balances/projection'
 export { keyHolds, keySpend } from './projections/balances/key-spend';
 export { Reservations } from './projections/balances/reservations';
 export { LEDGER } from './projections/ledger/projection';
+export { monthlyStatement, monthRange } from './statement';
 export type { PaymentGateway } from './payments/port';
 export { TEST_CARDS } from './payments/test-cards';
