@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { RequestHandler, Response } from 'express';
 import { defineScript, Script } from '../../platform/projections/scripts';
-import { KeyIndex, keyRecordOf, KeyRecord } from '../../accounts/projections/key-index/queries';
-import { KEY_FIELDS as F, KEY_RECORD_INFIX } from '../../accounts/projections/key-index/layout';
+import { KEY_FIELDS as F, KEY_RECORD_INFIX, KeyIndex, keyRecordOf, KeyRecord } from '../../accounts';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { apiKeyOf } from './auth';
 

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Endpoint } from '../events';
 import { StoreUnavailable } from '../../platform/eventstore/port';
 import { UpstreamError } from '../backend';
-import type { KeyIndex } from '../../accounts/projections/key-index/queries';
+import type { KeyIndex } from '../../accounts';
 import type { Services } from '../../services';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
