@@ -50,11 +50,15 @@ export interface EngineOptions {
   seedHash: (text: string) => number;
 }
 
-/** A request planned before admission: its prompt, exact token count and the amount to hold. */
-export interface Plan {
+/** A request's prompt, rendered at `now`. */
+export interface Rendered {
   request: InferenceRequest;
   now: Date;
   prompt: RenderedPrompt;
+}
+
+/** A request planned before admission: its prompt, exact token count and the amount to hold. */
+export interface Plan extends Rendered {
   promptTokens: number;
   reserved: NanoUsd;
   /** The request asks for web search and the prompt needs it: the amount is known only after the search. */
@@ -107,6 +111,11 @@ export class InferenceEngine {
    * exactly, checked against the window. CPU only, so the admission script can hold the exact amount.
    */
   plan(request: InferenceRequest): Plan {
+    return this.count(this.render(request));
+  }
+
+  /** The prompt rendered, refused if it is longer than the window could hold (no tokenizer needed). */
+  render(request: InferenceRequest): Rendered {
     const now = this.s.now();
     const prompt = renderPrompt({ config: request.config, context: request.context, metadata: request.metadata, now });
     if (prompt.text.length > MAX_PROMPT_CHARS) {
@@ -117,6 +126,11 @@ export class InferenceEngine {
           `${request.maxTokens} tokens for the completion as max_tokens. Please shorten the context.`,
       );
     }
+    return { request, now, prompt };
+  }
+
+  /** The rendered prompt counted exactly and checked against the window (400), with the amount to hold. */
+  count({ request, now, prompt }: Rendered): Plan {
     const promptTokens = countSegments(prompt.segments);
     const problem = contextWindowProblem(promptTokens, request.maxTokens);
     if (problem) throw new DomainError('bad_request', problem);

@@ -118,6 +118,16 @@ describe('round trips to Redis before generation', () => {
     expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${expired.keyId}`)).toBeNull();
   });
 
+  test('a long prompt is counted only once its key is known: two trips for a key this process has not admitted, then one', async () => {
+    const key = await seedFundedKey(server.services);
+    const long = JSON.stringify({ context: [{ type: 'Human', text: 'word '.repeat(1000) }], config: 'service_3_pi', max_tokens: 3 });
+    expect(await scriptsOf(() => post(INFER, key.secret, long))).toHaveLength(2);
+    expect(await scriptsOf(() => post(INFER, key.secret, long))).toHaveLength(1);
+    // An unknown key's long prompt is refused before it is counted: still the 401 it always was.
+    const res = await post(INFER, 'tg_unknown', long);
+    expect(res.status).toBe(401);
+  });
+
   test('a key without the inference scope is refused (403) and not counted', async () => {
     const key = await seedKey(server.services, { scopes: ['billing'] });
     expect((await post(INFER, key.secret, valid)).status).toBe(403);
