@@ -5,6 +5,7 @@ import type { Endpoint } from '../events';
 import type { InferenceRequest } from '../request';
 import type { InferenceEngine, Plan, Prepared, Rendered } from '../usecases/engine';
 import type { Admission } from './admission';
+import { paymentRefusal } from '../usecases/refusals';
 import { bearerSecret, expiredKey, forbidden, INFERENCE_SCOPE, KEYS_UNAVAILABLE, OnKeyUsed, unknownKey } from './auth';
 import { applyRateVerdict, rateVerdict } from './rate-limit';
 
@@ -75,7 +76,7 @@ export function admitter(d: AdmitDeps) {
     const given = req.header('x-request-id');
     const input = { requestId, key, endpoint, ...(given && SAFE_ID.test(given) ? { clientRequestId: given } : {}) };
     if (!admitted.held) return d.engine.prepare({ ...input, request: plan.request }, plan);
-    const refusal = d.engine.refusal(key, plan.reserved, admitted.held);
+    const refusal = paymentRefusal(key, plan.reserved, admitted.held);
     if (refusal) throw refusal;
     return d.engine.record(input, plan);
   };

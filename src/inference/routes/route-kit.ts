@@ -1,5 +1,4 @@
 import type { RequestHandler, Response } from 'express';
-import type { Endpoint } from '../events';
 import { StoreUnavailable } from '../../platform/eventstore/port';
 import { UpstreamError } from '../backend';
 import type { KeyIndex } from '../../accounts/projections/key-index/queries';

@@ -1,4 +1,4 @@
-import { budgetLeft, budgetMonth, budgetRefusal } from '../../accounts/budget';
+import { budgetMonth } from '../../accounts/budget';
 import type { Endpoint } from '../events';
 import {
   completed,
@@ -8,10 +8,12 @@ import {
   requested,
 } from '../metering';
 import { DomainError } from '../../platform/errors';
-import { formatUsd, NanoUsd } from '../../platform/money';
+import type { NanoUsd } from '../../platform/money';
 import { Prices, tokenCost } from '../pricing';
 import { streams } from '../../platform/streams';
-import { EventMetadata, NewEvent, WrongExpectedVersion } from '../../platform/eventstore/port';
+import { EventMetadata, NewEvent } from '../../platform/eventstore/port';
+import { CompletionRecorder } from './completion-recorder';
+import { paymentRefusal, unavailableOnFailure } from './refusals';
 import type { ModelBackend } from '../backend';
 import { GenerationResult, runGeneration } from '../generate';
 import { renderPrompt, RenderedPrompt } from '../prompt';
@@ -19,14 +21,16 @@ import type { InferenceRequest } from '../request';
 import { needsFreshFacts, searchQuery } from '../search/policy';
 import type { SearchProvider, SearchResult } from '../search/port';
 import { countSegments } from '../tokenizer';
-import type { Reservations, ReserveResult } from '../../billing/projections/balances/reservations';
+import type { Reservations } from '../../billing/projections/balances/reservations';
 import type { KeyRecord } from '../../accounts/projections/key-index/queries';
 import type { Services } from '../../services';
 
 /**
- * The metered hot path after auth, rate limit and validation:
- *   count → 400 if over the window → web search → reserve (402) → InferenceRequested (503)
- *   → generate under stop/max enforcement → InferenceCompleted + TokensDebited (one append, rev 0).
+ * The metered hot path: plan (render, count → 400 if over the window) → admission (one Redis
+ * script: key, rate limit, reserve → 402; ../routes/admit.ts), or for a web search: search →
+ * reserve → then InferenceRequested, whose append runs BESIDE the generation: the upstream call
+ * starts at once, its text reaches the caller only after the commit, and a failed commit aborts it
+ * (503, hold released, nothing billed) → InferenceCompleted + TokensDebited (one append, rev 0).
  * Nothing here waits for projections; the projector applies the debit and releases the hold.
  */
 
@@ -82,6 +86,8 @@ export interface Prepared {
   startedMs: number;
   metadata: EventMetadata;
   searched: boolean;
+  /** InferenceRequested's append, started by `record`: resolves once it landed, rejects (hold released) if it failed. */
+  committed: Promise<void>;
 }
 
 export interface Executed {
@@ -93,14 +99,14 @@ export interface Executed {
 }
 
 export class InferenceEngine {
-  /** Background retries of completions that could not be written at once (streams already sent). */
-  private readonly pending = new Set<Promise<void>>();
-  private closed = false;
+  private readonly completions: CompletionRecorder;
 
   constructor(
     private readonly s: Services,
     private readonly opts: EngineOptions,
-  ) {}
+  ) {
+    this.completions = new CompletionRecorder(s, opts.prices);
+  }
 
   get backend(): ModelBackend {
     return this.opts.backend;
@@ -139,17 +145,6 @@ export class InferenceEngine {
     return { request, now, prompt, promptTokens, reserved: tokenCost(this.opts.prices, promptTokens, request.maxTokens), search };
   }
 
-  /** The 402 for a reservation that was refused (balance or the key's budget), or null if it was held. */
-  refusal(key: KeyRecord, reserved: NanoUsd, held: ReserveResult): DomainError | null {
-    if (held.ok) return null;
-    if (held.budget) {
-      const b = held.budget;
-      return new DomainError('payment_required', budgetRefusal(key.name, b.budget, budgetLeft(b.budget, b.spent, b.heldByOthers), reserved));
-    }
-    const available = held.available > 0n ? held.available : 0n;
-    return new DomainError('payment_required', `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
-  }
-
   /**
    * The whole way from a request to a recorded InferenceRequested for a caller already let through:
    * plan, web search, reserve (402), record. The inference routes take this way only for a request
@@ -166,7 +161,7 @@ export class InferenceEngine {
         month: budgetMonth(plan.now.toISOString()),
       }),
     );
-    const refused = this.refusal(key, plan.reserved, held);
+    const refused = paymentRefusal(key, plan.reserved, held);
     if (refused) throw refused;
     return this.record(input, plan);
   }
@@ -196,8 +191,9 @@ export class InferenceEngine {
   }
 
   /**
-   * Records InferenceRequested for a request whose amount is held. Without it there is no
-   * generation: on failure the hold is released and the error (StoreUnavailable → 503) rethrown.
+   * Starts recording InferenceRequested for a request whose amount is held (Prepared.committed).
+   * Without it there is no generation: on failure the hold is released and `execute` rethrows the
+   * error (StoreUnavailable → 503).
    */
   async record(input: Omit<PrepareInput, 'request'>, plan: Plan): Promise<Prepared> {
     const { key, requestId } = input;
@@ -216,20 +212,24 @@ export class InferenceEngine {
       correlationId: input.clientRequestId ?? requestId,
       ...(input.clientRequestId ? { clientRequestId: input.clientRequestId } : {}),
     };
-    try {
-      const e = requested(facts, plan.reserved);
-      await this.s.store.append(streams.inference(requestId), [{ id: this.s.newId(), type: e.type, data: e.data, metadata }], {
-        expectedRevision: 'no_stream',
-      });
-    } catch (err) {
-      // Never serve unmetered: without InferenceRequested there is no generation.
-      await this.opts.reservations.release(key.workspaceId, requestId).catch((e) =>
-        this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'),
+    // The append runs beside the generation (execute): no text reaches the caller before it
+    // lands, and if it fails the upstream call is aborted and the hold released.
+    const e = requested(facts, plan.reserved);
+    const committed = this.s.store
+      .append(streams.inference(requestId), [{ id: this.s.newId(), type: e.type, data: e.data, metadata }], { expectedRevision: 'no_stream' })
+      .then(
+        () => undefined,
+        async (err: unknown) => {
+          // Never serve unmetered: without InferenceRequested there is no generation.
+          await this.opts.reservations.release(key.workspaceId, requestId).catch((e) =>
+            this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'),
+          );
+          throw err; // StoreUnavailable → 503 through the error mapper
+        },
       );
-      throw err; // StoreUnavailable → 503 through the error mapper
-    }
+    committed.catch(() => undefined); // awaited by execute; never an unhandled rejection
     const { request, prompt, reserved } = plan;
-    return { facts, request, prompt, reserved, startedMs: plan.now.getTime(), metadata, searched: plan.searched === true };
+    return { facts, request, prompt, reserved, startedMs: plan.now.getTime(), metadata, searched: plan.searched === true, committed };
   }
 
   /**
@@ -242,20 +242,40 @@ export class InferenceEngine {
   ): Promise<Executed> {
     const { request } = p;
     const seedSource = request.seed !== undefined ? `seed:${request.seed}` : `request:${p.facts.requestId}`;
-    const result = await runGeneration(
-      this.opts.backend,
-      {
-        config: request.config,
-        prompt: p.prompt,
-        temperature: request.temperature,
-        topP: request.topP,
-        maxTokens: request.maxTokens,
-        stop: request.stop,
-        seed: this.opts.seedHash(`${seedSource}\u0000${p.prompt.text}`),
-        ...(request.seed !== undefined ? { requestSeed: request.seed } : {}),
-      },
-      { signal: opts.signal, timeoutMs: this.opts.timeoutMs, onText: opts.onText },
-    );
+    // The upstream call starts now, while InferenceRequested commits; its text waits for the commit.
+    const stop = new AbortController();
+    const onCallerGone = () => stop.abort(opts.signal.reason);
+    if (opts.signal.aborted) onCallerGone();
+    else opts.signal.addEventListener('abort', onCallerGone, { once: true });
+    p.committed.catch((err: unknown) => stop.abort(err));
+    let result: GenerationResult;
+    try {
+      result = await runGeneration(
+        this.opts.backend,
+        {
+          config: request.config,
+          prompt: p.prompt,
+          temperature: request.temperature,
+          topP: request.topP,
+          maxTokens: request.maxTokens,
+          stop: request.stop,
+          seed: this.opts.seedHash(`${seedSource}\u0000${p.prompt.text}`),
+          ...(request.seed !== undefined ? { requestSeed: request.seed } : {}),
+        },
+        {
+          signal: stop.signal,
+          timeoutMs: this.opts.timeoutMs,
+          onText: async (text) => {
+            await p.committed;
+            return opts.onText(text);
+          },
+        },
+      );
+    } finally {
+      opts.signal.removeEventListener('abort', onCallerGone);
+    }
+    // Not recorded: nothing was sent, nothing is billed, the hold is released; StoreUnavailable → 503.
+    await p.committed;
     if (result.error) this.s.log.warn({ err: result.error, requestId: p.facts.requestId }, 'model upstream failed');
     const outputTokens = result.finishReason === 'upstream_error' && !opts.streaming ? 0 : result.outputTokens;
     const [done, debit] = completed(
@@ -265,78 +285,13 @@ export class InferenceEngine {
       p.reserved,
     );
     const events: NewEvent[] = [done, debit].map((e) => ({ id: this.s.newId(), type: e.type, data: e.data, metadata: p.metadata }));
-    const recorded = await this.appendCompletion(p, events, opts.streaming && result.text.length > 0);
+    const recorded = await this.completions.append(p, events, opts.streaming && result.text.length > 0);
     this.s.metrics.inferenceFinished({ ...p.facts, ...debit.data, finishReason: result.finishReason, recorded });
-    if (!recorded && !opts.streaming && result.finishReason !== 'client_disconnected') this.closeUnbilled(p);
+    if (!recorded && !opts.streaming && result.finishReason !== 'client_disconnected') this.completions.closeUnbilled(p);
     return { result, inputTokens: debit.data.inputTokens, outputTokens: debit.data.outputTokens, recorded };
   }
 
-  /**
-   * One append at exact revision 0 (after InferenceRequested), retried with the same event ids (an
-   * idempotent no-op if an earlier try did land). A conflict means the sweeper closed the request
-   * first: it is recorded either way. When the store stays down, a reply the caller already has is
-   * retried in the background for a few minutes; otherwise the sweeper closes the request later.
-   */
-  private async appendCompletion(p: Prepared, events: NewEvent[], keepTrying: boolean): Promise<boolean> {
-    const stream = streams.inference(p.facts.requestId);
-    const attempt = async () => {
-      try {
-        await this.s.store.append(stream, events, { expectedRevision: 0n });
-        return true;
-      } catch (err) {
-        if (err instanceof WrongExpectedVersion) {
-          this.s.log.warn({ requestId: p.facts.requestId }, 'request was already closed (by the sweeper)');
-          return true;
-        }
-        this.s.log.error({ err, requestId: p.facts.requestId }, 'could not record an inference completion');
-        return false;
-      }
-    };
-    for (const wait of [0, 50, 250]) {
-      if (wait) await new Promise((r) => setTimeout(r, wait));
-      if (await attempt()) return true;
-    }
-    if (keepTrying && !this.closed) {
-      const job = (async () => {
-        for (let i = 0; i < 20 && !this.closed; i++) {
-          await new Promise((r) => setTimeout(r, 15_000).unref());
-          if (this.closed || (await attempt())) return;
-        }
-      })();
-      this.pending.add(job);
-      void job.finally(() => this.pending.delete(job));
-    }
-    return false;
-  }
-
-  /**
-   * A non-streaming caller who got 503 because the reply could not be recorded pays nothing: the
-   * request is closed as `store_unavailable` (zero debit, the hold released) once the store takes
-   * writes again, retried in the background. (If this process dies first, the sweeper closes it
-   * as abandoned.)
-   */
-  private closeUnbilled(p: Prepared): void {
-    const [done, debit] = completed(
-      p.facts,
-      this.opts.prices,
-      { finishReason: 'store_unavailable', outputTokens: 0, durationMs: this.s.now().getTime() - p.startedMs },
-      p.reserved,
-    );
-    const events = [done, debit].map((e) => ({ id: this.s.newId(), type: e.type, data: e.data, metadata: p.metadata }));
-    void this.appendCompletion(p, events, true);
-  }
-
   close(): void {
-    this.closed = true;
-  }
-}
-
-/** Redis (or any infrastructure) failure while reserving → unavailable (503), never a 500. */
-async function unavailableOnFailure<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof DomainError) throw err;
-    throw new DomainError('unavailable', 'Service temporarily unavailable: balances cannot be read');
+    this.completions.close();
   }
 }
