@@ -9,7 +9,14 @@ export { workspaceFunding } from './usecases/funding';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
 export { keyHolds, keySpend } from './projections/balances/key-spend';
-export { Reservations } from './projections/balances/reservations';
+export { Reservations, type ReserveResult } from './projections/balances/reservations';
+/** The reservation's Lua pieces, for the inference admission script (one round trip with the key check). */
+export {
+  RESERVATION_KEYS_LUA,
+  RESERVE_FUNCTION,
+  type ReserveReply,
+  reserveResultOf,
+} from './projections/balances/reservations';
 export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';
 export type { PaymentGateway } from './payments/port';

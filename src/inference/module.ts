@@ -8,7 +8,7 @@ import type { Module, Services } from '../services';
 import { startSweeper } from './workers/sweeper';
 import type { OnKeyUsed } from './routes/auth';
 import { InferenceEngine } from './usecases/engine';
-import { InferenceRateLimiter } from './routes/rate-limit';
+import { Admission } from './routes/admission';
 import { inferenceRouter } from './routes/router';
 
 /**
@@ -50,10 +50,12 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
         seedHash: fnv1a,
       });
+      const keys = new KeyIndex(s.redis, s.ks);
       return inferenceRouter(s, {
         engine,
-        keys: new KeyIndex(s.redis, s.ks),
-        limiter: new InferenceRateLimiter(s.redis, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
+        keys,
+        admission: new Admission(s.redis, s.ks, keys, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
+        ratePerMinute: c.RATE_LIMIT_PER_MINUTE,
         onKeyUsed: lastUsedToucher(s),
       });
     },

@@ -1,5 +1,4 @@
-import { budgetLeft, budgetMonth, budgetRefusal, type KeyRecord } from '../../accounts';
-import type { Reservations } from '../../billing';
+import { budgetMonth, type KeyRecord } from '../../accounts';
 import type { Endpoint } from '../events';
 import {
   completed,
@@ -9,10 +8,12 @@ import {
   requested,
 } from '../metering';
 import { DomainError } from '../../platform/errors';
-import { formatUsd, NanoUsd } from '../../platform/money';
+import type { NanoUsd } from '../../platform/money';
 import { Prices, tokenCost } from '../pricing';
 import { streams } from '../../platform/streams';
-import { EventMetadata, NewEvent, WrongExpectedVersion } from '../../platform/eventstore/port';
+import { EventMetadata, NewEvent } from '../../platform/eventstore/port';
+import { CompletionRecorder } from './completion-recorder';
+import { paymentRefusal, unavailableOnFailure } from './refusals';
 import type { ModelBackend } from '../backend';
 import { GenerationResult, runGeneration } from '../generate';
 import { renderPrompt, RenderedPrompt } from '../prompt';
@@ -21,11 +22,14 @@ import { needsFreshFacts, searchQuery } from '../search/policy';
 import type { SearchProvider, SearchResult } from '../search/port';
 import { countSegments } from '../tokenizer';
 import type { Services } from '../../services';
+import type { Reservations } from '../../billing';
 
 /**
- * The metered hot path after auth, rate limit and validation:
- *   count → 400 if over the window → web search → reserve (402) → InferenceRequested (503)
- *   → generate under stop/max enforcement → InferenceCompleted + TokensDebited (one append, rev 0).
+ * The metered hot path: plan (render, count → 400 if over the window) → admission (one Redis
+ * script: key, rate limit, reserve → 402; ../routes/admit.ts), or for a web search: search →
+ * reserve → then InferenceRequested, whose append runs BESIDE the generation: the upstream call
+ * starts at once, its text reaches the caller only after the commit, and a failed commit aborts it
+ * (503, hold released, nothing billed) → InferenceCompleted + TokensDebited (one append, rev 0).
  * Nothing here waits for projections; the projector applies the debit and releases the hold.
  */
 
@@ -49,48 +53,36 @@ export interface EngineOptions {
   seedHash: (text: string) => number;
 }
 
-export interface Prepared {
-  facts: RequestFacts;
-  request: InferenceRequest;
-  prompt: RenderedPrompt;
-  reserved: NanoUsd;
-  startedMs: number;
-  metadata: EventMetadata;
-  searched: boolean;
-}
+import type { Executed, Plan, Prepared, PrepareInput, Rendered } from './request-plan';
 
-export interface Executed {
-  result: GenerationResult;
-  inputTokens: number;
-  outputTokens: number;
-  /** False when InferenceCompleted + TokensDebited could not be written (store down). */
-  recorded: boolean;
-}
+export type { Executed, Plan, Prepared, PrepareInput, Rendered };
 
 export class InferenceEngine {
-  /** Background retries of completions that could not be written at once (streams already sent). */
-  private readonly pending = new Set<Promise<void>>();
-  private closed = false;
+  private readonly completions: CompletionRecorder;
 
   constructor(
     private readonly s: Services,
     private readonly opts: EngineOptions,
-  ) {}
+  ) {
+    this.completions = new CompletionRecorder(s, opts.prices);
+  }
 
   get backend(): ModelBackend {
     return this.opts.backend;
   }
 
-  async prepare(input: {
-    requestId: string;
-    key: KeyRecord;
-    endpoint: Endpoint;
-    request: InferenceRequest;
-    clientRequestId?: string;
-  }): Promise<Prepared> {
-    const { request, key, requestId } = input;
+  /**
+   * What a request will cost before anything is asked of Redis: the prompt rendered and counted
+   * exactly, checked against the window. CPU only, so the admission script can hold the exact amount.
+   */
+  plan(request: InferenceRequest): Plan {
+    return this.count(this.render(request));
+  }
+
+  /** The prompt rendered, refused if it is longer than the window could hold (no tokenizer needed). */
+  render(request: InferenceRequest): Rendered {
     const now = this.s.now();
-    let prompt = renderPrompt({ config: request.config, context: request.context, metadata: request.metadata, now });
+    const prompt = renderPrompt({ config: request.config, context: request.context, metadata: request.metadata, now });
     if (prompt.text.length > MAX_PROMPT_CHARS) {
       throw new DomainError(
         'bad_request',
@@ -99,82 +91,104 @@ export class InferenceEngine {
           `${request.maxTokens} tokens for the completion as max_tokens. Please shorten the context.`,
       );
     }
-    let promptTokens = countSegments(prompt.segments);
+    return { request, now, prompt };
+  }
+
+  /** The rendered prompt counted exactly and checked against the window (400), with the amount to hold. */
+  count({ request, now, prompt }: Rendered): Plan {
+    const promptTokens = countSegments(prompt.segments);
     const problem = contextWindowProblem(promptTokens, request.maxTokens);
     if (problem) throw new DomainError('bad_request', problem);
+    const search = Boolean(request.webSearch && this.opts.search && needsFreshFacts(prompt.lastHuman));
+    // Held before generating: the most it can cost, the prompt plus max_tokens of output.
+    return { request, now, prompt, promptTokens, reserved: tokenCost(this.opts.prices, promptTokens, request.maxTokens), search };
+  }
 
-    // Web search before reserving: its results are part of the billed prompt.
-    let searched = false;
-    if (request.webSearch && this.opts.search && needsFreshFacts(prompt.lastHuman)) {
-      const query = searchQuery(prompt.lastHuman);
-      let results: SearchResult[] = [];
-      try {
-        results = await this.opts.search.search(query, {
-          limit: SEARCH_RESULTS,
-          signal: AbortSignal.timeout(this.opts.searchTimeoutMs),
-        });
-      } catch (err) {
-        this.s.log.warn({ err, requestId }, 'web search failed; answering without it');
-      }
-      // Keep as many results as fit in the window.
-      while (results.length) {
-        const withResults = renderPrompt({ ...request, now, search: { query, results } });
-        const tokens = countSegments(withResults.segments);
-        if (!contextWindowProblem(tokens, request.maxTokens)) {
-          prompt = withResults;
-          promptTokens = tokens;
-          searched = true;
-          break;
-        }
-        results = results.slice(0, -1);
-      }
+  /**
+   * The whole way from a request to a recorded InferenceRequested for a caller already let through:
+   * plan, web search, reserve (402), record. The inference routes take this way only for a request
+   * that searches (its results are part of the billed prompt, so the amount is known only after
+   * the search); every other request is planned, admitted and held in one script, then `record`ed.
+   */
+  async prepare(input: PrepareInput, planned?: Plan): Promise<Prepared> {
+    const { key, requestId } = input;
+    let plan = planned ?? this.plan(input.request);
+    if (plan.search) plan = await this.withSearch(plan, requestId);
+    const held = await unavailableOnFailure(() =>
+      this.opts.reservations.reserve(key.workspaceId, requestId, plan.reserved, plan.now.getTime(), {
+        keyId: key.keyId,
+        month: budgetMonth(plan.now.toISOString()),
+      }),
+    );
+    const refused = paymentRefusal(key, plan.reserved, held);
+    if (refused) throw refused;
+    return this.record(input, plan);
+  }
+
+  /** The plan with web search results, as many as fit in the window (none if the search failed). */
+  private async withSearch(plan: Plan, requestId: string): Promise<Plan> {
+    const { request, now } = plan;
+    const query = searchQuery(plan.prompt.lastHuman);
+    let results: SearchResult[] = [];
+    try {
+      results = await this.opts.search!.search(query, {
+        limit: SEARCH_RESULTS,
+        signal: AbortSignal.timeout(this.opts.searchTimeoutMs),
+      });
+    } catch (err) {
+      this.s.log.warn({ err, requestId }, 'web search failed; answering without it');
     }
+    while (results.length) {
+      const withResults = renderPrompt({ ...request, now, search: { query, results } });
+      const tokens = countSegments(withResults.segments);
+      if (!contextWindowProblem(tokens, request.maxTokens)) {
+        return { ...plan, prompt: withResults, promptTokens: tokens, reserved: tokenCost(this.opts.prices, tokens, request.maxTokens), searched: true };
+      }
+      results = results.slice(0, -1);
+    }
+    return plan;
+  }
 
+  /**
+   * Starts recording InferenceRequested for a request whose amount is held (Prepared.committed).
+   * Without it there is no generation: on failure the hold is released and `execute` rethrows the
+   * error (StoreUnavailable → 503).
+   */
+  async record(input: Omit<PrepareInput, 'request'>, plan: Plan): Promise<Prepared> {
+    const { key, requestId } = input;
     const facts: RequestFacts = {
       requestId,
       workspaceId: key.workspaceId,
       keyId: key.keyId,
-      config: request.config,
+      config: plan.request.config,
       endpoint: input.endpoint,
-      promptTokens,
-      maxTokens: request.maxTokens,
-      webSearch: searched,
+      promptTokens: plan.promptTokens,
+      maxTokens: plan.request.maxTokens,
+      webSearch: plan.searched === true,
     };
-    // Held before generating: the most it can cost, the prompt plus max_tokens of output.
-    const reserved = tokenCost(this.opts.prices, promptTokens, request.maxTokens);
-    const held = await unavailableOnFailure(() =>
-      this.opts.reservations.reserve(key.workspaceId, requestId, reserved, now.getTime(), {
-        keyId: key.keyId,
-        month: budgetMonth(now.toISOString()),
-      }),
-    );
-    if (!held.ok && held.budget) {
-      const b = held.budget;
-      throw new DomainError('payment_required', budgetRefusal(key.name, b.budget, budgetLeft(b.budget, b.spent, b.heldByOthers), reserved));
-    }
-    if (!held.ok) {
-      const available = held.available > 0n ? held.available : 0n;
-      throw new DomainError('payment_required', `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
-    }
-
     const metadata: EventMetadata = {
       actor: `apikey:${key.keyId}`,
       correlationId: input.clientRequestId ?? requestId,
       ...(input.clientRequestId ? { clientRequestId: input.clientRequestId } : {}),
     };
-    try {
-      const e = requested(facts, reserved);
-      await this.s.store.append(streams.inference(requestId), [{ id: this.s.newId(), type: e.type, data: e.data, metadata }], {
-        expectedRevision: 'no_stream',
-      });
-    } catch (err) {
-      // Never serve unmetered: without InferenceRequested there is no generation.
-      await this.opts.reservations.release(key.workspaceId, requestId).catch((e) =>
-        this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'),
+    // The append runs beside the generation (execute): no text reaches the caller before it
+    // lands, and if it fails the upstream call is aborted and the hold released.
+    const e = requested(facts, plan.reserved);
+    const committed = this.s.store
+      .append(streams.inference(requestId), [{ id: this.s.newId(), type: e.type, data: e.data, metadata }], { expectedRevision: 'no_stream' })
+      .then(
+        () => undefined,
+        async (err: unknown) => {
+          // Never serve unmetered: without InferenceRequested there is no generation.
+          await this.opts.reservations.release(key.workspaceId, requestId).catch((e) =>
+            this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'),
+          );
+          throw err; // StoreUnavailable → 503 through the error mapper
+        },
       );
-      throw err; // StoreUnavailable → 503 through the error mapper
-    }
-    return { facts, request, prompt, reserved, startedMs: now.getTime(), metadata, searched };
+    committed.catch(() => undefined); // awaited by execute; never an unhandled rejection
+    const { request, prompt, reserved } = plan;
+    return { facts, request, prompt, reserved, startedMs: plan.now.getTime(), metadata, searched: plan.searched === true, committed };
   }
 
   /**
@@ -187,20 +201,40 @@ export class InferenceEngine {
   ): Promise<Executed> {
     const { request } = p;
     const seedSource = request.seed !== undefined ? `seed:${request.seed}` : `request:${p.facts.requestId}`;
-    const result = await runGeneration(
-      this.opts.backend,
-      {
-        config: request.config,
-        prompt: p.prompt,
-        temperature: request.temperature,
-        topP: request.topP,
-        maxTokens: request.maxTokens,
-        stop: request.stop,
-        seed: this.opts.seedHash(`${seedSource}\u0000${p.prompt.text}`),
-        ...(request.seed !== undefined ? { requestSeed: request.seed } : {}),
-      },
-      { signal: opts.signal, timeoutMs: this.opts.timeoutMs, onText: opts.onText },
-    );
+    // The upstream call starts now, while InferenceRequested commits; its text waits for the commit.
+    const stop = new AbortController();
+    const onCallerGone = () => stop.abort(opts.signal.reason);
+    if (opts.signal.aborted) onCallerGone();
+    else opts.signal.addEventListener('abort', onCallerGone, { once: true });
+    p.committed.catch((err: unknown) => stop.abort(err));
+    let result: GenerationResult;
+    try {
+      result = await runGeneration(
+        this.opts.backend,
+        {
+          config: request.config,
+          prompt: p.prompt,
+          temperature: request.temperature,
+          topP: request.topP,
+          maxTokens: request.maxTokens,
+          stop: request.stop,
+          seed: this.opts.seedHash(`${seedSource}\u0000${p.prompt.text}`),
+          ...(request.seed !== undefined ? { requestSeed: request.seed } : {}),
+        },
+        {
+          signal: stop.signal,
+          timeoutMs: this.opts.timeoutMs,
+          onText: async (text) => {
+            await p.committed;
+            return opts.onText(text);
+          },
+        },
+      );
+    } finally {
+      opts.signal.removeEventListener('abort', onCallerGone);
+    }
+    // Not recorded: nothing was sent, nothing is billed, the hold is released; StoreUnavailable → 503.
+    await p.committed;
     if (result.error) this.s.log.warn({ err: result.error, requestId: p.facts.requestId }, 'model upstream failed');
     const outputTokens = result.finishReason === 'upstream_error' && !opts.streaming ? 0 : result.outputTokens;
     const [done, debit] = completed(
@@ -210,78 +244,13 @@ export class InferenceEngine {
       p.reserved,
     );
     const events: NewEvent[] = [done, debit].map((e) => ({ id: this.s.newId(), type: e.type, data: e.data, metadata: p.metadata }));
-    const recorded = await this.appendCompletion(p, events, opts.streaming && result.text.length > 0);
+    const recorded = await this.completions.append(p, events, opts.streaming && result.text.length > 0);
     this.s.metrics.inferenceFinished({ ...p.facts, ...debit.data, finishReason: result.finishReason, recorded });
-    if (!recorded && !opts.streaming && result.finishReason !== 'client_disconnected') this.closeUnbilled(p);
+    if (!recorded && !opts.streaming && result.finishReason !== 'client_disconnected') this.completions.closeUnbilled(p);
     return { result, inputTokens: debit.data.inputTokens, outputTokens: debit.data.outputTokens, recorded };
   }
 
-  /**
-   * One append at exact revision 0 (after InferenceRequested), retried with the same event ids (an
-   * idempotent no-op if an earlier try did land). A conflict means the sweeper closed the request
-   * first: it is recorded either way. When the store stays down, a reply the caller already has is
-   * retried in the background for a few minutes; otherwise the sweeper closes the request later.
-   */
-  private async appendCompletion(p: Prepared, events: NewEvent[], keepTrying: boolean): Promise<boolean> {
-    const stream = streams.inference(p.facts.requestId);
-    const attempt = async () => {
-      try {
-        await this.s.store.append(stream, events, { expectedRevision: 0n });
-        return true;
-      } catch (err) {
-        if (err instanceof WrongExpectedVersion) {
-          this.s.log.warn({ requestId: p.facts.requestId }, 'request was already closed (by the sweeper)');
-          return true;
-        }
-        this.s.log.error({ err, requestId: p.facts.requestId }, 'could not record an inference completion');
-        return false;
-      }
-    };
-    for (const wait of [0, 50, 250]) {
-      if (wait) await new Promise((r) => setTimeout(r, wait));
-      if (await attempt()) return true;
-    }
-    if (keepTrying && !this.closed) {
-      const job = (async () => {
-        for (let i = 0; i < 20 && !this.closed; i++) {
-          await new Promise((r) => setTimeout(r, 15_000).unref());
-          if (this.closed || (await attempt())) return;
-        }
-      })();
-      this.pending.add(job);
-      void job.finally(() => this.pending.delete(job));
-    }
-    return false;
-  }
-
-  /**
-   * A non-streaming caller who got 503 because the reply could not be recorded pays nothing: the
-   * request is closed as `store_unavailable` (zero debit, the hold released) once the store takes
-   * writes again, retried in the background. (If this process dies first, the sweeper closes it
-   * as abandoned.)
-   */
-  private closeUnbilled(p: Prepared): void {
-    const [done, debit] = completed(
-      p.facts,
-      this.opts.prices,
-      { finishReason: 'store_unavailable', outputTokens: 0, durationMs: this.s.now().getTime() - p.startedMs },
-      p.reserved,
-    );
-    const events = [done, debit].map((e) => ({ id: this.s.newId(), type: e.type, data: e.data, metadata: p.metadata }));
-    void this.appendCompletion(p, events, true);
-  }
-
   close(): void {
-    this.closed = true;
-  }
-}
-
-/** Redis (or any infrastructure) failure while reserving → unavailable (503), never a 500. */
-async function unavailableOnFailure<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof DomainError) throw err;
-    throw new DomainError('unavailable', 'Service temporarily unavailable: balances cannot be read');
+    this.completions.close();
   }
 }

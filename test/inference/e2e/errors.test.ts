@@ -177,7 +177,7 @@ describe('402: insufficient balance', () => {
 });
 
 describe('503: the event store cannot be written', () => {
-  test.each(ALL)('%s: no generation, the reservation released', async (path) => {
+  test.each(ALL)('%s: the upstream call aborted, nothing sent or billed, the reservation released', async (path) => {
     const k = await seedFundedKey(server.services);
     const store = server.services.store;
     const append = store.append.bind(store);
@@ -193,7 +193,8 @@ describe('503: the event store cannot be written', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(backend.calls).toHaveLength(0);
+    // The upstream call starts beside the append (recording.test.ts): if it began, it was aborted.
+    expect(backend.calls.every((c) => c.signal.aborted)).toBe(true);
     expect(await new Reservations(server.services.redis, server.services.ks).held(k.workspaceId)).toBe(0n);
   });
 
