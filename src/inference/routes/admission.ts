@@ -2,14 +2,14 @@ import type { Redis } from 'ioredis';
 import type { NanoUsd } from '../../platform/money';
 import type { Keyspace } from '../../platform/projections/keyspace';
 import { defineScript, Script } from '../../platform/projections/scripts';
-import { KeyIndex, keyRecordOf, KeyRecord } from '../../accounts/projections/key-index/queries';
+import { KEY_FIELDS as F, KEY_RECORD_INFIX, KeyIndex, keyRecordOf, KeyRecord } from '../../accounts';
 import {
   RESERVATION_KEYS_LUA,
   RESERVE_FUNCTION,
   ReserveReply,
   ReserveResult,
   reserveResultOf,
-} from '../../billing/projections/balances/reservations';
+} from '../../billing';
 import { COUNT_BODY, Counted, WINDOW_SECONDS } from './rate-limit';
 
 /**
@@ -31,20 +31,20 @@ import { COUNT_BODY, Counted, WINDOW_SECONDS } from './rate-limit';
 const ADMIT = `${RESERVE_FUNCTION}
 ${RESERVATION_KEYS_LUA}
 local gen = redis.call('GET', KEYS[1]) or '0'
-local flat = redis.call('HGETALL', ARGV[1] .. gen .. ':hash:' .. ARGV[2])
+local flat = redis.call('HGETALL', ARGV[1] .. gen .. '${KEY_RECORD_INFIX}' .. ARGV[2])
 if #flat == 0 then return {'unknown', flat} end
 local h = {}
 for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-if (h.expiresAt or '') ~= '' and h.expiresAt <= ARGV[3] then return {'expired', flat} end
-if not string.find(',' .. (h.scopes or '') .. ',', ',' .. ARGV[4] .. ',', 1, true) then return {'forbidden', flat} end
-local counter, window = ARGV[5] .. h.keyId, ARGV[6]
+if (h.${F.expiresAt} or '') ~= '' and h.${F.expiresAt} <= ARGV[3] then return {'expired', flat} end
+if not string.find(',' .. (h.${F.scopes} or '') .. ',', ',' .. ARGV[4] .. ',', 1, true) then return {'forbidden', flat} end
+local counter, window = ARGV[5] .. h.${F.keyId}, ARGV[6]
 ${COUNT_BODY}
-local limit = tonumber(h.rateLimit or '') or 0
+local limit = tonumber(h.${F.rateLimit} or '') or 0
 if limit <= 0 then limit = tonumber(ARGV[7]) end
 if consumed > limit then return {'counted', flat, consumed, ttl} end
 if ARGV[8] == '' then return {'counted', flat, consumed, ttl} end
 local bgen = redis.call('GET', KEYS[2]) or '0'
-local r = reserve(ARGV[9] .. bgen, h.workspaceId, ARGV[11], ARGV[8], ARGV[12], h.keyId, ARGV[13], reservation_keys(ARGV[10], h.workspaceId))
+local r = reserve(ARGV[9] .. bgen, h.${F.workspaceId}, ARGV[11], ARGV[8], ARGV[12], h.${F.keyId}, ARGV[13], reservation_keys(ARGV[10], h.${F.workspaceId}))
 return {'reserved', flat, consumed, ttl, r}`;
 
 export interface AdmitQuery {

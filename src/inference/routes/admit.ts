@@ -1,6 +1,5 @@
 import type { Request, Response } from 'express';
-import { budgetMonth } from '../../accounts/budget';
-import { hashKey } from '../../accounts/projections/key-index/queries';
+import { budgetMonth, hashKey } from '../../accounts';
 import type { Endpoint } from '../events';
 import type { InferenceRequest } from '../request';
 import type { InferenceEngine, Plan, Prepared, Rendered } from '../usecases/engine';

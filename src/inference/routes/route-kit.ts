@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { StoreUnavailable } from '../../platform/eventstore/port';
 import { UpstreamError } from '../backend';
-import type { KeyIndex } from '../../accounts/projections/key-index/queries';
+import type { KeyIndex } from '../../accounts';
 import type { Services } from '../../services';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { authenticate, OnKeyUsed } from './auth';
@@ -71,7 +71,7 @@ export function routeKit(s: Services, deps: RouterDeps) {
   const prepare = admitter({ engine, admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) });
 
   /** The non-streaming outcome: the text, or the error that replaces it. */
-  const settle = (out: Executed): 'gone' | 'ok' => {
+  const wholeAnswer = (out: Executed): 'gone' | 'ok' => {
     if (out.result.finishReason === 'client_disconnected') return 'gone';
     if (out.result.finishReason === 'upstream_error') throw new HttpError(502, upstreamDetail(out.result.error));
     if (!out.recorded) throw new StoreUnavailable(UNRECORDED);
@@ -91,5 +91,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, prepare, settle, generateWhole };
+  return { engine, now, requestId, auth, chain, prepare, wholeAnswer, generateWhole };
 }

@@ -1,4 +1,5 @@
-import { budgetMonth } from '../../accounts/budget';
+import { budgetMonth, type KeyRecord } from '../../accounts';
+import type { Reservations } from '../../billing';
 import type { Endpoint } from '../events';
 import {
   completed,
@@ -21,8 +22,6 @@ import type { InferenceRequest } from '../request';
 import { needsFreshFacts, searchQuery } from '../search/policy';
 import type { SearchProvider, SearchResult } from '../search/port';
 import { countSegments } from '../tokenizer';
-import type { Reservations } from '../../billing/projections/balances/reservations';
-import type { KeyRecord } from '../../accounts/projections/key-index/queries';
 import type { Services } from '../../services';
 
 /**

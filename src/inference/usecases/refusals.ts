@@ -1,6 +1,5 @@
-import { budgetLeft, budgetRefusal } from '../../accounts/budget';
-import type { KeyRecord } from '../../accounts/projections/key-index/queries';
-import type { ReserveResult } from '../../billing/projections/balances/reservations';
+import { budgetLeft, budgetRefusal, type KeyRecord } from '../../accounts';
+import type { ReserveResult } from '../../billing';
 import { DomainError } from '../../platform/errors';
 import { formatUsd, NanoUsd } from '../../platform/money';
 
