@@ -9,13 +9,13 @@ export { workspaceFunding } from './usecases/funding';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
 export { keyHolds, keySpend } from './projections/balances/key-spend';
-export { Reservations, type ReserveResult } from './projections/balances/reservations';
-/** The reservation's Lua pieces, for the inference admission script (one round trip with the key check). */
 export {
+  Reservations,
   RESERVATION_KEYS_LUA,
   RESERVE_FUNCTION,
-  type ReserveReply,
   reserveResultOf,
+  type ReserveReply,
+  type ReserveResult,
 } from './projections/balances/reservations';
 export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';

@@ -1,4 +1,5 @@
 import { budgetMonth, type KeyRecord } from '../../accounts';
+import type { Reservations } from '../../billing';
 import type { Endpoint } from '../events';
 import {
   completed,
@@ -22,7 +23,6 @@ import { needsFreshFacts, searchQuery } from '../search/policy';
 import type { SearchProvider, SearchResult } from '../search/port';
 import { countSegments } from '../tokenizer';
 import type { Services } from '../../services';
-import type { Reservations } from '../../billing';
 
 /**
  * The metered hot path: plan (render, count → 400 if over the window) → admission (one Redis
