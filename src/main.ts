@@ -11,7 +11,7 @@ import { ProjectionRunner } from './platform/projections/runner';
 import { loadModules } from './load-modules';
 import * as parts from './module-parts';
 import { buildServices, Module, Services } from './services';
-import { describeStartupError, ListenFailed } from './platform/startup-error';
+import { describeStartupError, ListenFailed, startupFailureText } from './platform/startup-error';
 import { usagePolicyOf } from './policy/policy-document';
 
 export type Role = Config['ROLE'];
@@ -170,7 +170,7 @@ export async function serve(overrides: Record<string, string> = {}, opts: { modu
     config = loadConfig(overrides);
     running = await start(config, opts);
   } catch (err) {
-    process.stderr.write(`tollgate: ${describeStartupError(err, config)}\n`);
+    process.stderr.write(startupFailureText(describeStartupError(err, config)));
     process.exit(1);
   }
   let stopping = false;
