@@ -16,6 +16,7 @@ import type { OnKeyUsed } from './routes/auth';
 import { InferenceEngine } from './usecases/engine';
 import { InferenceRateLimiter } from './routes/rate-limit';
 import { inferenceRouter } from './routes/router';
+import { openAiErrors } from './routes/openai-routes';
 
 /** The model backend the configuration asks for: the demo model (default) or an OpenAI-compatible upstream. */
 export function backendFromConfig(c: Config): ModelBackend {
@@ -66,6 +67,7 @@ export interface InferenceModuleOptions {
 export function createInferenceModule(opts: InferenceModuleOptions = {}): Module {
   return {
     name: 'inference',
+    errorMiddleware: () => openAiErrors,
     router(s: Services) {
       warmTokenizer();
       const c = s.config;

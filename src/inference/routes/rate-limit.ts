@@ -75,7 +75,7 @@ export class InferenceRateLimiter {
   private readonly lookupAndCountScript: Script;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly keyPrefix: string,
     private readonly defaultPerMinute: number,
   ) {
@@ -113,6 +113,25 @@ export class InferenceRateLimiter {
     return count === undefined ? { key } : { key, counted: { count: Number(count), msLeft: Number(msLeft) } };
   }
 
+  /** The key's window as it stands, without counting this request (for answers that are not inference, such as the model list). */
+  async peek(keyId: string, override: number | null): Promise<RateVerdict> {
+    const counter = `${this.keyPrefix}:${keyId}`;
+    const [count, ttl] = await Promise.all([this.redis.get(counter), this.redis.pttl(counter)]);
+    const limit = override && override > 0 ? override : this.defaultPerMinute;
+    const used = Number(count ?? 0);
+    return { allowed: used < limit, limit, remaining: Math.max(limit - used, 0), resetMs: ttl > 0 ? ttl : WINDOW_SECONDS * 1000 };
+  }
+
+  /** The rate-limit headers on an authenticated answer that does not count (a Redis failure leaves them off). */
+  headersOnly(): RequestHandler {
+    return async (_req, res, next) => {
+      const key = apiKeyOf(res);
+      const r = await this.peek(key.keyId, key.rateLimit).catch(() => undefined);
+      if (r) res.set(rateHeadersOf(r).headers);
+      next();
+    };
+  }
+
   middleware(): RequestHandler {
     return async (_req, res, next) => {
       const key = apiKeyOf(res);
@@ -123,12 +142,7 @@ export class InferenceRateLimiter {
       } catch {
         throw new HttpError(503, 'Service temporarily unavailable: rate limits cannot be checked', { 'Retry-After': '1' });
       }
-      const resetS = Math.max(1, Math.ceil(r.resetMs / 1000));
-      const headers = {
-        'x-ratelimit-limit-requests': String(r.limit),
-        'x-ratelimit-remaining-requests': String(r.remaining),
-        'x-ratelimit-reset-requests': `${resetS}s`,
-      };
+      const { resetS, headers } = rateHeadersOf(r);
       res.set(headers);
       if (!r.allowed) {
         throw new HttpError(429, `Rate limit reached: ${r.limit} requests per minute for this API key. Retry in ${resetS} s.`, {
@@ -139,6 +153,17 @@ export class InferenceRateLimiter {
       next();
     };
   }
+}
+
+/** OpenAI's rate-limit header names; the reset is a duration such as "42s". */
+function rateHeadersOf(r: RateVerdict) {
+  const resetS = Math.max(1, Math.ceil(r.resetMs / 1000));
+  const headers = {
+    'x-ratelimit-limit-requests': String(r.limit),
+    'x-ratelimit-remaining-requests': String(r.remaining),
+    'x-ratelimit-reset-requests': `${resetS}s`,
+  };
+  return { resetS, headers };
 }
 
 /** The count made together with the key lookup, if it was (res.locals.rateCounted). */

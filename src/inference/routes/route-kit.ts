@@ -69,6 +69,7 @@ export function routeKit(s: Services, deps: RouterDeps) {
   // The metered routes: the key lookup counts the request in the key's window in the same trip.
   const authCounted = authenticate(deps.keys, s.now, deps.onKeyUsed, deps.limiter);
   const limit = deps.limiter.middleware();
+  const rateHeaders = deps.limiter.headersOnly();
   const chain = [requestId, authCounted, limit];
 
   const prepare = (req: Request, res: Response, endpoint: Endpoint, request: Parameters<InferenceEngine['prepare']>[0]['request']) => {
@@ -103,5 +104,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, prepare, settle, generateWhole };
+  return { engine, now, requestId, auth, chain, rateHeaders, prepare, settle, generateWhole };
 }
