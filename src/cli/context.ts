@@ -23,7 +23,7 @@ export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<
   const c = config();
   let s: Services;
   try {
-    const { buildServices } = require('../services') as typeof import('../services');
+    const { buildServices } = require('../init') as typeof import('../init');
     const { createLogger } = require('../platform/log') as typeof import('../platform/log');
     s = await buildServices(c, createLogger(c.LOG_LEVEL === 'info' ? 'warn' : c.LOG_LEVEL));
   } catch (err) {
@@ -41,7 +41,7 @@ export async function withStore<T>(fn: (store: EventStore) => Promise<T>): Promi
   const c = config();
   let store: EventStore;
   try {
-    store = (require('../platform/eventstore') as typeof import('../platform/eventstore')).openEventStore(c);
+    store = (require('../init') as typeof import('../init')).openEventStore(c);
     await store.ping();
   } catch (err) {
     fail(describeStartupError(err, c));
