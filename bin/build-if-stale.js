@@ -12,7 +12,7 @@
 //   node bin/build-if-stale.js --always build now (npm run build)
 //   node bin/build-if-stale.js --check  exit 0 when fresh, 1 when stale; builds nothing
 const { createHash } = require('node:crypto');
-const { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
 const { spawnSync } = require('node:child_process');
 
@@ -48,13 +48,46 @@ function builtHash() {
 function run(args) {
   // Compiler output goes to stderr, so `npx tollgate … | jq` sees only the command's output.
   const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 2, 2] });
-  if (r.status !== 0) {
-    process.stderr.write(`tollgate: the build failed (node ${args.join(' ')} exited ${r.status ?? r.signal})\n`);
-    process.exit(1);
+  if (r.status !== 0) throw new Error(`the build failed (node ${args.join(' ')} exited ${r.status ?? r.signal})`);
+}
+
+/**
+ * The lock the browser tests take to build the portal (test/portal/browser/support/browser.ts):
+ * two builds writing dist/portal at once would leave it half-written.
+ */
+function withBuildLock(fn) {
+  const lock = join(ROOT, 'dist', '.portal-build.lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        process.stderr.write(`tollgate: waited 300 s for ${lock}: remove it if no build is running\n`);
+        process.exit(1);
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
   }
 }
 
 function build(hash) {
+  try {
+    withBuildLock(() => buildUnlocked(hash));
+  } catch (err) {
+    process.stderr.write(`tollgate: ${err.message}\n`);
+    process.exit(1);
+  }
+}
+
+function buildUnlocked(hash) {
   rmSync(STAMP, { force: true });
   // tsc never deletes what it emitted for a file that has since moved or gone.
   rmSync(join(ROOT, 'dist', 'src'), { recursive: true, force: true });
