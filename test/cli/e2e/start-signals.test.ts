@@ -80,6 +80,8 @@ test.each(cases)('%s: %s to the npm process stops the service gracefully and fre
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await until(() => healthy(port), 120_000, `${cmd} ${args.join(' ')} answering /healthz on ${port}: ${out}`, 200);
+    // On a built tree nothing is rebuilt (npm start rebuilt everything each time: 47-107 s to ready).
+    expect(out).not.toMatch(/building dist/);
     child.kill(signal);
     await until(() => refuses(port), 30_000, `port ${port} released after ${signal}: ${out}`, 100);
     let done = false;
