@@ -3,15 +3,18 @@ const transform = {
   '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
 };
 const base = { transform, testEnvironment: 'node', setupFiles: ['<rootDir>/test/support/env.ts'] };
+// A project's globalSetup runs only when one of its tests is selected: without Redis (or Chromium,
+// which browser-setup installs from Debian's packages) one line says so before any test starts.
+const needsRedis = { globalSetup: '<rootDir>/test/support/needs-redis.js' };
 module.exports = {
   testTimeout: 30000,
-  // Prints the one line saying the PostgreSQL rows were skipped, when TEST_DATABASE_URL is unset.
-  globalSetup: '<rootDir>/test/support/pg-skip-note.js',
+  // Uses the local PostgreSQL when TEST_DATABASE_URL is unset and one answers; else one line says the rows are skipped.
+  globalSetup: '<rootDir>/test/support/global-setup.js',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/*/unit/**/*.test.ts'] },
-    { ...base, displayName: 'int', testMatch: ['<rootDir>/test/*/int/**/*.test.ts'] },
-    { ...base, displayName: 'contract', testMatch: ['<rootDir>/test/*/contract/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/*/e2e/**/*.test.ts'] },
-    { ...base, displayName: 'browser', testMatch: ['<rootDir>/test/*/browser/**/*.test.ts'] },
+    { ...base, ...needsRedis, displayName: 'int', testMatch: ['<rootDir>/test/*/int/**/*.test.ts'] },
+    { ...base, ...needsRedis, displayName: 'contract', testMatch: ['<rootDir>/test/*/contract/**/*.test.ts'] },
+    { ...base, ...needsRedis, displayName: 'e2e', testMatch: ['<rootDir>/test/*/e2e/**/*.test.ts'] },
+    { ...base, globalSetup: '<rootDir>/test/support/browser-setup.js', displayName: 'browser', testMatch: ['<rootDir>/test/*/browser/**/*.test.ts'] },
   ],
 };

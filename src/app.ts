@@ -44,6 +44,10 @@ export function createApp(s: Services, modules: Module[], startHead: bigint): ex
     if (router) app.use(router);
   }
   app.use(notFoundHandler);
+  for (const m of modules) {
+    const shape = m.errorMiddleware?.();
+    if (shape) app.use(shape);
+  }
   app.use(errorHandler(s.log));
   return app;
 }

@@ -12,7 +12,7 @@ import { loadModules } from './load-modules';
 import * as parts from './module-parts';
 import { buildServices } from './init';
 import type { Module, Services } from './services';
-import { describeStartupError, ListenFailed } from './platform/startup-error';
+import { describeStartupError, ListenFailed, startupFailureText } from './platform/startup-error';
 import { usagePolicyOf } from './policy/policy-document';
 
 export type Role = Config['ROLE'];
@@ -171,7 +171,7 @@ export async function serve(overrides: Record<string, string> = {}, opts: { modu
     config = loadConfig(overrides);
     running = await start(config, opts);
   } catch (err) {
-    process.stderr.write(`tollgate: ${describeStartupError(err, config)}\n`);
+    process.stderr.write(startupFailureText(describeStartupError(err, config)));
     process.exit(1);
   }
   let stopping = false;

@@ -41,6 +41,11 @@ export interface Module {
   reactors?(s: Services): Reactor[];
   /** `modules`: every module the app serves (the admin routes list their projections). */
   router?(s: Services, modules: readonly Module[]): Router;
+  /**
+   * Error middleware placed before the one error mapper, for errors under the module's paths that
+   * need its own shape; it also sees errors raised before any router (a body that is not JSON).
+   */
+  errorMiddleware?(): import('express').ErrorRequestHandler;
   /** Background workers (BullMQ processors, sweepers); the worker role runs them. */
   startWorkers?(s: Services): Promise<{ close(): Promise<void> }>;
 }

@@ -1,5 +1,4 @@
 import { Command, CommanderError } from 'commander';
-import { serve } from '../main';
 import type { Module } from '../services';
 import { eventsCommand } from './events';
 import { ledgerCommand } from './ledger';
@@ -23,6 +22,9 @@ export function program(opts: CliOptions = {}): Command {
         process.stderr.write(`tollgate: unknown role "${o.role}" for --role; use one of ${ROLES.join(', ')}\n`);
         process.exit(2);
       }
+      // Required here, not at the top: the other commands never load the api.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { serve } = require('../main') as typeof import('../main');
       await serve(o.role !== undefined ? { ROLE: o.role } : {}, { modules });
     });
   p.addCommand(projectionsCommand(modules));
@@ -31,7 +33,25 @@ export function program(opts: CliOptions = {}): Command {
   return p;
 }
 
+let pipeWatched = false;
+
+/**
+ * A reader that stops early (`tollgate events read … | head -1`) closes the pipe, and the next write
+ * fails with EPIPE: that ends the command quietly with 0, as `cat` does. Any other error writing
+ * the output is one line and exit 1.
+ */
+function endQuietlyOnClosedPipe(): void {
+  if (pipeWatched) return;
+  pipeWatched = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`tollgate: cannot write the output: ${err.message.split('\n')[0]}\n`);
+    process.exit(1);
+  });
+}
+
 export async function main(argv: string[], opts: CliOptions = {}): Promise<void> {
+  endQuietlyOnClosedPipe();
   const p = program(opts);
   p.exitOverride();
   try {

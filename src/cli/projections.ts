@@ -1,10 +1,6 @@
 import { Command } from 'commander';
-import { SingleBar } from 'cli-progress';
-import { loadModules } from '../load-modules';
-import { projectionsOf } from '../module-parts';
-import { rebuildProjection } from '../platform/projections/rebuild';
-import { projectionStatus, ProjectionStatus } from '../platform/projections/status';
-import type { Module } from '../services';
+import type { ProjectionStatus } from '../platform/projections/status';
+import type { Module, Services } from '../services';
 import { fail, withServices } from './context';
 
 const COLUMNS: Array<[keyof ProjectionStatus, string]> = [
@@ -22,6 +18,14 @@ export function formatStatus(rows: ProjectionStatus[]): string {
   return cells.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
 }
 
+/* eslint-disable @typescript-eslint/no-require-imports */
+// Required when a command runs, so `tollgate --help` loads no area.
+function projectionsOf(s: Services, modules: Module[] | undefined) {
+  const all = modules ?? (require('../load-modules') as typeof import('../load-modules')).loadModules();
+  return (require('../module-parts') as typeof import('../module-parts')).projectionsOf(s, all);
+}
+/* eslint-enable @typescript-eslint/no-require-imports */
+
 export function projectionsCommand(modules?: Module[]): Command {
   const cmd = new Command('projections').description('inspect and rebuild the Redis read models');
 
@@ -31,7 +35,9 @@ export function projectionsCommand(modules?: Module[]): Command {
     .option('--json', 'print JSON')
     .action((o: { json?: boolean }) =>
       withServices(async (s) => {
-        const names = projectionsOf(s, modules ?? loadModules()).map((p) => p.name);
+        const names = projectionsOf(s, modules).map((p) => p.name);
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { projectionStatus } = require('../platform/projections/status') as typeof import('../platform/projections/status');
         const rows = await projectionStatus(s.store, s.redis, s.ks, names);
         if (o.json) return void process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
         if (rows.length === 0) {
@@ -48,11 +54,15 @@ export function projectionsCommand(modules?: Module[]): Command {
     .option('--batch-size <n>', 'events per Redis round trip', '5000')
     .action((name: string, o: { batchSize: string }) =>
       withServices(async (s) => {
-        const all = projectionsOf(s, modules ?? loadModules());
+        const all = projectionsOf(s, modules);
         const projection = all.find((p) => p.name === name);
         if (!projection) fail(`unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ') || 'none'}`);
         const batchSize = Number(o.batchSize);
         if (!Number.isInteger(batchSize) || batchSize < 1) fail(`--batch-size must be a positive whole number, got "${o.batchSize}"`);
+        /* eslint-disable @typescript-eslint/no-require-imports */
+        const { SingleBar } = require('cli-progress') as typeof import('cli-progress');
+        const { rebuildProjection } = require('../platform/projections/rebuild') as typeof import('../platform/projections/rebuild');
+        /* eslint-enable @typescript-eslint/no-require-imports */
         const head = await s.store.headPosition();
         const bar = new SingleBar({
           format: `${name} [{bar}] {percentage}% | {value}/{total} positions | {eta_formatted} left`,

@@ -10,6 +10,7 @@ import type { OnKeyUsed } from './routes/auth';
 import { InferenceEngine } from './usecases/engine';
 import { Admission } from './routes/admission';
 import { inferenceRouter } from './routes/router';
+import { openAiErrors } from './routes/openai-routes';
 
 /**
  * Records a key's "last used" at most once a second per key and process: a second is plenty for
@@ -37,6 +38,7 @@ export interface InferenceModuleOptions {
 export function createInferenceModule(opts: InferenceModuleOptions = {}): Module {
   return {
     name: 'inference',
+    errorMiddleware: () => openAiErrors,
     router(s: Services) {
       warmTokenizer();
       const c = s.config;
@@ -56,6 +58,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         keys,
         admission: new Admission(s.redis, s.ks, keys, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
         ratePerMinute: c.RATE_LIMIT_PER_MINUTE,
+        rateCounterPrefix: s.ks.shared('rl', 'inference'),
         onKeyUsed: lastUsedToucher(s),
       });
     },

@@ -13,6 +13,17 @@ export class ListenFailed extends Error {
   }
 }
 
+/**
+ * What a failed start prints on stderr: every line starts with `tollgate: `, so with several bad
+ * settings each line still says where it comes from.
+ */
+export function startupFailureText(message: string): string {
+  return message
+    .split('\n')
+    .map((line) => `tollgate: ${line}\n`)
+    .join('');
+}
+
 /** Turns a start-up failure into one line naming what is wrong, never a stack trace. */
 export function describeStartupError(
   err: unknown,

@@ -1,8 +1,12 @@
 import { Command } from 'commander';
 import { withServices } from '../context';
-import { printReconcile } from './reconcile';
-import { printExport, printStatement } from './statement';
-import { printVerify } from './verify';
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+// Each printer is required when its command runs, so `tollgate --help` loads none of them.
+const statement = () => require('./statement') as typeof import('./statement');
+const verify = () => require('./verify') as typeof import('./verify');
+const reconcile = () => require('./reconcile') as typeof import('./reconcile');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
  * Finance tools: `tollgate ledger statement|verify|export|reconcile`. Everything here is replayed
@@ -18,13 +22,13 @@ export function ledgerCommand(): Command {
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--month <YYYY-MM>', 'one UTC calendar month, as GET /v1/workspaces/:ws/statements/:month')
     .option('--json', 'print JSON')
-    .action((o: { workspace: string; json?: boolean; month?: string }) => withServices((s) => printStatement(s, o)));
+    .action((o: { workspace: string; json?: boolean; month?: string }) => withServices((s) => statement().printStatement(s, o)));
 
   cmd
     .command('verify')
     .description('replay every billing and inference stream and compare each balance with the projections; exit 1 on any difference')
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }) => withServices((s) => printVerify(s, o)));
+    .action((o: { json?: boolean }) => withServices((s) => verify().printVerify(s, o)));
 
   cmd
     .command('export')
@@ -33,12 +37,12 @@ export function ledgerCommand(): Command {
     .option('--workspace <id>', 'only this workspace')
     .option('--from <iso>', 'lines at or after this time (ISO-8601)')
     .option('--to <iso>', 'lines before this time (ISO-8601)')
-    .action((o: { format: string; workspace?: string; from?: string; to?: string }) => withServices((s) => printExport(s, o)));
+    .action((o: { format: string; workspace?: string; from?: string; to?: string }) => withServices((s) => statement().printExport(s, o)));
 
   cmd
     .command('reconcile')
     .description("compare the ledger's deposits and reloads with the payment gateway's charges; exit 1 on any difference")
     .option('--json', 'print JSON')
-    .action((o: { json?: boolean }) => withServices((s) => printReconcile(s, o)));
+    .action((o: { json?: boolean }) => withServices((s) => reconcile().printReconcile(s, o)));
   return cmd;
 }

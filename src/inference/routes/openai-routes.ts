@@ -1,7 +1,7 @@
 import { ErrorRequestHandler, Router } from 'express';
 import { MODEL_CONFIGS } from '../models';
 import type { Services } from '../../services';
-import { HttpError } from '../../platform/http/middleware/errors';
+import { HttpError, methodNotAllowed } from '../../platform/http/middleware/errors';
 import type { Executed } from '../usecases/engine';
 import { validate } from '../../platform/http/contract';
 import { PATHS } from './paths';
@@ -93,18 +93,30 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
 
   const modelList = () =>
     MODEL_CONFIGS.map((id) => ({ id, object: 'model', created: MODELS_CREATED, owned_by: 'tollgate' }));
-  r.get(listModels.path, requestId, auth, (_req, res) => {
+  // Not counted (listing models is not an inference request), but answered with the key's
+  // rate-limit headers like every authenticated answer.
+  const rateHeaders = kit.rateHeaders;
+  r.get(listModels.path, requestId, auth, rateHeaders, (_req, res) => {
     res.json({ object: 'list', data: modelList() });
   });
-  r.get(getModel.path, requestId, auth, (req, res) => {
+  r.get(getModel.path, requestId, auth, rateHeaders, (req, res) => {
     const { model } = validate(getModel, req).params;
     const m = modelList().find((x) => x.id === model);
     if (!m) throw new HttpError(404, `The model '${model.slice(0, 100)}' does not exist`);
     res.json(m);
   });
 
-  r.use(PATHS.openai, openAiErrorShape);
+  r.all(chatCompletions.path, methodNotAllowed('POST'));
+  r.all([listModels.path, getModel.path], methodNotAllowed('GET', 'HEAD'));
 }
+
+/**
+ * openAiErrorShape for the OpenAI-compatible paths only. Mounted on the app (Module.errorMiddleware),
+ * not in the router: an error raised before any router, such as a body that is not JSON, never
+ * enters a router's stack.
+ */
+export const openAiErrors: ErrorRequestHandler = (err, req, res, next) =>
+  req.path.startsWith(PATHS.openai) ? openAiErrorShape(err, req, res, next) : next(err);
 
 const OPENAI_TYPES: Record<number, string> = {
   400: 'invalid_request_error',

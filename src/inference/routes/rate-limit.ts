@@ -1,4 +1,6 @@
-import type { Response } from 'express';
+import type { Redis } from 'ioredis';
+import type { RequestHandler, Response } from 'express';
+import { apiKeyOf } from './auth';
 import { HttpError } from '../../platform/http/middleware/errors';
 
 /**
@@ -48,14 +50,20 @@ export function rateVerdict(c: Counted, override: number | null, defaultPerMinut
   return { allowed, limit, remaining: allowed ? Math.max(limit - c.count, 0) : 0, resetMs: c.msLeft };
 }
 
-/** Sets the rate-limit headers on the answer; throws the 429 when the request is over the limit. */
-export function applyRateVerdict(res: Response, r: RateVerdict): void {
+/** OpenAI's rate-limit header names; the reset is a duration such as "42s". */
+function rateHeadersOf(r: RateVerdict) {
   const resetS = Math.max(1, Math.ceil(r.resetMs / 1000));
   const headers = {
     'x-ratelimit-limit-requests': String(r.limit),
     'x-ratelimit-remaining-requests': String(r.remaining),
     'x-ratelimit-reset-requests': `${resetS}s`,
   };
+  return { resetS, headers };
+}
+
+/** Sets the rate-limit headers on the answer; throws the 429 when the request is over the limit. */
+export function applyRateVerdict(res: Response, r: RateVerdict): void {
+  const { resetS, headers } = rateHeadersOf(r);
   res.set(headers);
   if (!r.allowed) {
     throw new HttpError(429, `Rate limit reached: ${r.limit} requests per minute for this API key. Retry in ${resetS} s.`, {
@@ -63,4 +71,23 @@ export function applyRateVerdict(res: Response, r: RateVerdict): void {
       'Retry-After': String(resetS),
     });
   }
+}
+
+/**
+ * The rate-limit headers on an authenticated answer that does not count (the model list): the key's
+ * window as it stands. A Redis failure leaves them off rather than failing the answer.
+ */
+export function rateHeadersOnly(redis: Redis, counterPrefix: string, defaultPerMinute: number): RequestHandler {
+  return async (_req, res, next) => {
+    const key = apiKeyOf(res);
+    const counter = `${counterPrefix}:${key.keyId}`;
+    const seen = await Promise.all([redis.get(counter), redis.pttl(counter)]).catch(() => undefined);
+    if (seen) {
+      const [count, ttl] = seen;
+      const limit = key.rateLimit && key.rateLimit > 0 ? key.rateLimit : defaultPerMinute;
+      const used = Number(count ?? 0);
+      res.set(rateHeadersOf({ allowed: used < limit, limit, remaining: Math.max(limit - used, 0), resetMs: ttl > 0 ? ttl : WINDOW_SECONDS * 1000 }).headers);
+    }
+    next();
+  };
 }

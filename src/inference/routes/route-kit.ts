@@ -7,6 +7,7 @@ import { HttpError } from '../../platform/http/middleware/errors';
 import { authenticate, OnKeyUsed } from './auth';
 import type { Executed, InferenceEngine, Prepared } from '../usecases/engine';
 import type { Admission } from './admission';
+import { rateHeadersOnly } from './rate-limit';
 import { admitter } from './admit';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
 
@@ -18,6 +19,8 @@ export interface RouterDeps {
   admission: Admission;
   /** RATE_LIMIT_PER_MINUTE: a key's limit unless an operator changed it. */
   ratePerMinute: number;
+  /** Prefix of the rate-limit counters ("{prefix}rl:inference"), for the model list's headers. */
+  rateCounterPrefix: string;
   onKeyUsed?: OnKeyUsed;
 }
 
@@ -68,6 +71,7 @@ export function routeKit(s: Services, deps: RouterDeps) {
   // The model list: a key lookup, no count. The metered routes are admitted in one script (./admit.ts).
   const auth = authenticate(deps.keys, s.now, deps.onKeyUsed);
   const chain = [requestId];
+  const rateHeaders = rateHeadersOnly(s.redis, deps.rateCounterPrefix, deps.ratePerMinute);
   const prepare = admitter({ engine, admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) });
 
   /** The non-streaming outcome: the text, or the error that replaces it. */
@@ -91,5 +95,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, prepare, wholeAnswer, generateWhole };
+  return { engine, now, requestId, auth, chain, rateHeaders, prepare, wholeAnswer, generateWhole };
 }

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { Services } from '../../services';
 import { mountOpenAiRoutes } from './openai-routes';
 import { validate } from '../../platform/http/contract';
+import { methodNotAllowed } from '../../platform/http/middleware/errors';
 import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
 import { inference, streaming } from './schemas';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
@@ -54,5 +55,6 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   });
 
   mountOpenAiRoutes(r, s, kit);
+  r.all([inference.path, streaming.path], methodNotAllowed('POST'));
   return r;
 }

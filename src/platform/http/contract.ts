@@ -76,12 +76,38 @@ function check(schema: z.ZodType | undefined, value: unknown, where: 'path' | 'q
   return r.data;
 }
 
+/** Whether the request carries a body at all (the test body-parser and type-is use). */
+function hasBody(req: Request): boolean {
+  const length = req.header('content-length');
+  return req.header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * A body the JSON parser left alone because of its Content-Type (curl -d sends
+ * application/x-www-form-urlencoded) or a required body that is missing: said in those words,
+ * instead of the schema's "expected object, received undefined".
+ */
+function checkJsonBody(contract: RouteContract, req: Request): void {
+  const problem = (msg: string, type: string) => new HttpError(422, [{ loc: ['body'], msg, type }]);
+  if (hasBody(req) && !req.is('application/json')) {
+    const got = req.header('content-type');
+    throw problem(
+      `The body must be JSON sent with the header Content-Type: application/json (${got ? `got ${got.split(';')[0]}` : 'no Content-Type was sent'})`,
+      'content_type',
+    );
+  }
+  if (contract.bodyRequired && req.body === undefined) {
+    throw problem('A JSON body is required, sent with the header Content-Type: application/json', 'missing');
+  }
+}
+
 /**
  * The one way a handler reads its input: path, then query, then body, each checked against the
  * route's contract. A failure is 422 in FastAPI's list format, `loc` starting with "path",
  * "query" or "body", and nothing has been done yet.
  */
 export function validate<C extends RouteContract>(contract: C, req: Request): Validated<C> {
+  if (contract.body) checkJsonBody(contract, req);
   return {
     params: check(contract.params, req.params, 'path'),
     query: check(contract.query, req.query, 'query'),

@@ -161,6 +161,12 @@ describe('sessions: bearer, cookie, logout, expiry', () => {
     expect(bad.body.detail).toMatch(/Invalid or expired session/);
     const basic = await api(server).get('/v1/me').set('Authorization', 'Basic abc');
     expect(basic.status).toBe(401);
+    expect(basic.body.detail).toBe('Malformed Authorization header: expected "Bearer <sessionToken>"');
+    // The token alone, without "Bearer ": named as a malformed header, not as an expired session.
+    const u = await newUser(server, 'nobearer');
+    const bare = await api(server).get('/v1/me').set('Authorization', u.token);
+    expect(bare.status).toBe(401);
+    expect(bare.body.detail).toBe('Malformed Authorization header: expected "Bearer <sessionToken>"');
   });
 
   test('the cookie authenticates reads', async () => {

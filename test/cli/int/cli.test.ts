@@ -186,7 +186,46 @@ describe('tollgate events', () => {
   });
 });
 
+describe('tollgate: a reader that stops early', () => {
+  test('events read | head -1 prints the first line and exits 0 quietly (EPIPE)', async () => {
+    // 4,000 events (~1 MB of lines): far more than a pipe buffers, so writes go on after head has gone.
+    const bigDir = mkdtempSync(join(tmpdir(), 'tollgate-cli-pipe-'));
+    const big = new SqliteEventStore({ file: join(bigDir, 'events.sqlite') });
+    try {
+      await appendFx(big, 4000, 4000);
+      await big.close();
+      const r = await new Promise<Result & { first: string }>((done) => {
+        const child = spawn('bash', ['-o', 'pipefail', '-c', `"${process.execPath}" --import tsx "${CLI}" events read fx-0 | head -1`], {
+          env: { ...baseEnv(), DATA_DIR: bigDir },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.once('exit', (code, signal) => done({ code, signal, stdout, stderr, first: stdout.split('\n')[0] }));
+      });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.first)).toMatchObject({ stream: 'fx-0', revision: '0' });
+      expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    } finally {
+      rmSync(bigDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('tollgate serve: bad input', () => {
+  test('several bad settings: one line each, every line starting with tollgate:', async () => {
+    const r = await run(['serve'], { PORT: 'abc', ROLE: 'boss' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).toMatch(/^tollgate: invalid setting (PORT|ROLE): /);
+  });
+
+
   test('an unknown role: one line naming the role, non-zero', async () => {
     const r = await run(['serve', '--role', 'bogus']);
     expectOneLineFailure(r, /unknown role "bogus".*all, api, projector, worker/);

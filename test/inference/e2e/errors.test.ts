@@ -123,12 +123,50 @@ describe('422, FastAPI style', () => {
     const detail = (await expectDetail(await post(path, '{"context": ['), 422)) as Array<{ loc: unknown[] }>;
     expect(detail[0].loc).toEqual(['body']);
     const res = await fetch(server.url + path, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } });
-    expect(await expectDetail(res, 422)).toEqual([{ loc: ['body'], msg: 'Invalid input: expected object, received undefined', type: 'invalid_type' }]);
+    expect(await expectDetail(res, 422)).toEqual([
+      { loc: ['body'], msg: 'A JSON body is required, sent with the header Content-Type: application/json', type: 'missing' },
+    ]);
+  });
+
+  test.each(ALL)('%s: a JSON body sent without Content-Type: application/json says so', async (path) => {
+    // What `curl -d '{…}'` without -H 'Content-Type: application/json' sends.
+    const res = await post(path, bodyFor(path), { authorization: `Bearer ${key.secret}`, 'content-type': 'application/x-www-form-urlencoded' });
+    expect(await expectDetail(res, 422)).toEqual([
+      {
+        loc: ['body'],
+        msg: 'The body must be JSON sent with the header Content-Type: application/json (got application/x-www-form-urlencoded)',
+        type: 'content_type',
+      },
+    ]);
+  });
+
+  test('the OpenAI route answers a body that is not JSON with an OpenAI error object too', async () => {
+    const res = await post(ALL[2], '{"model": ', authHeaders(key.secret));
+    expect(res.status).toBe(422);
+    const json = (await res.json()) as { detail: unknown; error: unknown };
+    expect(json.detail).toEqual([{ loc: ['body'], msg: 'Body is not valid JSON', type: 'json_invalid' }]);
+    expect(json.error).toEqual({ message: 'Invalid request: body: Body is not valid JSON', type: 'invalid_request_error', code: null });
   });
 
   test('unknown fields are ignored', async () => {
     const res = await post(SPEC[0], { ...body, stream: false, model: 'whatever', tools: [{ x: 1 }], extra: { deep: [1] } });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('405: a method the path does not answer', () => {
+  const MODELS = '/external/api/inference/openai/v1/models';
+  test.each([
+    ...ALL.map((path) => ['GET', path, 'POST'] as const),
+    ['PUT', ALL[0], 'POST'] as const,
+    ['POST', MODELS, 'GET, HEAD'] as const,
+    ['DELETE', `${MODELS}/service_3_pi`, 'GET, HEAD'] as const,
+  ])('%s %s: 405 with Allow: %s', async (method, path, allow) => {
+    const res = await fetch(server.url + path, { method, headers: authHeaders(key.secret) });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    const json = (await res.json()) as { detail: string };
+    expect(json.detail).toBe(`Method Not Allowed: ${method} ${path} answers only ${allow}`);
   });
 });
 

@@ -53,6 +53,21 @@ test('request 101 within a minute on one key gets 429, across both endpoints', a
   expect((await post(INFER, other.secret, valid)).status).toBe(200);
 });
 
+test('the model list carries the rate-limit headers without counting against the limit', async () => {
+  const key = await seedFundedKey(server.services, { rateLimit: 5 });
+  const models = () => fetch(`${server.url}/external/api/inference/openai/v1/models`, { headers: authHeaders(key.secret) });
+  const before = await models();
+  expect(before.status).toBe(200);
+  expect(before.headers.get('x-ratelimit-limit-requests')).toBe('5');
+  expect(before.headers.get('x-ratelimit-remaining-requests')).toBe('5');
+  expect(before.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+s$/);
+  await (await post(INFER, key.secret, valid)).text();
+  const one = await fetch(`${server.url}/external/api/inference/openai/v1/models/service_3_pi`, { headers: authHeaders(key.secret) });
+  expect(one.status).toBe(200);
+  expect(one.headers.get('x-ratelimit-remaining-requests')).toBe('4');
+  expect((await models()).headers.get('x-ratelimit-remaining-requests')).toBe('4');
+});
+
 test("a key's own limit (raised or lowered by an operator) overrides the default", async () => {
   const key = await seedFundedKey(server.services, { rateLimit: 3 });
   for (let i = 0; i < 3; i++) {

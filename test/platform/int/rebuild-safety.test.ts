@@ -129,11 +129,16 @@ describe('rebuilds next to a live runner', () => {
     const writer = (async () => {
       while (writing) await appendFx(env.store, 5, 5);
     })();
+    // Cleared in finally and never rejecting: when the test fails or times out on a busy machine, a
+    // watcher left running read a closed Redis in the next test file and crashed the whole jest run.
+    let watcher: NodeJS.Timeout | undefined;
     try {
       const rebuildRedis = env.connect();
       const observed: bigint[] = [];
-      const watcher = setInterval(() => {
-        void fxSnapshot(env.redis, env.ks).then((s) => observed.push(BigInt(s.checkpoint ?? '0')));
+      watcher = setInterval(() => {
+        fxSnapshot(env.redis, env.ks)
+          .then((s) => observed.push(BigInt(s.checkpoint ?? '0')))
+          .catch(() => undefined);
       }, 20);
       for (let i = 0; i < 5; i++) {
         await rebuildProjection({ store: env.store, redis: rebuildRedis, ks: env.ks, projection: fxLedger(), batchSize: 100 });
@@ -148,6 +153,7 @@ describe('rebuilds next to a live runner', () => {
       expect(observed.length).toBeGreaterThan(10);
       expect(decreases).toEqual([]);
     } finally {
+      clearInterval(watcher);
       writing = false;
       await writer;
       await runner.stop();

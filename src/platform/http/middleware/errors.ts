@@ -36,6 +36,17 @@ export function zodToDetail(err: ZodError, where: 'body' | 'query' | 'path' = 'b
   }));
 }
 
+/**
+ * For a path that exists under other methods: 405 naming them in `Allow` (RFC 9110), so a GET on a
+ * POST route says what to send instead of pretending the path does not exist.
+ */
+export function methodNotAllowed(...allowed: string[]): RequestHandler {
+  const allow = allowed.join(', ');
+  return (req) => {
+    throw new HttpError(405, `Method Not Allowed: ${req.method} ${req.path} answers only ${allow}`, { Allow: allow });
+  };
+}
+
 export const notFoundHandler: RequestHandler = (req, res) => {
   res.status(404).json({ detail: 'Not Found' });
 };
