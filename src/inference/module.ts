@@ -16,6 +16,9 @@ import type { OnKeyUsed } from './routes/auth';
 import { InferenceEngine } from './usecases/engine';
 import { InferenceRateLimiter } from './routes/rate-limit';
 import { inferenceRouter } from './routes/router';
+import { IdempotencyStore } from './idempotency/store';
+import { idempotency } from './routes/idempotency';
+import { closeSuperseded } from './usecases/supersede';
 
 /** The model backend the configuration asks for: the demo model (default) or an OpenAI-compatible upstream. */
 export function backendFromConfig(c: Config): ModelBackend {
@@ -60,6 +63,8 @@ export interface InferenceModuleOptions {
   backend?: ModelBackend;
   /** Replaces the configured search provider; null: no search at all. */
   search?: SearchProvider | null;
+  /** How long an idempotent call's process may go silent before a retry takes its key over (default 30 s). */
+  idempotencyLeaseMs?: number;
 }
 
 /** The inference slice: the three routes (api role) and the sweeper (worker role). */
@@ -70,11 +75,20 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
       warmTokenizer();
       const c = s.config;
       const search = opts.search === undefined ? searchFromConfig(c) : (opts.search ?? undefined);
+      const prices = { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN };
+      const replies = new IdempotencyStore(
+        s.redis,
+        s.ks,
+        c.IDEMPOTENCY_WINDOW_SECONDS * 1000,
+        opts.idempotencyLeaseMs ?? 30_000,
+        () => s.now().getTime(),
+        s.newId,
+      );
       const engine = new InferenceEngine(s, {
         backend: opts.backend ?? backendFromConfig(c),
         ...(search ? { search } : {}),
         reservations: new Reservations(s.redis, s.ks),
-        prices: { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN },
+        prices,
         timeoutMs: c.INFERENCE_TIMEOUT_MS,
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
         seedHash: fnv1a,
@@ -84,6 +98,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         keys: new KeyIndex(s.redis, s.ks),
         limiter: new InferenceRateLimiter(s.redis, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
         onKeyUsed: lastUsedToucher(s),
+        idempotency: idempotency(replies, (previous) => closeSuperseded(s, prices, previous)),
       });
     },
     async startWorkers(s: Services) {

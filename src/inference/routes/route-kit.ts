@@ -19,6 +19,8 @@ export interface RouterDeps {
   keys: KeyIndex;
   limiter: InferenceRateLimiter;
   onKeyUsed?: OnKeyUsed;
+  /** Idempotency-Key on the generation routes (./idempotency.ts); absent: the header is ignored. */
+  idempotency?: RequestHandler;
 }
 
 export function upstreamDetail(err: unknown): string {
@@ -70,6 +72,8 @@ export function routeKit(s: Services, deps: RouterDeps) {
   const authCounted = authenticate(deps.keys, s.now, deps.onKeyUsed, deps.limiter);
   const limit = deps.limiter.middleware();
   const chain = [requestId, authCounted, limit];
+  // The generation routes: a retry with a used Idempotency-Key is answered before anything is billed.
+  const generation = deps.idempotency ? [...chain, deps.idempotency] : chain;
 
   const prepare = (req: Request, res: Response, endpoint: Endpoint, request: Parameters<InferenceEngine['prepare']>[0]['request']) => {
     const given = req.header('x-request-id');
@@ -103,5 +107,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, prepare, settle, generateWhole };
+  return { engine, now, requestId, auth, chain, generation, prepare, settle, generateWhole };
 }

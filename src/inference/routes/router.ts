@@ -5,6 +5,7 @@ import { validate } from '../../platform/http/contract';
 import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
 import { inference, streaming } from './schemas';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
+import { setUsageHeaders, usageFrame } from './usage-headers';
 
 export type { RouterDeps } from './route-kit';
 
@@ -22,18 +23,19 @@ export type { RouterDeps } from './route-kit';
 export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   const r = Router();
   const kit = routeKit(s, deps);
-  const { engine, now, chain, prepare, settle, generateWhole } = kit;
+  const { engine, now, generation, prepare, settle, generateWhole } = kit;
 
-  r.post(inference.path, ...chain, async (req, res) => {
+  r.post(inference.path, ...generation, async (req, res) => {
     const request = validate(inference, req).body;
     const prepared = await prepare(req, res, 'inference', request);
     const { out, text } = await generateWhole(prepared, res);
     if (settle(out) === 'gone') return;
+    setUsageHeaders(res, out);
     res.json({ created: now(), text });
   });
 
-  r.post(streaming.path, ...chain, async (req, res) => {
-    const request = validate(streaming, req).body;
+  r.post(streaming.path, ...generation, async (req, res) => {
+    const { body: request, query } = validate(streaming, req);
     const prepared = await prepare(req, res, 'streaming', request);
     const writer = new EventStreamWriter(res);
     let idx = 0;
@@ -49,6 +51,8 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
       const failure = streamFailure(out, writer.isStarted);
       if (failure === 'gone') return void res.end();
       if (failure) await writer.send(failure, 'error').catch(() => undefined);
+      // Opt-in (?include_usage=true), last and under its own event name: the default stream is unchanged.
+      else if (query.include_usage === 'true') await writer.send(usageFrame(prepared.facts.requestId, out), 'usage');
       writer.end();
     } catch (err) {
       await endBrokenStream(s, writer, err, prepared.facts.requestId, { detail: 'The stream failed; please retry' }, 'error');

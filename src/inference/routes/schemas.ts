@@ -14,6 +14,7 @@ import {
   streamError,
 } from './response-schemas';
 import { PATHS } from './paths';
+import { inferenceUsage } from './usage-headers';
 
 export * from './request-schemas';
 export * from './response-schemas';
@@ -78,10 +79,16 @@ export const streaming = route({
     'A failure after the stream started ends it with `event: error` and `data: {"detail": "…"}` (StreamError).',
   tags: ['inference'],
   security: ['apiKey'],
+  query: z.object({
+    include_usage: z
+      .enum(['true', 'false'])
+      .optional()
+      .describe('`true`: after the last text frame, one `event: usage` frame (InferenceUsage) with the tokens and cost billed'),
+  }),
   body: inferenceBodySchema,
   bodyRequired: true,
   responses: {
-    200: ok('The reply, piece by piece', { contentType: 'text/event-stream', eventSchema: z.union([inferenceChunk, streamError]) }),
+    200: ok('The reply, piece by piece', { contentType: 'text/event-stream', eventSchema: z.union([inferenceChunk, streamError, inferenceUsage]) }),
     ...failures(false, GENERATION_FAILURES),
   },
 });

@@ -64,6 +64,8 @@ export interface Executed {
   result: GenerationResult;
   inputTokens: number;
   outputTokens: number;
+  /** The amount of the TokensDebited this outcome is recorded with (what the caller is told it cost). */
+  costNanoUsd: NanoUsd;
   /** False when InferenceCompleted + TokensDebited could not be written (store down). */
   recorded: boolean;
 }
@@ -214,7 +216,13 @@ export class InferenceEngine {
     const recorded = await this.appendCompletion(p, events, opts.streaming && result.text.length > 0);
     this.s.metrics.inferenceFinished({ ...p.facts, ...debit.data, finishReason: result.finishReason, recorded });
     if (!recorded && !opts.streaming && result.finishReason !== 'client_disconnected') this.closeUnbilled(p);
-    return { result, inputTokens: debit.data.inputTokens, outputTokens: debit.data.outputTokens, recorded };
+    return {
+      result,
+      inputTokens: debit.data.inputTokens,
+      outputTokens: debit.data.outputTokens,
+      costNanoUsd: BigInt(debit.data.amountNanoUsd),
+      recorded,
+    };
   }
 
   /**
