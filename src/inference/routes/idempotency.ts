@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { HttpError } from '../../platform/http/middleware/errors';
 import type { IdempotencyStore, RecordedReply } from '../idempotency/store';
 import { apiKeyOf } from './auth';
@@ -28,9 +28,9 @@ function headerProblem(msg: string, type: string): HttpError {
 }
 
 /** The request as the key binds it: the route, the query and the body (as parsed JSON). */
-function requestHash(req: Request): string {
+export function requestHash(method: string, path: string, query: unknown, body: unknown): string {
   return createHash('sha256')
-    .update(`${req.method} ${req.baseUrl}${req.path}\n${JSON.stringify(req.query ?? {})}\n${JSON.stringify(req.body ?? null)}`)
+    .update(`${method} ${path}\n${JSON.stringify(query ?? {})}\n${JSON.stringify(body ?? null)}`)
     .digest('base64url');
 }
 
@@ -42,7 +42,7 @@ export function idempotency(store: IdempotencyStore, onTakeover: (previousReques
     if (!VALID_KEY.test(given)) throw headerProblem(`${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters, without spaces (e.g. a uuid)`, 'string_pattern_mismatch');
 
     const key = store.key(apiKeyOf(res).keyId, given);
-    const claim = await store.claim(key, requestHash(req), res.locals.inferenceId as string);
+    const claim = await store.claim(key, requestHash(req.method, req.baseUrl + req.path, req.query, req.body), res.locals.inferenceId as string);
     if (claim.kind === 'mismatch') {
       throw headerProblem(
         `This ${IDEMPOTENCY_HEADER} was already used with a different request (path, query or body); send a new key for a new request`,
@@ -94,7 +94,7 @@ function record(res: Response, store: IdempotencyStore, key: string, token: stri
       }
       await store.release(key, token);
     } catch {
-      // Redis down: the lease runs out and a retry is a new call (the sweeper or the takeover closes nothing billed twice).
+      // Redis unreachable: the record's lease runs out, and a retry takes the key over as after a crash.
     }
   };
   res.end = ((...a: unknown[]) => {
