@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { mountOpenAiRoutes } from './openai-routes';
+import { mountCallerRoutes } from './caller-routes';
 import { validate } from '../../platform/http/contract';
 import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
 import { inference, streaming } from './schemas';
@@ -59,6 +60,7 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
     }
   });
 
+  mountCallerRoutes(r, s, kit);
   mountOpenAiRoutes(r, s, kit);
   return r;
 }

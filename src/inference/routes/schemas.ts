@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MODEL_CONFIGS } from '../models';
-import { ResponseContract, route, RouteContract } from '../../platform/http/contract';
+import { route, RouteContract } from '../../platform/http/contract';
 import { chatCompletionSchema, inferenceBodySchema } from './request-schemas';
 import {
   chatCompletion,
@@ -15,6 +15,8 @@ import {
 } from './response-schemas';
 import { PATHS } from './paths';
 import { inferenceUsage } from './usage-headers';
+import { AUTH_FAILURES, failures, GENERATION_FAILURES, ok } from './answers';
+import { callerRoutes } from './caller-schemas';
 
 export * from './request-schemas';
 export * from './response-schemas';
@@ -23,40 +25,6 @@ export * from './response-schemas';
  * The inference area's route contracts (docs/INFERENCE.md). Every answer carries x-request-id:
  * the inference request's id (the `requestId` of its events).
  */
-
-const REQUEST_ID = { 'x-request-id': "This request's id: the requestId of its events and of the playground's cost lookup" };
-const RETRY = { 'Retry-After': 'Seconds to wait before retrying' };
-
-const failures = (openAi: boolean, statuses: Record<number, string>): Record<number, ResponseContract> =>
-  Object.fromEntries(
-    Object.entries(statuses).map(([status, description]) => [
-      Number(status),
-      {
-        description,
-        ...(openAi ? { schema: openAiErrorBody } : {}),
-        ...(status === '429' || status === '503' ? { headers: { ...REQUEST_ID, ...RETRY } } : { headers: REQUEST_ID }),
-      },
-    ]),
-  );
-
-const AUTH_FAILURES = {
-  401: 'The API key is missing, malformed, unknown, deleted, rolled away or expired (WWW-Authenticate: Bearer)',
-  403: 'The key lacks the inference scope',
-  503: 'Keys cannot be checked (Redis down) or the read models are being rebuilt',
-};
-
-const GENERATION_FAILURES = {
-  400: 'The prompt does not fit in the context window with max_tokens for the completion',
-  ...AUTH_FAILURES,
-  402: "Insufficient balance, or the key's monthly budget is spent",
-  413: 'Request body too large (over 2 MB)',
-  422: 'A field breaks the contract',
-  429: "The key's rate limit (requests per minute) is reached",
-  502: 'The model upstream failed before any text was sent',
-  503: 'The event store, Redis or the read models are unavailable; nothing is billed',
-};
-
-const ok = (description: string, r: Omit<ResponseContract, 'description'>): ResponseContract => ({ description, headers: REQUEST_ID, ...r });
 
 export const inference = route({
   method: 'post',
@@ -136,4 +104,4 @@ export const getModel = route({
   },
 });
 
-export const routes: RouteContract[] = [inference, streaming, chatCompletions, listModels, getModel];
+export const routes: RouteContract[] = [inference, streaming, chatCompletions, listModels, getModel, ...callerRoutes];
