@@ -5,7 +5,7 @@ import { invalidInput } from '../../platform/http/error-bodies';
 import { MODEL_CONFIGS } from '../models';
 import { CONTEXT_WINDOW_TOKENS } from '../metering';
 import { inferenceBodySchema } from './request-schemas';
-import { AUTH_FAILURES, failures, ok } from './answers';
+import { AUTH_FAILURES, failures, ok, RATE_LIMIT, REQUEST_ID } from './answers';
 import { PATHS } from './paths';
 
 /**
@@ -98,8 +98,8 @@ export const countTokens = route({
   body: inferenceBodySchema,
   bodyRequired: true,
   responses: {
-    200: ok('The count', { schema: tokenCount }),
-    ...failures(false, { ...AUTH_FAILURES, 413: 'Request body too large (over 2 MB)', 422: 'A field breaks the contract', 429: "The key's rate limit is reached" }),
+    200: ok('The count', { schema: tokenCount, headers: { ...REQUEST_ID, ...RATE_LIMIT } }),
+    ...failures(false, { ...AUTH_FAILURES, 413: 'Request body too large (over 2 MB)', 422: 'A field breaks the contract', 429: "The key's rate limit is reached" }, true),
   },
 });
 

@@ -15,7 +15,8 @@ import {
 } from './response-schemas';
 import { PATHS } from './paths';
 import { inferenceUsage } from './usage-headers';
-import { AUTH_FAILURES, failures, GENERATION_FAILURES, ok } from './answers';
+import { AUTH_FAILURES, failures, GENERATION_FAILURES, idempotencyHeader, ok, RATE_LIMIT, REPLAYED, REQUEST_ID } from './answers';
+import { USAGE_HEADERS } from './usage-headers';
 import { callerRoutes } from './caller-schemas';
 
 export * from './request-schemas';
@@ -33,9 +34,13 @@ export const inference = route({
   description: 'Renders the context under the config\'s persona, reserves the most it can cost, generates and bills the tokens used.',
   tags: ['inference'],
   security: ['apiKey'],
+  headers: idempotencyHeader,
   body: inferenceBodySchema,
   bodyRequired: true,
-  responses: { 200: ok('The whole reply', { schema: inferenceResponse }), ...failures(false, GENERATION_FAILURES) },
+  responses: {
+    200: ok('The whole reply; what it cost is in the x-usage-* headers', { schema: inferenceResponse, headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED } }),
+    ...failures(false, GENERATION_FAILURES, true),
+  },
 });
 
 export const streaming = route({
@@ -44,7 +49,8 @@ export const streaming = route({
   summary: 'Generate a reply as a stream',
   description:
     'The same request as POST /external/api/inference, answered as text/event-stream: one `data:` frame per piece of text. ' +
-    'A failure after the stream started ends it with `event: error` and `data: {"detail": "…"}` (StreamError).',
+    'A failure after the stream started ends it with `event: error` and `data: {"detail": "…"}` (StreamError). ' +
+    'With `?include_usage=true` a last `event: usage` frame (InferenceUsage) tells the tokens and cost billed (the headers are sent before they are known).',
   tags: ['inference'],
   security: ['apiKey'],
   query: z.object({
@@ -53,11 +59,16 @@ export const streaming = route({
       .optional()
       .describe('`true`: after the last text frame, one `event: usage` frame (InferenceUsage) with the tokens and cost billed'),
   }),
+  headers: idempotencyHeader,
   body: inferenceBodySchema,
   bodyRequired: true,
   responses: {
-    200: ok('The reply, piece by piece', { contentType: 'text/event-stream', eventSchema: z.union([inferenceChunk, streamError, inferenceUsage]) }),
-    ...failures(false, GENERATION_FAILURES),
+    200: ok('The reply, piece by piece', {
+      contentType: 'text/event-stream',
+      eventSchema: z.union([inferenceChunk, streamError, inferenceUsage]),
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...REPLAYED },
+    }),
+    ...failures(false, GENERATION_FAILURES, true),
   },
 });
 
@@ -71,14 +82,16 @@ export const chatCompletions = route({
     'the stream started ends it with an OpenAiStreamError frame. Tools, functions and non-text response formats or content parts are refused with 400.',
   tags: ['openai'],
   security: ['apiKey'],
+  headers: idempotencyHeader,
   body: chatCompletionSchema,
   bodyRequired: true,
   responses: {
     200: ok('The completion (JSON), or its chunks when `stream` is true', {
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED },
       schema: chatCompletion,
       also: [{ contentType: 'text/event-stream', eventSchema: z.union([chatCompletionChunk, openAiStreamError]) }],
     }),
-    ...failures(true, { ...GENERATION_FAILURES, 400: 'An unsupported feature (tools, response_format, non-text parts), or a prompt over the context window' }),
+    ...failures(true, { ...GENERATION_FAILURES, 400: 'An unsupported feature (tools, response_format, non-text parts), or a prompt over the context window' }, true),
   },
 });
 
