@@ -569,8 +569,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Requests, tokens and cost per minute, hour or day; in total, per key or per model
-         * @description Without from/to: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket.
+         * Requests, tokens and cost per minute, hour or day; in total, or per key, member, config or endpoint; as JSON, CSV or a FOCUS cost CSV
+         * @description Without from/to: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket. format=csv: columns bucket_start, bucket_end, group_by, group, group_name, requests, input_tokens, output_tokens, cost_usd. format=focus (resource = API key; groupBy must be absent or key): columns BillingAccountId, BillingPeriodStart, BillingPeriodEnd, ChargePeriodStart, ChargePeriodEnd, ChargeCategory, ChargeDescription, ProviderName, PublisherName, ServiceName, ServiceCategory, ResourceId, ResourceName, BilledCost, EffectiveCost, BillingCurrency, ConsumedQuantity, ConsumedUnit, x_Requests, x_InputTokens, x_OutputTokens; BillingPeriod is the bucket's UTC calendar month, ChargePeriod the bucket, ConsumedQuantity the tokens (input + output).
          */
         get: operations["getV1WorkspacesWsUsage"];
         put?: never;
@@ -593,6 +593,60 @@ export interface paths {
          * @description Comments `: ping` every 15 s. When the session ends or the caller leaves the workspace, `event: closed` with `{"detail": …}` and the stream ends.
          */
         get: operations["getV1WorkspacesWsUsageLive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/statements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The months the workspace has statements for, newest first */
+        get: operations["getV1WorkspacesWsStatements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A monthly statement: opening balance, deposits and reloads, usage per key and config, closing balance
+         * @description openingBalance + totals.credits − totals.debits = closingBalance, and a month’s closing balance is the next month’s opening. format=json (default), csv (columns section, time, reference, payment_reference, key_id, config, requests, input_tokens, output_tokens, amount_usd) or pdf.
+         */
+        get: operations["getV1WorkspacesWsStatementsMonth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/billing/deposits/{depositId}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The receipt of a succeeded deposit, as JSON or PDF */
+        get: operations["getV1WorkspacesWsBillingDepositsDepositIdReceipt"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4374,7 +4428,9 @@ export interface operations {
                 from?: string;
                 /** @description ISO-8601 or Unix seconds, exclusive */
                 to?: string;
-                groupBy?: "key" | "model";
+                groupBy?: "key" | "member" | "config" | "endpoint" | "model";
+                /** @description json (default), csv, or focus: a FOCUS-style cost CSV, one row per key and bucket */
+                format?: "json" | "csv" | "focus";
             };
             header?: never;
             path: {
@@ -4384,9 +4440,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The series */
+            /** @description The series, or a CSV export */
             200: {
                 headers: {
+                    /** @description For CSV: attachment; filename="tollgate-usage-<ws>.csv" or "tollgate-focus-<ws>.csv" */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4396,12 +4454,17 @@ export interface operations {
                         granularity: "minute" | "hour" | "day";
                         from: string;
                         to: string;
-                        groupBy: ("key" | "model") | null;
+                        groupBy: ("key" | "member" | "config" | "endpoint" | "model") | null;
                         series: {
                             keyId?: string;
                             keyName?: string | null;
                             keyDeleted?: boolean;
                             model?: string;
+                            config?: string;
+                            memberId?: string;
+                            memberName?: string | null;
+                            memberEmail?: string | null;
+                            endpoint?: string;
                             total: {
                                 requests: number;
                                 inputTokens: number;
@@ -4420,6 +4483,7 @@ export interface operations {
                             }[];
                         }[];
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -4440,7 +4504,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A bad value, from not before to, or too many points */
+            /** @description A bad value, an unknown groupBy or format, from not before to, or too many points */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4507,6 +4571,231 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsStatements: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description From the month the workspace was created to the current one */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaceId: string;
+                        months: {
+                            month: string;
+                            periodStart: string;
+                            periodEnd: string;
+                            complete: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsStatementsMonth: {
+        parameters: {
+            query?: {
+                format?: "json" | "csv" | "pdf";
+            };
+            header?: never;
+            path: {
+                ws: string;
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement */
+            200: {
+                headers: {
+                    /** @description For CSV and PDF: attachment; filename="tollgate-statement-<ws>-<month>.csv|pdf" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaceId: string;
+                        workspaceName: string;
+                        /** @description YYYY-MM, a UTC calendar month */
+                        month: string;
+                        periodStart: string;
+                        /** @description Exclusive */
+                        periodEnd: string;
+                        /** @description false for the current month: lines may still be added */
+                        complete: boolean;
+                        /** @description USD, a decimal string */
+                        openingBalance: string;
+                        credits: {
+                            at: string;
+                            /** @enum {string} */
+                            kind: "deposit" | "reload";
+                            /** @description depositId or reloadId */
+                            reference: string;
+                            /** @description The payment provider’s reference (Stripe PaymentIntent id) */
+                            paymentReference: string | null;
+                            /** @description USD, a decimal string */
+                            amount: string;
+                        }[];
+                        usage: {
+                            keyId: string;
+                            keyName: string | null;
+                            config: string;
+                            requests: number;
+                            inputTokens: number;
+                            outputTokens: number;
+                            /** @description USD, a decimal string */
+                            cost: string;
+                        }[];
+                        totals: {
+                            /** @description USD, a decimal string */
+                            deposits: string;
+                            /** @description USD, a decimal string */
+                            reloads: string;
+                            /** @description USD, a decimal string */
+                            credits: string;
+                            /** @description USD, a decimal string */
+                            debits: string;
+                        };
+                        /** @description openingBalance + totals.credits − totals.debits */
+                        closingBalance: string;
+                    };
+                    "text/csv": string;
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a month, a month in the future, or one before the workspace existed (loc path.month); or an unknown format */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsBillingDepositsDepositIdReceipt: {
+        parameters: {
+            query?: {
+                format?: "json" | "pdf";
+            };
+            header?: never;
+            path: {
+                ws: string;
+                depositId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    /** @description For PDF: attachment; filename="tollgate-receipt-<depositId>.pdf" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaceId: string;
+                        workspaceName: string;
+                        /** @description The deposit id */
+                        receiptNumber: string;
+                        /** @description USD, a decimal string */
+                        amount: string;
+                        /** @constant */
+                        currency: "USD";
+                        paidAt: string;
+                        paymentReference: string;
+                        gateway: string;
+                        card: {
+                            brand: string;
+                            last4: string;
+                        } | null;
+                        paidBy: {
+                            userId: string;
+                            name: string | null;
+                            email: string | null;
+                        };
+                    };
+                    "application/pdf": string;
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, the caller is not a member, or no succeeded deposit with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unknown format */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
         };
