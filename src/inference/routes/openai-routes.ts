@@ -16,7 +16,7 @@ import { setUsageHeaders } from './usage-headers';
 const MODELS_CREATED = 1_735_689_600; // 2025-01-01, when the two configs were published
 
 export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
-  const { engine, now, generation, prepare, settle, generateWhole, requestId, auth } = kit;
+  const { engine, now, generation, prepare, wholeAnswer, generateWhole, requestId, auth } = kit;
 
   r.post(chatCompletions.path, ...generation, async (req, res) => {
     const unsupported = unsupportedChatFeature(req.body);
@@ -35,7 +35,7 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
     });
     if (!body.stream) {
       const { out, text } = await generateWhole(prepared, res);
-      if (settle(out) === 'gone') return;
+      if (wholeAnswer(out) === 'gone') return;
       setUsageHeaders(res, out);
       res.json({
         id,

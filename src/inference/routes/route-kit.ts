@@ -87,7 +87,7 @@ export function routeKit(s: Services, deps: RouterDeps) {
   };
 
   /** The non-streaming outcome: the text, or the error that replaces it. */
-  const settle = (out: Executed): 'gone' | 'ok' => {
+  const wholeAnswer = (out: Executed): 'gone' | 'ok' => {
     if (out.result.finishReason === 'client_disconnected') return 'gone';
     if (out.result.finishReason === 'upstream_error') throw new HttpError(502, upstreamDetail(out.result.error));
     if (!out.recorded) throw new StoreUnavailable(UNRECORDED);
@@ -107,5 +107,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, generation, prepare, settle, generateWhole };
+  return { engine, now, requestId, auth, chain, generation, prepare, wholeAnswer, generateWhole };
 }

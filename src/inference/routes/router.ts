@@ -24,13 +24,13 @@ export type { RouterDeps } from './route-kit';
 export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   const r = Router();
   const kit = routeKit(s, deps);
-  const { engine, now, generation, prepare, settle, generateWhole } = kit;
+  const { engine, now, generation, prepare, wholeAnswer, generateWhole } = kit;
 
   r.post(inference.path, ...generation, async (req, res) => {
     const request = validate(inference, req).body;
     const prepared = await prepare(req, res, 'inference', request);
     const { out, text } = await generateWhole(prepared, res);
-    if (settle(out) === 'gone') return;
+    if (wholeAnswer(out) === 'gone') return;
     setUsageHeaders(res, out);
     res.json({ created: now(), text });
   });
