@@ -4,6 +4,7 @@
  * the server fails `npm run typecheck` here. `import type` only: nothing of the server reaches the bundle.
  */
 import type { z } from 'zod';
+import type { receiptBody } from '../../src/inference/routes/caller-schemas';
 import type {
   auditEntry,
   auditPageBody,
@@ -86,3 +87,6 @@ export interface CallUsage {
   outputTokens: number;
   cost: string;
 }
+
+// A request's receipt: GET /v1/workspaces/:ws/requests/:requestId (src/inference/routes/caller-schemas.ts)
+export type RequestReceipt = z.output<typeof receiptBody>;

@@ -6,6 +6,7 @@ import { BillingPage } from './pages/billing/page';
 import { KeysPage } from './pages/keys';
 import { LoginPage, SignupPage } from './pages/login';
 import { PlaygroundPage } from './pages/playground/page';
+import { ReceiptPage, RECEIPT_PATH } from './pages/receipt';
 import { UsagePage } from './pages/usage/page';
 import { WorkspacePage } from './pages/workspace/page';
 import { navigate, usePath } from './router';
@@ -30,7 +31,10 @@ const PAGES: PortalPage[] = [
   { path: '/audit', label: 'Audit log', title: 'Audit log', render: () => <AuditPage />, adminOnly: true },
 ];
 /** Pages outside the navigation. */
-const OTHER_PAGES = [{ path: USAGE_POLICY_PATH, label: 'Usage policy', title: 'Usage policy', render: () => <UsagePolicyPage /> }];
+const OTHER_PAGES = [
+  { path: USAGE_POLICY_PATH, label: 'Usage policy', title: 'Usage policy', render: () => <UsagePolicyPage /> },
+  { path: RECEIPT_PATH, label: 'Receipt', title: 'Request receipt', render: () => <ReceiptPage /> },
+];
 
 const visiblePages = (role: string | undefined) => PAGES.filter((p) => !p.adminOnly || role === 'admin');
 

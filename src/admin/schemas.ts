@@ -32,7 +32,7 @@ export const projectionRow = z
   .meta({ id: 'ProjectionStatus' });
 
 const OPERATOR = {
-  401: { description: 'The operator token is missing or wrong (WWW-Authenticate: Bearer)' },
+  401: { description: 'The operator token is missing or wrong', headers: { 'WWW-Authenticate': '`Bearer`' } },
   404: { description: 'ADMIN_TOKEN is unset: /admin does not exist' },
 };
 

@@ -7,8 +7,12 @@ export type Endpoint = 'inference' | 'streaming' | 'openai';
  * `store_unavailable` (added after the first release; older events never carry it): a non-streaming
  * reply whose completion could not be written, so the caller got 503 instead of the text. Nothing
  * is billed; it is recorded late, once the store takes writes again.
+ *
+ * `superseded` (added with idempotent retries): a request sent with an `Idempotency-Key` whose
+ * process died before answering, closed by the retry that took its key over. The caller never got
+ * its reply and the retry is billed instead, so it bills nothing.
  */
-export type FinishReason = 'stop' | 'length' | 'client_disconnected' | 'upstream_error' | 'abandoned' | 'store_unavailable';
+export type FinishReason = 'stop' | 'length' | 'client_disconnected' | 'upstream_error' | 'abandoned' | 'store_unavailable' | 'superseded';
 
 /**
  * Events of the `inference-{requestId}` stream. `TokensDebited` is the money event: it carries the

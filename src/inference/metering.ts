@@ -72,6 +72,7 @@ export interface Outcome {
  *   prompt reached the model, the reply was lost with the process;
  * - `store_unavailable` bills nothing: a non-streaming caller whose reply could not be recorded
  *   got 503 and no text;
+ * - `superseded` bills nothing: an idempotent call whose process died, replaced by its retry;
  * - never more output than max_tokens, never more money than was reserved (only a price change
  *   between reservation and debit could ask for more: then fewer tokens are billed).
  */
@@ -85,7 +86,7 @@ export function billedTokens(
   let input = facts.promptTokens;
   if (outcome.finishReason === 'upstream_error' && output === 0) input = 0;
   if (outcome.finishReason === 'abandoned') output = 0;
-  if (outcome.finishReason === 'store_unavailable') input = output = 0;
+  if (outcome.finishReason === 'store_unavailable' || outcome.finishReason === 'superseded') input = output = 0;
   if (tokenCost(prices, input, output) > reserved) {
     const out = prices.outputNanoUsdPerToken;
     while (output > 0 && tokenCost(prices, input, output) > reserved) output -= 1;
@@ -145,7 +146,27 @@ export function decideSweep(events: EventRecord[], prices: Prices, now: Date): S
   const debit = events.find((e) => e.type === 'TokensDebited');
   if (debit) return { kind: 'debited', position: debit.position };
   const d = req.data as InferenceRequested['data'];
-  const facts: RequestFacts = {
+  const durationMs = now.getTime() - Date.parse(req.created);
+  return {
+    kind: 'close',
+    events: completed(factsOf(d), prices, { finishReason: 'abandoned', outputTokens: 0, durationMs }, BigInt(d.reservedNanoUsd)),
+  };
+}
+
+/**
+ * The retry that took over the `Idempotency-Key` of a request whose process died closes that
+ * request: InferenceCompleted (superseded) + a zero TokensDebited, or nothing if it is closed.
+ */
+export function decideSupersede(events: EventRecord[], prices: Prices, now: Date): [InferenceCompleted, TokensDebited] | null {
+  const req = events.find((e) => e.type === 'InferenceRequested');
+  if (!req || events.some((e) => e.type === 'TokensDebited')) return null;
+  const d = req.data as InferenceRequested['data'];
+  const durationMs = now.getTime() - Date.parse(req.created);
+  return completed(factsOf(d), prices, { finishReason: 'superseded', outputTokens: 0, durationMs }, BigInt(d.reservedNanoUsd));
+}
+
+function factsOf(d: InferenceRequested['data']): RequestFacts {
+  return {
     requestId: d.requestId,
     workspaceId: d.workspaceId,
     keyId: d.keyId,
@@ -154,11 +175,6 @@ export function decideSweep(events: EventRecord[], prices: Prices, now: Date): S
     promptTokens: d.promptTokens,
     maxTokens: d.maxTokens,
     webSearch: d.webSearch,
-  };
-  const durationMs = now.getTime() - Date.parse(req.created);
-  return {
-    kind: 'close',
-    events: completed(facts, prices, { finishReason: 'abandoned', outputTokens: 0, durationMs }, BigInt(d.reservedNanoUsd)),
   };
 }
 

@@ -11,6 +11,9 @@ import { InferenceEngine } from './usecases/engine';
 import { Admission } from './routes/admission';
 import { inferenceRouter } from './routes/router';
 import { openAiErrors } from './routes/openai-routes';
+import { IdempotencyStore } from './idempotency/store';
+import { idempotency } from './routes/idempotency';
+import { closeSuperseded } from './usecases/supersede';
 
 /**
  * Records a key's "last used" at most once a second per key and process: a second is plenty for
@@ -32,6 +35,8 @@ export interface InferenceModuleOptions {
   backend?: ModelBackend;
   /** Replaces the search provider the composition root chose; null: no search at all. */
   search?: SearchProvider | null;
+  /** How long an idempotent call's process may go silent before a retry takes its key over (default 30 s). */
+  idempotencyLeaseMs?: number;
 }
 
 /** The inference slice: the three routes (api role) and the sweeper (worker role). */
@@ -43,11 +48,20 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
       warmTokenizer();
       const c = s.config;
       const search = opts.search === undefined ? s.search : (opts.search ?? undefined);
+      const prices = { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN };
+      const replies = new IdempotencyStore(
+        s.redis,
+        s.ks,
+        c.IDEMPOTENCY_WINDOW_SECONDS * 1000,
+        opts.idempotencyLeaseMs ?? 30_000,
+        () => s.now().getTime(),
+        s.newId,
+      );
       const engine = new InferenceEngine(s, {
         backend: opts.backend ?? s.model(),
         ...(search ? { search } : {}),
         reservations: new Reservations(s.redis, s.ks),
-        prices: { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN },
+        prices,
         timeoutMs: c.INFERENCE_TIMEOUT_MS,
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
         seedHash: fnv1a,
@@ -60,6 +74,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         ratePerMinute: c.RATE_LIMIT_PER_MINUTE,
         rateCounterPrefix: s.ks.shared('rl', 'inference'),
         onKeyUsed: lastUsedToucher(s),
+        idempotency: idempotency(replies, (previous) => closeSuperseded(s, prices, previous)),
       });
     },
     async startWorkers(s: Services) {

@@ -65,19 +65,25 @@ function parameters(components: SchemaComponents, c: RouteContract): JsonSchema[
       out.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema: rest, ...(description ? { description } : {}) });
     }
   }
+  if (c.headers) {
+    const h = components.convert(c.headers, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+    for (const [name, schema] of Object.entries(h.properties ?? {})) {
+      const { description, ...rest } = schema;
+      out.push({ name, in: 'header', required: h.required?.includes(name) ?? false, schema: rest, ...(description ? { description } : {}) });
+    }
+  }
   return out;
 }
 
 function mediaType(components: SchemaComponents, r: Omit<ResponseContract, 'description' | 'also'>, status: number): [string, JsonSchema] {
   const type = r.contentType ?? 'application/json';
   if (type.startsWith('text/event-stream')) {
-    return [
-      type,
-      {
-        schema: { type: 'string', description: 'A text/event-stream: `data:` lines, each holding one JSON value of x-itemSchema' },
-        ...(r.eventSchema ? { 'x-itemSchema': components.convert(r.eventSchema, 'output') } : {}),
-      },
-    ];
+    // `schema` is what one `data:` line holds, so a generated client types the frames it parses
+    // (openapi-typescript reads `schema`); `x-itemSchema` repeats it for the tools that read OpenAPI
+    // 3.2's `itemSchema` under its extension name (3.1 does not allow `itemSchema` itself).
+    if (!r.eventSchema) return [type, { schema: { type: 'string', description: 'A text/event-stream' } }];
+    const item = components.convert(r.eventSchema, 'output');
+    return [type, { schema: { ...item, description: 'A text/event-stream: each `data:` line holds one JSON value of this schema' }, 'x-itemSchema': item }];
   }
   const schema = r.schema ?? (status >= 400 ? (status === 422 ? validationErrorBody : errorBody) : undefined);
   return [type, schema ? { schema: components.convert(schema, 'output') } : {}];

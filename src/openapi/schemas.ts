@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { route, RouteContract } from '../platform/http/contract';
+import { transportErrors } from '../platform/http/error-bodies';
 
 /** This document and its reference page. */
 
@@ -14,6 +15,7 @@ export const openApiJson = route({
       description: 'The document, generated from the same schemas the routes validate with',
       schema: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
     },
+    ...transportErrors,
   },
 });
 
@@ -27,6 +29,7 @@ export const docsPage = route({
   responses: {
     200: { description: 'The page', contentType: 'text/html; charset=utf-8', schema: z.string() },
     301: { description: 'GET /docs → /docs/ (the page loads its files relative to it)', headers: { Location: '/docs/' } },
+    ...transportErrors,
   },
 });
 

@@ -93,6 +93,7 @@ export const envSchema = z
     INITIAL_DEPOSIT_USD: usd('100'),
     MIN_DEPOSIT_USD: usd('10'),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(100),
+    IDEMPOTENCY_WINDOW_SECONDS: z.coerce.number().int().min(60).max(604800).default(86400),
 
     STRIPE_SECRET_KEY: z.string().startsWith('sk_', 'must start with sk_').optional(),
     STRIPE_PUBLISHABLE_KEY: z.string().startsWith('pk_', 'must start with pk_').optional(),

@@ -7,6 +7,7 @@ import { TEST_CARDS } from '../billing';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/routes';
 import { formatUsd } from '../platform/money';
 import { streams } from '../platform/streams';
+import { readReceipt } from '../inference/usecases/receipts';
 import type { Services } from '../services';
 import { validate } from '../platform/http/contract';
 import { HttpError } from '../platform/http/middleware/errors';
@@ -140,26 +141,23 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
   return r;
 }
 
-/** Answers with the request's TokensDebited, waiting up to 3 s for it when the request is known but not yet billed. */
+/** Answers with the request's billing from its receipt (src/inference/usecases/receipts.ts), waiting up to 3 s for the debit when the request is known but not yet billed. */
 async function answerRequestCost(s: Services, res: express.Response, ws: string, requestId: string): Promise<void> {
   const deadline = Date.now() + 3000;
   for (;;) {
-    const events = await s.store.readStream(streams.inference(requestId));
-    const first = events[0]?.data as { workspaceId?: string } | undefined;
-    if (!first || first.workspaceId !== ws) throw new HttpError(404, 'Request not found');
-    const debit = events.find((e) => e.type === 'TokensDebited') as unknown as { data: TokensDebited['data'] } | undefined;
-    if (debit) {
-      const d = debit.data;
+    const r = await readReceipt(s, requestId, { workspaceId: ws });
+    if (!r) throw new HttpError(404, 'Request not found');
+    if (r.status === 'completed' && r.prices) {
       res.setHeader('Cache-Control', 'no-store');
       res.json({
         requestId,
-        config: d.config,
-        keyId: d.keyId,
-        inputTokens: d.inputTokens,
-        outputTokens: d.outputTokens,
-        cost: formatUsd(BigInt(d.amountNanoUsd)),
-        inputPriceUsdPerToken: formatUsd(BigInt(d.inputPriceNanoUsd)),
-        outputPriceUsdPerToken: formatUsd(BigInt(d.outputPriceNanoUsd)),
+        config: r.config,
+        keyId: r.key.keyId,
+        inputTokens: r.inputTokens,
+        outputTokens: r.outputTokens,
+        cost: r.cost,
+        inputPriceUsdPerToken: r.prices.inputUsdPerToken,
+        outputPriceUsdPerToken: r.prices.outputUsdPerToken,
       });
       return;
     }

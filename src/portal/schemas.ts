@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MODEL_CONFIGS } from '../inference';
 import { route, RouteContract } from '../platform/http/contract';
+import { transportErrors } from '../platform/http/error-bodies';
 
 /**
  * The portal's two JSON routes. Its static files (/assets/*, top-level files) and the single-page
@@ -33,6 +34,7 @@ export const portalConfig = route({
         })
         .meta({ id: 'PortalConfig' }),
     },
+    ...transportErrors,
   },
 });
 

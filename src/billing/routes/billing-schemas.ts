@@ -162,6 +162,8 @@ export const attachPaymentMethod = route({
   },
 });
 
+const REPLAYED = { 'Idempotent-Replayed': '`true` when this is the answer of an earlier request with the same Idempotency-Key' };
+
 export const makeDeposit = route({
   method: 'post',
   path: '/v1/workspaces/:ws/billing/deposits',
@@ -172,11 +174,19 @@ export const makeDeposit = route({
   tags: ['Billing'],
   security: ['session'],
   params: wsParams,
+  headers: z.object({
+    'Idempotency-Key': z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^[\x21-\x7e]+$/)
+      .describe('1 to 255 visible characters (e.g. a uuid): a retry with the same key never charges twice'),
+  }),
   body: depositBody,
   responses: {
-    201: { description: 'Charged; the balance after it', schema: depositSucceeded },
-    202: { description: 'The payment provider did not answer in time: settled later, or retry with the same key', schema: depositPending },
-    402: { description: 'The charge failed', schema: depositFailed },
+    201: { description: 'Charged; the balance after it', schema: depositSucceeded, headers: REPLAYED },
+    202: { description: 'The payment provider did not answer in time: settled later, or retry with the same key', schema: depositPending, headers: REPLAYED },
+    402: { description: 'The charge failed', schema: depositFailed, headers: REPLAYED },
     ...memberWriteErrors,
     ...gatewayErrors,
     409: problem('No card on file, or a conflicting request with the same idempotency key'),

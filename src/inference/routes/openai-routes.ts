@@ -8,15 +8,17 @@ import { PATHS } from './paths';
 import { endBrokenStream, RouteKit, streamFailure } from './route-kit';
 import { chatCompletions, getModel, listModels, unsupportedChatFeature } from './schemas';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
+import { formatUsd } from '../../platform/money';
+import { setUsageHeaders } from './usage-headers';
 
 /** The OpenAI-compatible routes: chat completions (whole or streamed) and the model list. */
 
 const MODELS_CREATED = 1_735_689_600; // 2025-01-01, when the two configs were published
 
 export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
-  const { engine, now, chain, prepare, wholeAnswer, generateWhole, requestId, auth } = kit;
+  const { engine, now, generation, prepare, wholeAnswer, generateWhole, requestId, auth } = kit;
 
-  r.post(chatCompletions.path, ...chain, async (req, res) => {
+  r.post(chatCompletions.path, ...generation, async (req, res) => {
     let body!: ReturnType<typeof validate<typeof chatCompletions>>['body'];
     const prepared = await prepare(req, res, 'openai', () => {
       const unsupported = unsupportedChatFeature(req.body);
@@ -31,10 +33,13 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
       prompt_tokens: out.inputTokens,
       completion_tokens: out.outputTokens,
       total_tokens: out.inputTokens + out.outputTokens,
+      // The TokensDebited amount of this request, exact (OpenRouter's name; SDKs keep unknown usage fields).
+      cost: formatUsd(out.costNanoUsd),
     });
     if (!body.stream) {
       const { out, text } = await generateWhole(prepared, res);
       if (wholeAnswer(out) === 'gone') return;
+      setUsageHeaders(res, out);
       res.json({
         id,
         object: 'chat.completion',

@@ -18,7 +18,12 @@ export const streamError = z.object({ detail: z.string() }).meta({ id: 'StreamEr
 const finishReason = z.enum(['stop', 'length']);
 
 export const chatUsage = z
-  .object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() })
+  .object({
+    prompt_tokens: z.number().int(),
+    completion_tokens: z.number().int(),
+    total_tokens: z.number().int(),
+    cost: z.string().regex(/^\d+(\.\d{1,9})?$/).describe('What the call cost, USD as an exact decimal string (the TokensDebited amount)'),
+  })
   .meta({ id: 'ChatCompletionUsage' });
 
 export const chatCompletion = z

@@ -22,6 +22,8 @@ export interface RouterDeps {
   /** Prefix of the rate-limit counters ("{prefix}rl:inference"), for the model list's headers. */
   rateCounterPrefix: string;
   onKeyUsed?: OnKeyUsed;
+  /** Idempotency-Key on the generation routes (./idempotency.ts); absent: the header is ignored. */
+  idempotency?: RequestHandler;
 }
 
 export function upstreamDetail(err: unknown): string {
@@ -73,6 +75,11 @@ export function routeKit(s: Services, deps: RouterDeps) {
   const chain = [requestId];
   const rateHeaders = rateHeadersOnly(s.redis, deps.rateCounterPrefix, deps.ratePerMinute);
   const prepare = admitter({ engine, admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) });
+  // The generation routes: a retry with a used Idempotency-Key is answered before anything is
+  // admitted or billed. The reply is kept per key, so a request that carries the header is
+  // authenticated first (one lookup, no count); the admission script checks the key again.
+  const keyedAuth: RequestHandler = (req, res, next) => (req.header('idempotency-key') === undefined ? next() : auth(req, res, next));
+  const generation = deps.idempotency ? [...chain, keyedAuth, deps.idempotency] : chain;
 
   /** The non-streaming outcome: the text, or the error that replaces it. */
   const wholeAnswer = (out: Executed): 'gone' | 'ok' => {
@@ -95,5 +102,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, rateHeaders, prepare, wholeAnswer, generateWhole };
+  return { engine, now, requestId, auth, chain, generation, rateHeaders, prepare, wholeAnswer, generateWhole };
 }

@@ -1,11 +1,13 @@
 import { Router } from 'express';
 import type { Services } from '../../services';
 import { mountOpenAiRoutes } from './openai-routes';
+import { mountCallerRoutes } from './caller-routes';
 import { validate } from '../../platform/http/contract';
 import { methodNotAllowed } from '../../platform/http/middleware/errors';
 import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
 import { inference, streaming } from './schemas';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
+import { setUsageHeaders, usageFrame } from './usage-headers';
 
 export type { RouterDeps } from './route-kit';
 
@@ -23,17 +25,23 @@ export type { RouterDeps } from './route-kit';
 export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   const r = Router();
   const kit = routeKit(s, deps);
-  const { engine, now, chain, prepare, wholeAnswer, generateWhole } = kit;
+  const { engine, now, generation, prepare, wholeAnswer, generateWhole } = kit;
 
-  r.post(inference.path, ...chain, async (req, res) => {
+  r.post(inference.path, ...generation, async (req, res) => {
     const prepared = await prepare(req, res, 'inference', () => validate(inference, req).body);
     const { out, text } = await generateWhole(prepared, res);
     if (wholeAnswer(out) === 'gone') return;
+    setUsageHeaders(res, out);
     res.json({ created: now(), text });
   });
 
-  r.post(streaming.path, ...chain, async (req, res) => {
-    const prepared = await prepare(req, res, 'streaming', () => validate(streaming, req).body);
+  r.post(streaming.path, ...generation, async (req, res) => {
+    let query!: ReturnType<typeof validate<typeof streaming>>['query'];
+    const prepared = await prepare(req, res, 'streaming', () => {
+      const valid = validate(streaming, req);
+      query = valid.query;
+      return valid.body;
+    });
     const writer = new EventStreamWriter(res);
     let idx = 0;
     try {
@@ -48,12 +56,15 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
       const failure = streamFailure(out, writer.isStarted);
       if (failure === 'gone') return void res.end();
       if (failure) await writer.send(failure, 'error').catch(() => undefined);
+      // Opt-in (?include_usage=true), last and under its own event name: the default stream is unchanged.
+      else if (query.include_usage === 'true') await writer.send(usageFrame(prepared.facts.requestId, out), 'usage');
       writer.end();
     } catch (err) {
       await endBrokenStream(s, writer, err, prepared.facts.requestId, { detail: 'The stream failed; please retry' }, 'error');
     }
   });
 
+  mountCallerRoutes(r, s, kit);
   mountOpenAiRoutes(r, s, kit);
   r.all([inference.path, streaming.path], methodNotAllowed('POST'));
   return r;

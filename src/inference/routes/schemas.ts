@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MODEL_CONFIGS } from '../models';
-import { ResponseContract, route, RouteContract } from '../../platform/http/contract';
+import { route, RouteContract } from '../../platform/http/contract';
 import { chatCompletionSchema, inferenceBodySchema } from './request-schemas';
 import {
   chatCompletion,
@@ -14,6 +14,10 @@ import {
   streamError,
 } from './response-schemas';
 import { PATHS } from './paths';
+import { inferenceUsage } from './usage-headers';
+import { AUTH_FAILURES, failures, GENERATION_FAILURES, idempotencyHeader, ok, RATE_LIMIT, REPLAYED, REQUEST_ID } from './answers';
+import { USAGE_HEADERS } from './usage-headers';
+import { callerRoutes } from './caller-schemas';
 
 export * from './request-schemas';
 export * from './response-schemas';
@@ -23,40 +27,6 @@ export * from './response-schemas';
  * the inference request's id (the `requestId` of its events).
  */
 
-const REQUEST_ID = { 'x-request-id': "This request's id: the requestId of its events and of the playground's cost lookup" };
-const RETRY = { 'Retry-After': 'Seconds to wait before retrying' };
-
-const failures = (openAi: boolean, statuses: Record<number, string>): Record<number, ResponseContract> =>
-  Object.fromEntries(
-    Object.entries(statuses).map(([status, description]) => [
-      Number(status),
-      {
-        description,
-        ...(openAi ? { schema: openAiErrorBody } : {}),
-        ...(status === '429' || status === '503' ? { headers: { ...REQUEST_ID, ...RETRY } } : { headers: REQUEST_ID }),
-      },
-    ]),
-  );
-
-const AUTH_FAILURES = {
-  401: 'The API key is missing, malformed, unknown, deleted, rolled away or expired (WWW-Authenticate: Bearer)',
-  403: 'The key lacks the inference scope',
-  503: 'Keys cannot be checked (Redis down) or the read models are being rebuilt',
-};
-
-const GENERATION_FAILURES = {
-  400: 'The prompt does not fit in the context window with max_tokens for the completion',
-  ...AUTH_FAILURES,
-  402: "Insufficient balance, or the key's monthly budget is spent",
-  413: 'Request body too large (over 2 MB)',
-  422: 'A field breaks the contract',
-  429: "The key's rate limit (requests per minute) is reached",
-  502: 'The model upstream failed before any text was sent',
-  503: 'The event store, Redis or the read models are unavailable; nothing is billed',
-};
-
-const ok = (description: string, r: Omit<ResponseContract, 'description'>): ResponseContract => ({ description, headers: REQUEST_ID, ...r });
-
 export const inference = route({
   method: 'post',
   path: PATHS.inference,
@@ -64,9 +34,13 @@ export const inference = route({
   description: 'Renders the context under the config\'s persona, reserves the most it can cost, generates and bills the tokens used.',
   tags: ['inference'],
   security: ['apiKey'],
+  headers: idempotencyHeader,
   body: inferenceBodySchema,
   bodyRequired: true,
-  responses: { 200: ok('The whole reply', { schema: inferenceResponse }), ...failures(false, GENERATION_FAILURES) },
+  responses: {
+    200: ok('The whole reply; what it cost is in the x-usage-* headers', { schema: inferenceResponse, headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED } }),
+    ...failures(false, GENERATION_FAILURES, true),
+  },
 });
 
 export const streaming = route({
@@ -75,14 +49,26 @@ export const streaming = route({
   summary: 'Generate a reply as a stream',
   description:
     'The same request as POST /external/api/inference, answered as text/event-stream: one `data:` frame per piece of text. ' +
-    'A failure after the stream started ends it with `event: error` and `data: {"detail": "…"}` (StreamError).',
+    'A failure after the stream started ends it with `event: error` and `data: {"detail": "…"}` (StreamError). ' +
+    'With `?include_usage=true` a last `event: usage` frame (InferenceUsage) tells the tokens and cost billed (the headers are sent before they are known).',
   tags: ['inference'],
   security: ['apiKey'],
+  query: z.object({
+    include_usage: z
+      .enum(['true', 'false'])
+      .optional()
+      .describe('`true`: after the last text frame, one `event: usage` frame (InferenceUsage) with the tokens and cost billed'),
+  }),
+  headers: idempotencyHeader,
   body: inferenceBodySchema,
   bodyRequired: true,
   responses: {
-    200: ok('The reply, piece by piece', { contentType: 'text/event-stream', eventSchema: z.union([inferenceChunk, streamError]) }),
-    ...failures(false, GENERATION_FAILURES),
+    200: ok('The reply, piece by piece', {
+      contentType: 'text/event-stream',
+      eventSchema: z.union([inferenceChunk, streamError, inferenceUsage]),
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...REPLAYED },
+    }),
+    ...failures(false, GENERATION_FAILURES, true),
   },
 });
 
@@ -96,14 +82,16 @@ export const chatCompletions = route({
     'the stream started ends it with an OpenAiStreamError frame. Tools, functions and non-text response formats or content parts are refused with 400.',
   tags: ['openai'],
   security: ['apiKey'],
+  headers: idempotencyHeader,
   body: chatCompletionSchema,
   bodyRequired: true,
   responses: {
     200: ok('The completion (JSON), or its chunks when `stream` is true', {
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED },
       schema: chatCompletion,
       also: [{ contentType: 'text/event-stream', eventSchema: z.union([chatCompletionChunk, openAiStreamError]) }],
     }),
-    ...failures(true, { ...GENERATION_FAILURES, 400: 'An unsupported feature (tools, response_format, non-text parts), or a prompt over the context window' }),
+    ...failures(true, { ...GENERATION_FAILURES, 400: 'An unsupported feature (tools, response_format, non-text parts), or a prompt over the context window' }, true),
   },
 });
 
@@ -129,4 +117,4 @@ export const getModel = route({
   },
 });
 
-export const routes: RouteContract[] = [inference, streaming, chatCompletions, listModels, getModel];
+export const routes: RouteContract[] = [inference, streaming, chatCompletions, listModels, getModel, ...callerRoutes];

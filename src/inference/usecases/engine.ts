@@ -247,7 +247,13 @@ export class InferenceEngine {
     const recorded = await this.completions.append(p, events, opts.streaming && result.text.length > 0);
     this.s.metrics.inferenceFinished({ ...p.facts, ...debit.data, finishReason: result.finishReason, recorded });
     if (!recorded && !opts.streaming && result.finishReason !== 'client_disconnected') this.completions.closeUnbilled(p);
-    return { result, inputTokens: debit.data.inputTokens, outputTokens: debit.data.outputTokens, recorded };
+    return {
+      result,
+      inputTokens: debit.data.inputTokens,
+      outputTokens: debit.data.outputTokens,
+      costNanoUsd: BigInt(debit.data.amountNanoUsd),
+      recorded,
+    };
   }
 
   close(): void {

@@ -48,6 +48,8 @@ export interface Executed {
   result: GenerationResult;
   inputTokens: number;
   outputTokens: number;
+  /** The amount of the TokensDebited this outcome is recorded with (what the caller is told it cost). */
+  costNanoUsd: NanoUsd;
   /** False when InferenceCompleted + TokensDebited could not be written (store down). */
   recorded: boolean;
 }

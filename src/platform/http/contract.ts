@@ -45,6 +45,12 @@ export interface RouteContract<
   security: Security[];
   params?: P;
   query?: Q;
+  /**
+   * Request headers the route reads (documented as `in: header` parameters, so a generated client
+   * knows them): an object of header name → schema; optional ones are `.optional()`. The handler
+   * still reads them itself (`req.header`).
+   */
+  headers?: z.ZodObject;
   body?: B;
   /**
    * A request with no body at all is refused as a whole (422, loc ["body"]) instead of read as `{}`.

@@ -19,3 +19,13 @@ export const sessionWriteErrors = {
   ...sessionErrors,
   403: problem('A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role'),
 } as const;
+
+/**
+ * What any route can answer before it runs: Node refuses a malformed request or oversized headers
+ * with a `{detail}` body (./middleware/client-error.ts). Listed on the routes that answer no other
+ * 4xx, so a generated client knows every operation's error shape.
+ */
+export const transportErrors = {
+  400: problem('Malformed HTTP request (e.g. a header with a character that is not allowed)'),
+  431: problem('Request headers too large'),
+} as const;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { route, type RouteContract } from '../../platform/http/contract';
-import { invalidInput, problem, sessionWriteErrors } from '../../platform/http/error-bodies';
+import { invalidInput, problem, sessionWriteErrors, transportErrors } from '../../platform/http/error-bodies';
 
 /** The policy area's route contracts: request and response schemas, and the list the OpenAPI document is built from. */
 
@@ -43,7 +43,7 @@ export const usagePolicy = route({
   summary: 'The usage policy in force: its version, effective date and rules',
   tags: ['Policy'],
   security: [],
-  responses: { 200: { description: 'The policy', schema: usagePolicyBody } },
+  responses: { 200: { description: 'The policy', schema: usagePolicyBody }, ...transportErrors },
 });
 
 export const acceptPolicy = route({

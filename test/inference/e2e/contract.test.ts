@@ -35,7 +35,7 @@ test('chat completions: JSON, and the stream with its usage chunk', async () => 
   const res = await call(chatCompletions.path, { ...chat, stream: true, stream_options: { include_usage: true } });
   expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
   const frames = (await expectMatchesContract(res, chatCompletions)) as Array<{ usage?: unknown }>;
-  expect(frames.at(-1)?.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: 3, total_tokens: expect.any(Number) });
+  expect(frames.at(-1)?.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: 3, total_tokens: expect.any(Number), cost: expect.stringMatching(/^\d+(\.\d+)?$/) });
 });
 
 test('the model list and one model; an unknown model is a documented 404', async () => {

@@ -59,6 +59,46 @@ describe('GET /openapi.json', () => {
   });
 });
 
+describe('what a generated client needs', () => {
+  const operations = () =>
+    Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => METHODS.includes(m))
+        .map((method) => ({ path, method, op: item[method] })),
+    );
+
+  test('every operation declares its 4xx answers', () => {
+    const without = operations()
+      .filter(({ op }) => !Object.keys(op.responses).some((s) => /^4\d\d$/.test(s)))
+      .map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    expect(without).toEqual([]);
+  });
+
+  test('the headers routes require or return are declared: Idempotency-Key, x-ratelimit-*, Retry-After, WWW-Authenticate, Idempotent-Replayed, x-usage-*', () => {
+    const headerParams = (path: string, method: string) =>
+      ((doc.paths[path][method].parameters ?? []) as Array<{ in: string; name: string; required: boolean }>).filter((p) => p.in === 'header');
+    expect(headerParams('/v1/workspaces/{ws}/billing/deposits', 'post')).toEqual([expect.objectContaining({ name: 'Idempotency-Key', required: true })]);
+    for (const path of ['/external/api/inference', '/external/api/inference/streaming', '/external/api/inference/openai/v1/chat/completions']) {
+      const op = doc.paths[path].post;
+      expect(headerParams(path, 'post')).toEqual([expect.objectContaining({ name: 'Idempotency-Key', required: false })]);
+      const ok = Object.keys(op.responses['200'].headers);
+      expect(ok).toEqual(expect.arrayContaining(['x-request-id', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'Idempotent-Replayed']));
+      if (!path.endsWith('streaming')) expect(ok).toEqual(expect.arrayContaining(['x-usage-input-tokens', 'x-usage-output-tokens', 'x-usage-cost-usd']));
+      expect(Object.keys(op.responses['429'].headers)).toEqual(expect.arrayContaining(['Retry-After', 'x-ratelimit-reset-requests']));
+      expect(Object.keys(op.responses['409'].headers)).toContain('Retry-After');
+      expect(Object.keys(op.responses['401'].headers)).toContain('WWW-Authenticate');
+    }
+    expect(Object.keys(doc.paths['/admin/projections'].get.responses['401'].headers)).toContain('WWW-Authenticate');
+  });
+
+  test("a stream's schema is its frame, so a generated client sees the chunk type", () => {
+    const media = doc.paths['/external/api/inference/streaming'].post.responses['200'].content['text/event-stream'];
+    expect(media.schema.anyOf).toEqual(expect.arrayContaining([{ $ref: '#/components/schemas/InferenceChunk' }, { $ref: '#/components/schemas/InferenceUsage' }]));
+    const chat = doc.paths['/external/api/inference/openai/v1/chat/completions'].post.responses['200'].content['text/event-stream'];
+    expect(chat.schema.anyOf).toEqual(expect.arrayContaining([{ $ref: '#/components/schemas/ChatCompletionChunk' }]));
+  });
+});
+
 describe('coverage', () => {
   test('every route the app serves is documented with its method, and every documented route is served', () => {
     const served = servedRoutes(appOf(server.running.server!)).map((r) => ({ method: r.method, path: openApiPath(r.path) }));

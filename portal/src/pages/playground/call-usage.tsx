@@ -1,5 +1,7 @@
 import type { CallUsage } from '../../api-types';
 import { integer, usd } from '../../format';
+import { Link } from '../../components/ui';
+import { receiptHref } from '../receipt';
 
 /** The finished call's tokens and cost, or why they are not known yet. */
 export function CallUsageView({ usage, note }: { usage: CallUsage | null; note: string | null }) {
@@ -18,6 +20,12 @@ export function CallUsageView({ usage, note }: { usage: CallUsage | null; note: 
           <div>
             <dt>Cost</dt>
             <dd>{usd(usage.cost, { minDecimals: 2 })}</dd>
+          </div>
+          <div>
+            <dt>Receipt</dt>
+            <dd>
+              <Link href={receiptHref(usage.requestId)}>Full receipt</Link>
+            </dd>
           </div>
         </dl>
       )}

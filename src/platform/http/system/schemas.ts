@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { route, RouteContract } from '../contract';
+import { transportErrors } from '../error-bodies';
 
 /** Health and readiness on the API port, and the Prometheus listener on METRICS_PORT. */
 
@@ -9,7 +10,7 @@ export const healthz = route({
   summary: 'Liveness: the process is up',
   tags: ['system'],
   security: [],
-  responses: { 200: { description: 'Up', schema: z.object({ status: z.literal('ok') }) } },
+  responses: { 200: { description: 'Up', schema: z.object({ status: z.literal('ok') }) }, ...transportErrors },
 });
 
 const readiness = z
@@ -30,6 +31,7 @@ export const readyz = route({
   responses: {
     200: { description: 'Ready', schema: readiness },
     503: { description: 'Not ready: every failing check says why', schema: readiness },
+    ...transportErrors,
   },
 });
 

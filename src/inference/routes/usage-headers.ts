@@ -1,0 +1,41 @@
+import type { Response } from 'express';
+import { z } from 'zod';
+import { formatUsd } from '../../platform/money';
+import type { Executed } from '../usecases/engine';
+
+/**
+ * What one call cost, told to the caller in the answer itself. The figures are those of the
+ * request's TokensDebited (the engine returns the debit it recorded), so summing them over calls
+ * gives exactly what the ledger debited. The spec's JSON body stays `{created, text}`: the figures
+ * travel as headers, and on the spec stream as an opt-in last `event: usage` frame.
+ */
+
+export const USAGE_HEADERS = {
+  'x-usage-input-tokens': 'Prompt tokens billed (the TokensDebited inputTokens)',
+  'x-usage-output-tokens': 'Output tokens billed (the TokensDebited outputTokens)',
+  'x-usage-cost-usd': 'What this call cost, USD as an exact decimal string (the TokensDebited amount)',
+} as const;
+
+export function setUsageHeaders(res: Response, out: Executed): void {
+  res.setHeader('x-usage-input-tokens', String(out.inputTokens));
+  res.setHeader('x-usage-output-tokens', String(out.outputTokens));
+  res.setHeader('x-usage-cost-usd', formatUsd(out.costNanoUsd));
+}
+
+const usd = z.string().regex(/^\d+(\.\d{1,9})?$/).describe('USD as an exact decimal string');
+
+/** The last frame of a spec stream asked for with `?include_usage=true`, sent as `event: usage`. */
+export const inferenceUsage = z
+  .object({
+    request_id: z.string().describe('The x-request-id of this answer'),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    cost: usd,
+  })
+  .meta({ id: 'InferenceUsage', description: 'Sent as `event: usage`, last, when the stream was asked with include_usage=true' });
+
+export function usageFrame(requestId: string, out: Executed): z.output<typeof inferenceUsage> {
+  return { request_id: requestId, input_tokens: out.inputTokens, output_tokens: out.outputTokens, cost: formatUsd(out.costNanoUsd) };
+}
+
+export const costString = usd;
