@@ -8,13 +8,20 @@ import { IncrementalCounter, truncateToTokens } from './tokenizer';
  * - the reply is at most max_tokens tokens: when the text goes past max_tokens the reply ends
  *   ('length'), cut to its first max_tokens tokens (exactly max_tokens for ordinary text);
  * - text once released is never taken back: the concatenated releases are the reply.
+ *
+ * The work per chunk does not grow with the reply so far: only the held-back text (shorter than
+ * the longest stop string) is scanned again, the count is incremental (IncrementalCounter.exceeds
+ * encodes nothing while the reply's bytes prove it within max_tokens), and the released text is
+ * kept as parts, joined once when the reply is read.
  */
 export class OutputEnforcer {
   private readonly counter = new IncrementalCounter();
   private readonly stops: string[];
   private readonly maxStop: number;
   private bytes = 0;
-  private emittedLen = 0;
+  private released: string[] = [];
+  /** Pushed, not yet released: a tail that may still become a stop string. */
+  private held = '';
   private reason: 'stop' | 'length' | null = null;
   private closed = false;
 
@@ -30,44 +37,39 @@ export class OutputEnforcer {
 
   /** The text released so far. */
   get emitted(): string {
-    return this.counter.value.slice(0, this.emittedLen);
+    if (this.released.length > 1) this.released = [this.released.join('')];
+    return this.released[0] ?? '';
   }
 
   /** Adds a chunk; returns the text that may be sent now (possibly ''). */
   push(chunk: string): string {
     if (this.reason || this.closed || chunk.length === 0) return '';
-    let full = this.counter.value + chunk;
-    let cut = false;
-    if (this.stops.length) {
-      const at = this.findStop(full, this.emittedLen);
-      if (at >= 0) {
-        full = full.slice(0, at);
-        this.reason = 'stop';
-        cut = true;
-      }
-    }
-    if (cut) {
-      this.counter.reset(full);
-      this.bytes = Buffer.byteLength(full);
+    let pending = this.held + chunk;
+    const at = this.stops.length ? this.findStop(pending) : -1;
+    if (at >= 0) {
+      this.reason = 'stop';
+      if (at >= this.held.length) this.add(chunk.slice(0, at - this.held.length));
+      else this.drop(this.held.length - at);
+      pending = pending.slice(0, at);
     } else {
-      this.counter.push(chunk);
-      this.bytes += Buffer.byteLength(chunk);
+      this.add(chunk);
     }
     // A token is at least one byte: while the text has no more bytes than max_tokens, it fits.
     // Reaching exactly max_tokens does not end the reply: the next chunk may merge into the last
     // token ("\n" + "\n" is one token). Going past it does: the reply is cut to its first
     // max_tokens tokens.
-    if (this.bytes > this.opts.maxTokens && this.counter.count() > this.opts.maxTokens) {
+    if (this.bytes > this.opts.maxTokens && this.counter.exceeds(this.opts.maxTokens)) {
       const sent = this.emitted;
-      let kept = truncateToTokens(full, this.opts.maxTokens);
+      let kept = truncateToTokens(sent + pending, this.opts.maxTokens);
       if (!kept.startsWith(sent)) kept = sent;
-      full = kept;
-      this.counter.reset(full);
-      this.bytes = Buffer.byteLength(full);
+      pending = kept.slice(sent.length);
+      this.counter.reset(kept);
+      this.bytes = Buffer.byteLength(kept);
       this.reason = 'length';
     }
-    const end = this.reason ? full.length : full.length - this.holdback(full);
-    return this.release(end);
+    const end = this.reason ? pending.length : pending.length - this.holdback(pending);
+    this.held = pending.slice(end);
+    return this.release(pending.slice(0, end));
   }
 
   /**
@@ -78,33 +80,45 @@ export class OutputEnforcer {
   finish(complete: boolean): string {
     if (this.closed) return '';
     this.closed = true;
-    if (complete) return this.release(this.counter.value.length);
-    this.counter.reset(this.emitted);
-    return '';
+    const held = this.held;
+    if (!complete) this.drop(held.length);
+    this.held = '';
+    return complete ? this.release(held) : '';
   }
 
   /** The reply (after finish: exactly the concatenated releases). */
   get text(): string {
-    return this.counter.value.slice(0, this.closed ? this.emittedLen : undefined);
+    return this.emitted + this.held;
   }
 
   /** cl100k_base tokens of the reply. */
   get outputTokens(): number {
-    if (this.closed) this.counter.reset(this.emitted);
     return this.counter.count();
   }
 
-  private release(end: number): string {
-    if (end <= this.emittedLen) return '';
-    const out = this.counter.value.slice(this.emittedLen, end);
-    this.emittedLen = end;
+  private add(text: string): void {
+    this.counter.push(text);
+    this.bytes += Buffer.byteLength(text);
+  }
+
+  /** Takes the last `n` pushed characters (all of them still held) out of the count. */
+  private drop(n: number): void {
+    if (n === 0) return;
+    const gone = this.held.slice(this.held.length - n);
+    this.bytes -= Buffer.byteLength(gone);
+    if (!this.counter.dropLast(n)) this.counter.reset(this.emitted + this.held.slice(0, this.held.length - n));
+  }
+
+  private release(out: string): string {
+    if (!out) return '';
+    this.released.push(out);
     return out;
   }
 
-  private findStop(text: string, from: number): number {
+  private findStop(text: string): number {
     let best = -1;
     for (const s of this.stops) {
-      const i = text.indexOf(s, from);
+      const i = text.indexOf(s);
       if (i >= 0 && (best < 0 || i < best)) best = i;
     }
     return best;
@@ -113,7 +127,7 @@ export class OutputEnforcer {
   /** Length of the longest suffix of `text` that is a proper prefix of a stop string. */
   private holdback(text: string): number {
     let best = 0;
-    const tail = text.slice(Math.max(this.emittedLen, text.length - this.maxStop + 1));
+    const tail = text.slice(Math.max(0, text.length - this.maxStop + 1));
     for (const s of this.stops) {
       for (let k = Math.min(s.length - 1, tail.length); k > best; k--) {
         if (tail.endsWith(s.slice(0, k))) {

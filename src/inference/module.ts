@@ -14,7 +14,7 @@ import { startSweeper } from './workers/sweeper';
 import { touchKeyLastUsed } from '../accounts/key-last-used';
 import type { OnKeyUsed } from './routes/auth';
 import { InferenceEngine } from './usecases/engine';
-import { InferenceRateLimiter } from './routes/rate-limit';
+import { Admission } from './routes/admission';
 import { inferenceRouter } from './routes/router';
 
 /** The model backend the configuration asks for: the demo model (default) or an OpenAI-compatible upstream. */
@@ -79,10 +79,12 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
         seedHash: fnv1a,
       });
+      const keys = new KeyIndex(s.redis, s.ks);
       return inferenceRouter(s, {
         engine,
-        keys: new KeyIndex(s.redis, s.ks),
-        limiter: new InferenceRateLimiter(s.redis, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
+        keys,
+        admission: new Admission(s.redis, s.ks, keys, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
+        ratePerMinute: c.RATE_LIMIT_PER_MINUTE,
         onKeyUsed: lastUsedToucher(s),
       });
     },

@@ -119,8 +119,6 @@ function decodeCompleteUtf8(bytes: Uint8Array): string {
 }
 
 const LETTER = /\p{L}/u;
-/** The counted-once part advances when the uncounted tail is longer than this. */
-const STABLE_STEP = 256;
 const SPACE = /\s/;
 
 /**
@@ -136,47 +134,81 @@ function isHardBoundary(t: string, p: number): boolean {
 }
 
 /**
- * Counts a growing text (a reply as it streams) without re-encoding all of it on every chunk:
- * the part before the last hard boundary is counted once and kept.
+ * Counts a growing text (a reply as it streams) without re-encoding it: the part before the tail's
+ * last hard boundary is counted once and dropped; only the tail (usually the last word) is kept.
+ * Each character is scanned for boundaries once, so the work per chunk does not grow with the
+ * text so far. A text without hard boundaries (a run of CJK, a long token-like string) keeps a
+ * growing tail: `exceeds` then encodes it, which a reply cut at max_tokens bounds.
  */
 export class IncrementalCounter {
-  private text = '';
-  private stableLen = 0;
+  private tail = '';
+  private tailBytes = 0;
+  private tailCount = -1;
   private stableCount = 0;
-  private countedText: string | null = null;
-  private counted = 0;
-
-  get value(): string {
-    return this.text;
-  }
+  /** Tail positions before this were scanned for a hard boundary already. */
+  private scanned = 1;
 
   push(chunk: string): void {
-    this.text += chunk;
+    if (!chunk) return;
+    this.tail += chunk;
+    this.tailBytes += Buffer.byteLength(chunk);
+    this.tailCount = -1;
   }
 
-  /** Replaces the text (after a truncation); the stable part is kept when it is still a prefix. */
+  /** Replaces the whole text (after a cut): counted again from the start when next asked. */
   reset(text: string): void {
-    if (text.length < this.stableLen || !text.startsWith(this.text.slice(0, this.stableLen))) {
-      this.stableLen = 0;
-      this.stableCount = 0;
+    this.tail = text;
+    this.tailBytes = Buffer.byteLength(text);
+    this.tailCount = -1;
+    this.stableCount = 0;
+    this.scanned = 1;
+  }
+
+  /** Drops the last `n` characters, if they are still in the tail; false if they are not (then `reset`). */
+  dropLast(n: number): boolean {
+    if (n === 0) return true;
+    if (n > this.tail.length) return false;
+    const dropped = this.tail.slice(this.tail.length - n);
+    this.tail = this.tail.slice(0, this.tail.length - n);
+    this.tailBytes -= Buffer.byteLength(dropped);
+    this.tailCount = -1;
+    this.scanned = Math.min(this.scanned, Math.max(1, this.tail.length - 1));
+    return true;
+  }
+
+  /** Moves the tail up to its last hard boundary into the counted part. */
+  private settle(): void {
+    const t = this.tail;
+    for (let p = t.length - 2; p >= this.scanned; p--) {
+      if (isHardBoundary(t, p)) {
+        const head = t.slice(0, p);
+        this.stableCount += countTokens(head);
+        this.tail = t.slice(p);
+        this.tailBytes -= Buffer.byteLength(head);
+        this.tailCount = -1;
+        // Every position after p was scanned just now, without a boundary.
+        this.scanned = Math.max(1, this.tail.length - 1);
+        return;
+      }
     }
-    this.text = text;
+    this.scanned = Math.max(1, t.length - 1);
   }
 
   count(): number {
-    const t = this.text;
-    if (t === this.countedText) return this.counted;
-    // A short tail is cheaper to encode whole than to split (each encode has a fixed cost).
-    if (t.length - this.stableLen > STABLE_STEP) for (let p = t.length - 2; p > this.stableLen; p--) {
-      if (isHardBoundary(t, p)) {
-        this.stableCount += countTokens(t.slice(this.stableLen, p));
-        this.stableLen = p;
-        break;
-      }
-    }
-    this.countedText = t;
-    this.counted = this.stableCount + countTokens(t.slice(this.stableLen));
-    return this.counted;
+    this.settle();
+    if (this.tailCount < 0) this.tailCount = countTokens(this.tail);
+    return this.stableCount + this.tailCount;
+  }
+
+  /**
+   * count() > limit, encoding as little as it can: a token is at least one byte, so while the
+   * counted part plus the tail's bytes stays within the limit nothing is encoded.
+   */
+  exceeds(limit: number): boolean {
+    if (this.stableCount + this.tailBytes <= limit) return false;
+    this.settle();
+    if (this.stableCount + this.tailBytes <= limit) return false;
+    return this.count() > limit;
   }
 }
 

@@ -17,10 +17,13 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
   const { engine, now, chain, prepare, settle, generateWhole, requestId, auth } = kit;
 
   r.post(chatCompletions.path, ...chain, async (req, res) => {
-    const unsupported = unsupportedChatFeature(req.body);
-    if (unsupported) throw new HttpError(400, unsupported);
-    const { body } = validate(chatCompletions, req);
-    const prepared = await prepare(req, res, 'openai', body.request);
+    let body!: ReturnType<typeof validate<typeof chatCompletions>>['body'];
+    const prepared = await prepare(req, res, 'openai', () => {
+      const unsupported = unsupportedChatFeature(req.body);
+      if (unsupported) throw new HttpError(400, unsupported);
+      body = validate(chatCompletions, req).body;
+      return body.request;
+    });
     const id = `chatcmpl-${prepared.facts.requestId}`;
     const created = Math.floor(now());
     const model = body.request.config;

@@ -1,23 +1,24 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Endpoint } from '../events';
 import { StoreUnavailable } from '../../platform/eventstore/port';
 import { UpstreamError } from '../backend';
 import type { KeyIndex } from '../../accounts/projections/key-index/queries';
 import type { Services } from '../../services';
 import { HttpError } from '../../platform/http/middleware/errors';
-import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
-import type { Executed, InferenceEngine } from '../usecases/engine';
-import type { InferenceRateLimiter } from './rate-limit';
+import { authenticate, OnKeyUsed } from './auth';
+import type { Executed, InferenceEngine, Prepared } from '../usecases/engine';
+import type { Admission } from './admission';
+import { admitter } from './admit';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
 
 /** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
 
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 export interface RouterDeps {
   engine: InferenceEngine;
   keys: KeyIndex;
-  limiter: InferenceRateLimiter;
+  admission: Admission;
+  /** RATE_LIMIT_PER_MINUTE: a key's limit unless an operator changed it. */
+  ratePerMinute: number;
   onKeyUsed?: OnKeyUsed;
 }
 
@@ -65,22 +66,10 @@ export function routeKit(s: Services, deps: RouterDeps) {
     res.setHeader('x-request-id', id);
     next();
   };
+  // The model list: a key lookup, no count. The metered routes are admitted in one script (./admit.ts).
   const auth = authenticate(deps.keys, s.now, deps.onKeyUsed);
-  // The metered routes: the key lookup counts the request in the key's window in the same trip.
-  const authCounted = authenticate(deps.keys, s.now, deps.onKeyUsed, deps.limiter);
-  const limit = deps.limiter.middleware();
-  const chain = [requestId, authCounted, limit];
-
-  const prepare = (req: Request, res: Response, endpoint: Endpoint, request: Parameters<InferenceEngine['prepare']>[0]['request']) => {
-    const given = req.header('x-request-id');
-    return engine.prepare({
-      requestId: res.locals.inferenceId as string,
-      key: apiKeyOf(res),
-      endpoint,
-      request,
-      ...(given && SAFE_ID.test(given) ? { clientRequestId: given } : {}),
-    });
-  };
+  const chain = [requestId];
+  const prepare = admitter({ engine, admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) });
 
   /** The non-streaming outcome: the text, or the error that replaces it. */
   const settle = (out: Executed): 'gone' | 'ok' => {
@@ -91,7 +80,7 @@ export function routeKit(s: Services, deps: RouterDeps) {
   };
 
   /** A whole reply, for the non-streaming answers; a caller who leaves cancels it. */
-  async function generateWhole(prepared: Awaited<ReturnType<typeof prepare>>, res: Response) {
+  async function generateWhole(prepared: Prepared, res: Response) {
     let text = '';
     const out = await engine.execute(prepared, {
       signal: disconnectSignal(res),

@@ -25,16 +25,14 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   const { engine, now, chain, prepare, settle, generateWhole } = kit;
 
   r.post(inference.path, ...chain, async (req, res) => {
-    const request = validate(inference, req).body;
-    const prepared = await prepare(req, res, 'inference', request);
+    const prepared = await prepare(req, res, 'inference', () => validate(inference, req).body);
     const { out, text } = await generateWhole(prepared, res);
     if (settle(out) === 'gone') return;
     res.json({ created: now(), text });
   });
 
   r.post(streaming.path, ...chain, async (req, res) => {
-    const request = validate(streaming, req).body;
-    const prepared = await prepare(req, res, 'streaming', request);
+    const prepared = await prepare(req, res, 'streaming', () => validate(streaming, req).body);
     const writer = new EventStreamWriter(res);
     let idx = 0;
     try {

@@ -19,7 +19,7 @@ import type { InferenceRequest } from '../request';
 import { needsFreshFacts, searchQuery } from '../search/policy';
 import type { SearchProvider, SearchResult } from '../search/port';
 import { countSegments } from '../tokenizer';
-import type { Reservations } from '../../billing/projections/balances/reservations';
+import type { Reservations, ReserveResult } from '../../billing/projections/balances/reservations';
 import type { KeyRecord } from '../../accounts/projections/key-index/queries';
 import type { Services } from '../../services';
 
@@ -48,6 +48,30 @@ export interface EngineOptions {
    * model's FNV-1a: the engine does not know which backend samples.
    */
   seedHash: (text: string) => number;
+}
+
+/** A request's prompt, rendered at `now`. */
+export interface Rendered {
+  request: InferenceRequest;
+  now: Date;
+  prompt: RenderedPrompt;
+}
+
+/** A request planned before admission: its prompt, exact token count and the amount to hold. */
+export interface Plan extends Rendered {
+  promptTokens: number;
+  reserved: NanoUsd;
+  /** The request asks for web search and the prompt needs it: the amount is known only after the search. */
+  search: boolean;
+  searched?: boolean;
+}
+
+export interface PrepareInput {
+  requestId: string;
+  key: KeyRecord;
+  endpoint: Endpoint;
+  request: InferenceRequest;
+  clientRequestId?: string;
 }
 
 export interface Prepared {
@@ -82,16 +106,18 @@ export class InferenceEngine {
     return this.opts.backend;
   }
 
-  async prepare(input: {
-    requestId: string;
-    key: KeyRecord;
-    endpoint: Endpoint;
-    request: InferenceRequest;
-    clientRequestId?: string;
-  }): Promise<Prepared> {
-    const { request, key, requestId } = input;
+  /**
+   * What a request will cost before anything is asked of Redis: the prompt rendered and counted
+   * exactly, checked against the window. CPU only, so the admission script can hold the exact amount.
+   */
+  plan(request: InferenceRequest): Plan {
+    return this.count(this.render(request));
+  }
+
+  /** The prompt rendered, refused if it is longer than the window could hold (no tokenizer needed). */
+  render(request: InferenceRequest): Rendered {
     const now = this.s.now();
-    let prompt = renderPrompt({ config: request.config, context: request.context, metadata: request.metadata, now });
+    const prompt = renderPrompt({ config: request.config, context: request.context, metadata: request.metadata, now });
     if (prompt.text.length > MAX_PROMPT_CHARS) {
       throw new DomainError(
         'bad_request',
@@ -100,71 +126,98 @@ export class InferenceEngine {
           `${request.maxTokens} tokens for the completion as max_tokens. Please shorten the context.`,
       );
     }
-    let promptTokens = countSegments(prompt.segments);
+    return { request, now, prompt };
+  }
+
+  /** The rendered prompt counted exactly and checked against the window (400), with the amount to hold. */
+  count({ request, now, prompt }: Rendered): Plan {
+    const promptTokens = countSegments(prompt.segments);
     const problem = contextWindowProblem(promptTokens, request.maxTokens);
     if (problem) throw new DomainError('bad_request', problem);
+    const search = Boolean(request.webSearch && this.opts.search && needsFreshFacts(prompt.lastHuman));
+    // Held before generating: the most it can cost, the prompt plus max_tokens of output.
+    return { request, now, prompt, promptTokens, reserved: tokenCost(this.opts.prices, promptTokens, request.maxTokens), search };
+  }
 
-    // Web search before reserving: its results are part of the billed prompt.
-    let searched = false;
-    if (request.webSearch && this.opts.search && needsFreshFacts(prompt.lastHuman)) {
-      const query = searchQuery(prompt.lastHuman);
-      let results: SearchResult[] = [];
-      try {
-        results = await this.opts.search.search(query, {
-          limit: SEARCH_RESULTS,
-          signal: AbortSignal.timeout(this.opts.searchTimeoutMs),
-        });
-      } catch (err) {
-        this.s.log.warn({ err, requestId }, 'web search failed; answering without it');
-      }
-      // Keep as many results as fit in the window.
-      while (results.length) {
-        const withResults = renderPrompt({ ...request, now, search: { query, results } });
-        const tokens = countSegments(withResults.segments);
-        if (!contextWindowProblem(tokens, request.maxTokens)) {
-          prompt = withResults;
-          promptTokens = tokens;
-          searched = true;
-          break;
-        }
-        results = results.slice(0, -1);
-      }
+  /** The 402 for a reservation that was refused (balance or the key's budget), or null if it was held. */
+  refusal(key: KeyRecord, reserved: NanoUsd, held: ReserveResult): DomainError | null {
+    if (held.ok) return null;
+    if (held.budget) {
+      const b = held.budget;
+      return new DomainError('payment_required', budgetRefusal(key.name, b.budget, budgetLeft(b.budget, b.spent, b.heldByOthers), reserved));
     }
+    const available = held.available > 0n ? held.available : 0n;
+    return new DomainError('payment_required', `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
+  }
 
+  /**
+   * The whole way from a request to a recorded InferenceRequested for a caller already let through:
+   * plan, web search, reserve (402), record. The inference routes take this way only for a request
+   * that searches (its results are part of the billed prompt, so the amount is known only after
+   * the search); every other request is planned, admitted and held in one script, then `record`ed.
+   */
+  async prepare(input: PrepareInput, planned?: Plan): Promise<Prepared> {
+    const { key, requestId } = input;
+    let plan = planned ?? this.plan(input.request);
+    if (plan.search) plan = await this.withSearch(plan, requestId);
+    const held = await unavailableOnFailure(() =>
+      this.opts.reservations.reserve(key.workspaceId, requestId, plan.reserved, plan.now.getTime(), {
+        keyId: key.keyId,
+        month: budgetMonth(plan.now.toISOString()),
+      }),
+    );
+    const refused = this.refusal(key, plan.reserved, held);
+    if (refused) throw refused;
+    return this.record(input, plan);
+  }
+
+  /** The plan with web search results, as many as fit in the window (none if the search failed). */
+  private async withSearch(plan: Plan, requestId: string): Promise<Plan> {
+    const { request, now } = plan;
+    const query = searchQuery(plan.prompt.lastHuman);
+    let results: SearchResult[] = [];
+    try {
+      results = await this.opts.search!.search(query, {
+        limit: SEARCH_RESULTS,
+        signal: AbortSignal.timeout(this.opts.searchTimeoutMs),
+      });
+    } catch (err) {
+      this.s.log.warn({ err, requestId }, 'web search failed; answering without it');
+    }
+    while (results.length) {
+      const withResults = renderPrompt({ ...request, now, search: { query, results } });
+      const tokens = countSegments(withResults.segments);
+      if (!contextWindowProblem(tokens, request.maxTokens)) {
+        return { ...plan, prompt: withResults, promptTokens: tokens, reserved: tokenCost(this.opts.prices, tokens, request.maxTokens), searched: true };
+      }
+      results = results.slice(0, -1);
+    }
+    return plan;
+  }
+
+  /**
+   * Records InferenceRequested for a request whose amount is held. Without it there is no
+   * generation: on failure the hold is released and the error (StoreUnavailable → 503) rethrown.
+   */
+  async record(input: Omit<PrepareInput, 'request'>, plan: Plan): Promise<Prepared> {
+    const { key, requestId } = input;
     const facts: RequestFacts = {
       requestId,
       workspaceId: key.workspaceId,
       keyId: key.keyId,
-      config: request.config,
+      config: plan.request.config,
       endpoint: input.endpoint,
-      promptTokens,
-      maxTokens: request.maxTokens,
-      webSearch: searched,
+      promptTokens: plan.promptTokens,
+      maxTokens: plan.request.maxTokens,
+      webSearch: plan.searched === true,
     };
-    // Held before generating: the most it can cost, the prompt plus max_tokens of output.
-    const reserved = tokenCost(this.opts.prices, promptTokens, request.maxTokens);
-    const held = await unavailableOnFailure(() =>
-      this.opts.reservations.reserve(key.workspaceId, requestId, reserved, now.getTime(), {
-        keyId: key.keyId,
-        month: budgetMonth(now.toISOString()),
-      }),
-    );
-    if (!held.ok && held.budget) {
-      const b = held.budget;
-      throw new DomainError('payment_required', budgetRefusal(key.name, b.budget, budgetLeft(b.budget, b.spent, b.heldByOthers), reserved));
-    }
-    if (!held.ok) {
-      const available = held.available > 0n ? held.available : 0n;
-      throw new DomainError('payment_required', `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
-    }
-
     const metadata: EventMetadata = {
       actor: `apikey:${key.keyId}`,
       correlationId: input.clientRequestId ?? requestId,
       ...(input.clientRequestId ? { clientRequestId: input.clientRequestId } : {}),
     };
     try {
-      const e = requested(facts, reserved);
+      const e = requested(facts, plan.reserved);
       await this.s.store.append(streams.inference(requestId), [{ id: this.s.newId(), type: e.type, data: e.data, metadata }], {
         expectedRevision: 'no_stream',
       });
@@ -175,7 +228,8 @@ export class InferenceEngine {
       );
       throw err; // StoreUnavailable → 503 through the error mapper
     }
-    return { facts, request, prompt, reserved, startedMs: now.getTime(), metadata, searched };
+    const { request, prompt, reserved } = plan;
+    return { facts, request, prompt, reserved, startedMs: plan.now.getTime(), metadata, searched: plan.searched === true };
   }
 
   /**

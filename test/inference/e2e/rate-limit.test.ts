@@ -96,24 +96,36 @@ describe('round trips to Redis before generation', () => {
     return seen;
   }
 
-  test('the key lookup counts the request in its window in the same script: no separate trip for the rate limit', async () => {
+  test('one script admits a request: key lookup, rate-limit count and reservation in a single round trip', async () => {
     const key = await seedFundedKey(server.services);
     const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
-    // The counter is never a script's own key: it is counted by the lookup (then the reservation).
+    // The counter is never a script's own key: the admission script counts it.
     expect(scripts.filter((k) => k.includes(':rl:inference:'))).toEqual([]);
-    expect(scripts).toHaveLength(2);
+    expect(scripts).toHaveLength(1);
     const res = await post(INFER, key.secret, valid);
     expect(res.headers.get('x-ratelimit-remaining-requests')).toBe('98');
   });
 
-  test('a key with an expiry is judged by the clock first, then counted in a trip of its own', async () => {
-    const key = await seedKey(server.services, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+  test('a key with an expiry and several scopes is admitted in the same single trip; an expired one is not counted', async () => {
+    const key = await seedKey(server.services, { expiresAt: new Date(Date.now() + 3_600_000).toISOString(), scopes: ['billing', 'inference'] });
     await fund(server.services, key.workspaceId, { usd: '10' });
     const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
-    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toHaveLength(1);
+    expect(scripts).toHaveLength(1);
+    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toEqual([]);
+    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${key.keyId}`)).toBe('1');
     const expired = await seedKey(server.services, { expiresAt: new Date(Date.now() - 1000).toISOString() });
     expect((await post(INFER, expired.secret, valid)).status).toBe(401);
     expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${expired.keyId}`)).toBeNull();
+  });
+
+  test('a long prompt is counted only once its key is known: two trips for a key this process has not admitted, then one', async () => {
+    const key = await seedFundedKey(server.services);
+    const long = JSON.stringify({ context: [{ type: 'Human', text: 'word '.repeat(1000) }], config: 'service_3_pi', max_tokens: 3 });
+    expect(await scriptsOf(() => post(INFER, key.secret, long))).toHaveLength(2);
+    expect(await scriptsOf(() => post(INFER, key.secret, long))).toHaveLength(1);
+    // An unknown key's long prompt is refused before it is counted: still the 401 it always was.
+    const res = await post(INFER, 'tg_unknown', long);
+    expect(res.status).toBe(401);
   });
 
   test('a key without the inference scope is refused (403) and not counted', async () => {
@@ -121,4 +133,12 @@ describe('round trips to Redis before generation', () => {
     expect((await post(INFER, key.secret, valid)).status).toBe(403);
     expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${key.keyId}`)).toBeNull();
   });
+});
+
+test('a request over its rate limit holds nothing: the admission script stops at the count', async () => {
+  const key = await seedFundedKey(server.services, { rateLimit: 1 });
+  expect((await post(INFER, key.secret, invalid)).status).toBe(422);
+  const res = await post(INFER, key.secret, valid);
+  expect(res.status).toBe(429);
+  expect(await server.services.redis.get(server.services.ks.shared('resv-total', key.workspaceId))).toBeNull();
 });

@@ -139,3 +139,21 @@ test('an interrupted reply is what was already released (held-back text is dropp
   expect(r.text).toBe('Hello there ');
   expect(r.tokens).toBe(countTokens('Hello there '));
 });
+
+test('the work per chunk does not grow with the reply: each character is encoded a bounded number of times', () => {
+  // Past max_tokens bytes but within max_tokens tokens, streamed word by word: the regime where
+  // re-encoding the tail on every chunk was a fifth of the gateway's CPU under slow streams.
+  const { Tiktoken } = jest.requireActual<typeof import('tiktoken/lite')>('tiktoken/lite');
+  const spy = jest.spyOn(Tiktoken.prototype, 'encode_ordinary');
+  try {
+    const words = Array.from({ length: 1500 }, (_, i) => (i % 17 === 16 ? '\n' : ' ') + ['alpha', 'beta', 'gamma', 'delta'][i % 4]);
+    const reply = words.join('');
+    const r = run(words, { maxTokens: 4000, stop: ['STOP'] });
+    expect(r.text).toBe(reply);
+    expect(r.tokens).toBe(countTokens(reply));
+    const encoded = spy.mock.calls.reduce((n, [t]) => n + t.length, 0);
+    expect(encoded).toBeLessThan(3 * reply.length);
+  } finally {
+    spy.mockRestore();
+  }
+});

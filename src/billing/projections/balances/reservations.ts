@@ -29,32 +29,27 @@ export function reservationKeys(shared: (...parts: string[]) => string, workspac
 
 /**
  * available = balance − open reservations must cover the amount, checked and held in one script.
- * With a key (ARGV[6..9]) whose budget is set, the key's month-to-date spend + its open
- * reservations + this amount must also stay within the budget: the same script, so parallel
- * requests never overshoot either. All arithmetic is Redis's int64 (INCRBY) and decimal strings:
- * Lua numbers are doubles and would round amounts above 2^53 nano-USD.
+ * With a key whose budget is set, the key's month-to-date spend + its open reservations + this
+ * amount must also stay within the budget: the same script, so parallel requests never overshoot
+ * either. All arithmetic is Redis's int64 (INCRBY) and decimal strings: Lua numbers are doubles and
+ * would round amounts above 2^53 nano-USD.
  *
- * ARGV: 1 balances generation prefix, 2 wsId, 3 requestId, 4 amount, 5 now ms,
- *       6 keyId ('' for none), 7 UTC month, 8 resv-key:{wsId}, 9 resv-key-total: prefix
+ * A Lua function, so that the inference admission script (key lookup, rate limit and this
+ * reservation in one round trip: src/inference/routes/admission.ts) and the stand-alone RESERVE
+ * below run the same text.
+ *
+ * reserve(base, wsId, requestId, amount, nowMs, keyId ('' for none), month, k) where base is the
+ * balances generation's prefix ("{prefix}rm:balances:{gen}") and k the reservation keys
+ * ({held, total, open, owner, keyTotalPrefix}: reservationKeys, or RESERVATION_KEYS_LUA).
  * Returns {1, balance, held} | {0, balance, held} | {2, balance, held, budget, spent, heldByOthers}
  */
-const RESERVE = `
-local gen = redis.call('GET', KEYS[1]) or '0'
-local base = ARGV[1] .. gen
-local balance = redis.call('HGET', base .. ':ws:' .. ARGV[2], 'balance') or '0'
--- INCRBY's reply reaches Lua as a double: read the exact value back as a string.
-redis.call('INCRBY', KEYS[3], ARGV[4])
-local held = redis.call('GET', KEYS[3])
+export const RESERVE_FUNCTION = `
 local function ge(a, b)
   local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
   if na ~= nb then return nb end
   if na then a, b = string.sub(b, 2), string.sub(a, 2) end
   if #a ~= #b then return #a > #b end
   return a >= b
-end
-if not ge(balance, held) then
-  redis.call('DECRBY', KEYS[3], ARGV[4])
-  return {0, balance, redis.call('GET', KEYS[3])}
 end
 -- a + b for non-negative decimal strings
 local function add(a, b)
@@ -69,27 +64,58 @@ local function add(a, b)
   if r == '' then return '0' end
   return r
 end
-local keyId = ARGV[6]
-if keyId and keyId ~= '' then
-  local keyTotal = ARGV[9] .. keyId
-  redis.call('INCRBY', keyTotal, ARGV[4])
-  local budget = redis.call('GET', base .. ':key-budget:' .. keyId)
-  if budget then
-    local spent = redis.call('HGET', base .. ':key-spend:' .. keyId, ARGV[7]) or '0'
-    local keyHeld = redis.call('GET', keyTotal)
-    if not ge(budget, add(spent, keyHeld)) then
-      redis.call('DECRBY', keyTotal, ARGV[4])
-      local others = redis.call('GET', keyTotal)
-      if others == '0' then redis.call('DEL', keyTotal) end
-      redis.call('DECRBY', KEYS[3], ARGV[4])
-      return {2, balance, redis.call('GET', KEYS[3]), budget, spent, others}
-    end
+local function reserve(base, wsId, requestId, amount, nowMs, keyId, month, k)
+  local balance = redis.call('HGET', base .. ':ws:' .. wsId, 'balance') or '0'
+  -- INCRBY's reply reaches Lua as a double: read the exact value back as a string.
+  redis.call('INCRBY', k.total, amount)
+  local held = redis.call('GET', k.total)
+  if not ge(balance, held) then
+    redis.call('DECRBY', k.total, amount)
+    return {0, balance, redis.call('GET', k.total)}
   end
-  redis.call('HSET', ARGV[8], ARGV[3], keyId)
-end
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2] .. ':' .. ARGV[3])
-return {1, balance, held}`;
+  if keyId and keyId ~= '' then
+    local keyTotal = k.keyTotalPrefix .. keyId
+    redis.call('INCRBY', keyTotal, amount)
+    local budget = redis.call('GET', base .. ':key-budget:' .. keyId)
+    if budget then
+      local spent = redis.call('HGET', base .. ':key-spend:' .. keyId, month) or '0'
+      local keyHeld = redis.call('GET', keyTotal)
+      if not ge(budget, add(spent, keyHeld)) then
+        redis.call('DECRBY', keyTotal, amount)
+        local others = redis.call('GET', keyTotal)
+        if others == '0' then redis.call('DEL', keyTotal) end
+        redis.call('DECRBY', k.total, amount)
+        return {2, balance, redis.call('GET', k.total), budget, spent, others}
+      end
+    end
+    redis.call('HSET', k.owner, requestId, keyId)
+  end
+  redis.call('HSET', k.held, requestId, amount)
+  redis.call('ZADD', k.open, nowMs, wsId .. ':' .. requestId)
+  return {1, balance, held}
+end`;
+
+/** reservationKeys in Lua, from the shared prefix (REDIS_PREFIX) and a workspace id: the same names. */
+export const RESERVATION_KEYS_LUA = `
+local function reservation_keys(prefix, wsId)
+  return {
+    held = prefix .. 'resv:' .. wsId,
+    total = prefix .. 'resv-total:' .. wsId,
+    open = prefix .. 'resv-open',
+    owner = prefix .. 'resv-key:' .. wsId,
+    keyTotalPrefix = prefix .. 'resv-key-total:',
+  }
+end`;
+
+/**
+ * KEYS: 1 balances active generation, 2 resv:{wsId}, 3 resv-total:{wsId}, 4 resv-open
+ * ARGV: 1 balances generation prefix, 2 wsId, 3 requestId, 4 amount, 5 now ms,
+ *       6 keyId ('' for none), 7 UTC month, 8 resv-key:{wsId}, 9 resv-key-total: prefix
+ */
+const RESERVE = `${RESERVE_FUNCTION}
+local gen = redis.call('GET', KEYS[1]) or '0'
+return reserve(ARGV[1] .. gen, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7],
+  {held = KEYS[2], total = KEYS[3], open = KEYS[4], owner = ARGV[8], keyTotalPrefix = ARGV[9]})`;
 
 /**
  * Frees a request's hold (and its key's share of it). Also what the balances projection runs when it
@@ -126,6 +152,19 @@ export type ReserveResult =
   /** The balance covered it, the key's monthly budget did not. */
   | { ok: false; balance: NanoUsd; held: NanoUsd; available: NanoUsd; budget: { budget: NanoUsd; spent: NanoUsd; heldByOthers: NanoUsd } };
 
+/** What RESERVE_FUNCTION's reserve() returns, as the script's reply. */
+export type ReserveReply = [number, string, string, string?, string?, string?];
+
+export function reserveResultOf([ok, balance, held, budget, spent, others]: ReserveReply): ReserveResult {
+  const b = BigInt(balance);
+  const h = BigInt(held);
+  if (Number(ok) === 1) return { ok: true, balance: b, held: h };
+  if (Number(ok) === 2) {
+    return { ok: false, balance: b, held: h, available: b - h, budget: { budget: BigInt(budget!), spent: BigInt(spent!), heldByOthers: BigInt(others ?? '0') } };
+  }
+  return { ok: false, balance: b, held: h, available: b - h };
+}
+
 /** Counts a reservation against a key (and its budget, if it has one) for a UTC month ("2026-11"). */
 export interface ReserveForKey {
   keyId: string;
@@ -153,7 +192,7 @@ export class Reservations {
   async reserve(workspaceId: string, requestId: string, amount: NanoUsd, nowMs: number, key?: ReserveForKey): Promise<ReserveResult> {
     if (amount < 0n) throw new RangeError('a reservation cannot be negative');
     const k = this.keys(workspaceId);
-    const [ok, balance, held, budget, spent, others] = (await this.reserveScript(
+    const reply = (await this.reserveScript(
       this.ks.active(this.projection),
       k.held,
       k.total,
@@ -167,14 +206,8 @@ export class Reservations {
       key?.month ?? '',
       k.owner,
       k.keyTotalPrefix,
-    )) as [number, string, string, string?, string?, string?];
-    const b = BigInt(balance);
-    const h = BigInt(held);
-    if (ok === 1) return { ok: true, balance: b, held: h };
-    if (ok === 2) {
-      return { ok: false, balance: b, held: h, available: b - h, budget: { budget: BigInt(budget!), spent: BigInt(spent!), heldByOthers: BigInt(others ?? '0') } };
-    }
-    return { ok: false, balance: b, held: h, available: b - h };
+    )) as ReserveReply;
+    return reserveResultOf(reply);
   }
 
   /** Drops a reservation whose request never reached the event store (nothing to debit). */
