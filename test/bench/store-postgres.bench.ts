@@ -139,12 +139,10 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
 }
 
 /**
- * Time inside the append lock per append, measured on the server: N appends of 1 event, as one batch,
- * in a transaction that notes clock_timestamp() when the function returns; the lock is taken at the
- * first append ('serialized') or just before the INSERT ('grouped'), and held through COMMIT, so the
- * time inside the lock is (lock taken → COMMIT done). Lock-taken is read from the log of a probe
- * table? No: it is bracketed from outside: the serialized function's whole run is inside the lock, and
- * the grouped one's lock part is timed by running its INSERT alone, as it runs there.
+ * Time inside the append lock per append, timed by the client: batches of N single-event appends.
+ * 'serialized' takes the lock before its first decision and holds it through COMMIT, so the whole
+ * call + COMMIT is inside it. 'grouped' decides first (untimed), then lock → one INSERT → COMMIT,
+ * the statements tollgate_append_grouped runs under the lock, timed from the lock request on.
  */
 async function lockHoldBench(url: string, batchSize: number, rounds: number) {
   const c = new Client({ connectionString: url });

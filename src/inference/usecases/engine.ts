@@ -27,7 +27,8 @@ import type { Services } from '../../services';
  * The metered hot path after auth, rate limit and validation:
  *   count → 400 if over the window → web search → reserve (402) → InferenceRequested (503)
  *   → generate under stop/max enforcement → InferenceCompleted + TokensDebited (one append, rev 0).
- * Nothing here waits for projections; the projector applies the debit and releases the hold.
+ * Nothing here waits for projections: once the completion is recorded the hold becomes the settled
+ * cost (Reservations.settle), and the projector clears it when it applies the debit.
  */
 
 /** A prompt longer than this many UTF-16 units cannot fit in the window (no tokenizer needed). */
@@ -282,6 +283,7 @@ export class InferenceEngine {
     const attempt = async () => {
       try {
         await this.s.store.append(stream, events, { expectedRevision: 0n });
+        await this.settle(p, events);
         return true;
       } catch (err) {
         if (err instanceof WrongExpectedVersion) {
@@ -307,6 +309,19 @@ export class InferenceEngine {
       void job.finally(() => this.pending.delete(job));
     }
     return false;
+  }
+
+  /**
+   * Recorded: the hold becomes the settled cost, pending until the projector applies the debit, so
+   * credit is not held for projector lag. A failure here (Redis, or this process dying right after
+   * the append) only leaves the hold for the projector to release when it applies the debit.
+   */
+  private async settle(p: Prepared, events: NewEvent[]): Promise<void> {
+    const debit = events.find((e) => e.type === 'TokensDebited')?.data as { amountNanoUsd: string } | undefined;
+    if (!debit) return;
+    await this.opts.reservations
+      .settle(p.facts.workspaceId, p.facts.requestId, BigInt(debit.amountNanoUsd))
+      .catch((err) => this.s.log.warn({ err, requestId: p.facts.requestId }, 'could not settle a hold (the projector will)'));
   }
 
   /**
