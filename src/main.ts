@@ -10,7 +10,8 @@ import { ReadModelReadiness } from './platform/projections/readiness';
 import { ProjectionRunner } from './platform/projections/runner';
 import { loadModules } from './load-modules';
 import * as parts from './module-parts';
-import { buildServices, Module, Services } from './services';
+import { buildServices } from './init';
+import type { Module, Services } from './services';
 import { describeStartupError, ListenFailed } from './platform/startup-error';
 import { usagePolicyOf } from './policy/policy-document';
 

@@ -1,6 +1,5 @@
 import type { UserRegistered } from '../../events';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const USERS = 'users';
 
@@ -9,11 +8,11 @@ export const USERS = 'users';
  *
  *   rm:users:{gen}:user:{userId}  hash: userId, email, name, registered (ISO)
  */
-export const usersProjection: Projection = {
+export const usersProjection = projection<UserRegistered>()({
   name: USERS,
-  handles: new Set(['UserRegistered']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    const d = event.data as UserRegistered['data'];
+  handles: ['UserRegistered'],
+  apply(event, tx) {
+    const d = event.data;
     tx.multi.hset(tx.key('user', d.userId), { userId: d.userId, email: d.email, name: d.name, registered: event.created });
   },
-};
+});

@@ -1,7 +1,6 @@
 import { formatUsd } from '../../../platform/money';
 import type { TokensDebited } from '../../../inference/events';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const USAGE = 'usage';
 
@@ -42,11 +41,11 @@ export const liveChannel = (sharedKey: (...p: string[]) => string, workspaceId: 
 
 export const bucketStart = (unixSeconds: number, g: Granularity) => unixSeconds - (unixSeconds % BUCKET_SECONDS[g]);
 
-export const usageProjection: Projection = {
+export const usageProjection = projection<TokensDebited>()({
   name: USAGE,
-  handles: new Set(['TokensDebited']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    const d = event.data as TokensDebited['data'];
+  handles: ['TokensDebited'],
+  apply(event, tx) {
+    const d = event.data;
     const t = Math.floor(Date.parse(event.created) / 1000);
     for (const g of ['minute', 'hour', 'day'] as const) {
       const start = bucketStart(t, g);
@@ -76,4 +75,4 @@ export const usageProjection: Projection = {
       tx.multi.publish(liveChannel(tx.sharedKey, d.workspaceId), JSON.stringify(live));
     }
   },
-};
+});
