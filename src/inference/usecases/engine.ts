@@ -280,10 +280,13 @@ export class InferenceEngine {
    */
   private async appendCompletion(p: Prepared, events: NewEvent[], keepTrying: boolean): Promise<boolean> {
     const stream = streams.inference(p.facts.requestId);
+    const cost = BigInt((events.find((e) => e.type === 'TokensDebited')?.data as { amountNanoUsd: string }).amountNanoUsd);
     const attempt = async () => {
       try {
         await this.s.store.append(stream, events, { expectedRevision: 0n });
-        await this.settle(p, events);
+        // Recorded: the hold becomes the settled cost until the projector applies the debit (credit is
+        // not held for projector lag). If this fails or the process dies first, the projector releases it.
+        await this.opts.reservations.settle(p.facts.workspaceId, p.facts.requestId, cost).catch((err) => this.s.log.warn({ err }, 'could not settle a hold'));
         return true;
       } catch (err) {
         if (err instanceof WrongExpectedVersion) {
@@ -309,19 +312,6 @@ export class InferenceEngine {
       void job.finally(() => this.pending.delete(job));
     }
     return false;
-  }
-
-  /**
-   * Recorded: the hold becomes the settled cost, pending until the projector applies the debit, so
-   * credit is not held for projector lag. A failure here (Redis, or this process dying right after
-   * the append) only leaves the hold for the projector to release when it applies the debit.
-   */
-  private async settle(p: Prepared, events: NewEvent[]): Promise<void> {
-    const debit = events.find((e) => e.type === 'TokensDebited')?.data as { amountNanoUsd: string } | undefined;
-    if (!debit) return;
-    await this.opts.reservations
-      .settle(p.facts.workspaceId, p.facts.requestId, BigInt(debit.amountNanoUsd))
-      .catch((err) => this.s.log.warn({ err, requestId: p.facts.requestId }, 'could not settle a hold (the projector will)'));
   }
 
   /**
