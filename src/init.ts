@@ -150,6 +150,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     liveUsage: new LiveUsageHub(
       () => connect('usage-live'),
       (workspaceId) => liveChannel((...p) => ks.shared(...p), workspaceId),
+      redis,
     ),
     connectRedis: connect,
     async close() {

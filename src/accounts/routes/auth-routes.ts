@@ -8,7 +8,7 @@ import { requestIdOf } from './common';
 import { pendingInvitationsView } from './invitation-routes';
 import { readNotices } from '../notices';
 import { loggedIn, login, logout, me, meView, signupFor, userView } from './schemas';
-import { destroySession, SESSION_COOKIE, sessionTokenOf } from '../sessions/sessions';
+import { destroySession, SESSION_COOKIE, sessionHash, sessionTokenOf } from '../sessions/sessions';
 import { policyStatus } from '../../policy/policy-status';
 import { usagePolicyOf } from '../../policy/policy-document';
 import * as uc from '../usecases';
@@ -46,7 +46,13 @@ export function authRoutes(s: Services): Router {
 
   r.post(logout.path, requireSession(s), async (req, res) => {
     const found = sessionTokenOf(req);
-    if (found) await destroySession(s, found.token);
+    if (found) {
+      await destroySession(s, found.token);
+      // The session's open /usage/live streams end before any later debit reaches them (in order, not on a timer).
+      const user = userOf(res);
+      const workspaces = await workspacesOf(s.readModels, user.userId);
+      await s.liveUsage.endSession(workspaces.map((w) => w.workspaceId), user.userId, sessionHash(found.token));
+    }
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: s.config.COOKIE_SECURE || req.secure, path: '/' });
     res.status(204).end();
   });

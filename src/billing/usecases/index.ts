@@ -11,3 +11,4 @@ export { depositsOf, makeDeposit, type DepositView } from './deposit';
 export { workspaceFunding } from './funding';
 export { billingRules } from './rules';
 export { settleFromPayment, type SettleVerdict } from './settle-payment';
+export { depositReceipt, monthlyStatementOf, type DepositReceipt } from './statements';
