@@ -28,7 +28,7 @@ import type { Services } from '../../services';
  *   count → 400 if over the window → web search → reserve (402) → InferenceRequested (503)
  *   → generate under stop/max enforcement → InferenceCompleted + TokensDebited (one append, rev 0).
  * Nothing here waits for projections: once the completion is recorded the hold becomes the settled
- * cost (Reservations.settle), and the projector clears it when it applies the debit.
+ * cost (Reservations.markPending), and the projector clears it when it applies the debit.
  */
 
 /** A prompt longer than this many UTF-16 units cannot fit in the window (no tokenizer needed). */
@@ -286,7 +286,7 @@ export class InferenceEngine {
         await this.s.store.append(stream, events, { expectedRevision: 0n });
         // Recorded: the hold becomes the settled cost until the projector applies the debit (credit is
         // not held for projector lag). If this fails or the process dies first, the projector releases it.
-        await this.opts.reservations.settle(p.facts.workspaceId, p.facts.requestId, cost).catch((err) => this.s.log.warn({ err }, 'could not settle a hold'));
+        await this.opts.reservations.markPending(p.facts.workspaceId, p.facts.requestId, cost).catch((err) => this.s.log.warn({ err }, 'could not mark a hold pending'));
         return true;
       } catch (err) {
         if (err instanceof WrongExpectedVersion) {

@@ -127,8 +127,8 @@ describe('reservations against the projected balance', () => {
     // The balance is fully held: without settlement a third request waits for the projector (402).
     expect((await resv.reserve(ws, randomUUID(), usd(1) / 2n, 2)).ok).toBe(false);
     // a's completion is recorded (cost 75,000 nano-USD); the projector has not applied it yet.
-    expect(await resv.settle(ws, a, 75000n)).toBe(true);
-    expect(await resv.settle(ws, a, 75000n)).toBe(true); // a retry changes nothing
+    expect(await resv.markPending(ws, a, 75000n)).toBe(true);
+    expect(await resv.markPending(ws, a, 75000n)).toBe(true); // a retry changes nothing
     expect(await resv.held(ws)).toBe(usd(1) + 75000n);
     expect(await resv.heldByKey(ws, 'k-settle')).toBe(usd(1) + 75000n);
     const c = randomUUID();
@@ -140,7 +140,7 @@ describe('reservations against the projected balance', () => {
     expect(await resv.heldByKey(ws, 'k-settle')).toBe(usd(1));
     expect((await getBalance(server.services.readModels, ws)).balance).toBe(usd(2) - 75000n);
     // A settle that arrives after the projector (its process was slow): the hold is gone, no-op.
-    expect(await resv.settle(ws, a, 75000n)).toBe(false);
+    expect(await resv.markPending(ws, a, 75000n)).toBe(false);
     expect(await resv.held(ws)).toBe(usd(2) - 75000n);
     // b's api process died between its completion append and the settle step: the projector still
     // settles it, once (its TokensDebited releases the full hold and debits the cost).

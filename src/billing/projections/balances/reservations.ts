@@ -152,7 +152,7 @@ return amt`;
  * the sweeper); run twice, the second run replaces the cost by itself. The request stays in resv-open,
  * so the sweeper's rules (waiting for the projector, dropping a stale entry) are unchanged.
  */
-export const SETTLE = `
+export const TO_PENDING = `
 local amt = redis.call('HGET', KEYS[1], ARGV[1])
 if not amt then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[5])
@@ -198,7 +198,7 @@ export interface ReserveForKey {
 export class Reservations {
   private readonly reserveScript: Script;
   private readonly releaseScript: Script;
-  private readonly settleScript: Script;
+  private readonly pendingScript: Script;
 
   constructor(
     private readonly redis: Redis,
@@ -207,7 +207,7 @@ export class Reservations {
   ) {
     this.reserveScript = defineScript(redis, 'tollgateReserve', 4, RESERVE);
     this.releaseScript = defineScript(redis, 'tollgateRelease', 3, RELEASE);
-    this.settleScript = defineScript(redis, 'tollgateSettle', 3, SETTLE);
+    this.pendingScript = defineScript(redis, 'tollgatePending', 3, TO_PENDING);
   }
 
   private keys(workspaceId: string) {
@@ -243,11 +243,11 @@ export class Reservations {
 
   /**
    * The request's completion is recorded: its hold becomes its settled cost, pending until the
-   * projector applies the debit (SETTLE). False when the hold was already gone.
+   * projector applies the debit (TO_PENDING). False when the hold was already gone.
    */
-  async settle(workspaceId: string, requestId: string, cost: NanoUsd): Promise<boolean> {
+  async markPending(workspaceId: string, requestId: string, cost: NanoUsd): Promise<boolean> {
     if (cost < 0n) throw new RangeError('a settled cost cannot be negative');
-    return (await this.settleScript(...releaseArgs(this.keys(workspaceId), workspaceId, requestId), cost.toString())) === 1;
+    return (await this.pendingScript(...releaseArgs(this.keys(workspaceId), workspaceId, requestId), cost.toString())) === 1;
   }
 
   /** The sum of a key's open reservations. */
