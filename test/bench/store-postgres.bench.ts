@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
 import type { NewEvent } from '../../src/platform/eventstore/port';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
+import { APPEND_LOCK_KEY } from '../../src/platform/eventstore/postgres-schema';
 import { Keyspace } from '../../src/platform/projections/keyspace';
 import { rebuildProjection } from '../../src/platform/projections/rebuild';
 import { cleanupPrefix } from '../support/redis';
@@ -80,7 +81,14 @@ async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, t
   return { raw: median(raw), adapter: median(adapter), ratio: median(raw.map((r, i) => adapter[i] / r)), rawRange: range(raw), adapterRange: range(adapter) };
 }
 
-async function concurrentBench(url: string, writers: number, perWriter: number) {
+/**
+ * 50 writers of single-event appends, each to a stream of its own: raw inserts over a pool of 10, then
+ * the adapter's two append paths in alternating rounds, over `processes` stores (each its own pool and
+ * group-commit queue, as separate api processes would be): 'serialized' (the whole batch under the
+ * append lock, the only path before schema version 2) and 'grouped' (decided outside the lock, one
+ * INSERT under it). Medians over the rounds.
+ */
+async function concurrentBench(url: string, writers: number, perWriter: number, rounds = 3) {
   const total = writers * perWriter;
   const pool = new Pool({ connectionString: url, max: 10 });
   let t = now();
@@ -91,23 +99,93 @@ async function concurrentBench(url: string, writers: number, perWriter: number) 
   );
   const raw = (total * 1000) / (now() - t);
   await pool.end();
-  const runAdapter = async (groupCommit: boolean) => {
-    const store = new PostgresEventStore({ connectionString: url, groupCommit });
-    await store.ping();
+  let run = 0;
+  const runAdapter = async (groupCommit: boolean, appendPath: 'grouped' | 'serialized', processes: number) => {
+    const stores = Array.from({ length: processes }, () => new PostgresEventStore({ connectionString: url, groupCommit, appendPath, poolSize: 4 }));
+    await Promise.all(stores.map((s) => s.ping()));
+    run++;
     t = now();
     await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
+        const store = stores[w % processes];
         let expected: bigint | 'no_stream' = 'no_stream';
         for (let i = 0; i < perWriter; i++) {
-          expected = (await store.append(`c-${groupCommit}-${w}`, [event(i)], { expectedRevision: expected })).nextExpectedRevision;
+          expected = (await store.append(`c-${run}-${w}`, [event(i)], { expectedRevision: expected })).nextExpectedRevision;
         }
       }),
     );
     const rate = (total * 1000) / (now() - t);
-    await store.close();
+    await Promise.all(stores.map((s) => s.close()));
     return rate;
   };
-  return { raw, adapter: await runAdapter(true), noGroup: await runAdapter(false) };
+  const shapes = [1, 4];
+  const serialized: Record<number, number[]> = { 1: [], 4: [] };
+  const grouped: Record<number, number[]> = { 1: [], 4: [] };
+  for (let r = 0; r < rounds; r++) {
+    for (const n of shapes) {
+      serialized[n].push(await runAdapter(true, 'serialized', n));
+      grouped[n].push(await runAdapter(true, 'grouped', n));
+    }
+  }
+  const noGroup = { serialized: await runAdapter(false, 'serialized', 1), grouped: await runAdapter(false, 'grouped', 1) };
+  const shape = (n: number) => ({
+    serialized: median(serialized[n]),
+    grouped: median(grouped[n]),
+    ratio: median(grouped[n].map((g, i) => g / serialized[n][i])),
+    serializedRange: range(serialized[n]),
+    groupedRange: range(grouped[n]),
+  });
+  return { raw, oneProcess: shape(1), fourProcesses: shape(4), noGroup };
+}
+
+/**
+ * Time inside the append lock per append, timed by the client: batches of N single-event appends.
+ * 'serialized' takes the lock before its first decision and holds it through COMMIT, so the whole
+ * call + COMMIT is inside it. 'grouped' decides first (untimed), then lock → one INSERT → COMMIT,
+ * the statements tollgate_append_grouped runs under the lock, timed from the lock request on.
+ */
+async function lockHoldBench(url: string, batchSize: number, rounds: number) {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  const serialized: number[] = [];
+  const grouped: number[] = [];
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const ids = Array.from({ length: batchSize }, () => randomUUID());
+      const streams = ids.map((id) => `lock-${id}`);
+      const data = ids.map((_, i) => JSON.stringify(event(i).data));
+      const meta = ids.map(() => '{}');
+      const types = ids.map(() => 'BenchEvent');
+      const offsets = ids.map((_, i) => i);
+      const counts = ids.map(() => 1);
+      const expected = ids.map(() => 'no_stream');
+      // serialized: lock taken before the first decision, so lock→COMMIT ≈ the whole call + COMMIT.
+      let t0 = now();
+      await c.query('BEGIN');
+      await c.query('SELECT count(*) FROM tollgate_append_batch($1, $2, $3, $4, $5, $6, $7, $8, now())', [
+        streams, expected, offsets, counts, ids, types, data, meta,
+      ]);
+      await c.query('COMMIT');
+      serialized.push(((now() - t0) * 1000) / batchSize);
+      // grouped: the decisions first (outside the lock), then lock → one INSERT → COMMIT, timed.
+      const ids2 = ids.map(() => randomUUID());
+      const streams2 = ids2.map((id) => `lock-${id}`);
+      await c.query('BEGIN');
+      await c.query('SELECT count(*) FROM unnest($1::text[], $2::text[]) AS u(s, e), LATERAL tollgate_append_decide(u.s, u.e, ARRAY[u.s])', [streams2, expected]);
+      t0 = now();
+      await c.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`);
+      await c.query(
+        `INSERT INTO tollgate_events ${INSERT_COLUMNS}
+         SELECT u.id, u.s, 0, u.t, u.d::json, u.m::json, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, s, t, d, m, k) ORDER BY k`,
+        [ids2, streams2, types, data, meta],
+      );
+      await c.query('COMMIT');
+      grouped.push(((now() - t0) * 1000) / batchSize);
+    }
+  } finally {
+    await c.end();
+  }
+  return { serialized: median(serialized), grouped: median(grouped), ratio: median(serialized) / median(grouped) };
 }
 
 async function readBench(url: string, o: PostgresBenchOptions) {
@@ -213,10 +291,21 @@ export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<str
     o.say(
       `(b) 10 events per transaction: raw INSERT ${fmt(ten.raw)} tx/s (${ten.rawRange}; ${fmt(ten.raw * 10)} events/s), adapter ${fmt(ten.adapter)} appends/s (${ten.adapterRange}; ${fmt(ten.adapter * 10)} events/s), adapter/raw ${ten.ratio.toFixed(2)}`,
     );
-    const conc = await concurrentBench(url, 50, 40);
+    const conc = await concurrentBench(url, 50, 40, o.rounds >= 3 ? 3 : o.rounds);
     out.concurrent = conc;
     o.say(
-      `(a2) 50 concurrent writers x 40 single-event appends: raw (pool of 10, 1 tx each, no order guarantee) ${fmt(conc.raw)} appends/s, adapter with group commit ${fmt(conc.adapter)} appends/s (${(conc.adapter / conc.raw).toFixed(1)}x raw), adapter without ${fmt(conc.noGroup)} appends/s`,
+      `(a2) 50 concurrent writers x 40 single-event appends: raw (pool of 10, 1 tx each, no order guarantee) ${fmt(conc.raw)} appends/s`,
+    );
+    for (const [label, r] of [['1 store', conc.oneProcess], ['4 stores (as 4 processes)', conc.fourProcesses]] as const) {
+      o.say(
+        `     ${label}, group commit: serialized (lock around the batch) ${fmt(r.serialized)} appends/s (${r.serializedRange}), grouped (lock around one INSERT) ${fmt(r.grouped)} appends/s (${r.groupedRange}), grouped/serialized ${r.ratio.toFixed(2)}`,
+      );
+    }
+    o.say(`     1 store, no group commit: serialized ${fmt(conc.noGroup.serialized)} appends/s, grouped ${fmt(conc.noGroup.grouped)} appends/s`);
+    const hold = await lockHoldBench(url, 50, 15);
+    out.lockHold = hold;
+    o.say(
+      `(a3) time inside the append lock per append, batches of 50 single-event appends (median of 15): serialized ${hold.serialized.toFixed(1)} µs, grouped ${hold.grouped.toFixed(1)} µs (${hold.ratio.toFixed(1)}x shorter)`,
     );
     const read = await readBench(url, o);
     out.read = read;

@@ -3,6 +3,8 @@ import { NewEvent, WrongExpectedVersion } from '../../platform/eventstore/port';
 import { streams } from '../../platform/streams';
 import { completed } from '../metering';
 import type { Prices } from '../pricing';
+import type { Reservations } from '../../billing';
+import type { NanoUsd } from '../../platform/money';
 import type { Prepared } from './request-plan';
 
 /** Writes a request's InferenceCompleted + TokensDebited, retrying while the store is down. */
@@ -14,6 +16,7 @@ export class CompletionRecorder {
   constructor(
     private readonly s: Services,
     private readonly prices: Prices,
+    private readonly reservations: Reservations,
   ) {}
 
   /**
@@ -27,6 +30,11 @@ export class CompletionRecorder {
     const attempt = async () => {
       try {
         await this.s.store.append(stream, events, { expectedRevision: 0n });
+        // Recorded: the hold becomes the settled cost until the projector applies the debit (credit is
+        // not held for projector lag). If this fails or the process dies first, the projector releases it.
+        await this.reservations
+          .markPending(p.facts.workspaceId, p.facts.requestId, costOf(events))
+          .catch((err) => this.s.log.warn({ err }, 'could not mark a hold pending'));
         return true;
       } catch (err) {
         if (err instanceof WrongExpectedVersion) {
@@ -74,4 +82,9 @@ export class CompletionRecorder {
   close(): void {
     this.closed = true;
   }
+}
+
+/** The amount of the TokensDebited among a completion's events. */
+function costOf(events: NewEvent[]): NanoUsd {
+  return BigInt((events.find((e) => e.type === 'TokensDebited')?.data as { amountNanoUsd: string }).amountNanoUsd);
 }

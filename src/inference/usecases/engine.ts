@@ -30,7 +30,8 @@ import type { Services } from '../../services';
  * reserve → then InferenceRequested, whose append runs BESIDE the generation: the upstream call
  * starts at once, its text reaches the caller only after the commit, and a failed commit aborts it
  * (503, hold released, nothing billed) → InferenceCompleted + TokensDebited (one append, rev 0).
- * Nothing here waits for projections; the projector applies the debit and releases the hold.
+ * Nothing here waits for projections: once the completion is recorded the hold becomes the settled
+ * cost (Reservations.markPending), and the projector clears it when it applies the debit.
  */
 
 /** A prompt longer than this many UTF-16 units cannot fit in the window (no tokenizer needed). */
@@ -64,7 +65,7 @@ export class InferenceEngine {
     private readonly s: Services,
     private readonly opts: EngineOptions,
   ) {
-    this.completions = new CompletionRecorder(s, opts.prices);
+    this.completions = new CompletionRecorder(s, opts.prices, opts.reservations);
   }
 
   get backend(): ModelBackend {

@@ -81,6 +81,8 @@ export interface EsdbOptions {
   onSubscriptionDropped?: (err: unknown, info: { attempt: number; delayMs: number; after: bigint | null }) => void;
   /** How many event ids of stream history to remember for the re-sent id check. Default 200 000. */
   historyCacheIds?: number;
+  /** How long an append whose outcome is unknown may spend reading itself back before it fails. Default 5 000. */
+  readBackTimeoutMs?: number;
 }
 
 const PAGE = 1000;
@@ -297,6 +299,7 @@ export class EsdbEventStore implements EventStore {
   private readonly client: EsdbClient;
   private readonly ownsClient: boolean;
   private readonly operationTimeoutMs: number;
+  private readonly readBackTimeoutMs: number;
   private readonly readTimeoutMs: number;
   private readonly resubscribeDelayMs: number;
   private readonly maxResubscribeDelayMs: number;
@@ -322,6 +325,7 @@ export class EsdbEventStore implements EventStore {
       throw new TypeError('EsdbEventStore needs a connectionString or a client');
     }
     this.operationTimeoutMs = opts.operationTimeoutMs ?? 10_000;
+    this.readBackTimeoutMs = opts.readBackTimeoutMs ?? 5_000;
     this.readTimeoutMs = opts.readTimeoutMs ?? 10_000;
     this.resubscribeDelayMs = opts.resubscribeDelayMs ?? 100;
     this.maxResubscribeDelayMs = opts.maxResubscribeDelayMs ?? 5_000;
@@ -400,7 +404,12 @@ export class EsdbEventStore implements EventStore {
         const actual = (err as { actualVersion?: bigint | 'no_stream' }).actualVersion;
         throw new WrongExpectedVersion(stream, reported, typeof actual === 'bigint' ? actual : 'no_stream');
       }
-      if (err instanceof Timeout || isUnavailableError(err)) throw unavailable('write', err);
+      if (err instanceof Timeout || isUnavailableError(err)) {
+        // The write may have landed (the connection dropped after it was sent): read it back first.
+        const landed = await this.readBack(stream, events, at);
+        if (landed) return landed;
+        throw unavailable('write', err);
+      }
       throw err;
     }
     const next = result.nextExpectedRevision;
@@ -413,6 +422,30 @@ export class EsdbEventStore implements EventStore {
       events.map((e, i) => ({ id: e.id, revision: first + BigInt(i), position: i === events.length - 1 ? position : -1n })),
     );
     return { nextExpectedRevision: next, position };
+  }
+
+  /**
+   * After a write whose outcome is unknown: reads the revisions it was to take, retrying while the
+   * server cannot be reached (until readBackTimeoutMs). The same ids there, in order: it landed, and
+   * this is its result. Anything else (or no answer in time): null, the caller fails the append.
+   * A write the server is still working on when the read answers can land after it; the server's own
+   * write timeout (the deadline sent with every append) bounds that window.
+   */
+  private async readBack(stream: string, events: NewEvent[], at: bigint | 'no_stream'): Promise<AppendResult | null> {
+    const from = at === 'no_stream' ? 0n : at + 1n;
+    const deadline = Date.now() + this.readBackTimeoutMs;
+    for (let backoff = 25; ; backoff = Math.min(backoff * 2, 500)) {
+      try {
+        const read = await this.readStream(stream, { from, maxCount: events.length });
+        const landed = read.length === events.length && read.every((r, i) => r.id === events[i].id);
+        if (!landed) return null;
+        const last = read[read.length - 1];
+        return { nextExpectedRevision: last.revision, position: last.position };
+      } catch (err) {
+        if (!isUnavailableError(err) || this.closed || Date.now() + backoff > deadline) return null;
+        await pause(backoff);
+      }
+    }
   }
 
   /** Only when the server reported no position (an idempotent write whose event it could not read). */

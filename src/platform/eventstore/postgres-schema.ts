@@ -136,5 +136,121 @@ BEGIN
 END
 $$;`;
 
+/**
+ * tollgate_append's rules without its lock and without writing: decides one append from what is
+ * committed now. Returns (ok, revision, pos, base): base not NULL means "write, revisions base+1..";
+ * otherwise the append is already decided (a conflict, an idempotent re-send, or empty).
+ */
+const APPEND_DECIDE_FUNCTION = `
+CREATE OR REPLACE FUNCTION tollgate_append_decide(p_stream text, p_expected text, p_ids text[])
+RETURNS TABLE (ok boolean, revision bigint, pos bigint, base bigint)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  v_last bigint;
+  v_ok boolean;
+  v_n int := coalesce(array_length(p_ids, 1), 0);
+  v_first record;
+  v_row record;
+  v_match boolean;
+BEGIN
+  SELECT max(e.stream_revision) INTO v_last FROM tollgate_events e WHERE e.stream_id = p_stream;
+  v_ok := CASE p_expected
+    WHEN 'any' THEN true
+    WHEN 'no_stream' THEN v_last IS NULL
+    WHEN 'stream_exists' THEN v_last IS NOT NULL
+    ELSE coalesce(v_last = p_expected::bigint, false) END;
+  IF v_n > 0 AND (NOT v_ok OR p_expected IN ('any', 'stream_exists')) THEN
+    SELECT e.stream_id, e.stream_revision, e.position INTO v_first FROM tollgate_events e WHERE e.event_id = p_ids[1];
+    IF FOUND THEN
+      v_match := v_first.stream_id = p_stream AND CASE
+        WHEN p_expected = 'no_stream' THEN v_first.stream_revision = 0
+        WHEN p_expected IN ('any', 'stream_exists') THEN true
+        ELSE v_first.stream_revision = p_expected::bigint + 1 END;
+      v_row := v_first;
+      FOR i IN 2..v_n LOOP
+        EXIT WHEN NOT v_match;
+        SELECT e.stream_id, e.stream_revision, e.position INTO v_row FROM tollgate_events e WHERE e.event_id = p_ids[i];
+        v_match := FOUND AND v_row.stream_id = p_stream AND v_row.stream_revision = v_first.stream_revision + i - 1;
+      END LOOP;
+      IF v_match THEN
+        RETURN QUERY SELECT true, v_row.stream_revision, v_row.position, NULL::bigint;
+      ELSE
+        RETURN QUERY SELECT false, v_last, NULL::bigint, NULL::bigint;
+      END IF;
+      RETURN;
+    END IF;
+  END IF;
+  IF NOT v_ok THEN
+    RETURN QUERY SELECT false, v_last, NULL::bigint, NULL::bigint;
+  ELSIF v_n = 0 THEN
+    RETURN QUERY SELECT true, coalesce(v_last, -1), (SELECT coalesce(max(e.position), 0) FROM tollgate_events e), NULL::bigint;
+  ELSIF EXISTS (SELECT 1 FROM tollgate_events e WHERE e.event_id = ANY (p_ids)) THEN
+    RETURN QUERY SELECT false, v_last, NULL::bigint, NULL::bigint;
+  ELSE
+    RETURN QUERY SELECT true, coalesce(v_last, -1) + v_n, NULL::bigint, coalesce(v_last, -1);
+  END IF;
+END
+$$;`;
+
+/**
+ * Group commit with the lock around one statement. Every append of the batch is decided first,
+ * without the lock (tollgate_append_decide: index lookups, the slow part); then the lock is taken and
+ * all the events that will be written go in with ONE set-based INSERT, and the lock is held only from
+ * there through COMMIT. The lock still orders every position allocation and every commit (positions
+ * are taken only under it), so readers still see a prefix of the final order.
+ * What the lock no longer covers (the decision) is made exact by the unique constraints: a writer that
+ * raced this one to the same revision or event id makes the INSERT fail with 23505 (unique_violation),
+ * the whole batch rolls back, and the client re-sends it through tollgate_append_batch, which decides
+ * under the lock. The client sends each stream at most once per batch (two appends to one stream in one
+ * batch would both be decided against the same revision).
+ */
+const APPEND_GROUPED_FUNCTION = `
+CREATE OR REPLACE FUNCTION tollgate_append_grouped(
+  p_streams text[], p_expected text[], p_offsets int[], p_counts int[],
+  p_ids text[], p_types text[], p_data text[], p_meta text[], p_created timestamptz
+) RETURNS TABLE (ord int, ok boolean, revision bigint, pos bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n int := coalesce(array_length(p_streams, 1), 0);
+  v_ok boolean[] := array_fill(false, ARRAY[v_n]);
+  v_rev bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_pos bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_base bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_write boolean := false;
+  v_max bigint;
+  v_is int[];
+  v_lasts bigint[];
+  r record;
+BEGIN
+  FOR i IN 1..v_n LOOP
+    SELECT * INTO r FROM tollgate_append_decide(p_streams[i], p_expected[i],
+      coalesce(p_ids[p_offsets[i] + 1 : p_offsets[i] + p_counts[i]], '{}'));
+    v_ok[i] := r.ok; v_rev[i] := r.revision; v_pos[i] := r.pos; v_base[i] := r.base;
+    v_write := v_write OR r.base IS NOT NULL;
+  END LOOP;
+  IF v_write THEN
+    PERFORM pg_advisory_xact_lock(${APPEND_LOCK_KEY});
+    WITH ins AS (
+      INSERT INTO tollgate_events (event_id, stream_id, stream_revision, type, data, metadata, created)
+      SELECT p_ids[k], p_streams[b.i], v_base[b.i] + (k - b.off), p_types[k], p_data[k]::json, p_meta[k]::json, p_created
+      FROM unnest(p_offsets, p_counts) WITH ORDINALITY AS b(off, cnt, i)
+      CROSS JOIN LATERAL generate_series(b.off + 1, b.off + b.cnt) AS k
+      WHERE v_base[b.i] IS NOT NULL
+      ORDER BY k
+      RETURNING stream_id, position
+    ) SELECT array_agg(x.i), array_agg(x.last), max(x.last) INTO v_is, v_lasts, v_max
+      FROM (SELECT array_position(p_streams, ins.stream_id) AS i, max(ins.position) AS last FROM ins GROUP BY ins.stream_id) x;
+    FOR j IN 1..coalesce(array_length(v_is, 1), 0) LOOP
+      v_pos[v_is[j]] := v_lasts[j];
+    END LOOP;
+    PERFORM pg_notify('${NOTIFY_CHANNEL}', v_max::text);
+  END IF;
+  RETURN QUERY SELECT i, v_ok[i], v_rev[i], v_pos[i] FROM generate_series(1, v_n) AS i;
+END
+$$;`;
+
 /** Index i holds the statements that bring the schema from version i to i + 1. Never edit a released one. */
-export const MIGRATIONS: string[] = [EVENTS_TABLE + APPEND_FUNCTION + APPEND_BATCH_FUNCTION];
+export const MIGRATIONS: string[] = [
+  EVENTS_TABLE + APPEND_FUNCTION + APPEND_BATCH_FUNCTION,
+  APPEND_DECIDE_FUNCTION + APPEND_GROUPED_FUNCTION,
+];

@@ -42,6 +42,17 @@ export interface PostgresOptions {
    * Off: one transaction per append.
    */
   groupCommit?: boolean;
+  /**
+   * 'grouped' (default): each batch is decided without the append lock and written by one set-based
+   * INSERT under it (tollgate_append_grouped). 'serialized': the whole batch under the lock
+   * (tollgate_append_batch, the only path before schema version 2; kept as the fallback and for the bench).
+   */
+  appendPath?: 'grouped' | 'serialized';
+  /**
+   * How long an append whose outcome is unknown (the connection dropped after the statement was sent)
+   * may spend finding out, by reading its event ids back, before it fails as StoreUnavailable anyway.
+   */
+  readBackTimeoutMs?: number;
 }
 
 interface PendingAppend {
@@ -107,6 +118,8 @@ export class PostgresEventStore implements EventStore {
   private listenerBackoff = 100;
   private subscribers = 0;
   private readonly groupCommit: boolean;
+  private readonly appendPath: 'grouped' | 'serialized';
+  private readonly readBackTimeoutMs: number;
   private queue: PendingAppend[] = [];
   private flushing = false;
   private flushScheduled: NodeJS.Immediate | null = null;
@@ -117,6 +130,8 @@ export class PostgresEventStore implements EventStore {
     this.pollIntervalMs = opts.pollIntervalMs ?? 250;
     this.now = opts.now ?? (() => new Date());
     this.groupCommit = opts.groupCommit ?? true;
+    this.appendPath = opts.appendPath ?? 'grouped';
+    this.readBackTimeoutMs = opts.readBackTimeoutMs ?? 5_000;
     this.appended.setMaxListeners(0);
     this.pool = new Pool({
       connectionString: opts.connectionString,
@@ -183,18 +198,16 @@ export class PostgresEventStore implements EventStore {
       p.meta.push(JSON.stringify(e.metadata ?? {}));
     }
     this.assertOpen();
-    if (!this.groupCommit) {
-      const [row] = await this.query<[boolean, string | null, string | null]>(
-        'append',
-        'SELECT ok, revision, pos FROM tollgate_append($1, $2, $3, $4, $5, $6, $7)',
-        [stream, expectedParam(p.expected), p.ids, p.types, p.data, p.meta, this.now()],
-      );
-      const result = toResult(stream, p.expected, row);
-      this.appended.emit('appended');
-      return result;
-    }
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ ...p, resolve, reject });
+      const pending = { ...p, resolve, reject };
+      if (!this.groupCommit) {
+        void this.init().then(
+          () => this.write([pending]),
+          (err) => reject(err),
+        );
+        return;
+      }
+      this.queue.push(pending);
       this.scheduleFlush();
     });
   }
@@ -213,42 +226,49 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
-    const streams: string[] = [];
-    const expected: string[] = [];
-    const offsets: number[] = [];
-    const counts: number[] = [];
-    const ids: string[] = [];
-    const types: string[] = [];
-    const data: string[] = [];
-    const meta: string[] = [];
-    for (const p of batch) {
-      streams.push(p.stream);
-      expected.push(expectedParam(p.expected));
-      offsets.push(ids.length);
-      counts.push(p.ids.length);
-      ids.push(...p.ids);
-      types.push(...p.types);
-      data.push(...p.data);
-      meta.push(...p.meta);
+    // Each stream at most once per batch (tollgate_append_grouped decides every append against what
+    // is committed): a second append to a stream waits for the next batch, in order.
+    const batch: PendingAppend[] = [];
+    const later: PendingAppend[] = [];
+    const seen = new Set<string>();
+    for (const p of this.queue) {
+      if (seen.has(p.stream) || later.some((q) => q.stream === p.stream)) later.push(p);
+      else {
+        seen.add(p.stream);
+        batch.push(p);
+      }
     }
-    let rows: Array<[number, boolean, string | null, string | null]>;
+    this.queue = later;
     try {
-      rows = await this.query('append', 'SELECT ord, ok, revision, pos FROM tollgate_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
-        streams,
-        expected,
-        offsets,
-        counts,
-        ids,
-        types,
-        data,
-        meta,
-        this.now(),
-      ]);
+      await this.init();
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
+    }
+    await this.write(batch);
+  }
+
+  /** Writes one batch in one transaction and settles each of its appends. */
+  private async write(batch: PendingAppend[]): Promise<void> {
+    const args = batchArgs(batch, this.now());
+    let rows: BatchRow[];
+    const fn = this.appendPath === 'grouped' ? 'tollgate_append_grouped' : 'tollgate_append_batch';
+    try {
+      rows = await this.appendCall(fn, args, batch);
+    } catch (err) {
+      if (fn === 'tollgate_append_grouped' && (err as { code?: string }).code === '23505') {
+        // Another writer took one of these revisions or ids between the decision and the insert:
+        // decide again, under the lock.
+        try {
+          rows = await this.appendCall('tollgate_append_batch', args, batch);
+        } catch (again) {
+          for (const p of batch) p.reject(mapError(again, 'append'));
+          return;
+        }
+      } else {
+        if (!(err instanceof OutcomeKnown)) for (const p of batch) p.reject(mapError(err, 'append'));
+        return;
+      }
     }
     let wrote = false;
     for (const [ord, ok, revision, pos] of rows) {
@@ -261,6 +281,90 @@ export class PostgresEventStore implements EventStore {
       }
     }
     if (wrote) this.appended.emit('appended');
+  }
+
+  /**
+   * One append statement on a connection of its own, so that when the connection drops after the
+   * statement went out (its COMMIT may or may not have happened) the outcome is found out before
+   * anyone is answered: the server process that ran it is ended, then the event ids are read back.
+   * Settles the batch itself then and throws OutcomeKnown.
+   */
+  private async appendCall(fn: string, args: unknown[], batch: PendingAppend[]): Promise<BatchRow[]> {
+    const client = await this.pool.connect().catch((err) => {
+      throw mapError(err, 'append');
+    });
+    // A cut connection also emits 'error' on the client; the failed query below is where it is handled.
+    const ignore = () => undefined;
+    client.on('error', ignore);
+    try {
+      const res = await client.query<BatchRow>({
+        text: `SELECT ord, ok, revision, pos FROM ${fn}($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        values: args,
+        rowMode: 'array',
+      });
+      client.off('error', ignore);
+      client.release();
+      return res.rows;
+    } catch (err) {
+      const unknown = isUnavailable(err);
+      client.release(unknown ? true : undefined);
+      if (!unknown) throw err;
+      const pid = (client as unknown as { processID?: number }).processID ?? null;
+      await this.readBack(batch, pid, err);
+      throw new OutcomeKnown();
+    }
+  }
+
+  /**
+   * The outcome of a batch whose connection dropped mid-statement. Ends the server process that ran
+   * it (so the transaction is over: committed or not, never later), then reads the ids back: an append
+   * whose events are all there landed (its caller gets the result); the others did not (StoreUnavailable,
+   * nothing written). If the store cannot be asked within readBackTimeoutMs, StoreUnavailable for all.
+   */
+  private async readBack(batch: PendingAppend[], pid: number | null, cause: unknown): Promise<void> {
+    const deadline = Date.now() + this.readBackTimeoutMs;
+    const ids = batch.flatMap((p) => p.ids);
+    let backoff = 25;
+    for (;;) {
+      try {
+        if (pid !== null) {
+          await this.pool.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => undefined);
+          // pg_terminate_backend only signals: wait until that process is gone.
+          while ((await this.pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount) {
+            if (Date.now() > deadline) throw new Error(`server process ${pid} did not end`);
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        }
+        const { rows } = await this.pool.query<ReadBackRow>({
+          text: 'SELECT event_id, stream_id, stream_revision, position FROM tollgate_events WHERE event_id = ANY ($1)',
+          values: [ids],
+          rowMode: 'array',
+        });
+        const found = new Map(rows.map((r) => [r[0], r]));
+        let wrote = false;
+        for (const p of batch) {
+          const mine = p.ids.map((id) => found.get(id)).filter((r): r is ReadBackRow => r !== undefined && r[1] === p.stream);
+          if (mine.length === p.ids.length) {
+            wrote = true;
+            const last = mine.reduce((a, b) => (BigInt(b[2]) > BigInt(a[2]) ? b : a));
+            p.resolve({ nextExpectedRevision: BigInt(last[2]), position: BigInt(last[3]) });
+          } else {
+            p.reject(new StoreUnavailable(`event store append failed and was not written: ${(cause as Error).message}`, { cause }));
+          }
+        }
+        if (wrote) this.appended.emit('appended');
+        return;
+      } catch (err) {
+        if (Date.now() + backoff > deadline || this.closed) {
+          for (const p of batch) {
+            p.reject(new StoreUnavailable(`event store append failed; whether it was written is unknown: ${(cause as Error).message}`, { cause }));
+          }
+          return;
+        }
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 500);
+      }
+    }
   }
 
   async readStream(stream: string, opts: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -436,6 +540,35 @@ export class PostgresEventStore implements EventStore {
   private assertOpen(): void {
     if (this.closing) throw new StoreUnavailable('event store is closed');
   }
+}
+
+type BatchRow = [ord: number, ok: boolean, revision: string | null, pos: string | null];
+type ReadBackRow = [eventId: string, streamId: string, revision: string, position: string];
+
+/** Thrown by appendCall once the read-back has settled every append of the batch itself. */
+class OutcomeKnown extends Error {}
+
+/** The arrays tollgate_append_grouped / tollgate_append_batch take. */
+function batchArgs(batch: PendingAppend[], created: Date): unknown[] {
+  const streams: string[] = [];
+  const expected: string[] = [];
+  const offsets: number[] = [];
+  const counts: number[] = [];
+  const ids: string[] = [];
+  const types: string[] = [];
+  const data: string[] = [];
+  const meta: string[] = [];
+  for (const p of batch) {
+    streams.push(p.stream);
+    expected.push(expectedParam(p.expected));
+    offsets.push(ids.length);
+    counts.push(p.ids.length);
+    ids.push(...p.ids);
+    types.push(...p.types);
+    data.push(...p.data);
+    meta.push(...p.meta);
+  }
+  return [streams, expected, offsets, counts, ids, types, data, meta, created];
 }
 
 function toResult(stream: string, expected: ExpectedRevision, [ok, revision, pos]: [boolean, string | null, string | null]): AppendResult {

@@ -114,6 +114,44 @@ describe('reservations against the projected balance', () => {
     expect((await resv.openBefore(10)).filter((o) => o.workspaceId === ws)).toEqual([]);
   });
 
+  // Settlement without the projector: the api turns a recorded request's hold into its settled cost
+  // (pending) at once; the projector's TokensDebited clears it. Credit is never held for projector lag.
+  it('a settled hold counts only its cost until the debit is projected, which clears it exactly once', async () => {
+    const ws = randomUUID();
+    await deposit(ws, usd(2));
+    const resv = new Reservations(server.services.redis, server.services.ks);
+    const [a, b] = [randomUUID(), randomUUID()];
+    const opts = { keyId: 'k-settle', month: '2026-11' };
+    expect((await resv.reserve(ws, a, usd(1), 1, opts)).ok).toBe(true);
+    expect((await resv.reserve(ws, b, usd(1), 1, opts)).ok).toBe(true);
+    // The balance is fully held: without settlement a third request waits for the projector (402).
+    expect((await resv.reserve(ws, randomUUID(), usd(1) / 2n, 2)).ok).toBe(false);
+    // a's completion is recorded (cost 75,000 nano-USD); the projector has not applied it yet.
+    expect(await resv.markPending(ws, a, 75000n)).toBe(true);
+    expect(await resv.markPending(ws, a, 75000n)).toBe(true); // a retry changes nothing
+    expect(await resv.held(ws)).toBe(usd(1) + 75000n);
+    expect(await resv.heldByKey(ws, 'k-settle')).toBe(usd(1) + 75000n);
+    const c = randomUUID();
+    expect((await resv.reserve(ws, c, usd(1) - 75000n, 3)).ok).toBe(true);
+    expect((await resv.reserve(ws, randomUUID(), 1n, 3)).ok).toBe(false); // never below zero
+    // The projector applies a's debit: balance − 75,000, pending cleared, nothing freed twice.
+    await append(streams.inference(a), 'TokensDebited', debitData(ws, { requestId: a, keyId: 'k-settle', amountNanoUsd: 75000n }));
+    expect(await resv.held(ws)).toBe(usd(2) - 75000n);
+    expect(await resv.heldByKey(ws, 'k-settle')).toBe(usd(1));
+    expect((await getBalance(server.services.readModels, ws)).balance).toBe(usd(2) - 75000n);
+    // A settle that arrives after the projector (its process was slow): the hold is gone, no-op.
+    expect(await resv.markPending(ws, a, 75000n)).toBe(false);
+    expect(await resv.held(ws)).toBe(usd(2) - 75000n);
+    // b's api process died between its completion append and the settle step: the projector still
+    // settles it, once (its TokensDebited releases the full hold and debits the cost).
+    await append(streams.inference(b), 'TokensDebited', debitData(ws, { requestId: b, keyId: 'k-settle', amountNanoUsd: 5000n }));
+    expect(await resv.held(ws)).toBe(usd(1) - 75000n);
+    expect((await getBalance(server.services.readModels, ws)).balance).toBe(usd(2) - 80000n);
+    await resv.release(ws, c);
+    expect(await resv.held(ws)).toBe(0n);
+    expect(await resv.heldByKey(ws, 'k-settle')).toBe(0n);
+  });
+
   it('compares amounts beyond 2^53 nano-USD exactly', async () => {
     const ws = randomUUID();
     const big = 2n ** 60n + 1n;

@@ -55,7 +55,8 @@ describe('EsdbEventStore over the fake client: drops and unavailability', () => 
   let cleanup: () => Promise<void>;
 
   beforeEach(() => {
-    ({ fake, store, drops, ns, cleanup } = overFake({ resubscribeDelayMs: 10, maxResubscribeDelayMs: 40 }));
+    // A failed append reads itself back while the server is down, for readBackTimeoutMs: short here.
+    ({ fake, store, drops, ns, cleanup } = overFake({ resubscribeDelayMs: 10, maxResubscribeDelayMs: 40, readBackTimeoutMs: 100 }));
   });
   afterEach(() => cleanup());
 

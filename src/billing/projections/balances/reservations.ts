@@ -141,6 +141,30 @@ end
 redis.call('ZREM', KEYS[3], ARGV[2])
 return amt`;
 
+/**
+ * Settlement without the projector: once a request's completion is recorded, its api process turns
+ * the hold (the most it could cost) into the settled cost, pending until the projector applies the
+ * request's TokensDebited (whose RELEASE then drops it, as it drops a hold). So available credit =
+ * balance − holds − pending, and credit is never held for projector lag: only what was spent stays
+ * counted. The same keys as RELEASE, ARGV[5] the settled cost.
+ *
+ * Idempotent and race-free: nothing happens when the hold is gone (the projector got there first, or
+ * the sweeper); run twice, the second run replaces the cost by itself. The request stays in resv-open,
+ * so the sweeper's rules (waiting for the projector, dropping a stale entry) are unchanged.
+ */
+export const TO_PENDING = `
+local amt = redis.call('HGET', KEYS[1], ARGV[1])
+if not amt then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[5])
+redis.call('DECRBY', KEYS[2], amt)
+redis.call('INCRBY', KEYS[2], ARGV[5])
+local keyId = redis.call('HGET', ARGV[3], ARGV[1])
+if keyId then
+  redis.call('DECRBY', ARGV[4] .. keyId, amt)
+  redis.call('INCRBY', ARGV[4] .. keyId, ARGV[5])
+end
+return 1`;
+
 /** The script's arguments after `numkeys` for one request's release. */
 export function releaseArgs(k: ReturnType<typeof reservationKeys>, workspaceId: string, requestId: string): string[] {
   return [k.held, k.total, k.open, requestId, `${workspaceId}:${requestId}`, k.owner, k.keyTotalPrefix];
@@ -174,6 +198,7 @@ export interface ReserveForKey {
 export class Reservations {
   private readonly reserveScript: Script;
   private readonly releaseScript: Script;
+  private readonly pendingScript: Script;
 
   constructor(
     private readonly redis: Redis,
@@ -182,6 +207,7 @@ export class Reservations {
   ) {
     this.reserveScript = defineScript(redis, 'tollgateReserve', 4, RESERVE);
     this.releaseScript = defineScript(redis, 'tollgateRelease', 3, RELEASE);
+    this.pendingScript = defineScript(redis, 'tollgatePending', 3, TO_PENDING);
   }
 
   private keys(workspaceId: string) {
@@ -213,6 +239,15 @@ export class Reservations {
   /** Drops a reservation whose request never reached the event store (nothing to debit). */
   async release(workspaceId: string, requestId: string): Promise<void> {
     await this.releaseScript(...releaseArgs(this.keys(workspaceId), workspaceId, requestId));
+  }
+
+  /**
+   * The request's completion is recorded: its hold becomes its settled cost, pending until the
+   * projector applies the debit (TO_PENDING). False when the hold was already gone.
+   */
+  async markPending(workspaceId: string, requestId: string, cost: NanoUsd): Promise<boolean> {
+    if (cost < 0n) throw new RangeError('a settled cost cannot be negative');
+    return (await this.pendingScript(...releaseArgs(this.keys(workspaceId), workspaceId, requestId), cost.toString())) === 1;
   }
 
   /** The sum of a key's open reservations. */
