@@ -15,6 +15,16 @@ export interface ProjectionTx {
   sharedKey(...parts: string[]): string;
   /** False while rebuilding: live-only effects (pub/sub pushes) are skipped. */
   readonly live: boolean;
+  /**
+   * Batched writes (./batch-writes.ts), applied at the end of the projection's batch, after its
+   * `multi` commands and in this order: summed HINCRBYs, EXPIREATs, then each `evalEach` script
+   * once per call in call order. Cheaper than one command per event; a projection must not mix
+   * them with `multi` commands on the same keys, whose order they would not keep.
+   */
+  hincrby(key: string, field: string, delta: string | number | bigint): void;
+  expireAt(key: string, unixSeconds: number): void;
+  /** `lua` written for one call (KEYS and ARGV as usual; keys may also be passed in ARGV). */
+  evalEach(lua: string, keys: readonly string[], args: readonly string[]): void;
 }
 
 export interface Projection {
