@@ -44,14 +44,20 @@ return 1`;
 const wrapped = new Map<string, string>();
 
 export class BatchWrites {
-  private readonly incr = new Map<string, Map<string, bigint>>();
+  /** Sums stay numbers while they are safe integers (token counts), bigint beyond (nano-USD). */
+  private readonly incr = new Map<string, Map<string, number | bigint>>();
   private readonly expire = new Map<string, number>();
   private readonly scripts = new Map<string, string[]>();
 
   hincrby(key: string, field: string, delta: string | number | bigint): void {
     let fields = this.incr.get(key);
     if (!fields) this.incr.set(key, (fields = new Map()));
-    fields.set(field, (fields.get(field) ?? 0n) + BigInt(delta));
+    const cur = fields.get(field) ?? 0;
+    if (typeof delta === 'number' && typeof cur === 'number') {
+      const sum = cur + delta;
+      if (Number.isSafeInteger(sum)) return void fields.set(field, sum);
+    }
+    fields.set(field, BigInt(cur) + BigInt(delta));
   }
 
   expireAt(key: string, unixSeconds: number): void {

@@ -222,20 +222,35 @@ export class ProjectionRunner {
     let lastLog = Date.now();
     // Up to the head seen on entry: under constant writes the live subscription takes over from there.
     const head = await this.opts.store.headPosition();
-    for (;;) {
-      const from = this.minCheckpoint;
-      if (!this.running) return;
-      if (from >= head) return this.markCaughtUp();
-      if (Date.now() - lastLog > 2000) {
-        lastLog = Date.now();
-        this.opts.log.info({ position: from.toString(), head: head.toString() }, 'projections catching up');
+    const read = (from: bigint) =>
+      this.opts.store.readAll({ fromPosition: from, maxCount: size + 1 }).then((es) => es.filter((e) => e.position > from));
+    // The next batch is read while Redis applies this one (the two take turns otherwise).
+    let next: Promise<RecordedEvent[]> | null = null;
+    try {
+      for (;;) {
+        const from = this.minCheckpoint;
+        if (!this.running) return;
+        if (from >= head) return await this.markCaughtUp();
+        if (Date.now() - lastLog > 2000) {
+          lastLog = Date.now();
+          this.opts.log.info({ position: from.toString(), head: head.toString() }, 'projections catching up');
+        }
+        const events = await (next ?? read(from));
+        next = null;
+        if (events.length === 0) return await this.markCaughtUp();
+        const last = events[events.length - 1].position;
+        if (last < head) next = read(last);
+        await this.commit(events, false);
+        await this.react(events);
+        // Read ahead from where this batch ended; if the checkpoints are elsewhere now, read again.
+        if (this.minCheckpoint !== last) {
+          next?.catch(() => undefined);
+          next = null;
+        }
       }
-      const events = (await this.opts.store.readAll({ fromPosition: from, maxCount: size + 1 })).filter(
-        (e) => e.position > from,
-      );
-      if (events.length === 0) return this.markCaughtUp();
-      await this.commit(events, false);
-      await this.react(events);
+    } finally {
+      // A read ahead that is not used must not surface as an unhandled rejection.
+      next?.catch(() => undefined);
     }
   }
 

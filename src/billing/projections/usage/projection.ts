@@ -48,6 +48,7 @@ export const usageProjection: Projection = {
   apply(event: RecordedEvent, tx: ProjectionTx) {
     const d = event.data as TokensDebited['data'];
     const t = Math.floor(Date.parse(event.created) / 1000);
+    const cost = BigInt(d.amountNanoUsd);
     for (const g of ['minute', 'hour', 'day'] as const) {
       const start = bucketStart(t, g);
       const key = tx.key(g, d.workspaceId, String(start));
@@ -56,7 +57,7 @@ export const usageProjection: Projection = {
         tx.hincrby(key, `${prefix}:req`, 1);
         tx.hincrby(key, `${prefix}:in`, d.inputTokens);
         tx.hincrby(key, `${prefix}:out`, d.outputTokens);
-        tx.hincrby(key, `${prefix}:cost`, d.amountNanoUsd);
+        tx.hincrby(key, `${prefix}:cost`, cost);
       }
       const keep = RETENTION_SECONDS[g];
       if (keep !== null) tx.expireAt(key, start + BUCKET_SECONDS[g] + keep);
