@@ -32,7 +32,7 @@ export function projectionsCommand(modules?: Module[]): Command {
     .action((o: { json?: boolean }) =>
       withServices(async (s) => {
         const names = projectionsOf(s, modules ?? loadModules()).map((p) => p.name);
-        const rows = await projectionStatus(s.store, s.redis, s.ks, names);
+        const rows = await projectionStatus(s.store, s.redis, s.ks, names, s.config.PROJECTION_PARTITIONS);
         if (o.json) return void process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
         if (rows.length === 0) {
           const head = await s.store.headPosition();
@@ -70,6 +70,7 @@ export function projectionsCommand(modules?: Module[]): Command {
             ks: s.ks,
             projection,
             batchSize,
+            partitions: s.config.PROJECTION_PARTITIONS,
             onProgress: (_applied, h, position) => {
               if (!bar.isActive) bar.start(Number(h), 0);
               bar.setTotal(Number(h));

@@ -32,6 +32,11 @@ export interface Projection {
   /** Event types it applies; the checkpoint also advances over every other event. */
   readonly handles: ReadonlySet<string>;
   apply(event: RecordedEvent, tx: ProjectionTx): void;
+  /**
+   * False for a read model that is not per workspace (its keys are shared by all workspaces):
+   * with PROJECTION_PARTITIONS > 1 all its events are applied by partition 0's owner (./partitions.ts).
+   */
+  readonly partitioned?: boolean;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { BALANCES } from '../../billing/projections/balances/projection';
 import { KEY_INDEX } from '../../accounts/projections/key-index/projection';
 import type { Keyspace } from './keyspace';
+import { partitionKeyspaces } from './partitions';
 
 /** The read models the inference hot path answers from. */
 export const HOT_PATH_READ_MODELS = [KEY_INDEX, BALANCES];
@@ -21,12 +22,15 @@ export class ReadModelReadiness {
     private readonly ks: Keyspace,
     readonly names: string[],
     private readonly intervalMs = 250,
+    /** PROJECTION_PARTITIONS: a read model is ready once every partition's marker is set. */
+    private readonly partitions = 1,
   ) {}
 
   async refresh(): Promise<void> {
     if (!this.names.length) return;
-    const marks = await this.redis.mget(...this.names.map((n) => this.ks.ready(n)));
-    this.missing = new Set(this.names.filter((_, i) => marks[i] === null));
+    const pks = partitionKeyspaces(this.ks.prefix, this.partitions);
+    const marks = await this.redis.mget(...pks.flatMap((ks) => this.names.map((n) => ks.ready(n))));
+    this.missing = new Set(this.names.filter((_, i) => pks.some((_k, p) => marks[p * this.names.length + i] === null)));
   }
 
   start(): void {

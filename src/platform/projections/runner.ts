@@ -7,7 +7,7 @@ import { dropAbandonedGenerations } from './generations';
 import { Keyspace } from './keyspace';
 import { PositionWaiters } from './position-waiters';
 import type { Projection, Reactor } from './projection';
-import { adoptRebuilt, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
+import { adoptRebuilt, Fence, FencedOut, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
 
 export interface RunnerOptions {
   store: EventStore;
@@ -30,6 +30,10 @@ export interface RunnerOptions {
   watchIntervalMs?: number;
   /** Told when Redis lost a projection's state and the runner rebuilds it from the store. */
   onStateLost?: (name: string) => void;
+  /** A partition owner's fencing token: every batch commits only while Redis holds it. */
+  fence?: Fence;
+  /** Told when a batch was refused by the fence: the runner has stopped (its partition moved). */
+  onFencedOut?: () => void;
 }
 
 const DEFAULT_WATCH_MS = 500;
@@ -167,6 +171,14 @@ export class ProjectionRunner {
         this.idle = false;
         this.interrupted = false;
         if (!this.running) break;
+        if (err instanceof FencedOut) {
+          this.opts.log.warn({ err: err.message }, 'another projector owns this partition now; its batch was refused');
+          this.running = false;
+          await this.sub?.close();
+          this.sub = null;
+          this.opts.onFencedOut?.();
+          break;
+        }
         if (err instanceof GenerationSwitched) {
           this.opts.log.info('projection generation or checkpoint changed underneath; resubscribing');
         } else {
@@ -263,7 +275,7 @@ export class ProjectionRunner {
       return;
     }
     // The MULTI commits only if no pointer or checkpoint moved since it was read (WATCH).
-    await watchUnchanged(redis, ks, projections, this.state);
+    await watchUnchanged(redis, ks, projections, this.state, this.opts.fence);
     const multi = redis.multi();
     const next = new Map<string, bigint>();
     try {

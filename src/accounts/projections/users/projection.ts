@@ -12,6 +12,8 @@ export const USERS = 'users';
 export const usersProjection: Projection = {
   name: USERS,
   handles: new Set(['UserRegistered']),
+  // Per user, not per workspace: partition 0 applies all of it (PROJECTION_PARTITIONS).
+  partitioned: false,
   apply(event: RecordedEvent, tx: ProjectionTx) {
     const d = event.data as UserRegistered['data'];
     tx.multi.hset(tx.key('user', d.userId), { userId: d.userId, email: d.email, name: d.name, registered: event.created });

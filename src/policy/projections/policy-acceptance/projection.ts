@@ -13,6 +13,8 @@ export const POLICY_ACCEPTANCE = 'policy-acceptance';
 export const policyAcceptanceProjection: Projection = {
   name: POLICY_ACCEPTANCE,
   handles: new Set(['UsagePolicyAccepted']),
+  // Per user, not per workspace: partition 0 applies all of it (PROJECTION_PARTITIONS).
+  partitioned: false,
   apply(event: RecordedEvent, tx: ProjectionTx) {
     const d = event.data as UsagePolicyAccepted['data'];
     tx.multi.hset(tx.key('user', d.userId), { version: d.version, accepted: event.created });
