@@ -3,6 +3,7 @@ import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port
 import type { Logger } from '../log';
 import { applyBatch, loadProjectionState, ProjectionState } from './apply-batch';
 import { batched } from './batched';
+import { runReactors } from './reactions';
 import { dropAbandonedGenerations } from './generations';
 import { Keyspace } from './keyspace';
 import { PositionWaiters } from './position-waiters';
@@ -18,10 +19,7 @@ export interface RunnerOptions {
   reactors?: Reactor[];
   batchSize: number;
   log: Logger;
-  /**
-   * A subscriber connection for switch-over announcements: with it, a rebuild's switch is picked
-   * up at once; without it, within `watchIntervalMs`.
-   */
+  /** Subscriber for switch-over announcements: a rebuild's switch is picked up at once, else within `watchIntervalMs`. */
   notifications?: Redis;
   /**
    * How often an idle runner compares Redis with what it holds: a switched generation, a moved
@@ -32,8 +30,7 @@ export interface RunnerOptions {
   onStateLost?: (name: string) => void;
   /** A partition owner's fencing token: every batch commits only while Redis holds it. */
   fence?: Fence;
-  /** Told when a batch was refused by the fence: the runner has stopped (its partition moved). */
-  onFencedOut?: () => void;
+  /** Told when the fence refused a batch: the runner has stopped (its partition moved). */ onFencedOut?: () => void;
 }
 
 const DEFAULT_WATCH_MS = 500;
@@ -295,19 +292,7 @@ export class ProjectionRunner {
 
   private async react(events: RecordedEvent[]): Promise<void> {
     const { reactors = [], redis, ks } = this.opts;
-    for (const r of reactors) {
-      const cp = this.reactorCheckpoints.get(r.name) ?? 0n;
-      let last = cp;
-      for (const e of events) {
-        if (e.position <= last) continue;
-        if (r.handles.has(e.type)) await r.react(e);
-        last = e.position;
-      }
-      if (last > cp) {
-        await redis.set(ks.reactorCheckpoint(r.name), last.toString());
-        this.reactorCheckpoints.set(r.name, last);
-      }
-    }
+    await runReactors(reactors, this.reactorCheckpoints, events, redis, ks);
     this.updateMin();
   }
 }
