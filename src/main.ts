@@ -11,7 +11,8 @@ import { ProjectionRunner } from './platform/projections/runner';
 import { PartitionedProjector } from './platform/projections/partitioned-projector';
 import { loadModules } from './load-modules';
 import * as parts from './module-parts';
-import { buildServices, Module, Services } from './services';
+import { buildServices } from './init';
+import type { Module, Services } from './services';
 import { describeStartupError, ListenFailed } from './platform/startup-error';
 import { usagePolicyOf } from './policy/policy-document';
 

@@ -1,25 +1,28 @@
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Router } from 'express';
 import type { Queue } from 'bullmq';
-import { LoginGuard } from './accounts/sessions/login-guard';
+import type { LoginGuard } from './accounts/sessions/login-guard';
 import type { Config } from './platform/config';
-import { openEventStore } from './platform/eventstore';
 import type { EventStore } from './platform/eventstore/port';
 import type { Logger } from './platform/log';
-import { Metrics } from './platform/metrics/metrics';
-import { observeGateway } from './platform/metrics/observed-gateway';
-import { AppendFailure, ObservedStore } from './platform/metrics/observed-store';
-import { Keyspace } from './platform/projections/keyspace';
+import type { Metrics } from './platform/metrics/metrics';
+import type { AppendFailure } from './platform/metrics/observed-store';
+import type { Keyspace } from './platform/projections/keyspace';
 import type { ProjectionProgress } from './platform/projections/progress';
 import type { Projection, Reactor } from './platform/projections/projection';
 import type { ReadModelReadiness } from './platform/projections/readiness';
-import { ReadModels } from './platform/projections/read-models';
-import { liveChannel } from './billing/projections/usage/projection';
-import { LiveUsageHub } from './billing/projections/usage/live-hub';
-import { connectRedis } from './platform/redis';
-import { createPaymentGateway, type PaymentGateway } from './billing/payments';
-import { bullPrefix, reloadQueue, type ReloadJobData } from './billing/workers/auto-reload/queue';
+import type { ReadModels } from './platform/projections/read-models';
+import type { LiveUsageHub } from './billing/projections/usage/live-hub';
+import type { PaymentGateway } from './billing/payments/port';
+import type { ReloadJobData } from './billing/workers/auto-reload/queue';
+import type { ModelBackend } from './inference/backend';
+import type { SearchProvider } from './inference/search/port';
+
+/*
+ * The types the composition root hands down (built in ./init.ts). Every area type named here is a
+ * port or a class whose file imports nothing of this one, so there is no cycle, not even of types
+ * (test/platform/unit/import-cycles.test.ts).
+ */
 
 /** Everything a feature needs, built once in the composition root and handed around. */
 export interface Services {
@@ -40,6 +43,10 @@ export interface Services {
   storeWrites: { readonly lastAppendFailure: AppendFailure | null };
   /** The payment gateway, one per process: Stripe when STRIPE_SECRET_KEY is set, else the sandbox. */
   gateway: PaymentGateway;
+  /** The model backend (MODEL_BACKEND), built on first use: only the api role generates. */
+  model(): ModelBackend;
+  /** Web search for the model's tool calls (SEARXNG_URL); absent: no search. */
+  search?: SearchProvider;
   /** The auto-reload queue (BullMQ), on a connection of its own opened on first use; the same queue every time. */
   reloadQueue(): Promise<Queue<ReloadJobData>>;
   now: () => Date;
@@ -49,7 +56,7 @@ export interface Services {
   /** The /usage/live fan-out: one Redis subscriber per process, connected on its first listener. */
   liveUsage: LiveUsageHub;
   /** A new connection of its own, closed with the services. */
-  connectRedis(name: string, opts?: import('ioredis').RedisOptions): Promise<Redis>;
+  connectRedis(name: string, opts?: RedisOptions): Promise<Redis>;
   close(): Promise<void>;
 }
 
@@ -65,58 +72,4 @@ export interface Module {
   router?(s: Services, modules: readonly Module[]): Router;
   /** Background workers (BullMQ processors, sweepers); the worker role runs them. */
   startWorkers?(s: Services): Promise<{ close(): Promise<void> }>;
-}
-
-export async function buildServices(config: Config, log: Logger): Promise<Services> {
-  const metrics = new Metrics();
-  const store = new ObservedStore(openEventStore(config), metrics);
-  const extra: Redis[] = [];
-  let redis: Redis;
-  try {
-    await store.ping();
-    redis = await connectRedis(config.REDIS_URL, 'main');
-  } catch (err) {
-    await store.close().catch(() => undefined);
-    throw err;
-  }
-  const ks = new Keyspace(config.REDIS_PREFIX);
-  const connect = async (name: string, opts?: import('ioredis').RedisOptions) => {
-    const r = await connectRedis(config.REDIS_URL, name, opts);
-    extra.push(r);
-    return r;
-  };
-  let queue: Promise<Queue<ReloadJobData>> | undefined;
-  const services: Services = {
-    config,
-    log,
-    store,
-    redis,
-    ks,
-    readModels: new ReadModels(redis, ks),
-    progress: { waitFor: async () => false },
-    metrics,
-    storeWrites: store,
-    gateway: createPaymentGateway(config, redis, ks, (g) => observeGateway(g, metrics)),
-    reloadQueue() {
-      // BullMQ wants maxRetriesPerRequest: null on its connections.
-      queue ??= services
-        .connectRedis('bullmq-queue', { maxRetriesPerRequest: null })
-        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config) }));
-      return queue;
-    },
-    now: () => new Date(),
-    newId: () => randomUUID(),
-    loginGuard: new LoginGuard({ config, redis, ks }),
-    liveUsage: new LiveUsageHub(
-      () => connect('usage-live'),
-      (workspaceId) => liveChannel((...p) => ks.shared(...p), workspaceId),
-    ),
-    connectRedis: connect,
-    async close() {
-      // disconnect() on a connection that already ended keeps the process alive ~2 s (ioredis).
-      for (const r of [...extra, redis]) if (r.status !== 'end') r.disconnect();
-      await store.close();
-    },
-  };
-  return services;
 }

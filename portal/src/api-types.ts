@@ -31,6 +31,7 @@ import type {
   usagePoint,
 } from '../../src/billing/routes/billing-schemas';
 import type { policyStatusBody, usagePolicyBody } from '../../src/policy/routes/policy-schemas';
+import type { statementBody, statementMonthsBody } from '../../src/billing/routes/statement-schemas';
 
 // GET /v1/me and the session
 export type Role = z.output<typeof role>;
@@ -57,6 +58,9 @@ export type RolledKey = z.output<typeof keyRolled>;
 export type Billing = z.output<typeof billingViewBody>;
 export type LedgerEntry = z.output<typeof ledgerEntryView>;
 export type LedgerPage = z.output<typeof ledgerPageBody>;
+// Monthly statements: GET …/statements, …/statements/:month
+export type Statement = z.output<typeof statementBody>;
+export type StatementMonths = z.output<typeof statementMonthsBody>;
 /** POST …/billing/deposits' 2xx answers: 201 succeeded, 202 pending (a failed charge is 402, an error). */
 export type DepositAnswer = z.output<typeof depositSucceeded> | z.output<typeof depositPending>;
 

@@ -54,7 +54,7 @@ export function fundingShortfall(f: Funding, required: NanoUsd): string | null {
   return `This workspace is not funded yet: ${missing.join(' and ')}. Add a payment method and deposit at least ${formatUsd(required)} USD before creating API keys.`;
 }
 
-export function decideApiKey(state: WorkspaceState, command: ApiKeyCommand): ApiKeyEvent[] {
+export function decideApiKey(command: ApiKeyCommand, state: WorkspaceState): ApiKeyEvent[] {
   switch (command.type) {
     case 'CreateApiKey': {
       const d = command.data;

@@ -34,7 +34,7 @@ const LAST_ADMIN = 'A workspace must keep at least one admin: this is its last a
 
 const adminCount = (state: WorkspaceState) => [...state.members.values()].filter((r) => r === 'admin').length;
 
-export function decideTeam(state: WorkspaceState, command: TeamCommand): TeamEvent[] {
+export function decideTeam(command: TeamCommand, state: WorkspaceState): TeamEvent[] {
   switch (command.type) {
     case 'ChangeMemberRole': {
       const d = command.data;

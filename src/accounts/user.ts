@@ -59,7 +59,7 @@ export interface UserDecision {
   firstLogin: boolean;
 }
 
-export function decideUser(state: UserState, command: UserCommand): UserDecision {
+export function decideUser(command: UserCommand, state: UserState): UserDecision {
   switch (command.type) {
     case 'RegisterUser': {
       if (state.registered) throw conflict('An account with this e-mail already exists');
@@ -93,7 +93,7 @@ export const emailClaimDecider = {
   },
 };
 
-export function decideClaimEmail(state: EmailClaimState, cmd: { email: string; userId: string }): EmailClaimed[] {
+export function decideClaimEmail(cmd: { email: string; userId: string }, state: EmailClaimState): EmailClaimed[] {
   if (state.claimedBy !== null) throw conflict('An account with this e-mail already exists');
   return [{ type: 'EmailClaimed', data: { email: normalizeEmail(cmd.email), userId: cmd.userId } }];
 }

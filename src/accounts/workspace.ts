@@ -130,7 +130,7 @@ type Out =
   | ApiKeyEvent
   | TeamEvent;
 
-export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand): Out[] {
+export function decideWorkspace(command: WorkspaceCommand, state: WorkspaceState): Out[] {
   switch (command.type) {
     case 'CreateWorkspace':
     case 'EnsurePersonalWorkspace': {
@@ -199,12 +199,12 @@ export function decideWorkspace(state: WorkspaceState, command: WorkspaceCommand
     case 'DeleteApiKey':
     case 'RollApiKey':
     case 'ChangeRateLimit':
-      return decideApiKey(state, command);
+      return decideApiKey(command, state);
     case 'ChangeMemberRole':
     case 'RevokeInvitation':
     case 'LeaveWorkspace':
     case 'UpdateApiKey':
-      return decideTeam(state, command);
+      return decideTeam(command, state);
   }
 }
 

@@ -4,8 +4,7 @@ import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from 
 import { projectionStatus } from '../platform/projections/status';
 import { projectionsOf } from '../module-parts';
 import type { Module, Services } from '../services';
-import { settle } from '../accounts/routes/common';
-import { workspaceCommand } from '../accounts/routes/workspace-routes';
+import { setRateLimit as setKeyRateLimit } from '../accounts/usecases';
 import { validate } from '../platform/http/contract';
 import { HttpError } from '../platform/http/middleware/errors';
 import { adminMetrics, listProjections, rebuild, setRateLimit } from './schemas';
@@ -61,13 +60,12 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
 
   r.put(setRateLimit.path, async (req, res) => {
     const { params, body } = validate(setRateLimit, req);
-    const done = await workspaceCommand(
-      s,
-      params.ws,
-      { type: 'ChangeRateLimit', data: { keyId: params.keyId, requestsPerMinute: body.requestsPerMinute, by: 'operator' } },
-      { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
-    );
-    await settle(s, done.appended);
+    await setKeyRateLimit(s, {
+      workspaceId: params.ws,
+      keyId: params.keyId,
+      requestsPerMinute: body.requestsPerMinute,
+      metadata: { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
+    });
     res.json({ keyId: params.keyId, requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE, overridden: body.requestsPerMinute !== null });
   });
   return r;

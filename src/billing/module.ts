@@ -8,6 +8,7 @@ import { autoReloadReactor, ReloadWorkerOptions, startReloadWorkerFor } from './
 import { stripeWebhookRoutes } from './routes/stripe-webhook';
 import { billingRoutes } from './routes/billing-routes';
 import { usageRoutes } from './routes/usage-routes';
+import { statementRoutes } from './routes/statement-routes';
 
 /**
  * Billing: card and deposits, the ledger, usage series, notices, Stripe webhooks and the
@@ -21,7 +22,7 @@ export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Modu
     reactors: (s: Services) => [autoReloadReactor({ readModels: s.readModels, queue: () => s.reloadQueue(), now: s.now })],
     router: (s: Services) => {
       const r = Router();
-      r.use(stripeWebhookRoutes(s), billingRoutes(s), usageRoutes(s));
+      r.use(stripeWebhookRoutes(s), billingRoutes(s), usageRoutes(s), statementRoutes(s));
       return r;
     },
     async startWorkers(s: Services) {

@@ -1,8 +1,8 @@
 import { Config, ConfigError, loadConfig } from '../platform/config';
-import { openEventStore } from '../platform/eventstore';
 import type { EventStore } from '../platform/eventstore/port';
 import { createLogger } from '../platform/log';
-import { buildServices, Services } from '../services';
+import { buildServices, openEventStore } from '../init';
+import type { Services } from '../services';
 import { describeStartupError } from '../platform/startup-error';
 
 function config(): Config {

@@ -1,11 +1,6 @@
-import type { Config } from '../platform/config';
-import type { ModelConfig } from './events';
 import type { ModelBackend } from './backend';
-import { DemoBackend } from './demo/model';
 import { fnv1a } from './demo/prng';
-import { OpenAiBackend, UpstreamTarget } from './openai/backend';
 import type { SearchProvider } from './search/port';
-import { SearxngSearch } from './search/searxng';
 import { warmTokenizer } from './tokenizer';
 import { Reservations } from '../billing/projections/balances/reservations';
 import { KeyIndex } from '../accounts/projections/key-index/queries';
@@ -16,29 +11,6 @@ import type { OnKeyUsed } from './routes/auth';
 import { InferenceEngine } from './usecases/engine';
 import { InferenceRateLimiter } from './routes/rate-limit';
 import { inferenceRouter } from './routes/router';
-
-/** The model backend the configuration asks for: the demo model (default) or an OpenAI-compatible upstream. */
-export function backendFromConfig(c: Config): ModelBackend {
-  if (c.MODEL_BACKEND === 'demo') return new DemoBackend({ tokenDelayMs: c.DEMO_TOKEN_DELAY_MS });
-  const target = (config: ModelConfig, url?: string, model?: string, key?: string): UpstreamTarget => ({
-    baseUrl: url ?? c.OPENAI_BASE_URL ?? '',
-    model: model ?? config,
-    ...((key ?? c.OPENAI_API_KEY) ? { apiKey: key ?? c.OPENAI_API_KEY } : {}),
-  });
-  return new OpenAiBackend({
-    service_3_pi: target('service_3_pi', c.OPENAI_BASE_URL_PI, c.OPENAI_MODEL_PI, c.OPENAI_API_KEY_PI),
-    service_3_productivity: target(
-      'service_3_productivity',
-      c.OPENAI_BASE_URL_PRODUCTIVITY,
-      c.OPENAI_MODEL_PRODUCTIVITY,
-      c.OPENAI_API_KEY_PRODUCTIVITY,
-    ),
-  });
-}
-
-export function searchFromConfig(c: Config): SearchProvider | undefined {
-  return c.SEARXNG_URL ? new SearxngSearch(c.SEARXNG_URL, { timeoutMs: c.SEARXNG_TIMEOUT_MS }) : undefined;
-}
 
 /**
  * Records a key's "last used" at most once a second per key and process: a second is plenty for
@@ -56,9 +28,9 @@ function lastUsedToucher(s: Services): OnKeyUsed {
 }
 
 export interface InferenceModuleOptions {
-  /** Replaces the configured backend (tests, benchmarks). */
+  /** Replaces the backend the composition root chose (tests, benchmarks). */
   backend?: ModelBackend;
-  /** Replaces the configured search provider; null: no search at all. */
+  /** Replaces the search provider the composition root chose; null: no search at all. */
   search?: SearchProvider | null;
 }
 
@@ -69,9 +41,9 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
     router(s: Services) {
       warmTokenizer();
       const c = s.config;
-      const search = opts.search === undefined ? searchFromConfig(c) : (opts.search ?? undefined);
+      const search = opts.search === undefined ? s.search : (opts.search ?? undefined);
       const engine = new InferenceEngine(s, {
-        backend: opts.backend ?? backendFromConfig(c),
+        backend: opts.backend ?? s.model(),
         ...(search ? { search } : {}),
         reservations: new Reservations(s.redis, s.ks),
         prices: { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN },

@@ -32,8 +32,8 @@ export const policyAccepted = (userId: string, version: string): UsagePolicyAcce
 
 /** Accepting the current version once; accepting it again changes nothing. */
 export function decideAcceptPolicy(
-  state: AcceptanceState,
   cmd: { userId: string; version: string; currentVersion: string },
+  state: AcceptanceState,
 ): UsagePolicyAccepted[] {
   if (!state.registered) throw new DomainError('not_found', 'User not found');
   if (cmd.version !== cmd.currentVersion) {

@@ -12,7 +12,10 @@ import { join } from 'node:path';
 async function main() {
   const root = process.env.ROOT!;
   const { loadConfig } = require(join(root, 'src/platform/config')) as typeof import('../../src/platform/config');
-  const { buildServices } = require(join(root, 'src/services')) as typeof import('../../src/services');
+  // Where the composition root builds the services: src/init.ts now, src/services.ts in older trees.
+  const { existsSync } = require('node:fs') as typeof import('node:fs');
+  const initFile = existsSync(join(root, 'src/init.ts')) ? 'src/init' : 'src/services';
+  const { buildServices } = require(join(root, initFile)) as typeof import('../../src/init');
   const { projectionsOf } = require(join(root, 'src/main')) as typeof import('../../src/main');
   const { ProjectionRunner } = require(join(root, 'src/platform/projections/runner')) as typeof import('../../src/platform/projections/runner');
   const { createLogger } = require(join(root, 'src/platform/log')) as typeof import('../../src/platform/log');

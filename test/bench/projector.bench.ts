@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { openEventStore } from '../../src/platform/eventstore';
+import { openEventStore } from '../../src/init';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
 import { withDatabase } from '../support/postgres';
 import { fillTraffic } from './projector-traffic';

@@ -3,7 +3,7 @@ import { type Event, type EventRecord, recorded } from '../../src/platform/event
 
 /**
  * given(events).when(command).then(events) | .thenNothing() | .thenFails(code, detail) — for a
- * decider whose decide is (state, command) → events. The history is folded as if the store had
+ * decider whose decide is (command, state) → events. The history is folded as if the store had
  * recorded it at `at` (positions 1, 2, …), since some states keep the time of an event.
  */
 /** Folds events with a decider's evolve as if the store had recorded them at `at` (positions 1, 2, …). */
@@ -20,7 +20,7 @@ export function foldWith<S, R extends EventRecord>(
 /** `R`, the record the decider folds, is inferred from it (never: any decider fits when S and C are given). */
 export function scenario<S, C, R extends EventRecord = never>(
   decider: { initial: () => S; evolve: (s: S, e: R) => S },
-  decide: (s: S, c: C) => Event[],
+  decide: (c: C, s: S) => Event[],
   opts: { at?: string } = {},
 ) {
   const at = opts.at ?? '2026-03-15T12:00:00.000Z';
@@ -31,7 +31,7 @@ export function scenario<S, C, R extends EventRecord = never>(
         /** The state the history folds to (for checks the events alone do not show). */
         state,
         when(command: C) {
-          const run = () => decide(state, command);
+          const run = () => decide(command, state);
           return {
             then(...expected: Event[]) {
               expect(run()).toEqual(expected);

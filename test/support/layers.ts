@@ -6,7 +6,7 @@ export const PURE_FILES = [
   'accounts/api-keys.ts', 'accounts/budget.ts', 'accounts/events.ts', 'accounts/team.ts', 'accounts/user.ts',
   'accounts/workspace-state.ts', 'accounts/workspace.ts',
   'billing/commands.ts', 'billing/decide.ts', 'billing/events.ts', 'billing/evolve.ts', 'billing/funding.ts',
-  'billing/ids.ts', 'billing/ledger.ts', 'billing/rules.ts', 'billing/state.ts',
+  'billing/ids.ts', 'billing/ledger.ts', 'billing/rules.ts', 'billing/state.ts', 'billing/statement.ts',
   'inference/events.ts', 'inference/metering.ts', 'inference/models.ts', 'inference/ts.ts', 'inference/pricing.ts',
   'policy/acceptance.ts', 'policy/events.ts', 'policy/usage-policy.ts',
   'platform/errors.ts', 'platform/event.ts', 'platform/money.ts', 'platform/streams.ts',

@@ -6,6 +6,7 @@ import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
 import { validate } from '../../platform/http/contract';
 import { HttpError } from '../../platform/http/middleware/errors';
+import { csvCell } from '../../platform/http/csv';
 import { requireMember, requireSession, workspaceOf } from '../sessions/access';
 import { auditActor, auditEntry, auditLog, auditPageBody, CSV_COLUMNS } from './audit-schemas';
 
@@ -85,12 +86,6 @@ function actorKind(actor: string | null): { type: 'user' | 'apiKey' | 'operator'
 
 type Entry = Awaited<ReturnType<typeof resolve>>[number];
 
-/** One CSV cell: quoted when needed; a leading = + - @ is defused so a spreadsheet never runs it as a formula. */
-function cell(v: unknown): string {
-  let s = v === null || v === undefined ? '' : String(v);
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 function csvRow(e: Entry): string {
   const a = e.actor;
@@ -99,7 +94,7 @@ function csvRow(e: Entry): string {
   const actorEmail = a.type === 'user' ? a.email : null;
   const t = e.target;
   const targetName = t ? (t.name ?? t.email ?? (t.last4 ? `${t.brand ?? ''} …${t.last4}`.trim() : null)) : null;
-  return [e.time, a.type, actorId, actorName, actorEmail, e.action, t?.type, t?.id, targetName, e.outcome, JSON.stringify(e.details)].map(cell).join(',') + '\r\n';
+  return [e.time, a.type, actorId, actorName, actorEmail, e.action, t?.type, t?.id, targetName, e.outcome, JSON.stringify(e.details)].map(csvCell).join(',') + '\r\n';
 }
 
 /** GET /v1/workspaces/:ws/audit (admins): JSON pages, or the whole log as CSV. */

@@ -1,16 +1,12 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { emailClaimDecider, userDecider } from '../user';
-import { notFound } from '../../platform/errors';
-import { streams } from '../../platform/streams';
-import { loadState } from '../../platform/eventstore/command-handler';
-import { invitation, InvitationRecord, pendingForEmail, pendingForWorkspace } from '../projections/invitations/queries';
-import { roleOf, workspaceInfo } from '../projections/memberships/queries';
+import { InvitationRecord, pendingForEmail, pendingForWorkspace } from '../projections/invitations/queries';
+import { workspaceInfo } from '../projections/memberships/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
 import { AuthedUser, requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
-import { metaOf, settle } from './common';
-import { workspaceCommand } from './workspace-routes';
+import { metaOf } from './common';
+import * as uc from '../usecases';
 import { Throttle } from '../../platform/http/middleware/throttle';
 import { validate } from '../../platform/http/contract';
 import {
@@ -59,18 +55,7 @@ export function invitationRoutes(s: Services): Router {
     const { email } = validate(invite, req).body;
     await invites.take(userOf(res).userId, (sec) => `Too many invitations sent; retry in ${sec} s`);
     const w = workspaceOf(res);
-    // The invitee must already have an account: the e-mail claim names the user.
-    const claim = await loadState(s.store, streams.email(email), emailClaimDecider);
-    const invitee = claim.state.claimedBy ? (await loadState(s.store, streams.user(claim.state.claimedBy), userDecider)).state : null;
-    if (!invitee?.registered) throw notFound(`No account uses ${email}: the person must sign up before they can be invited`);
-    const invitationId = s.newId();
-    const done = await workspaceCommand(
-      s,
-      w.workspaceId,
-      { type: 'InviteMember', data: { invitationId, email, inviteeUserId: invitee.userId, by: userOf(res).userId } },
-      metaOf(res),
-    );
-    await settle(s, done.appended);
+    const { invitationId } = await uc.sendInvitation(s, { workspaceId: w.workspaceId, email, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(201).json({ invitationId, workspaceId: w.workspaceId, email, status: 'pending' } satisfies z.input<typeof invitationSent>);
   });
 
@@ -85,24 +70,14 @@ export function invitationRoutes(s: Services): Router {
   for (const [action, contract] of [['accept', acceptInvitation], ['decline', declineInvitation]] as const) {
     r.post(contract.path, session, async (req, res) => {
       const { id } = validate(contract, req).params;
-      const user = userOf(res);
-      const inv = await invitation(s.readModels, id);
-      // Someone else's invitation is as invisible as a missing one.
-      if (!inv || inv.userId !== user.userId) throw notFound('Invitation not found');
-      const done = await workspaceCommand(
-        s,
-        inv.workspaceId,
-        { type: action === 'accept' ? 'AcceptInvitation' : 'DeclineInvitation', data: { invitationId: inv.invitationId, userId: user.userId } },
-        metaOf(res),
-      );
-      await settle(s, done.appended);
-      const [ws, role] = await Promise.all([workspaceInfo(s.readModels, inv.workspaceId), roleOf(s.readModels, inv.workspaceId, user.userId)]);
+      const answer = action === 'accept' ? uc.acceptInvitation : uc.declineInvitation;
+      const a = await answer(s, { invitationId: id, userId: userOf(res).userId, metadata: metaOf(res) });
       res.json({
-        invitationId: inv.invitationId,
-        workspaceId: inv.workspaceId,
-        workspaceName: ws?.name ?? null,
+        invitationId: a.invitationId,
+        workspaceId: a.workspaceId,
+        workspaceName: a.workspaceName,
         status: action === 'accept' ? 'accepted' : 'declined',
-        ...(action === 'accept' ? { role } : {}),
+        ...(action === 'accept' ? { role: a.role } : {}),
       } satisfies z.input<typeof invitationAnswered>);
     });
   }

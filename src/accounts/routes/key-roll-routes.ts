@@ -1,13 +1,9 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import type { ApiKeyRolled } from '../events';
-import { keysOf } from '../projections/api-keys/queries';
-import { hashKey } from '../projections/key-index/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
-import { metaOf, settle } from './common';
-import { displayPrefix, generateKeySecret, lastFour } from '../key-secrets';
-import { workspaceCommand } from './workspace-routes';
+import { metaOf } from './common';
+import * as uc from '../usecases';
 import { validate } from '../../platform/http/contract';
 import { keyRolled, rollKey } from './key-schemas';
 
@@ -25,31 +21,15 @@ export function keyRollRoutes(s: Services): Router {
       params: { keyId },
       body: { gracePeriodSeconds },
     } = validate(rollKey, req);
-    const w = workspaceOf(res);
-    const user = userOf(res);
-    const secret = generateKeySecret();
     const now = s.now();
-    const done = await workspaceCommand(
-      s,
-      w.workspaceId,
-      {
-        type: 'RollApiKey',
-        data: {
-          keyId,
-          keyHash: hashKey(secret),
-          prefix: displayPrefix(secret),
-          last4: lastFour(secret),
-          gracePeriodSeconds,
-          now: now.toISOString(),
-          by: user.userId,
-        },
-      },
-      metaOf(res),
-    );
-    // The new secret works, and a secret rolled without grace fails, on the next request.
-    await settle(s, done.appended);
-    const rolled = done.events[0] as ApiKeyRolled;
-    const key = (await keysOf(s.readModels, w.workspaceId)).find((k) => k.keyId === keyId);
+    const { secret, rolled, key } = await uc.rollKey(s, {
+      workspaceId: workspaceOf(res).workspaceId,
+      keyId,
+      gracePeriodSeconds,
+      by: userOf(res).userId,
+      now,
+      metadata: metaOf(res),
+    });
     res
       .set('Cache-Control', 'no-store')
       .json({
@@ -57,11 +37,11 @@ export function keyRollRoutes(s: Services): Router {
         name: key?.name ?? null,
         scopes: key?.scopes ?? null,
         expiresAt: key?.expiresAt ?? null,
-        prefix: rolled.data.prefix,
-        last4: rolled.data.last4,
+        prefix: rolled.prefix,
+        last4: rolled.last4,
         rolledAt: now.toISOString(),
         gracePeriodSeconds,
-        previousSecretValidUntil: rolled.data.previousKeyValidUntil,
+        previousSecretValidUntil: rolled.previousKeyValidUntil,
         secret,
       } satisfies z.input<typeof keyRolled>);
   });

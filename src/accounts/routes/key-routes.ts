@@ -1,27 +1,18 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { billingDecider } from '../../billing/decide';
-import { loadState } from '../../platform/eventstore/command-handler';
-import { funding } from '../../billing/funding';
 import { budgetLeft, budgetMonth } from '../budget';
-import { formatUsd, parseUsd } from '../../platform/money';
+import { formatUsd } from '../../platform/money';
 import { keyHolds, keySpend } from '../../billing/projections/balances/key-spend';
-import { streams } from '../../platform/streams';
 import { keysOf } from '../projections/api-keys/queries';
-import { hashKey } from '../projections/key-index/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
 import { validate } from '../../platform/http/contract';
-import { metaOf, settle } from './common';
+import { metaOf } from './common';
 import { createKey, createKeyAt, deleteKey, keyCreated, keyList, keyView, listKeys } from './key-schemas';
-import { displayPrefix, generateKeySecret, lastFour } from '../key-secrets';
-import { forgetKeyLastUsed, keysLastUsed } from '../key-last-used';
-import { workspaceCommand } from './workspace-routes';
+import { keysLastUsed } from '../key-last-used';
 import { requireAcceptedPolicy } from '../../policy/policy-status';
-
-/** The scopes a key gets when the request names none. */
-export const DEFAULT_SCOPES = ['inference'];
+import * as uc from '../usecases';
 
 /** The key list as GET …/keys shows it, with each key's budget, its spend this UTC month and what is left. */
 export async function keyListView(s: Services, workspaceId: string): Promise<z.input<typeof keyView>[]> {
@@ -72,60 +63,35 @@ export function keyRoutes(s: Services): Router {
   r.post(createKey.path, session, member, requireAcceptedPolicy(s), async (req, res) => {
     const now = s.now();
     const input = validate(createKeyAt(now), req).body;
-    const w = workspaceOf(res);
     const user = userOf(res);
-    const { state: billing } = await loadState(s.store, streams.billing(w.workspaceId), billingDecider);
-    const required = parseUsd(s.config.INITIAL_DEPOSIT_USD);
-    const secret = generateKeySecret();
-    const keyId = s.newId();
-    const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
-    const scopes = input.scopes ? [...new Set(input.scopes)] : DEFAULT_SCOPES;
-    const done = await workspaceCommand(
-      s,
-      w.workspaceId,
-      {
-        type: 'CreateApiKey',
-        data: {
-          keyId,
-          name: input.name,
-          keyHash: hashKey(secret),
-          prefix: displayPrefix(secret),
-          last4: lastFour(secret),
-          scopes,
-          expiresAt,
-          by: user.userId,
-          now: now.toISOString(),
-          funding: funding(billing, required),
-          requiredDepositNanoUsd: required,
-        },
-      },
-      metaOf(res),
-    );
-    // The key works on the next request: wait until the key index has it.
-    await settle(s, done.appended);
+    const key = await uc.createKey(s, {
+      workspaceId: workspaceOf(res).workspaceId,
+      name: input.name,
+      scopes: input.scopes,
+      expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+      by: user.userId,
+      now,
+      metadata: metaOf(res),
+    });
     res
       .status(201)
       .set('Cache-Control', 'no-store')
       .json({
-        keyId,
+        keyId: key.keyId,
         name: input.name,
-        prefix: displayPrefix(secret),
-        last4: lastFour(secret),
-        scopes,
-        expiresAt,
+        prefix: key.prefix,
+        last4: key.last4,
+        scopes: key.scopes,
+        expiresAt: key.expiresAt,
         created: now.toISOString(),
         createdBy: { userId: user.userId, name: user.name },
-        secret,
+        secret: key.secret,
       } satisfies z.input<typeof keyCreated>);
   });
 
   r.delete(deleteKey.path, session, member, async (req, res) => {
     const { keyId } = validate(deleteKey, req).params;
-    const w = workspaceOf(res);
-    const done = await workspaceCommand(s, w.workspaceId, { type: 'DeleteApiKey', data: { keyId, by: userOf(res).userId } }, metaOf(res));
-    // The key fails on the next request: wait until the key index dropped it.
-    await settle(s, done.appended);
-    await forgetKeyLastUsed(s.redis, s.ks, keyId);
+    await uc.deleteKey(s, { workspaceId: workspaceOf(res).workspaceId, keyId, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });
 

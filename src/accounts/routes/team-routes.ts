@@ -4,12 +4,12 @@ import { parseUsd } from '../../platform/money';
 import type { Services } from '../../services';
 import { validate } from '../../platform/http/contract';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
-import { metaOf, settle } from './common';
+import { metaOf } from './common';
+import * as uc from '../usecases';
 import { updateKey } from './key-schemas';
 import { keyListView } from './key-routes';
 import { revokeInvitation } from './invitation-schemas';
 import { changeRole, leaveWorkspace, roleChanged } from './schemas';
-import { workspaceCommand } from './workspace-routes';
 
 /**
  * Roles, revoking an invitation, leaving, and a key's name and monthly budget (docs/ACCOUNTS.md,
@@ -27,28 +27,18 @@ export function teamRoutes(s: Services): Router {
       body: { role },
     } = validate(changeRole, req);
     const w = workspaceOf(res);
-    const done = await workspaceCommand(s, w.workspaceId, { type: 'ChangeMemberRole', data: { userId, role, by: userOf(res).userId } }, metaOf(res));
-    await settle(s, done.appended);
+    await uc.changeMemberRole(s, { workspaceId: w.workspaceId, userId, role, by: userOf(res).userId, metadata: metaOf(res) });
     res.json({ workspaceId: w.workspaceId, userId, role } satisfies z.input<typeof roleChanged>);
   });
 
   r.delete(revokeInvitation.path, session, admin, async (req, res) => {
     const { id } = validate(revokeInvitation, req).params;
-    const w = workspaceOf(res);
-    const done = await workspaceCommand(
-      s,
-      w.workspaceId,
-      { type: 'RevokeInvitation', data: { invitationId: id, by: userOf(res).userId } },
-      metaOf(res),
-    );
-    await settle(s, done.appended);
+    await uc.revokeInvitation(s, { workspaceId: workspaceOf(res).workspaceId, invitationId: id, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });
 
   r.post(leaveWorkspace.path, session, member, async (_req, res) => {
-    const w = workspaceOf(res);
-    const done = await workspaceCommand(s, w.workspaceId, { type: 'LeaveWorkspace', data: { userId: userOf(res).userId } }, metaOf(res));
-    await settle(s, done.appended);
+    await uc.leaveWorkspace(s, { workspaceId: workspaceOf(res).workspaceId, userId: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });
 
@@ -58,22 +48,14 @@ export function teamRoutes(s: Services): Router {
       body,
     } = validate(updateKey, req);
     const w = workspaceOf(res);
-    const done = await workspaceCommand(
-      s,
-      w.workspaceId,
-      {
-        type: 'UpdateApiKey',
-        data: {
-          keyId,
-          ...(body.name !== undefined ? { name: body.name } : {}),
-          ...(body.monthlyBudget !== undefined ? { monthlyBudgetNanoUsd: body.monthlyBudget === null ? null : parseUsd(body.monthlyBudget).toString() } : {}),
-          by: userOf(res).userId,
-        },
-      },
-      metaOf(res),
-    );
-    // The budget binds the next request: wait until the balances read model has it.
-    await settle(s, done.appended);
+    await uc.updateKey(s, {
+      workspaceId: w.workspaceId,
+      keyId,
+      name: body.name,
+      monthlyBudget: body.monthlyBudget === undefined || body.monthlyBudget === null ? body.monthlyBudget : parseUsd(body.monthlyBudget),
+      by: userOf(res).userId,
+      metadata: metaOf(res),
+    });
     const view = (await keyListView(s, w.workspaceId)).find((k) => k.keyId === keyId);
     res.json(view);
   });

@@ -1,27 +1,13 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { decideWorkspace, workspaceDecider, WorkspaceCommand } from '../workspace';
-import { streams } from '../../platform/streams';
-import { handleCommand } from '../../platform/eventstore/command-handler';
-import type { EventMetadata } from '../../platform/eventstore/port';
 import { membersOf, workspaceInfo, workspacesOf } from '../projections/memberships/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
 import { validate } from '../../platform/http/contract';
-import { metaOf, settle } from './common';
+import { metaOf } from './common';
+import * as uc from '../usecases';
 import { createWorkspace, listMembers, listWorkspaces, memberList, removeMember, renameWorkspace, showWorkspace, workspaceList, workspaceSummary, workspaceView } from './schemas';
-
-/** Runs one workspace command: load → decide → append with the exact revision. */
-export function workspaceCommand(s: Services, workspaceId: string, command: WorkspaceCommand, metadata: EventMetadata) {
-  return handleCommand(
-    s.store,
-    streams.workspace(workspaceId),
-    workspaceDecider,
-    (st) => ({ events: decideWorkspace(st, command), result: undefined }),
-    { metadata, newId: s.newId },
-  );
-}
 
 /** /v1/workspaces: create, list mine, show, rename; members: list, remove. */
 export function workspaceRoutes(s: Services): Router {
@@ -32,10 +18,7 @@ export function workspaceRoutes(s: Services): Router {
 
   r.post(createWorkspace.path, session, async (req, res) => {
     const { name } = validate(createWorkspace, req).body;
-    const user = userOf(res);
-    const workspaceId = s.newId();
-    const done = await workspaceCommand(s, workspaceId, { type: 'CreateWorkspace', data: { workspaceId, name, personal: false, by: user.userId } }, metaOf(res));
-    await settle(s, done.appended);
+    const { workspaceId } = await uc.createWorkspace(s, { name, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(201).location(`/v1/workspaces/${workspaceId}`).json({ workspaceId, name, personal: false, role: 'admin' } satisfies z.input<typeof workspaceSummary>);
   });
 
@@ -55,8 +38,7 @@ export function workspaceRoutes(s: Services): Router {
   r.patch(renameWorkspace.path, session, admin, async (req, res) => {
     const { name } = validate(renameWorkspace, req).body;
     const w = workspaceOf(res);
-    const done = await workspaceCommand(s, w.workspaceId, { type: 'RenameWorkspace', data: { name, by: userOf(res).userId } }, metaOf(res));
-    await settle(s, done.appended);
+    await uc.renameWorkspace(s, { workspaceId: w.workspaceId, name, by: userOf(res).userId, metadata: metaOf(res) });
     res.json({ workspaceId: w.workspaceId, name, role: w.role, personal: w.personal } satisfies z.input<typeof workspaceSummary>);
   });
 
@@ -77,9 +59,7 @@ export function workspaceRoutes(s: Services): Router {
 
   r.delete(removeMember.path, session, admin, async (req, res) => {
     const { userId } = validate(removeMember, req).params;
-    const w = workspaceOf(res);
-    const done = await workspaceCommand(s, w.workspaceId, { type: 'RemoveMember', data: { userId, by: userOf(res).userId } }, metaOf(res));
-    await settle(s, done.appended);
+    await uc.removeMember(s, { workspaceId: workspaceOf(res).workspaceId, userId, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });
 

@@ -1,4 +1,6 @@
-import type { Services } from '../../services';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../platform/config';
+import type { Keyspace } from '../../platform/projections/keyspace';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { WorkGate } from '../../platform/http/middleware/limits';
 import { Throttle } from '../../platform/http/middleware/throttle';
@@ -17,7 +19,7 @@ import { Throttle } from '../../platform/http/middleware/throttle';
  *
  *   {prefix}throttle:login-address:{hash}   {prefix}throttle:login-email:{hash}
  *
- * One per process (the hashing cap is per process): built in buildServices as `s.loginGuard`.
+ * One per process (the hashing cap is per process): built in buildServices (src/init.ts) as `s.loginGuard`.
  */
 export class LoginGuard {
   private readonly perAddress: Throttle;
@@ -25,7 +27,7 @@ export class LoginGuard {
   private readonly hashing: WorkGate;
   private readonly busy = () => new HttpError(503, 'Too many logins are being checked right now; retry in a second', { 'Retry-After': '1' });
 
-  constructor(s: Pick<Services, 'config' | 'redis' | 'ks'>) {
+  constructor(s: { config: Config; redis: Redis; ks: Keyspace }) {
     const c = s.config;
     this.perAddress = new Throttle(s.redis, s.ks.shared('throttle', 'login-address'), c.LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE, 60);
     this.perEmail = new Throttle(s.redis, s.ks.shared('throttle', 'login-email'), c.LOGIN_FAILURES_PER_EMAIL, c.LOGIN_FAILURE_WINDOW_SECONDS);

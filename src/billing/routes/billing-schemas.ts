@@ -5,6 +5,7 @@ import { memberErrors, memberWriteErrors, wsParams } from '../../accounts/routes
 import { route, type RouteContract } from '../../platform/http/contract';
 import { invalidInput, problem } from '../../platform/http/error-bodies';
 import { usageContracts } from './usage-schemas';
+import { statementContracts } from './statement-schemas';
 
 export * from './usage-schemas';
 
@@ -220,4 +221,4 @@ export const ledger = route({
   responses: { 200: { description: 'One page of the ledger', schema: ledgerPageBody }, ...memberErrors, 422: invalidInput() },
 });
 
-export const routes: RouteContract[] = [showBilling, attachPaymentMethod, makeDeposit, listDeposits, configureAutoReload, ledger, ...usageContracts];
+export const routes: RouteContract[] = [showBilling, attachPaymentMethod, makeDeposit, listDeposits, configureAutoReload, ledger, ...usageContracts, ...statementContracts];

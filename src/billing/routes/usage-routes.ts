@@ -1,21 +1,21 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { keysOf } from '../../accounts/projections/api-keys/queries';
-import { auditKeys } from '../../accounts/projections/audit/queries';
 import { BUCKET_SECONDS, bucketStart } from '../projections/usage/projection';
 import { MAX_POINTS, usageSeries as readUsageSeries } from '../projections/usage/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/sessions/access';
-import { readSession, sessionTokenOf } from '../../accounts/sessions/sessions';
+import { readSession, sessionHash, sessionTokenOf } from '../../accounts/sessions/sessions';
+import { ACCESS_ENDED_TEXT, accessEndedOf } from '../projections/usage/access-ended';
 import { membership } from '../../accounts/projections/memberships/queries';
 import { PerKeyCap } from '../../platform/http/middleware/limits';
 import { EventStreamWriter, sseFrame } from '../../platform/http/sse';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { validate } from '../../platform/http/contract';
 import { usageBody, usageLive, usageSeries } from './usage-schemas';
+import { focusCsv, labelSeries, usageCsv } from './usage-export';
 
 /**
- * GET /v1/workspaces/:ws/usage?granularity=minute|hour|day&from&to&groupBy=key|model
+ * GET /v1/workspaces/:ws/usage?granularity=minute|hour|day&from&to&groupBy=key|member|config|endpoint|model&format=json|csv|focus
  *   from/to: ISO-8601 or Unix seconds; from inclusive (rounded down to its bucket), to exclusive.
  *   Defaults: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket.
  * GET /v1/workspaces/:ws/usage/live — server-sent events: `event: usage`, one per debited request.
@@ -23,8 +23,10 @@ import { usageBody, usageLive, usageSeries } from './usage-schemas';
 const DEFAULT_SPAN: Record<'minute' | 'hour' | 'day', number> = { minute: 60, hour: 24, day: 30 };
 
 /**
- * How often an open live stream re-checks its session and membership. Two Redis reads per stream
- * per period; a logout or removal closes the stream within this period of the change being projected.
+ * How often an open live stream re-checks its session and membership. A removal, a leave or a
+ * logout closes the stream in event order (the access-ended marker on the live channel, see
+ * projections/usage/access-ended.ts); this re-check is the backstop for what has no event: a session
+ * that expires by its TTL, or a marker skipped while the usage projection rebuilds.
  */
 export const LIVE_RECHECK_MS = 500;
 
@@ -54,16 +56,23 @@ export function usageRoutes(s: Services): Router {
         { loc: ['query', 'from'], msg: `the range holds ${points} ${q.granularity}s; at most ${MAX_POINTS} per request`, type: 'value_error' },
       ]);
     }
+    if (q.format === 'focus' && q.groupBy && q.groupBy !== 'key') {
+      throw new HttpError(422, [{ loc: ['query', 'groupBy'], msg: 'format=focus has one row per API key: leave groupBy out or set it to key', type: 'value_error' }]);
+    }
     const ws = workspaceOf(res).workspaceId;
-    const series = await readUsageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy: q.groupBy });
-    let names: Map<string, string> | null = null;
-    let live: Set<string> | null = null;
-    if (q.groupBy === 'key') {
-      names = new Map((await keysOf(s.readModels, ws)).map((k) => [k.keyId, k.name]));
-      live = new Set(names.keys());
-      // A deleted key keeps its name in the audit read model.
-      const gone = series.map((x) => x.group!).filter((id) => id && !live!.has(id));
-      for (const [id, k] of await auditKeys(s.readModels, gone)) if (k.name) names.set(id, k.name);
+    const groupBy = q.format === 'focus' ? 'key' : q.groupBy;
+    const series = await labelSeries(s.readModels, ws, groupBy, await readUsageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy }));
+    if (q.format === 'csv' || q.format === 'focus') {
+      const focus = q.format === 'focus';
+      res
+        .status(200)
+        .set({
+          'Content-Type': 'text/csv; charset=utf-8',
+          'Content-Disposition': `attachment; filename="tollgate-${focus ? 'focus' : 'usage'}-${ws}.csv"`,
+          'Cache-Control': 'no-store',
+        })
+        .send(focus ? focusCsv(ws, series, q.granularity) : usageCsv(series, q.granularity, groupBy));
+      return;
     }
     res.json({
       workspaceId: ws,
@@ -71,12 +80,7 @@ export function usageRoutes(s: Services): Router {
       from: new Date(bucketStart(from, q.granularity) * 1000).toISOString(),
       to: new Date(to * 1000).toISOString(),
       groupBy: q.groupBy ?? null,
-      series: series.map((x) => ({
-        ...(q.groupBy === 'key' ? { keyId: x.group, keyName: names?.get(x.group!) ?? null, keyDeleted: !live?.has(x.group!) } : {}),
-        ...(q.groupBy === 'model' ? { model: x.group } : {}),
-        total: x.total,
-        points: x.points,
-      })),
+      series: series.map(({ group: _g, groupName: _n, ...x }) => x),
     } satisfies z.input<typeof usageBody>);
   });
 
@@ -115,8 +119,19 @@ export function usageRoutes(s: Services): Router {
     };
     req.on('close', end);
     res.on('error', end);
+    const mySession = sessionHash(token);
     const unlisten = await s.liveUsage.listen(ws, (msg) => {
-      if (closed || out.push(sseFrame(msg, 'usage'))) return;
+      if (closed) return;
+      const ended = accessEndedOf(msg);
+      if (ended) {
+        // Never forwarded: it only closes the stream of the person (and session) it names.
+        if (ended.userId === user.userId && (ended.session === undefined || ended.session === mySession)) {
+          end();
+          out.end(sseFrame({ detail: ACCESS_ENDED_TEXT[ended.reason] }, 'closed'));
+        }
+        return;
+      }
+      if (out.push(sseFrame(msg, 'usage'))) return;
       // Pub/sub cannot wait for this reader: rather than hold an ever longer backlog, end its stream.
       end();
       out.end(sseFrame({ detail: 'This stream fell too far behind; reconnect and refetch the usage since then' }, 'closed'));

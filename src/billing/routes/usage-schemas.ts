@@ -12,11 +12,31 @@ const time = z
 
 export const granularity = z.enum(['minute', 'hour', 'day']);
 
+export const USAGE_GROUPINGS = ['key', 'member', 'config', 'endpoint', 'model'] as const;
+export const usageGrouping = z.enum(USAGE_GROUPINGS, {
+  error: () => `groupBy must be one of ${USAGE_GROUPINGS.join(', ')} (member: who created the key; model is the older name of config)`,
+});
+export const USAGE_FORMATS = ['json', 'csv', 'focus'] as const;
+
+/** The CSV export's columns, one row per series and bucket with any usage. */
+export const USAGE_CSV_COLUMNS = ['bucket_start', 'bucket_end', 'group_by', 'group', 'group_name', 'requests', 'input_tokens', 'output_tokens', 'cost_usd'] as const;
+
+/** The FOCUS-style cost export's columns (FOCUS 1.x names; x_ columns are tollgate's own), one row per key and bucket with any usage. */
+export const FOCUS_COLUMNS = [
+  'BillingAccountId', 'BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd', 'ChargeCategory',
+  'ChargeDescription', 'ProviderName', 'PublisherName', 'ServiceName', 'ServiceCategory', 'ResourceId', 'ResourceName',
+  'BilledCost', 'EffectiveCost', 'BillingCurrency', 'ConsumedQuantity', 'ConsumedUnit', 'x_Requests', 'x_InputTokens', 'x_OutputTokens',
+] as const;
+
 export const usageQuery = z.object({
   granularity: granularity.default('hour'),
   from: time.optional().describe('ISO-8601 or Unix seconds, inclusive (rounded down to its bucket)'),
   to: time.optional().describe('ISO-8601 or Unix seconds, exclusive'),
-  groupBy: z.enum(['key', 'model']).optional(),
+  groupBy: usageGrouping.optional(),
+  format: z
+    .enum(USAGE_FORMATS, { error: () => `format must be one of ${USAGE_FORMATS.join(', ')}` })
+    .optional()
+    .describe('json (default), csv, or focus: a FOCUS-style cost CSV, one row per key and bucket'),
 });
 
 const usd = z.string().describe('USD, a decimal string');
@@ -31,6 +51,14 @@ export const usageSeriesView = z.object({
   keyDeleted: z.boolean().optional(),
   /** groupBy=model. */
   model: z.string().optional(),
+  /** groupBy=config: the model configuration the requests named. */
+  config: z.string().optional(),
+  /** groupBy=member: who created the keys ("unknown" for debits older than this grouping), and their name and e-mail when known. */
+  memberId: z.string().optional(),
+  memberName: z.string().nullable().optional(),
+  memberEmail: z.string().nullable().optional(),
+  /** groupBy=endpoint: inference, streaming or openai ("unknown" for debits older than this grouping). */
+  endpoint: z.string().optional(),
   total: totals,
   points: z.array(usagePoint),
 });
@@ -40,7 +68,7 @@ export const usageBody = z.object({
   granularity,
   from: z.string(),
   to: z.string(),
-  groupBy: z.enum(['key', 'model']).nullable(),
+  groupBy: z.enum(USAGE_GROUPINGS).nullable(),
   series: z.array(usageSeriesView),
 });
 
@@ -60,13 +88,25 @@ export const usageLiveEvent = z.object({
 export const usageSeries = route({
   method: 'get',
   path: '/v1/workspaces/:ws/usage',
-  summary: 'Requests, tokens and cost per minute, hour or day; in total, per key or per model',
-  description: 'Without from/to: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket.',
+  summary: 'Requests, tokens and cost per minute, hour or day; in total, or per key, member, config or endpoint; as JSON, CSV or a FOCUS cost CSV',
+  description:
+    'Without from/to: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket. ' +
+    `format=csv: columns ${USAGE_CSV_COLUMNS.join(', ')}. format=focus (resource = API key; groupBy must be absent or key): ` +
+    `columns ${FOCUS_COLUMNS.join(', ')}; BillingPeriod is the bucket's UTC calendar month, ChargePeriod the bucket, ConsumedQuantity the tokens (input + output).`,
   tags: ['Usage'],
   security: ['session'],
   params: wsParams,
   query: usageQuery,
-  responses: { 200: { description: 'The series', schema: usageBody }, ...memberErrors, 422: invalidInput('A bad value, from not before to, or too many points') },
+  responses: {
+    200: {
+      description: 'The series, or a CSV export',
+      schema: usageBody,
+      also: [{ contentType: 'text/csv', schema: z.string().describe('CSV with a header row (format=csv or format=focus)') }],
+      headers: { 'Content-Disposition': 'For CSV: attachment; filename="tollgate-usage-<ws>.csv" or "tollgate-focus-<ws>.csv"' },
+    },
+    ...memberErrors,
+    422: invalidInput('A bad value, an unknown groupBy or format, from not before to, or too many points'),
+  },
 });
 
 export const usageLive = route({

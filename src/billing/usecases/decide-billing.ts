@@ -18,8 +18,19 @@ export interface BillingDecided {
 }
 
 /**
+ * A workspace's admins, the auto-reload worker and Stripe's webhook all write billing-{ws}: twenty
+ * deposits sent at once lose up to nineteen rounds of the exact-revision append between them. Each
+ * loser decides again on the new state (a deposit is still valid: it only needs the card and the
+ * minimum), after a short random pause so the losers of one round do not collide again in lockstep.
+ */
+const BILLING_RETRIES = 60;
+const pauseBeforeRetry = (attempt: number) =>
+  new Promise<void>((ok) => setTimeout(ok, Math.random() * Math.min(2 + attempt * 2, 25)));
+
+/**
  * One billing command through handleCommand on billing-{workspaceId}: load, decide, append with the
- * exact revision. `command` may look at the state first (null: nothing to do).
+ * exact revision, deciding again on a conflict (see BILLING_RETRIES). `command` may look at the state
+ * first (null: nothing to do).
  */
 export async function decideBilling(
   s: Pick<Services, 'store' | 'now' | 'newId'>,
@@ -36,7 +47,7 @@ export async function decideBilling(
       const events = c ? decide(c, before) : [];
       return { events, result: { before, after: evolveDecided(before, events, s.now().toISOString()) } };
     },
-    { metadata, newId: s.newId },
+    { metadata, newId: s.newId, retries: BILLING_RETRIES, beforeRetry: pauseBeforeRetry },
   );
   return { appended: h.appended, events: h.events, ...h.result };
 }

@@ -7,10 +7,11 @@ import type { NanoUsd } from '../../platform/money';
 import { streams } from '../../platform/streams';
 import { loadState } from '../../platform/eventstore/command-handler';
 import type { EventMetadata } from '../../platform/eventstore/port';
-import { GatewayRejected, GatewayUnavailable } from '../payments/port';
+import { GatewayUnavailable } from '../payments/port';
 import type { Services } from '../../services';
 import { readYourWrites } from '../../platform/projections/read-your-writes';
 import { decideBilling } from './decide-billing';
+import { chargeOutcome } from './charge-outcome';
 import { gatewayError } from './gateway-errors';
 import { billingRules } from './rules';
 
@@ -53,24 +54,19 @@ async function deposit(s: Deps, cmd: Parameters<typeof makeDeposit>[1]): Promise
   try {
     outcome = await charge(s, workspaceId, rec);
   } catch (err) {
-    if (err instanceof GatewayUnavailable) {
-      await readYourWrites(s, requested.appended);
-      s.log.warn({ depositId, err: err.message }, 'deposit outcome unknown; a webhook or a retry with the same Idempotency-Key settles it');
-      return { ...rec, status: 'pending', replayed };
-    }
-    if (err instanceof GatewayRejected && err.code !== 'idempotency_error') {
-      outcome = { status: 'failed', paymentIntentId: null, code: err.code, reason: err.message };
-    } else throw err;
+    if (!(err instanceof GatewayUnavailable)) throw err;
+    await readYourWrites(s, requested.appended);
+    s.log.warn({ depositId, err: err.message }, 'deposit outcome unknown; a webhook or a retry with the same Idempotency-Key settles it');
+    return { ...rec, status: 'pending', replayed };
   }
   const settled = await decideBilling(s, workspaceId, { type: 'RecordDepositOutcome', data: { workspaceId, depositId, outcome } }, cmd.metadata);
   await readYourWrites(s, settled.appended ?? requested.appended);
   return { ...settled.after.deposits.get(depositId)!, replayed };
 }
 
-/** Charges a requested deposit with the ledger's idempotency key; a card that needs 3-D Secure is cancelled and failed. */
-async function charge(s: Deps, workspaceId: string, rec: DepositRecord): Promise<ChargeOutcome> {
-  const gw = s.gateway;
-  const res = await gw.charge({
+/** Charges a requested deposit (on-session) with the ledger's idempotency key. */
+function charge(s: Deps, workspaceId: string, rec: DepositRecord): Promise<ChargeOutcome> {
+  return chargeOutcome(s, 'deposit', {
     idempotencyKey: idempotencyKeys.deposit(rec.depositId),
     customerId: rec.customerId,
     paymentMethodId: rec.paymentMethodId,
@@ -79,18 +75,6 @@ async function charge(s: Deps, workspaceId: string, rec: DepositRecord): Promise
     description: `tollgate deposit`,
     metadata: { tollgate_kind: 'deposit', workspace_id: workspaceId, ledger_id: rec.depositId, amount_nano_usd: rec.amount.toString() },
   });
-  if (res.status === 'succeeded') return { status: 'succeeded', paymentIntentId: res.paymentIntentId };
-  if (res.status === 'requires_action') {
-    // Nobody can complete 3-D Secure here: cancel, so the PaymentIntent can never succeed later.
-    await gw.cancel(res.paymentIntentId).catch((err) => s.log.warn({ err, pi: res.paymentIntentId }, 'could not cancel a PaymentIntent'));
-    return {
-      status: 'failed',
-      paymentIntentId: res.paymentIntentId,
-      code: 'authentication_required',
-      reason: 'The card requires authentication (3-D Secure), which tollgate cannot complete; use another card',
-    };
-  }
-  return { status: 'failed', paymentIntentId: res.paymentIntentId, code: res.declineCode ?? res.code, reason: res.reason };
 }
 
 /** The workspace's deposits (requested, succeeded, failed), newest first, and the smallest it may make next. */

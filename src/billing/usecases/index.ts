@@ -5,7 +5,10 @@
  * and know nothing of HTTP.
  */
 export { attachPaymentMethod } from './payment-method';
-export { configureAutoReload } from './auto-reload';
+export { configureAutoReload } from './configure-auto-reload';
+export { chargeAutoReload, type ReloadDeps, type ReloadHooks, type ReloadResult, type ReloadStep } from './auto-reload-charge';
 export { depositsOf, makeDeposit, type DepositView } from './deposit';
+export { workspaceFunding } from './funding';
 export { billingRules } from './rules';
 export { settleFromPayment, type SettleVerdict } from './settle-payment';
+export { depositReceipt, monthlyStatementOf, type DepositReceipt } from './statements';

@@ -14,10 +14,11 @@ export function ledgerCommand(): Command {
 
   cmd
     .command('statement')
-    .description("every money event of a workspace with its running balance")
+    .description("every money event of a workspace with its running balance; with --month, that month's statement (opening, credits, usage per key and config, closing)")
     .requiredOption('--workspace <id>', 'workspace id')
+    .option('--month <YYYY-MM>', 'one UTC calendar month, as GET /v1/workspaces/:ws/statements/:month')
     .option('--json', 'print JSON')
-    .action((o: { workspace: string; json?: boolean }) => withServices((s) => printStatement(s, o)));
+    .action((o: { workspace: string; json?: boolean; month?: string }) => withServices((s) => printStatement(s, o)));
 
   cmd
     .command('verify')

@@ -4,7 +4,6 @@ import type { BillingState } from '../../billing/state';
 import { readEvents } from '../../platform/eventstore/command-handler';
 import { formatUsd } from '../../platform/money';
 import type { EventStore } from '../../platform/eventstore/port';
-import { createPaymentGateway } from '../../billing/payments';
 import type { PaymentGateway } from '../../billing/payments/port';
 import type { Services } from '../../services';
 import { allEvents } from './all-events';
@@ -161,7 +160,7 @@ export async function reconcile(store: EventStore, gateway: PaymentGateway): Pro
 
 /** Prints the reconciliation; exit code 1 on any difference. */
 export async function printReconcile(s: Services, o: { json?: boolean }): Promise<void> {
-  const r = await reconcile(s.store, createPaymentGateway(s.config, s.redis, s.ks));
+  const r = await reconcile(s.store, s.gateway);
   if (o.json) out(JSON.stringify(r, null, 2));
   else {
     out(

@@ -2,6 +2,7 @@ import type { BillingEvent } from '../../billing/events';
 import { fold } from '../../billing/evolve';
 import { readEvents } from '../../platform/eventstore/command-handler';
 import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../billing/ledger';
+import { monthlyStatement, monthRange } from '../../billing/statement';
 import { formatUsd } from '../../platform/money';
 import { streams } from '../../platform/streams';
 import type { EventStore } from '../../platform/eventstore/port';
@@ -93,9 +94,14 @@ export function csvRow(l: MoneyLine): string {
 export const csvHeader = () => CSV_COLUMNS.join(',');
 
 
-/** Prints a workspace's statement: every money line with its running balance, then the totals. */
-export async function printStatement(s: Services, o: { workspace: string; json?: boolean }): Promise<void> {
+/**
+ * Prints a workspace's statement: every money line with its running balance, then the totals; with
+ * --month, the monthly statement the API serves (GET …/statements/:month), computed by the same
+ * StatementBuilder from a replay of the event store rather than from the ledger read model.
+ */
+export async function printStatement(s: Services, o: { workspace: string; json?: boolean; month?: string }): Promise<void> {
   const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace });
+  if (o.month !== undefined) return printMonth(o.workspace, o.month, lines, o.json);
   const t = totals.get(o.workspace);
   const st = fold(await readEvents<BillingEvent>(s.store, streams.billing(o.workspace)));
   const failed = [...st.deposits.values()].filter((d) => d.status === 'failed').length + [...st.reloads.values()].filter((r) => r.status === 'failed').length;
@@ -150,4 +156,39 @@ export async function printExport(s: Services, o: { format: string; workspace?: 
     out(csvHeader());
     for (const l of lines) out(csvRow(l));
   } else for (const l of lines) out(JSON.stringify(toStatementLine(l)));
+}
+
+function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json?: boolean): void {
+  if (!monthRange(month)) fail(`--month "${month}" is not a month; write YYYY-MM (UTC), e.g. 2026-11`);
+  const st = monthlyStatement(workspaceId, month, lines);
+  const money = {
+    opening: formatUsd(st.opening),
+    deposits: formatUsd(st.deposited),
+    reloads: formatUsd(st.reloaded),
+    debits: formatUsd(st.debited),
+    closing: formatUsd(st.closing),
+  };
+  if (json) {
+    out(
+      JSON.stringify(
+        {
+          workspaceId,
+          month,
+          periodStart: st.periodStart,
+          periodEnd: st.periodEnd,
+          ...money,
+          credits: st.credits.map((c) => ({ ...c, amount: formatUsd(c.amount) })),
+          usage: st.usage.map((u) => ({ ...u, cost: formatUsd(u.cost) })),
+        },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  out(`Statement for workspace ${workspaceId}, ${month} (UTC; USD; replayed from the event store)`);
+  out(`opening balance ${money.opening}`);
+  for (const c of st.credits) out(`  ${c.at}  ${c.kind.padEnd(7)}  +${formatUsd(c.amount)}  ${c.paymentReference ?? c.ref}`);
+  for (const u of st.usage) out(`  usage  key ${u.keyId}  ${u.config}  ${u.requests} requests  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`);
+  out(`deposits ${money.deposits}  reloads ${money.reloads}  debits ${money.debits}  closing balance ${money.closing}`);
 }

@@ -48,6 +48,12 @@ export interface HandleOptions<R, E extends Event> {
   eventIds?: (decision: Decision<R, E>) => string[];
   /** How many times a conflicting append is decided again (default 5); then WrongExpectedVersion surfaces. */
   retries?: number;
+  /**
+   * Awaited before deciding again after a conflict (default: at once). A stream many callers write
+   * at the same moment passes a jittered pause, so the losers of one round do not collide again in
+   * lockstep.
+   */
+  beforeRetry?: (attempt: number) => Promise<void>;
 }
 
 /**
@@ -80,7 +86,10 @@ export async function handleCommand<S, R = void, E extends Event = Event>(
       );
       return { appended, events, result };
     } catch (err) {
-      if (err instanceof WrongExpectedVersion && attempt < retries) continue;
+      if (err instanceof WrongExpectedVersion && attempt < retries) {
+        await opts.beforeRetry?.(attempt);
+        continue;
+      }
       throw err;
     }
   }

@@ -27,11 +27,28 @@ export interface ProjectionTx {
   evalEach(lua: string, keys: readonly string[], args: readonly string[]): void;
 }
 
-export interface Projection {
+/** Any domain event by its name and data (each area's events union fits). */
+export interface EventShape {
+  type: string;
+  data: unknown;
+}
+
+/**
+ * The stored form of each member of `E`, kept apart (distributive), so a switch on `type` narrows
+ * `data` without a cast.
+ */
+export type Recorded<E extends EventShape> = E extends EventShape ? RecordedEvent<E['type'], E['data']> : never;
+
+/**
+ * A projection of the events `E`. The runner calls `apply` only for an event whose type is in
+ * `handles` (apply-batch.ts, runner.ts: that check is what makes the type true), so `apply` sees exactly `E`, typed. Build one with `projection()`,
+ * which derives `E` from the declared types.
+ */
+export interface Projection<E extends EventShape = EventShape> {
   readonly name: string;
   /** Event types it applies; the checkpoint also advances over every other event. */
-  readonly handles: ReadonlySet<string>;
-  apply(event: RecordedEvent, tx: ProjectionTx): void;
+  readonly handles: ReadonlySet<E['type']>;
+  apply(event: Recorded<E>, tx: ProjectionTx): void;
   /**
    * False for a read model that is not per workspace (its keys are shared by all workspaces):
    * with PROJECTION_PARTITIONS > 1 all its events are applied by partition 0's owner (./partitions.ts).
@@ -42,9 +59,44 @@ export interface Projection {
 /**
  * A reactor turns events into side effects (enqueue a charge, say). It is never part of a rebuild
  * or replay, and runs at least once per event after the projections committed: it must be idempotent.
+ * Like a projection, it is handed only the types in `handles`.
  */
-export interface Reactor {
+export interface Reactor<E extends EventShape = EventShape> {
   readonly name: string;
-  readonly handles: ReadonlySet<string>;
-  react(event: RecordedEvent): Promise<void>;
+  readonly handles: ReadonlySet<E['type']>;
+  react(event: Recorded<E>): Promise<void>;
+}
+
+/** The events of the union `Events` whose type is one of `T`. */
+export type Picked<Events extends EventShape, T extends Events['type']> = Extract<Events, { type: T }>;
+
+/**
+ * Declares a projection over some of `Events` (an area's events union, or several):
+ *
+ *   projection<BillingEvent | TokensDebited>()({ name, handles: ['DepositSucceeded', 'TokensDebited'], apply(e, tx) {…} })
+ *
+ * `apply` receives exactly the declared types: a `switch (e.type)` narrows `e.data`, and a type not
+ * declared is a compile error in the switch.
+ */
+export function projection<Events extends EventShape>() {
+  return <const T extends Events['type']>(def: {
+    name: string;
+    handles: readonly T[];
+    apply(event: Recorded<Picked<Events, T>>, tx: ProjectionTx): void;
+    partitioned?: boolean;
+  }): Projection<Picked<Events, T>> => ({
+    name: def.name,
+    handles: new Set<T>(def.handles),
+    apply: def.apply,
+    ...(def.partitioned === undefined ? {} : { partitioned: def.partitioned }),
+  });
+}
+
+/** The reactor twin of `projection()`. */
+export function reactor<Events extends EventShape>() {
+  return <const T extends Events['type']>(def: {
+    name: string;
+    handles: readonly T[];
+    react(event: Recorded<Picked<Events, T>>): Promise<void>;
+  }): Reactor<Picked<Events, T>> => ({ name: def.name, handles: new Set<T>(def.handles), react: def.react });
 }

@@ -1,11 +1,9 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { acceptanceDecider, decideAcceptPolicy } from '../acceptance';
-import { streams } from '../../platform/streams';
-import { handleCommand } from '../../platform/eventstore/command-handler';
 import type { Services } from '../../services';
 import { requireSession, userOf } from '../../accounts/sessions/access';
-import { metaOf, settle } from '../../accounts/routes/common';
+import { metaOf } from '../../accounts/routes/common';
+import { acceptPolicy } from '../usecases';
 import { validate } from '../../platform/http/contract';
 import { policyStatus } from '../policy-status';
 import { usagePolicyOf } from '../policy-document';
@@ -27,15 +25,7 @@ export function policyRoutes(s: Services): Router {
   r.post(accept.path, requireSession(s), async (req, res) => {
     const { version } = validate(accept, req).body;
     const user = userOf(res);
-    const done = await handleCommand(
-      s.store,
-      streams.user(user.userId),
-      acceptanceDecider,
-      (st) => ({ events: decideAcceptPolicy(st, { userId: user.userId, version, currentVersion: policy.version }), result: undefined }),
-      { metadata: metaOf(res), newId: s.newId },
-    );
-    // The next key creation must see the acceptance.
-    await settle(s, done.appended);
+    await acceptPolicy(s, { userId: user.userId, version, metadata: metaOf(res) });
     res.json((await policyStatus(s, user.userId)) satisfies z.input<typeof policyStatusBody>);
   });
 

@@ -177,6 +177,11 @@ describe('GET /v1/workspaces/:ws/audit', () => {
     const csv = await audit(ann, ws, '?format=csv');
     expect(csv.text).toContain(`"'=HYPERLINK(""http://evil"")"`);
     expect(csv.text).not.toMatch(/,=HYPERLINK/);
+    // `|` starts a DDE call in some spreadsheets: defused too.
+    const pipe = await createWorkspace(server, ann, '|cmd /c calc');
+    const piped = await audit(ann, pipe, '?format=csv');
+    expect(piped.text).toContain(`,'|cmd /c calc,`);
+    expect(piped.text).not.toMatch(/,\|cmd/);
   });
 
   test('members 403, outsiders 404, no session 401, bad query 422 FastAPI-style; a workspace sees only its own events', async () => {

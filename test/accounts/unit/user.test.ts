@@ -11,7 +11,7 @@ import {
 } from '../../../src/accounts/user';
 import { foldWith, scenario } from '../../support/gwt';
 
-const user = scenario<UserState, UserCommand>(userDecider, (s, c) => decideUser(s, c).events);
+const user = scenario<UserState, UserCommand>(userDecider, (c, s) => decideUser(c, s).events);
 const claim = scenario<EmailClaimState, { email: string; userId: string }>(emailClaimDecider, decideClaimEmail);
 
 const registered = { type: 'UserRegistered', data: { userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$…' } };
@@ -42,9 +42,9 @@ describe('user aggregate', () => {
 
   test('the first login is the one that creates the personal workspace; later ones are not', () => {
     const s0 = foldWith(userDecider, [registered]);
-    expect(decideUser(s0, { type: 'RecordLogin', data: { userId: 'u1' } }).firstLogin).toBe(true);
+    expect(decideUser({ type: 'RecordLogin', data: { userId: 'u1' } }, s0).firstLogin).toBe(true);
     const s1 = foldWith(userDecider, [loggedIn], s0);
-    expect(decideUser(s1, { type: 'RecordLogin', data: { userId: 'u1' } }).firstLogin).toBe(false);
+    expect(decideUser({ type: 'RecordLogin', data: { userId: 'u1' } }, s1).firstLogin).toBe(false);
   });
 
   test('the state never holds more than the stored hash', () => {

@@ -232,8 +232,8 @@ describe('workspace: API keys', () => {
     let caught: DomainError | undefined;
     try {
       decideWorkspace(
-        foldWith(workspaceDecider, [created, joined('ann', 'admin')]),
         createKey({ funding: { hasPaymentMethod: true, depositedNanoUsd: usd(40), funded: false } }),
+        foldWith(workspaceDecider, [created, joined('ann', 'admin')]),
       );
     } catch (err) {
       caught = err as DomainError;
@@ -296,7 +296,7 @@ describe('workspace: properties', () => {
         for (const c of commands) {
           let events: Event[] = [];
           try {
-            events = decideWorkspace(state, c);
+            events = decideWorkspace(c, state);
           } catch (err) {
             expect(err).toBeInstanceOf(DomainError);
             continue;

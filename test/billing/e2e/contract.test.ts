@@ -1,6 +1,7 @@
 import http from 'node:http';
 import * as b from '../../../src/billing/routes/billing-schemas';
 import { usageLive, usageSeries } from '../../../src/billing/routes/usage-schemas';
+import * as st from '../../../src/billing/routes/statement-schemas';
 import { contractTour } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, deposit, newUser } from './helpers';
@@ -46,6 +47,19 @@ test('card, deposits, auto-reload, ledger and usage answer as documented', async
   for (const q of ['granularity=minute', 'groupBy=key', 'groupBy=model&granularity=day', 'granularity=week']) {
     await conforms(usageSeries, await api(server).get(`/v1/workspaces/${ws}/usage?${q}`).set(u.auth), q.includes('week') ? 422 : 200);
   }
+  for (const q of ['groupBy=member', 'groupBy=endpoint&format=csv', 'format=focus', 'groupBy=tag']) {
+    await conforms(usageSeries, await api(server).get(`/v1/workspaces/${ws}/usage?${q}`).set(u.auth), q.includes('tag') ? 422 : 200);
+  }
+
+  const month = new Date().toISOString().slice(0, 7);
+  await conforms(st.listStatements, await api(server).get(`/v1/workspaces/${ws}/statements`).set(u.auth), 200);
+  await conforms(st.listStatements, await api(server).get('/v1/workspaces/unknown/statements').set(u.auth), 404);
+  for (const f of ['', '?format=csv']) await conforms(st.showStatement, await api(server).get(`/v1/workspaces/${ws}/statements/${month}${f}`).set(u.auth), 200);
+  await conforms(st.showStatement, await api(server).get(`/v1/workspaces/${ws}/statements/1999-01`).set(u.auth), 422);
+  const depositId = (await api(server).get(`/v1/workspaces/${ws}/billing/deposits`).set(u.auth)).body.deposits[0].depositId;
+  await conforms(st.showReceipt, await api(server).get(`/v1/workspaces/${ws}/billing/deposits/${depositId}/receipt`).set(u.auth), 200);
+  await conforms(st.showReceipt, await api(server).get(`/v1/workspaces/${ws}/billing/deposits/nope/receipt`).set(u.auth), 404);
+  await conforms(st.showReceipt, await api(server).get(`/v1/workspaces/${ws}/billing/deposits/${depositId}/receipt?format=doc`).set(u.auth), 422);
 });
 
 test('the live stream is text/event-stream and its usage events parse with the documented event schema; its refusals too', async () => {

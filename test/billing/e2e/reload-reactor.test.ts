@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { usd } from '../../../src/platform/money';
-import type { RecordedEvent } from '../../../src/platform/eventstore/port';
+import type { Recorded } from '../../../src/platform/projections/projection';
+import type { TokensDebited } from '../../../src/inference/events';
 import { autoReloadReactor, ReloadJobData, reloadQueue } from '../../../src/billing/workers/auto-reload';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, billing, fundedUser, TestUser } from './helpers';
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 const reactor = () => autoReloadReactor({ readModels: server.services.readModels, queue: async () => queue, now: () => new Date() });
-const debitSeen = (ws: string) => ({ id: randomUUID(), type: 'TokensDebited', data: { workspaceId: ws } }) as unknown as RecordedEvent;
+const debitSeen = (ws: string) => ({ id: randomUUID(), type: 'TokensDebited', data: { workspaceId: ws } }) as unknown as Recorded<TokensDebited>;
 const jobs = async () => Object.values(await queue.getJobCounts('wait', 'delayed', 'active', 'completed', 'failed')).reduce((a, b) => a + b, 0);
 
 const putAutoReload = (u: TestUser, ws: string, body: Record<string, unknown>) =>

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { startTestServer, TestServer } from '../../support/harness';
 import { isProbe, untilLiveSubscribed } from '../../support/live-usage';
-import { addMember, createWorkspace } from '../../accounts/e2e/helpers';
+import { addMember, createWorkspace, login } from '../../accounts/e2e/helpers';
 import { api, newUser, TestUser } from './helpers';
 import { debit } from '../../support/debit';
 import { until } from '../../support/wait';
@@ -85,7 +85,7 @@ describe('the live usage stream subscribes before it answers', () => {
 });
 
 describe('the live usage stream follows access, not the connection', () => {
-  test('a member removed while streaming: the stream closes at the next recheck and carries nothing after', async () => {
+  test('a member removed while streaming: the stream closes and carries nothing after', async () => {
     const admin = await newUser(server, 'liveadmin');
     const member = await newUser(server, 'livemember');
     const ws = await createWorkspace(server, admin, 'Live team');
@@ -103,6 +103,58 @@ describe('the live usage stream follows access, not the connection', () => {
     await debit(server.services, ws, { keyId: 'k' });
     expect(live.usage).toHaveLength(1);
     expect(live.blocks.some((b) => b.startsWith('event: closed'))).toBe(true);
+  });
+
+  test('removed, then calls at once: the removed member stream gets nothing after the removal, in event order', async () => {
+    const admin = await newUser(server, 'orderadmin');
+    const member = await newUser(server, 'ordermember');
+    const ws = await createWorkspace(server, admin, 'Ordered team');
+    await addMember(server, admin, ws, member);
+    const watcher = await openLive(admin, ws);
+    const live = await openLive(member, ws);
+    await debit(server.services, ws, { keyId: 'before' });
+    await until(() => live.usage.length === 1, 10_000, 'the debit before the removal');
+    expect((await api(server).delete(`/v1/workspaces/${ws}/members/${member.userId}`).set(admin.auth)).status).toBe(204);
+    await Promise.all(Array.from({ length: 6 }, () => debit(server.services, ws, { keyId: 'after' })));
+    // The admin's stream carries all six: they were published, and after the removal.
+    await until(() => watcher.usage.filter((b) => b.includes('"after"')).length === 6, 10_000, 'the six debits on the admin stream');
+    expect(live.usage.filter((b) => b.includes('"after"'))).toEqual([]);
+    expect(live.usage).toHaveLength(1);
+    await within(live.ended, 10_000);
+    // Closed by the marker ("(removed)"), or by the backstop re-check if it ran between the two projections.
+    expect(live.blocks.at(-1)).toMatch(/^event: closed\ndata: \{"detail":"Access to this workspace ended \((removed|logged out or removed)\)"\}/);
+    watcher.close();
+  });
+
+  test('a member who leaves: their stream closes before the next debit of the workspace', async () => {
+    const admin = await newUser(server, 'leaveadmin');
+    const member = await newUser(server, 'leavemember');
+    const ws = await createWorkspace(server, admin, 'Left team');
+    await addMember(server, admin, ws, member);
+    const watcher = await openLive(admin, ws);
+    const live = await openLive(member, ws);
+    expect((await api(server).post(`/v1/workspaces/${ws}/leave`).set(member.auth)).status).toBeLessThan(300);
+    await Promise.all(Array.from({ length: 3 }, () => debit(server.services, ws, { keyId: 'after' })));
+    await until(() => watcher.usage.length === 3, 10_000, 'the debits on the admin stream');
+    expect(live.usage).toEqual([]);
+    await within(live.ended, 10_000);
+    expect(live.blocks.at(-1)).toMatch(/Access to this workspace ended \((left|logged out or removed)\)/);
+    watcher.close();
+  });
+
+  test('a logout, then calls at once: that session stream gets nothing after the logout; another session of the user stays open', async () => {
+    const u = await newUser(server, 'orderlogout');
+    const token = await login(server, u.email);
+    const second = { ...u, token, auth: { Authorization: `Bearer ${token}` } };
+    const kept = await openLive(second, u.personalWs);
+    const live = await openLive(u, u.personalWs);
+    expect((await api(server).post('/v1/logout').set(u.auth)).status).toBe(204);
+    await Promise.all(Array.from({ length: 4 }, () => debit(server.services, u.personalWs, { keyId: 'after' })));
+    await until(() => kept.usage.length === 4, 10_000, 'the debits on the other session');
+    expect(live.usage).toEqual([]);
+    await within(live.ended, 10_000);
+    expect(live.blocks.at(-1)).toMatch(/Access to this workspace ended \((logged out|logged out or removed)\)/);
+    kept.close();
   });
 
   test('a logout while streaming closes the stream at the next recheck', async () => {

@@ -32,6 +32,19 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
+test('statement --month: the monthly statement the API serves, replayed from the store', async () => {
+  const month = new Date().toISOString().slice(0, 7);
+  const r = tollgate('ledger', 'statement', '--workspace', u.personalWs, '--month', month, '--json');
+  expect(r.code).toBe(0);
+  const s = JSON.parse(r.stdout);
+  expect(s).toMatchObject({ month, opening: '0', deposits: '110.25', reloads: '0', debits: '0.00003', closing: '110.24997' });
+  expect(s.credits.map((c: { amount: string }) => c.amount)).toEqual(['100', '10.25']);
+  const viaApi = await api(server).get(`/v1/workspaces/${u.personalWs}/statements/${month}`).set(u.auth);
+  expect(viaApi.body.closingBalance).toBe(s.closing);
+  expect(viaApi.body.openingBalance).toBe(s.opening);
+  expect(tollgate('ledger', 'statement', '--workspace', u.personalWs, '--month', '2026-13').stderr).toMatch(/not a month/);
+});
+
 test('statement: every money event with its running balance, replayed from the store', () => {
   const r = tollgate('ledger', 'statement', '--workspace', u.personalWs, '--json');
   expect(r.code).toBe(0);

@@ -26,7 +26,7 @@ import {
 } from './events';
 
 const NOW = '2026-03-15T12:00:00.000Z';
-const billing = scenario(billingDecider, (s, c: BillingCommand) => decide(c, s), { at: NOW });
+const billing = scenario(billingDecider, (c: BillingCommand, s) => decide(c, s), { at: NOW });
 
 describe('ids', () => {
   test('name-based uuids are deterministic, version 5 layout, and differ by name', () => {
@@ -168,7 +168,7 @@ describe('auto-reload', () => {
 
   test('the monthly cap counts reloads triggered in the UTC month and not failed', () => {
     const march = '2026-03-31T23:59:00.000Z';
-    const inMarch = scenario(billingDecider, (s, c: BillingCommand) => decide(c, s), { at: march });
+    const inMarch = scenario(billingDecider, (c: BillingCommand, s) => decide(c, s), { at: march });
     const cap = configured(usd(40));
     inMarch.given(...cap).when(triggerReload('r1', 0n, march)).then(reloadTriggered('r1', usd(20), 0n));
     const one = [...cap, reloadTriggered('r1', usd(20), 0n), reloadSucceeded('r1', usd(20), 'pi_r1')];

@@ -4,7 +4,7 @@
  * unreachable server. Runs when TEST_DATABASE_URL is set; each test gets a database of its own.
  */
 import { Client } from 'pg';
-import { openEventStore } from '../../../src/platform/eventstore';
+import { openEventStore } from '../../../src/init';
 import { StoreUnavailable } from '../../../src/platform/eventstore/port';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port';
 import { PostgresEventStore, PostgresOptions } from '../../../src/platform/eventstore/postgres';

@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openEventStore } from '../../../src/platform/eventstore';
+import { openEventStore } from '../../../src/init';
 import { StoreUnavailable, WrongExpectedVersion } from '../../../src/platform/eventstore/port';
 import type { AppendResult } from '../../../src/platform/eventstore/port';
 import { SqliteEventStore } from '../../../src/platform/eventstore/sqlite';

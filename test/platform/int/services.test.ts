@@ -6,7 +6,8 @@ import { LoginGuard } from '../../../src/accounts/sessions/login-guard';
 import { loadConfig } from '../../../src/platform/config';
 import { createLogger } from '../../../src/platform/log';
 import { liveChannel } from '../../../src/billing/projections/usage/projection';
-import { buildServices, Services } from '../../../src/services';
+import { buildServices } from '../../../src/init';
+import type { Services } from '../../../src/services';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
 
 /**

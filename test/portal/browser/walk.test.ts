@@ -254,15 +254,19 @@ describe('portal walk (headless Chromium)', () => {
     const docsShot = join(ROOT, 'docs', 'usage.png');
     await capture(usageTab, '06-usage', problems, process.env.UPDATE_DOCS_SCREENSHOT === '1' || !existsSync(docsShot) ? docsShot : undefined);
 
-    // By model, and the CSV download.
-    await usageTab.getByLabel('Break down by').selectOption('model');
+    // By model configuration, and the two downloads (the API's CSV and its FOCUS cost CSV).
+    await usageTab.getByLabel('Break down by').selectOption('config');
     await usageTab.getByRole('list', { name: /Requests per minute legend/ }).getByText('service_3_productivity').waitFor();
-    const [download] = await Promise.all([usageTab.waitForEvent('download'), usageTab.getByRole('button', { name: 'Download CSV' }).click()]);
+    const [download] = await Promise.all([usageTab.waitForEvent('download'), usageTab.getByRole('link', { name: 'Download CSV' }).click()]);
     const csv = await readDownload(download);
-    expect(csv.split('\r\n')[0]).toBe('bucket_start_utc,granularity,model,requests,input_tokens,output_tokens,cost_usd');
+    expect(csv.split('\r\n')[0]).toBe('bucket_start,bucket_end,group_by,group,group_name,requests,input_tokens,output_tokens,cost_usd');
     const rows = csv.trim().split('\r\n').slice(1).map((l) => l.split(','));
-    expect(rows.every((r) => r[2] === 'service_3_productivity')).toBe(true);
-    expect(rows.reduce((n, r) => n + Number(r[3]), 0)).toBe(2);
+    expect(rows.every((r) => r[2] === 'config' && r[3] === 'service_3_productivity')).toBe(true);
+    expect(rows.reduce((n, r) => n + Number(r[5]), 0)).toBe(2);
+    const [focus] = await Promise.all([usageTab.waitForEvent('download'), usageTab.getByRole('link', { name: 'Download FOCUS cost CSV' }).click()]);
+    const focusCsv = await readDownload(focus);
+    expect(focusCsv.split('\r\n')[0]).toMatch(/^BillingAccountId,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,/);
+    expect(focusCsv.trim().split('\r\n').slice(1).length).toBeGreaterThanOrEqual(1);
     await capture(usageTab, '07-usage-by-model', problems);
     // Per hour and per day, the same two requests.
     for (const per of ['hour', 'day'] as const) {

@@ -8,6 +8,7 @@ import { BalanceSummary } from './balance';
 import type { Actions } from './card-messages';
 import { Deposit } from './deposit';
 import { Ledger } from './ledger';
+import { Statements } from './statements';
 import { PaymentMethod } from './payment-method';
 
 export const loadBilling = (ws: string, signal?: AbortSignal) => get<Billing>(`/v1/workspaces/${enc(ws)}/billing`, { signal });
@@ -57,6 +58,7 @@ export function BillingPage() {
             <Deposit billing={b} isAdmin={isAdmin} onChanged={changed} actions={actions} />
           </div>
           <AutoReload billing={b} isAdmin={isAdmin} onChanged={changed} actions={actions} />
+          <Statements tick={ledgerTick} />
           <Ledger tick={ledgerTick} />
         </>
       ) : null}

@@ -1,5 +1,5 @@
-// The usage API's answer made into points, the time window the charts show, and the CSV export.
-import { amountNano, formatUsd } from '../../amount';
+// The usage API's answer made into points, and the time window the charts show. The CSV exports come from the API (format=csv|focus).
+import { amountNano } from '../../amount';
 import type { ApiUsagePoint, Usage } from '../../api-types';
 
 export type Granularity = Usage['granularity'];
@@ -7,9 +7,9 @@ export type GroupBy = NonNullable<Usage['groupBy']>;
 
 /** One bucket of one group of GET …/usage, for the charts: its start in ms and its cost in nano-USD (summed exactly). */
 export interface UsagePoint extends Omit<ApiUsagePoint, 't' | 'cost'> {
-  /** keyId or model */
+  /** keyId, memberId, config/model or endpoint */
   group: string;
-  /** the key's name, when grouped by key */
+  /** the key's name when grouped by key; the member's name when grouped by member */
   label?: string;
   start: number;
   cost: bigint;
@@ -32,8 +32,8 @@ export function range(g: Granularity, now = Date.now()) {
 export function usagePoints(usage: Usage): UsagePoint[] {
   const out: UsagePoint[] = [];
   for (const s of usage.series) {
-    const group = s.keyId ?? s.model ?? 'all';
-    const label = s.keyName ?? undefined;
+    const group = s.keyId ?? s.memberId ?? s.config ?? s.model ?? s.endpoint ?? 'all';
+    const label = s.keyName ?? s.memberName ?? undefined;
     for (const p of s.points) {
       out.push({
         group,
@@ -49,17 +49,5 @@ export function usagePoints(usage: Usage): UsagePoint[] {
   return out.filter((p) => p.requests > 0 || p.inputTokens > 0 || p.outputTokens > 0 || p.cost > 0n);
 }
 
-/** The points as CSV, oldest first; keys by their names when grouped by key. */
-export function usageCsv(points: UsagePoint[], granularity: Granularity, groupBy: GroupBy, groupName: (g: string) => string): string {
-  const rows = [['bucket_start_utc', 'granularity', groupBy, 'requests', 'input_tokens', 'output_tokens', 'cost_usd']];
-  for (const p of [...points].sort((a, b) => a.start - b.start || a.group.localeCompare(b.group))) {
-    rows.push([new Date(p.start).toISOString(), granularity, groupBy === 'key' ? groupName(p.group) : p.group, String(p.requests), String(p.inputTokens), String(p.outputTokens), formatUsd(p.cost)]);
-  }
-  return rows.map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
-}
-
-function csvCell(raw: string): string {
-  // A cell starting with = + - @ would be a formula in a spreadsheet: quote it as text.
-  const v = /^[=+\-@\t\r]/.test(raw) && !/^-?\d/.test(raw) ? `'${raw}` : raw;
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
-}
+/** What each grouping is called on the page. */
+export const GROUP_LABELS: Record<GroupBy, string> = { key: 'API key', member: 'Member (who created the key)', config: 'Model configuration', endpoint: 'Endpoint', model: 'Model' };

@@ -7,7 +7,7 @@ import { integer, nanoToNumber, usd } from '../../format';
 import { listKeys, type ApiKey } from '../../resources';
 import { useWorkspace } from '../../state';
 import type { Usage } from '../../api-types';
-import { range, usagePoints, usageCsv, WINDOWS, type Granularity, type GroupBy, type UsagePoint } from './data';
+import { GROUP_LABELS, range, usagePoints, WINDOWS, type Granularity, type GroupBy, type UsagePoint } from './data';
 
 const val = (e: Event) => (e.target as HTMLSelectElement).value;
 
@@ -96,7 +96,9 @@ export function UsagePage() {
     const names = new Map(keys.map((k) => [k.keyId, `${k.name} (${k.prefix}…${k.last4})`]));
     // A key missing from the live list was deleted; the usage API still names it.
     for (const p of points ?? []) if (p.label && !names.has(p.group)) names.set(p.group, `${p.label} (deleted key)`);
-    return (g: string) => (groupBy === 'key' ? (names.get(g) ?? `deleted key ${g.slice(0, 8)}`) : g);
+    const members = new Map<string, string>();
+    for (const p of points ?? []) if (p.label && groupBy === 'member') members.set(p.group, p.label);
+    return (g: string) => (groupBy === 'key' ? (names.get(g) ?? `deleted key ${g.slice(0, 8)}`) : groupBy === 'member' ? (members.get(g) ?? g) : g);
   }, [keys, groupBy, points]);
 
   const charts = useMemo(() => {
@@ -132,17 +134,11 @@ export function UsagePage() {
     return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
   };
 
-  const downloadCsv = () => {
-    if (!points) return;
-    const csv = usageCsv(points, granularity, groupBy, groupName);
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
-    a.download = `usage-${ws.name.replace(/[^A-Za-z0-9_-]+/g, '_')}-${granularity}-by-${groupBy}.csv`;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
-  };
+  // The exports are the API's own (the session cookie authenticates a plain link): the same window and grouping as the charts.
+  const csvHref = url(granularity, groupBy, win, '&format=csv');
+  const focusHref = `/v1/workspaces/${enc(ws.workspaceId)}/usage?granularity=${granularity}&from=${enc(new Date(win.from).toISOString())}&to=${enc(
+    new Date(win.to).toISOString(),
+  )}&format=focus`;
 
   return (
     <section aria-labelledby="usage-title">
@@ -163,14 +159,18 @@ export function UsagePage() {
         <Field label="Break down by">
           {(p) => (
             <select {...p} name="groupBy" value={groupBy} onChange={(e) => setGroupBy(val(e) as GroupBy)}>
-              <option value="key">API key</option>
-              <option value="model">Model</option>
+              {(['key', 'member', 'config', 'endpoint'] as const).map((g) => (
+                <option value={g}>{GROUP_LABELS[g]}</option>
+              ))}
             </select>
           )}
         </Field>
-        <button type="button" class="button" onClick={downloadCsv} disabled={!points}>
+        <a class="button" href={csvHref} download data-testid="download-csv">
           Download CSV
-        </button>
+        </a>
+        <a class="button" href={focusHref} download data-testid="download-focus" title="FOCUS-style cost export: one row per API key and bucket">
+          Download FOCUS cost CSV
+        </a>
         <p class={`live ${live === 'live' ? 'live-on' : ''}`} role="status" data-testid="live-status">
           <span class="live-dot" aria-hidden="true" />
           {live === 'live' ? 'Live' : live === 'polling' ? 'Reconnecting (refreshing every 5 s)' : 'Connecting…'}
@@ -223,7 +223,7 @@ export function UsagePage() {
                 <thead>
                   <tr>
                     <th scope="col">{granularity === 'day' ? 'Day' : 'Time'}</th>
-                    <th scope="col">{groupBy === 'key' ? 'Key' : 'Model'}</th>
+                    <th scope="col">{GROUP_LABELS[groupBy]}</th>
                     <th scope="col" class="num">Requests</th>
                     <th scope="col" class="num">Input tokens</th>
                     <th scope="col" class="num">Output tokens</th>

@@ -1,7 +1,6 @@
-import type { ApiKeyBudgetChanged, ApiKeyCreated, ApiKeyDeleted, ApiKeyRenamed, ApiKeyRolled } from '../../events';
+import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const API_KEYS = 'api-keys';
 
@@ -15,15 +14,13 @@ export const API_KEYS = 'api-keys';
  *   rm:api-keys:{gen}:ws:{wsId}:budget  hash: keyId → monthly budget, nano-USD (absent: none)
  *   rm:api-keys:{gen}:rolled:{wsId}     hash: keyId → JSON KeyRoll (the last roll: the prefix and last 4 now shown)
  */
-export const apiKeysProjection: Projection = {
+export const apiKeysProjection = projection<WorkspaceEvent>()({
   name: API_KEYS,
-  handles: new Set(['ApiKeyCreated', 'ApiKeyDeleted', 'ApiKeyRenamed', 'ApiKeyBudgetChanged', 'ApiKeyRolled']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    // `handles` lets only these through: the switch is checked for every one of them.
-    const e = event as RecordedEvent & (ApiKeyCreated | ApiKeyDeleted | ApiKeyRenamed | ApiKeyBudgetChanged | ApiKeyRolled);
-    switch (e.type) {
+  handles: ['ApiKeyCreated', 'ApiKeyDeleted', 'ApiKeyRenamed', 'ApiKeyBudgetChanged', 'ApiKeyRolled'],
+  apply(event, tx) {
+    switch (event.type) {
       case 'ApiKeyCreated': {
-        const d = event.data as ApiKeyCreated['data'];
+        const d = event.data;
         const rec: ApiKeyListEntry = {
           keyId: d.keyId,
           name: d.name,
@@ -38,7 +35,7 @@ export const apiKeysProjection: Projection = {
         break;
       }
       case 'ApiKeyDeleted': {
-        const d = event.data as ApiKeyDeleted['data'];
+        const d = event.data;
         tx.multi
           .hdel(tx.key('ws', d.workspaceId), d.keyId)
           .hdel(tx.key('ws', d.workspaceId, 'name'), d.keyId)
@@ -47,27 +44,27 @@ export const apiKeysProjection: Projection = {
         break;
       }
       case 'ApiKeyRenamed': {
-        const d = event.data as ApiKeyRenamed['data'];
+        const d = event.data;
         tx.multi.hset(tx.key('ws', d.workspaceId, 'name'), d.keyId, d.name);
         break;
       }
       case 'ApiKeyBudgetChanged': {
-        const d = event.data as ApiKeyBudgetChanged['data'];
+        const d = event.data;
         if (d.monthlyBudgetNanoUsd === null) tx.multi.hdel(tx.key('ws', d.workspaceId, 'budget'), d.keyId);
         else tx.multi.hset(tx.key('ws', d.workspaceId, 'budget'), d.keyId, d.monthlyBudgetNanoUsd);
         break;
       }
       case 'ApiKeyRolled': {
-        const d = event.data as ApiKeyRolled['data'];
+        const d = event.data;
         const roll: KeyRoll = { prefix: d.prefix, last4: d.last4, rolledAt: event.created, previousSecretValidUntil: d.previousKeyValidUntil };
         tx.multi.hset(tx.key('rolled', d.workspaceId), d.keyId, JSON.stringify(roll));
         break;
       }
       default:
-        assertNever(e);
+        assertNever(event);
     }
   },
-};
+});
 
 export interface ApiKeyListEntry {
   keyId: string;

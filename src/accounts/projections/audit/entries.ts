@@ -94,7 +94,11 @@ const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping 
   AutoReloadSuspended: (d) => ({ action: 'billing.auto_reload_suspended', target: { type: 'autoReload', id: str(d.reloadId) }, details: { reason: d.reason } }),
 };
 
-export const AUDITED_TYPES: ReadonlySet<string> = new Set(Object.keys(MAPPINGS));
+/** The events the audit log reads: every event of a workspace or billing stream. */
+export type AuditedEvent = WorkspaceEvent | BillingEvent;
+
+// MAPPINGS has exactly these keys (its type says so), so the list is the union's types.
+export const AUDITED_TYPES = Object.keys(MAPPINGS) as AuditedEvent['type'][];
 
 /** The entry of an event of `workspace-{ws}` or `billing-{ws}`; null for any other stream. */
 export function auditEntry(e: RecordedEvent): StoredAuditEntry | null {

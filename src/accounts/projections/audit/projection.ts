@@ -1,6 +1,5 @@
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
-import { AUDITED_TYPES, auditEntry } from './entries';
+import { projection } from '../../../platform/projections/projection';
+import { AUDITED_TYPES, auditEntry, type AuditedEvent } from './entries';
 
 export const AUDIT = 'audit';
 
@@ -18,16 +17,15 @@ export const padPosition = (p: bigint) => p.toString().padStart(POSITION_WIDTH, 
  *   rm:audit:{gen}:keys        hash: keyId → JSON {name, last4}
  *   rm:audit:{gen}:invitations hash: invitationId → invitee e-mail
  */
-export const auditProjection: Projection = {
+export const auditProjection = projection<AuditedEvent>()({
   name: AUDIT,
   handles: AUDITED_TYPES,
-  apply(event: RecordedEvent, tx: ProjectionTx) {
+  apply(event, tx) {
     const entry = auditEntry(event);
     if (!entry) return;
-    const d = event.data as Record<string, unknown>;
-    const wsId = String(d.workspaceId);
-    tx.multi.zadd(tx.key('ws', wsId), 0, `${padPosition(event.position)}|${JSON.stringify(entry)}`);
-    if ((event.type === 'ApiKeyCreated' || event.type === 'ApiKeyRenamed' || event.type === 'ApiKeyRolled') && typeof d.keyId === 'string') {
+    tx.multi.zadd(tx.key('ws', event.data.workspaceId), 0, `${padPosition(event.position)}|${JSON.stringify(entry)}`);
+    if (event.type === 'ApiKeyCreated' || event.type === 'ApiKeyRenamed' || event.type === 'ApiKeyRolled') {
+      const d = event.data;
       // Renames and rolls keep what they do not change: merge inside the MULTI.
       tx.multi.eval(
         `local cur = redis.call('HGET', KEYS[1], ARGV[1])
@@ -39,10 +37,10 @@ export const auditProjection: Projection = {
         1,
         tx.key('keys'),
         d.keyId,
-        typeof d.name === 'string' ? d.name : '',
-        typeof d.last4 === 'string' ? d.last4 : '',
+        'name' in d ? d.name : '', // a roll keeps the name
+        'last4' in d ? d.last4 : '', // a rename keeps the last 4
       );
     }
-    if (event.type === 'InvitationSent') tx.multi.hset(tx.key('invitations'), String(d.invitationId), String(d.email));
+    if (event.type === 'InvitationSent') tx.multi.hset(tx.key('invitations'), event.data.invitationId, event.data.email);
   },
-};
+});

@@ -1,7 +1,6 @@
-import type { InvitationAccepted, InvitationDeclined, InvitationRevoked, InvitationSent } from '../../events';
+import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const INVITATIONS = 'invitations';
 
@@ -14,15 +13,13 @@ export const INVITATIONS = 'invitations';
  *   rm:invitations:{gen}:email:{email}       hash: invitationId → workspaceId   (pending only)
  *   rm:invitations:{gen}:ws:{wsId}           hash: invitationId → email         (pending only)
  */
-export const invitationsProjection: Projection = {
+export const invitationsProjection = projection<WorkspaceEvent>()({
   name: INVITATIONS,
-  handles: new Set(['InvitationSent', 'InvitationAccepted', 'InvitationDeclined', 'InvitationRevoked']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    // `handles` lets only these through: the switch is checked for every one of them.
-    const e = event as RecordedEvent & (InvitationSent | InvitationAccepted | InvitationDeclined | InvitationRevoked);
-    switch (e.type) {
+  handles: ['InvitationSent', 'InvitationAccepted', 'InvitationDeclined', 'InvitationRevoked'],
+  apply(event, tx) {
+    switch (event.type) {
       case 'InvitationSent': {
-        const d = event.data as InvitationSent['data'];
+        const d = event.data;
         tx.multi
           .hset(tx.key('inv', d.invitationId), {
             invitationId: d.invitationId,
@@ -40,7 +37,7 @@ export const invitationsProjection: Projection = {
       }
       case 'InvitationAccepted':
       case 'InvitationDeclined': {
-        const d = event.data as (InvitationAccepted | InvitationDeclined)['data'];
+        const d = event.data;
         const status = event.type === 'InvitationAccepted' ? 'accepted' : 'declined';
         // The e-mail is only in the invitation's own hash: read it inside the MULTI.
         tx.multi.eval(
@@ -61,7 +58,7 @@ export const invitationsProjection: Projection = {
         break;
       }
       case 'InvitationRevoked': {
-        const d = event.data as InvitationRevoked['data'];
+        const d = event.data;
         tx.multi
           .hset(tx.key('inv', d.invitationId), 'status', 'revoked', 'settled', event.created)
           .hdel(tx.key('email', d.email), d.invitationId)
@@ -69,7 +66,7 @@ export const invitationsProjection: Projection = {
         break;
       }
       default:
-        assertNever(e);
+        assertNever(event);
     }
   },
-};
+});

@@ -1,7 +1,6 @@
-import type { ApiKeyCreated, ApiKeyDeleted, ApiKeyRenamed, ApiKeyRolled, RateLimitChanged } from '../../events';
+import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const KEY_INDEX = 'keys';
 
@@ -20,15 +19,13 @@ export const KEY_INDEX = 'keys';
  * sending the old secret is told why it fails for a while, and nothing lingers. A change by key
  * id (delete, rate limit) reaches every hash in the key's set.
  */
-export const keyIndexProjection: Projection = {
+export const keyIndexProjection = projection<WorkspaceEvent>()({
   name: KEY_INDEX,
-  handles: new Set(['ApiKeyCreated', 'ApiKeyDeleted', 'RateLimitChanged', 'ApiKeyRenamed', 'ApiKeyRolled']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    // `handles` lets only these through: the switch is checked for every one of them.
-    const e = event as RecordedEvent & (ApiKeyCreated | ApiKeyDeleted | RateLimitChanged | ApiKeyRenamed | ApiKeyRolled);
-    switch (e.type) {
+  handles: ['ApiKeyCreated', 'ApiKeyDeleted', 'RateLimitChanged', 'ApiKeyRenamed', 'ApiKeyRolled'],
+  apply(event, tx) {
+    switch (event.type) {
       case 'ApiKeyCreated': {
-        const d = event.data as ApiKeyCreated['data'];
+        const d = event.data;
         tx.multi.hset(tx.key('hash', d.keyHash), {
           keyId: d.keyId,
           workspaceId: d.workspaceId,
@@ -40,13 +37,13 @@ export const keyIndexProjection: Projection = {
         break;
       }
       case 'ApiKeyDeleted': {
-        const d = event.data as ApiKeyDeleted['data'];
+        const d = event.data;
         tx.multi.del(tx.key('hash', d.keyHash));
         tx.multi.eval(DELETE_ROLLED, 1, tx.key('key', d.keyId), tx.key('hash', ''));
         break;
       }
       case 'RateLimitChanged': {
-        const d = event.data as RateLimitChanged['data'];
+        const d = event.data;
         // Only for a key that still exists: a late change must not resurrect a deleted key.
         tx.multi.eval(
           "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'rateLimit', ARGV[1]) end",
@@ -58,7 +55,7 @@ export const keyIndexProjection: Projection = {
         break;
       }
       case 'ApiKeyRolled': {
-        const d = event.data as ApiKeyRolled['data'];
+        const d = event.data;
         const atOnce = d.gracePeriodSeconds === 0;
         tx.multi.eval(
           ROLL,
@@ -75,7 +72,7 @@ export const keyIndexProjection: Projection = {
         break;
       }
       case 'ApiKeyRenamed': {
-        const d = event.data as ApiKeyRenamed['data'];
+        const d = event.data;
         tx.multi.eval(
           "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'name', ARGV[1]) end",
           1,
@@ -86,10 +83,10 @@ export const keyIndexProjection: Projection = {
         break;
       }
       default:
-        assertNever(e);
+        assertNever(event);
     }
   },
-};
+});
 
 const ROLLED_RECORD_KEPT_MS = 24 * 3600 * 1000;
 

@@ -1,7 +1,6 @@
-import type { MemberJoined, MemberLeft, MemberRemoved, MemberRoleChanged, WorkspaceCreated, WorkspaceRenamed } from '../../events';
+import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const MEMBERSHIPS = 'memberships';
 
@@ -15,15 +14,13 @@ export const MEMBERSHIPS = 'memberships';
  *   rm:memberships:{gen}:ws:{wsId}:joined    hash: userId → ISO time the member joined
  *   rm:memberships:{gen}:user:{userId}:ws    hash: wsId → role
  */
-export const membershipsProjection: Projection = {
+export const membershipsProjection = projection<WorkspaceEvent>()({
   name: MEMBERSHIPS,
-  handles: new Set(['WorkspaceCreated', 'WorkspaceRenamed', 'MemberJoined', 'MemberRemoved', 'MemberLeft', 'MemberRoleChanged']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    // `handles` lets only these through: the switch is checked for every one of them.
-    const e = event as RecordedEvent & (WorkspaceCreated | WorkspaceRenamed | MemberJoined | MemberRemoved | MemberLeft | MemberRoleChanged);
-    switch (e.type) {
+  handles: ['WorkspaceCreated', 'WorkspaceRenamed', 'MemberJoined', 'MemberRemoved', 'MemberLeft', 'MemberRoleChanged'],
+  apply(event, tx) {
+    switch (event.type) {
       case 'WorkspaceCreated': {
-        const d = event.data as WorkspaceCreated['data'];
+        const d = event.data;
         tx.multi.hset(tx.key('ws', d.workspaceId), {
           workspaceId: d.workspaceId,
           name: d.name,
@@ -34,12 +31,12 @@ export const membershipsProjection: Projection = {
         break;
       }
       case 'WorkspaceRenamed': {
-        const d = event.data as WorkspaceRenamed['data'];
+        const d = event.data;
         tx.multi.hset(tx.key('ws', d.workspaceId), 'name', d.name);
         break;
       }
       case 'MemberJoined': {
-        const d = event.data as MemberJoined['data'];
+        const d = event.data;
         tx.multi
           .hset(tx.key('ws', d.workspaceId, 'members'), d.userId, d.role)
           .hset(tx.key('ws', d.workspaceId, 'joined'), d.userId, event.created)
@@ -47,13 +44,13 @@ export const membershipsProjection: Projection = {
         break;
       }
       case 'MemberRoleChanged': {
-        const d = event.data as MemberRoleChanged['data'];
+        const d = event.data;
         tx.multi.hset(tx.key('ws', d.workspaceId, 'members'), d.userId, d.role).hset(tx.key('user', d.userId, 'ws'), d.workspaceId, d.role);
         break;
       }
       case 'MemberLeft':
       case 'MemberRemoved': {
-        const d = event.data as (MemberRemoved | MemberLeft)['data'];
+        const d = event.data;
         tx.multi
           .hdel(tx.key('ws', d.workspaceId, 'members'), d.userId)
           .hdel(tx.key('ws', d.workspaceId, 'joined'), d.userId)
@@ -61,7 +58,7 @@ export const membershipsProjection: Projection = {
         break;
       }
       default:
-        assertNever(e);
+        assertNever(event);
     }
   },
-};
+});

@@ -1,6 +1,5 @@
 import type { UserRegistered } from '../../events';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const USERS = 'users';
 
@@ -9,13 +8,13 @@ export const USERS = 'users';
  *
  *   rm:users:{gen}:user:{userId}  hash: userId, email, name, registered (ISO)
  */
-export const usersProjection: Projection = {
+export const usersProjection = projection<UserRegistered>()({
   name: USERS,
-  handles: new Set(['UserRegistered']),
+  handles: ['UserRegistered'],
   // Per user, not per workspace: partition 0 applies all of it (PROJECTION_PARTITIONS).
   partitioned: false,
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    const d = event.data as UserRegistered['data'];
+  apply(event, tx) {
+    const d = event.data;
     tx.multi.hset(tx.key('user', d.userId), { userId: d.userId, email: d.email, name: d.name, registered: event.created });
   },
-};
+});

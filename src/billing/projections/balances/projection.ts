@@ -1,10 +1,9 @@
 import { assertNever } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
 import type { ApiKeyBudgetChanged } from '../../../accounts/events';
 import { budgetMonth } from '../../../accounts/budget';
-import type { DepositSucceeded, AutoReloadSucceeded } from '../../events';
+import type { BillingEvent } from '../../events';
 import type { TokensDebited } from '../../../inference/events';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 import { RELEASE, releaseArgs, reservationKeys } from './reservations';
 
 export const BALANCES = 'balances';
@@ -20,23 +19,19 @@ export const BALANCES = 'balances';
  *   rm:balances:{gen}:key-spend:{keyId}    hash: UTC month "YYYY-MM" → nano-USD debited
  *   rm:balances:{gen}:key-budget:{keyId}   string: monthly budget, nano-USD (absent: none)
  */
-type Data = DepositSucceeded['data'] | AutoReloadSucceeded['data'] | TokensDebited['data'];
-
-export const balancesProjection: Projection = {
+export const balancesProjection = projection<BillingEvent | TokensDebited | ApiKeyBudgetChanged>()({
   name: BALANCES,
-  handles: new Set(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited', 'ApiKeyBudgetChanged']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
+  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited', 'ApiKeyBudgetChanged'],
+  apply(event, tx) {
     if (event.type === 'ApiKeyBudgetChanged') {
-      const b = event.data as ApiKeyBudgetChanged['data'];
+      const b = event.data;
       if (b.monthlyBudgetNanoUsd === null) tx.multi.del(tx.key('key-budget', b.keyId));
       else tx.multi.set(tx.key('key-budget', b.keyId), b.monthlyBudgetNanoUsd);
       return;
     }
-    const d = event.data as Data;
+    const d = event.data;
     const key = tx.key('ws', d.workspaceId);
-    // `handles` lets only these through: the switch is checked for every one of them.
-    const e = event as RecordedEvent & (DepositSucceeded | AutoReloadSucceeded | TokensDebited);
-    switch (e.type) {
+    switch (event.type) {
       case 'DepositSucceeded':
         tx.hincrby(key, 'balance', d.amountNanoUsd);
         tx.hincrby(key, 'deposited', d.amountNanoUsd);
@@ -46,7 +41,7 @@ export const balancesProjection: Projection = {
         tx.hincrby(key, 'reloaded', d.amountNanoUsd);
         break;
       case 'TokensDebited': {
-        const debit = d as TokensDebited['data'];
+        const debit = event.data;
         const amount = BigInt(debit.amountNanoUsd);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
@@ -58,7 +53,7 @@ export const balancesProjection: Projection = {
         break;
       }
       default:
-        assertNever(e);
+        assertNever(event);
     }
   },
-};
+});

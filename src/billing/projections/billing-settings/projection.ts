@@ -1,17 +1,7 @@
-import type {
-  AutoReloadConfigured,
-  AutoReloadFailed,
-  AutoReloadSucceeded,
-  AutoReloadSuspended,
-  AutoReloadTriggered,
-  BillingEvent,
-  DepositSucceeded,
-  PaymentMethodAttached,
-} from '../../events';
+import type { BillingEvent } from '../../events';
 import { monthOf } from '../../state';
 import { assertNever } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection, type ProjectionTx } from '../../../platform/projections/projection';
 
 export const BILLING_SETTINGS = 'billing-settings';
 
@@ -32,9 +22,9 @@ local m = redis.call('HGET', KEYS[2], ARGV[1])
 if m then redis.call('HINCRBY', KEYS[1], m, '-' .. ARGV[2]) end
 return m`;
 
-export const billingSettingsProjection: Projection = {
+export const billingSettingsProjection = projection<BillingEvent>()({
   name: BILLING_SETTINGS,
-  handles: new Set([
+  handles: [
     'PaymentMethodAttached',
     'DepositRequested',
     'DepositSucceeded',
@@ -44,29 +34,27 @@ export const billingSettingsProjection: Projection = {
     'AutoReloadSucceeded',
     'AutoReloadFailed',
     'AutoReloadSuspended',
-  ]),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    const ws = (event.data as { workspaceId: string }).workspaceId;
+  ],
+  apply(event, tx) {
+    const ws = event.data.workspaceId;
     const key = tx.key('ws', ws);
     const m = tx.multi;
     m.hset(key, 'rev', event.revision.toString(), 'position', event.position.toString());
-    // `handles` lets only these through: the switch is checked for every one of them.
-    const e = event as RecordedEvent & BillingEvent;
-    switch (e.type) {
+    switch (event.type) {
       case 'PaymentMethodAttached': {
-        const d = event.data as PaymentMethodAttached['data'];
+        const d = event.data;
         m.hset(key, { pm: d.paymentMethodId, brand: d.brand, last4: d.last4, gateway: d.gateway });
         if (d.customerId) m.hset(key, 'customer', d.customerId);
         m.hdel(key, 'suspendedReason', 'suspendedAt', 'suspendedReloadId');
         break;
       }
       case 'DepositSucceeded': {
-        const d = event.data as DepositSucceeded['data'];
+        const d = event.data;
         m.hincrby(key, 'depositsSucceeded', 1).hset(key, 'lastDepositAt', event.created, 'lastDepositId', d.depositId);
         break;
       }
       case 'AutoReloadConfigured': {
-        const d = event.data as AutoReloadConfigured['data'];
+        const d = event.data;
         m.hset(key, {
           arEnabled: d.enabled ? '1' : '0',
           arThreshold: d.thresholdNanoUsd,
@@ -77,7 +65,7 @@ export const billingSettingsProjection: Projection = {
         break;
       }
       case 'AutoReloadTriggered': {
-        const d = event.data as AutoReloadTriggered['data'];
+        const d = event.data;
         const month = monthOf(event.created);
         m.hset(key, 'inFlight', d.reloadId, 'inFlightSince', event.created);
         m.hincrby(tx.key('ws', ws, 'months'), month, d.amountNanoUsd);
@@ -86,19 +74,19 @@ export const billingSettingsProjection: Projection = {
         break;
       }
       case 'AutoReloadSucceeded': {
-        const d = event.data as AutoReloadSucceeded['data'];
+        const d = event.data;
         settle(tx, ws, d.reloadId);
         m.hset(key, 'lastReloadAt', event.created, 'lastReloadId', d.reloadId);
         break;
       }
       case 'AutoReloadFailed': {
-        const d = event.data as AutoReloadFailed['data'];
+        const d = event.data;
         settle(tx, ws, d.reloadId);
         m.eval(FAIL, 2, tx.key('ws', ws, 'months'), tx.key('ws', ws, 'reloads'), d.reloadId, d.amountNanoUsd);
         break;
       }
       case 'AutoReloadSuspended': {
-        const d = event.data as AutoReloadSuspended['data'];
+        const d = event.data;
         m.hset(key, { suspendedReason: d.reason, suspendedAt: event.created, suspendedReloadId: d.reloadId });
         break;
       }
@@ -106,10 +94,10 @@ export const billingSettingsProjection: Projection = {
       case 'DepositFailed':
         break; // the revision and position above are all they change here
       default:
-        assertNever(e);
+        assertNever(event);
     }
   },
-};
+});
 
 /** Clears the in-flight marker if it is this reload's (an outcome of an older reload changes nothing). */
 const SETTLE = `

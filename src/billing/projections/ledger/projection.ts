@@ -1,9 +1,6 @@
-import type { AutoReloadSucceeded, DepositSucceeded } from '../../events';
-import type { TokensDebited } from '../../../inference/events';
-import { isMoney } from '../../ledger';
+import { type MoneyEvent } from '../../ledger';
 import { assertNever, type EventRecord } from '../../../platform/event';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const LEDGER = 'ledger';
 
@@ -41,20 +38,19 @@ redis.call('INCRBY', KEYS[1], ARGV[1])
 local b = redis.call('GET', KEYS[1])
 return redis.call('RPUSH', KEYS[2], ARGV[2] .. b .. ARGV[3])`;
 
-export function ledgerEntryOf(event: EventRecord): Omit<LedgerEntry, 'balanceNanoUsd'> | null {
-  if (!isMoney(event)) return null;
+export function ledgerEntryOf(event: EventRecord<MoneyEvent>): Omit<LedgerEntry, 'balanceNanoUsd'> {
   const base = { position: event.position.toString(), at: event.created };
   switch (event.type) {
     case 'DepositSucceeded': {
-      const d = event.data as DepositSucceeded['data'];
+      const d = event.data;
       return { ...base, type: 'DepositSucceeded', ref: d.depositId, amountNanoUsd: d.amountNanoUsd, paymentIntentId: d.paymentIntentId, by: d.by };
     }
     case 'AutoReloadSucceeded': {
-      const d = event.data as AutoReloadSucceeded['data'];
+      const d = event.data;
       return { ...base, type: 'AutoReloadSucceeded', ref: d.reloadId, amountNanoUsd: d.amountNanoUsd, paymentIntentId: d.paymentIntentId };
     }
     case 'TokensDebited': {
-      const d = event.data as TokensDebited['data'];
+      const d = event.data;
       return {
         ...base,
         type: 'TokensDebited',
@@ -71,13 +67,12 @@ export function ledgerEntryOf(event: EventRecord): Omit<LedgerEntry, 'balanceNan
   }
 }
 
-export const ledgerProjection: Projection = {
+export const ledgerProjection = projection<MoneyEvent>()({
   name: LEDGER,
-  handles: new Set(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
+  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited'],
+  apply(event, tx) {
     const entry = ledgerEntryOf(event);
-    if (!entry) return;
-    const ws = (event.data as { workspaceId: string }).workspaceId;
+    const ws = event.data.workspaceId;
     // balanceNanoUsd goes last: the script splices the exact running balance in.
     const json = JSON.stringify({ ...entry, balanceNanoUsd: '' }); // …,"balanceNanoUsd":""}
     const head = json.slice(0, -2);
@@ -85,4 +80,4 @@ export const ledgerProjection: Projection = {
     // Once per event, in order, all of a batch's entries in one EVAL (tx.evalEach).
     tx.evalEach(APPEND, [tx.key('ws', ws, 'balance'), tx.key('ws', ws, 'entries')], [entry.amountNanoUsd, head, tail]);
   },
-};
+});

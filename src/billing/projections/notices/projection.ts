@@ -1,6 +1,5 @@
-import type { AutoReloadSuspended } from '../../events';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import type { BillingEvent } from '../../events';
+import { projection } from '../../../platform/projections/projection';
 
 export const NOTICES = 'billing-notices';
 
@@ -27,15 +26,15 @@ export interface BillingNotice {
 
 export const noticesKey = (sharedKey: (...p: string[]) => string, workspaceId: string) => sharedKey('notices', 'ws', workspaceId);
 
-export const billingNoticesProjection: Projection = {
+export const billingNoticesProjection = projection<BillingEvent>()({
   name: NOTICES,
-  handles: new Set(['AutoReloadSuspended', 'PaymentMethodAttached', 'AutoReloadConfigured']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    const ws = (event.data as { workspaceId: string }).workspaceId;
+  handles: ['AutoReloadSuspended', 'PaymentMethodAttached', 'AutoReloadConfigured'],
+  apply(event, tx) {
+    const ws = event.data.workspaceId;
     const key = noticesKey(tx.sharedKey, ws);
     const id = autoReloadNoticeId(ws);
     if (event.type === 'AutoReloadSuspended') {
-      const d = event.data as AutoReloadSuspended['data'];
+      const d = event.data;
       const notice: BillingNotice = {
         id,
         kind: 'auto_reload_suspended',
@@ -50,4 +49,4 @@ export const billingNoticesProjection: Projection = {
       tx.multi.hdel(key, id);
     }
   },
-};
+});

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { accessEndedMessage } from './access-ended';
 
 /**
  * The reading side of the usage projection's live channel (`liveChannel`): one Redis subscriber
@@ -15,7 +16,21 @@ export class LiveUsageHub {
     private readonly connect: () => Promise<Redis>,
     /** The channel a workspace's debits are published on. */
     private readonly channelOf: (workspaceId: string) => string,
+    /** A connection to publish on (the service's shared one). */
+    private readonly publisher?: Redis,
   ) {}
+
+  /**
+   * Ends a session's live streams of these workspaces (a logout): the marker is published before
+   * this resolves, so it reaches every stream ahead of any debit projected afterwards.
+   */
+  async endSession(workspaceIds: readonly string[], userId: string, sessionHash: string): Promise<void> {
+    if (!this.publisher || workspaceIds.length === 0) return;
+    const msg = accessEndedMessage({ userId, reason: 'logged_out', session: sessionHash });
+    const p = this.publisher.pipeline();
+    for (const ws of workspaceIds) p.publish(this.channelOf(ws), msg);
+    await p.exec();
+  }
 
   private connection(): Promise<Redis> {
     if (!this.sub) {

@@ -1,7 +1,10 @@
 import { formatUsd } from '../../../platform/money';
 import type { TokensDebited } from '../../../inference/events';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import type { ApiKeyCreated, MemberLeft, MemberRemoved } from '../../../accounts/events';
+import type { InferenceRequested } from '../../../inference/events';
+import { accessEndedMessage } from './access-ended';
+import { countByMemberAndEndpoint, rememberEndpoint, rememberKeyOwner } from './by-member-endpoint';
+import { projection } from '../../../platform/projections/projection';
 
 export const USAGE = 'usage';
 
@@ -19,10 +22,13 @@ export const RETENTION_SECONDS: Record<Granularity, number | null> = { minute: 8
  *   rm:usage:{gen}:{granularity}:{wsId}:{bucketStartUnixSeconds}   hash:
  *       t:req t:in t:out t:cost                       totals (cost in nano-USD)
  *       k:{keyId}:req|in|out|cost                     per key
- *       m:{model}:req|in|out|cost                     per model
+ *       m:{model}:req|in|out|cost                     per model (the debit's config)
+ *       u:{userId}:… e:{endpoint}:…                   per member who created the key, per endpoint (./by-member-endpoint.ts)
  *
  * Live (not while rebuilding), each debit is also published on the shared channel
- * `{prefix}usage-live:{wsId}` as a JSON UsageLiveEvent, for GET …/usage/live.
+ * `{prefix}usage-live:{wsId}` as a JSON UsageLiveEvent, for GET …/usage/live; and each
+ * MemberRemoved / MemberLeft as an access-ended marker (./access-ended.ts) in the same order, so a
+ * removed member's stream closes before any later debit is sent to it.
  */
 export interface UsageLiveEvent {
   requestId: string;
@@ -42,13 +48,21 @@ export const liveChannel = (sharedKey: (...p: string[]) => string, workspaceId: 
 
 export const bucketStart = (unixSeconds: number, g: Granularity) => unixSeconds - (unixSeconds % BUCKET_SECONDS[g]);
 
-export const usageProjection: Projection = {
+export const usageProjection = projection<TokensDebited | InferenceRequested | ApiKeyCreated | MemberRemoved | MemberLeft>()({
   name: USAGE,
-  handles: new Set(['TokensDebited']),
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    const d = event.data as TokensDebited['data'];
+  handles: ['TokensDebited', 'MemberRemoved', 'MemberLeft', 'ApiKeyCreated', 'InferenceRequested'],
+  apply(event, tx) {
+    if (event.type === 'ApiKeyCreated') return rememberKeyOwner(event.data, tx);
+    if (event.type === 'InferenceRequested') return rememberEndpoint(event.data, tx);
+    if (event.type === 'MemberRemoved' || event.type === 'MemberLeft') {
+      const reason = event.type === 'MemberRemoved' ? 'removed' : 'left';
+      if (tx.live) tx.multi.publish(liveChannel(tx.sharedKey, event.data.workspaceId), accessEndedMessage({ userId: event.data.userId, reason }));
+      return;
+    }
+    const d = event.data;
     const t = Math.floor(Date.parse(event.created) / 1000);
     const cost = BigInt(d.amountNanoUsd);
+    const buckets = (['minute', 'hour', 'day'] as const).map((g) => tx.key(g, d.workspaceId, String(bucketStart(t, g)))) as [string, string, string];
     for (const g of ['minute', 'hour', 'day'] as const) {
       const start = bucketStart(t, g);
       const key = tx.key(g, d.workspaceId, String(start));
@@ -62,6 +76,7 @@ export const usageProjection: Projection = {
       const keep = RETENTION_SECONDS[g];
       if (keep !== null) tx.expireAt(key, start + BUCKET_SECONDS[g] + keep);
     }
+    countByMemberAndEndpoint(d, buckets, tx);
     if (tx.live) {
       const live: UsageLiveEvent = {
         requestId: d.requestId,
@@ -77,4 +92,4 @@ export const usageProjection: Projection = {
       tx.multi.publish(liveChannel(tx.sharedKey, d.workspaceId), JSON.stringify(live));
     }
   },
-};
+});

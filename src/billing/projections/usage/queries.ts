@@ -13,7 +13,7 @@ export interface UsagePoint {
 }
 
 export interface UsageSeries {
-  /** keyId or model when grouped; absent for the totals series. */
+  /** keyId, model/config, userId or endpoint when grouped; absent for the totals series. */
   group?: string;
   points: UsagePoint[];
   total: Omit<UsagePoint, 't'>;
@@ -26,8 +26,12 @@ export interface UsageQuery {
   from: number;
   /** Unix seconds, exclusive. */
   to: number;
-  groupBy?: 'key' | 'model';
+  groupBy?: UsageGrouping;
 }
+
+/** config is the name the events use for what the first release called model: both read the m: fields. */
+export type UsageGrouping = 'key' | 'model' | 'config' | 'member' | 'endpoint';
+const FIELD_PREFIX: Record<UsageGrouping, string> = { key: 'k:', model: 'm:', config: 'm:', member: 'u:', endpoint: 'e:' };
 
 export const MAX_POINTS = 1500;
 
@@ -69,7 +73,7 @@ export async function usageSeries(rm: ReadModels, q: UsageQuery): Promise<UsageS
   const p = rm.redis.pipeline();
   for (const t of starts) p.hgetall(k(q.granularity, q.workspaceId, String(t)));
   const res = (await p.exec()) ?? [];
-  const prefix = q.groupBy === 'key' ? 'k:' : q.groupBy === 'model' ? 'm:' : 't:';
+  const prefix = q.groupBy ? FIELD_PREFIX[q.groupBy] : 't:';
   const groups = new Map<string, Acc[]>();
   res.forEach(([, h], i) => {
     for (const [field, value] of Object.entries((h as Record<string, string>) ?? {})) {

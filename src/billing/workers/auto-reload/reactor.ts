@@ -1,10 +1,11 @@
 import type { Queue } from 'bullmq';
 import { reloadBlockerOf } from '../../rules';
 import { monthOf } from '../../state';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
 import { getBalance } from '../../projections/balances/queries';
 import { getBillingSettings } from '../../projections/billing-settings/queries';
-import type { Reactor } from '../../../platform/projections/projection';
+import { reactor } from '../../../platform/projections/projection';
+import type { BillingEvent } from '../../events';
+import type { TokensDebited } from '../../../inference/events';
 import type { ReadModels } from '../../../platform/projections/read-models';
 import { enqueueReload, ReloadJobData } from './queue';
 
@@ -17,13 +18,12 @@ export function autoReloadReactor(deps: {
   readModels: ReadModels;
   queue: () => Promise<Queue<ReloadJobData>>;
   now: () => Date;
-}): Reactor {
-  return {
+}) {
+  return reactor<BillingEvent | TokensDebited>()({
     name: 'auto-reload',
-    handles: new Set(['TokensDebited', 'AutoReloadConfigured', 'PaymentMethodAttached']),
-    async react(event: RecordedEvent) {
-      const workspaceId = (event.data as { workspaceId?: string }).workspaceId;
-      if (!workspaceId) return;
+    handles: ['TokensDebited', 'AutoReloadConfigured', 'PaymentMethodAttached'],
+    async react(event) {
+      const { workspaceId } = event.data;
       const [settings, { balance, deposited }] = await Promise.all([
         getBillingSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString())),
         getBalance(deps.readModels, workspaceId),
@@ -32,5 +32,5 @@ export function autoReloadReactor(deps: {
       if (reloadBlockerOf({ ...settings, deposited }, balance)) return;
       await enqueueReload(await deps.queue(), workspaceId, settings.revision, event.id);
     },
-  };
+  });
 }

@@ -5,10 +5,10 @@ import { BALANCES } from '../../projections/balances/projection';
 import { getBillingSettings, workspacesWithReloadInFlight } from '../../projections/billing-settings/queries';
 import { RedisProgress } from '../../../platform/projections/progress';
 import type { Services } from '../../../services';
-import { ReloadDeps, ReloadHooks, ReloadResult, runReload } from './process';
+import { chargeAutoReload, ReloadDeps, ReloadHooks, ReloadResult } from '../../usecases/auto-reload-charge';
 import { bullPrefix, enqueueReload, RELOAD_QUEUE, ReloadJobData, reloadQueue } from './queue';
 
-// The BullMQ worker that runs process.ts for each job, and the sweep that re-enqueues reloads in flight.
+// The BullMQ worker that runs the auto-reload charge (src/billing/usecases/auto-reload-charge.ts) for each job, and the sweep that re-enqueues reloads in flight.
 
 export interface ReloadWorkerOptions {
   concurrency?: number;
@@ -35,7 +35,7 @@ export async function startReloadWorker(
   const queue = reloadQueue({ redis: deps.queueRedis, prefix: deps.prefix });
   const worker = new Worker<ReloadJobData, ReloadResult>(
     RELOAD_QUEUE,
-    async (job: Job<ReloadJobData>) => runReload(deps, job.data.workspaceId, { hooks: opts.hooks, cause: job.data.cause }),
+    async (job: Job<ReloadJobData>) => chargeAutoReload(deps, job.data.workspaceId, { hooks: opts.hooks, cause: job.data.cause }),
     {
       connection: deps.workerRedis,
       prefix: deps.prefix,

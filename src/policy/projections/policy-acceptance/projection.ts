@@ -1,6 +1,5 @@
 import type { UsagePolicyAccepted } from '../../events';
-import type { RecordedEvent } from '../../../platform/eventstore/port';
-import type { Projection, ProjectionTx } from '../../../platform/projections/projection';
+import { projection } from '../../../platform/projections/projection';
 
 export const POLICY_ACCEPTANCE = 'policy-acceptance';
 
@@ -10,13 +9,13 @@ export const POLICY_ACCEPTANCE = 'policy-acceptance';
  *
  *   rm:policy-acceptance:{gen}:user:{userId}  hash: version, accepted (ISO)
  */
-export const policyAcceptanceProjection: Projection = {
+export const policyAcceptanceProjection = projection<UsagePolicyAccepted>()({
   name: POLICY_ACCEPTANCE,
-  handles: new Set(['UsagePolicyAccepted']),
+  handles: ['UsagePolicyAccepted'],
   // Per user, not per workspace: partition 0 applies all of it (PROJECTION_PARTITIONS).
   partitioned: false,
-  apply(event: RecordedEvent, tx: ProjectionTx) {
-    const d = event.data as UsagePolicyAccepted['data'];
+  apply(event, tx) {
+    const d = event.data;
     tx.multi.hset(tx.key('user', d.userId), { version: d.version, accepted: event.created });
   },
-};
+});

@@ -12,7 +12,7 @@
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../../../../src/platform/config';
 import { createLogger } from '../../../../src/platform/log';
-import { buildServices } from '../../../../src/services';
+import { buildServices } from '../../../../src/init';
 import { ReloadStep, ReloadWorkerOptions, startReloadWorkerFor } from '../../../../src/billing/workers/auto-reload';
 
 const armed = new Map<string, ReloadStep>();

@@ -1,22 +1,24 @@
-import type { ChargeOutcome } from '../../commands';
-import { billingDecider, decide } from '../../decide';
-import { idempotencyKeys, reloadEventId, reloadIdFor } from '../../ids';
-import { reloadBlocker } from '../../rules';
-import { evolveDecided } from '../../evolve';
-import type { ReloadRecord } from '../../state';
-import { formatUsd } from '../../../platform/money';
-import { streams } from '../../../platform/streams';
-import { handleCommand, loadState } from '../../../platform/eventstore/command-handler';
-import type { EventMetadata, EventStore } from '../../../platform/eventstore/port';
-import type { Logger } from '../../../platform/log';
-import type { PaymentGateway } from '../../payments/port';
-import { GatewayRejected, GatewayUnavailable } from '../../payments/port';
-import { getBalance } from '../../projections/balances/queries';
-import type { ProjectionProgress } from '../../../platform/projections/progress';
-import type { ReadModels } from '../../../platform/projections/read-models';
+import type { ChargeOutcome } from '../commands';
+import { billingDecider, decide } from '../decide';
+import { idempotencyKeys, reloadEventId, reloadIdFor } from '../ids';
+import { reloadBlocker } from '../rules';
+import { evolveDecided } from '../evolve';
+import type { ReloadRecord } from '../state';
+import { formatUsd } from '../../platform/money';
+import { streams } from '../../platform/streams';
+import { handleCommand, loadState } from '../../platform/eventstore/command-handler';
+import type { EventMetadata, EventStore } from '../../platform/eventstore/port';
+import type { Logger } from '../../platform/log';
+import type { PaymentGateway } from '../payments/port';
+import { GatewayUnavailable } from '../payments/port';
+import { chargeOutcome } from './charge-outcome';
+import { getBalance } from '../projections/balances/queries';
+import type { ProjectionProgress } from '../../platform/projections/progress';
+import type { ReadModels } from '../../platform/projections/read-models';
 
 /**
- * Auto-reload, run by BullMQ. The reactor only enqueues; the processor decides from the ledger:
+ * One auto-reload charge, a billing use case that the BullMQ worker (../workers/auto-reload) runs
+ * for each job. The reactor only enqueues; this decides from the ledger:
  *
  *   1. read billing-{wsId}; a reload already in flight (triggered, no outcome) is finished first;
  *   2. otherwise, once the projections have applied that stream, read the projected balance and
@@ -66,16 +68,16 @@ const META = (reloadId: string, cause?: string): EventMetadata => ({
   ...(cause ? { causationId: cause } : {}),
 });
 
-/** What the trigger step found: a reload to settle (in flight, or just triggered), or why none is due. */
+/** What the trigger step found: a reload in flight to finish, one just triggered, or why none is due. */
 type Found =
-  | { kind: 'settle'; reload: ReloadRecord }
+  | { kind: 'in_flight'; reload: ReloadRecord }
   | { kind: 'triggered'; reloadId: string; amount: bigint; balance: bigint }
   | { kind: 'skipped'; reason: string };
 
 const triggeredId = (r: Found) => (r.kind === 'triggered' ? r.reloadId : '');
 
 /** One pass of the auto-reload decision and charge for a workspace. Safe to run any number of times. */
-export async function runReload(
+export async function chargeAutoReload(
   d: ReloadDeps,
   workspaceId: string,
   opts: { hooks?: ReloadHooks; cause?: string } = {},
@@ -92,7 +94,7 @@ export async function runReload(
       // 'start': nothing written yet; the reload this job is about (in flight, or the one it would trigger).
       if (first) await step('start', state.inFlight ?? reloadId);
       first = false;
-      if (state.inFlight) return { events: [], result: { kind: 'settle', reload: state.reloads.get(state.inFlight)! } };
+      if (state.inFlight) return { events: [], result: { kind: 'in_flight', reload: state.reloads.get(state.inFlight)! } };
       const now = d.now().toISOString();
       // Cheap refusals first (disabled, suspended…), before waiting on the projections.
       const early = reloadBlocker(state, -1n, now);
@@ -116,7 +118,7 @@ export async function runReload(
   );
   const r = found.result;
   if (r.kind === 'skipped') return { action: 'skipped', reason: r.reason };
-  if (r.kind === 'settle') return settle(d, workspaceId, r.reload, step, opts.cause);
+  if (r.kind === 'in_flight') return finishReload(d, workspaceId, r.reload, step, opts.cause);
   d.log.info({ workspaceId, reloadId: r.reloadId, amount: formatUsd(r.amount), balance: formatUsd(r.balance) }, 'auto-reload triggered');
   await step('after-trigger', r.reloadId);
   // Read back rather than trust the decision: the fold is what a restarted worker will see.
@@ -124,10 +126,11 @@ export async function runReload(
   const rec = after.reloads.get(r.reloadId);
   if (!rec) throw new Error(`reload ${r.reloadId} not found after it was appended`);
   if (rec.status !== 'in_flight') return { action: rec.status, reloadId: r.reloadId, amountNanoUsd: rec.amount.toString(), code: rec.code ?? undefined };
-  return settle(d, workspaceId, rec, step, opts.cause);
+  return finishReload(d, workspaceId, rec, step, opts.cause);
 }
 
-async function settle(
+/** Charges a triggered reload and records how the charge ended (settles it). */
+async function finishReload(
   d: ReloadDeps,
   workspaceId: string,
   reload: ReloadRecord,
@@ -140,6 +143,8 @@ async function settle(
   await step('after-outcome', reload.reloadId);
   return result;
 }
+
+/** A reload too old to charge again, or without a card, fails without a charge. */
 async function chargeReload(d: ReloadDeps, workspaceId: string, reload: ReloadRecord): Promise<ChargeOutcome> {
   const age = d.now().getTime() - Date.parse(reload.triggeredAt);
   if (age > (d.staleAfterMs ?? 23 * 3600 * 1000)) {
@@ -155,7 +160,7 @@ async function chargeReload(d: ReloadDeps, workspaceId: string, reload: ReloadRe
     return { status: 'failed', paymentIntentId: null, code: 'no_payment_method', reason: 'No payment method on file' };
   }
   try {
-    const res = await d.gateway.charge({
+    return await chargeOutcome(d, 'reload', {
       idempotencyKey: idempotencyKeys.reload(reload.reloadId),
       customerId: reload.customerId,
       paymentMethodId: reload.paymentMethodId,
@@ -169,22 +174,7 @@ async function chargeReload(d: ReloadDeps, workspaceId: string, reload: ReloadRe
         amount_nano_usd: reload.amount.toString(),
       },
     });
-    if (res.status === 'succeeded') return { status: 'succeeded', paymentIntentId: res.paymentIntentId };
-    if (res.status === 'requires_action') {
-      await d.gateway.cancel(res.paymentIntentId).catch(() => undefined);
-      return {
-        status: 'failed',
-        paymentIntentId: res.paymentIntentId,
-        code: 'authentication_required',
-        reason: 'The card needs authentication, which an automatic charge cannot do',
-      };
-    }
-    return { status: 'failed', paymentIntentId: res.paymentIntentId, code: res.declineCode ?? res.code, reason: res.reason };
   } catch (err) {
-    if (err instanceof GatewayRejected && err.code !== 'idempotency_error') {
-      // Refused before any money moved (the card was removed, say).
-      return { status: 'failed', paymentIntentId: null, code: err.code, reason: err.message };
-    }
     if (err instanceof GatewayUnavailable) d.log.warn({ workspaceId, reloadId: reload.reloadId, err: err.message }, 'auto-reload charge outcome unknown; will retry with the same key');
     throw err;
   }

@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Redis, RedisOptions } from 'ioredis';
+import type { Queue } from 'bullmq';
+import { LoginGuard } from './accounts/sessions/login-guard';
+import { SANDBOX_PAYMENTS_FILE, type PaymentGateway } from './billing/payments';
+import { SandboxGateway } from './billing/payments/sandbox';
+import { StripeGateway } from './billing/payments/stripe';
+import { liveChannel } from './billing/projections/usage/projection';
+import { LiveUsageHub } from './billing/projections/usage/live-hub';
+import { bullPrefix, reloadQueue, type ReloadJobData } from './billing/workers/auto-reload/queue';
+import type { ModelBackend } from './inference/backend';
+import { DemoBackend } from './inference/demo/model';
+import type { ModelConfig } from './inference/events';
+import { OpenAiBackend, type UpstreamTarget } from './inference/openai/backend';
+import type { SearchProvider } from './inference/search/port';
+import { SearxngSearch } from './inference/search/searxng';
+import type { Config } from './platform/config';
+import type { EventStore } from './platform/eventstore/port';
+import { SqliteEventStore } from './platform/eventstore/sqlite';
+import type { Logger } from './platform/log';
+import { Metrics } from './platform/metrics/metrics';
+import { observeGateway } from './platform/metrics/observed-gateway';
+import { ObservedStore } from './platform/metrics/observed-store';
+import { Keyspace } from './platform/projections/keyspace';
+import { ReadModels } from './platform/projections/read-models';
+import { connectRedis } from './platform/redis';
+import type { Services } from './services';
+
+/**
+ * The composition root's half that builds things: every adapter is chosen here from the
+ * configuration (event store, payment gateway, model backend, web search, queues, clock and ids)
+ * and handed down in Services. No area reads a setting to pick an implementation of a port.
+ */
+
+export interface EventStoreConfig {
+  EVENT_STORE: 'sqlite' | 'esdb' | 'postgres';
+  DATA_DIR: string;
+  EVENTSTORE_CONNECTION_STRING?: string;
+  DATABASE_URL?: string;
+}
+
+/**
+ * Opens the configured adapter: the embedded SQLite file `${DATA_DIR}/events.sqlite` (default) or
+ * EventStoreDB or PostgreSQL. Their clients are loaded only when used. PostgreSQL creates or migrates
+ * its schema on first use (ping() at start-up).
+ */
+export function openEventStore(config: EventStoreConfig): EventStore {
+  if (config.EVENT_STORE === 'postgres') {
+    if (!config.DATABASE_URL) throw new TypeError('DATABASE_URL is required when EVENT_STORE=postgres');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PostgresEventStore } = require('./platform/eventstore/postgres') as typeof import('./platform/eventstore/postgres');
+    return new PostgresEventStore({ connectionString: config.DATABASE_URL });
+  }
+  if (config.EVENT_STORE === 'esdb') {
+    if (!config.EVENTSTORE_CONNECTION_STRING) {
+      throw new TypeError('EVENTSTORE_CONNECTION_STRING is required when EVENT_STORE=esdb');
+    }
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { EsdbEventStore } = require('./platform/eventstore/esdb') as typeof import('./platform/eventstore/esdb');
+    return new EsdbEventStore({ connectionString: config.EVENTSTORE_CONNECTION_STRING });
+  }
+  return new SqliteEventStore({ file: join(config.DATA_DIR, 'events.sqlite') });
+}
+
+/** Stripe when STRIPE_SECRET_KEY is set; otherwise the sandbox (no network, no money). */
+export function paymentGatewayOf(
+  config: Pick<Config, 'STRIPE_SECRET_KEY' | 'STRIPE_API_URL' | 'STRIPE_MAX_NETWORK_RETRIES' | 'STRIPE_TIMEOUT_MS' | 'DATA_DIR'>,
+  redis: Redis,
+  ks: Keyspace,
+): PaymentGateway {
+  if (config.STRIPE_SECRET_KEY) {
+    return new StripeGateway({
+      secretKey: config.STRIPE_SECRET_KEY,
+      apiUrl: config.STRIPE_API_URL,
+      maxNetworkRetries: config.STRIPE_MAX_NETWORK_RETRIES,
+      timeoutMs: config.STRIPE_TIMEOUT_MS,
+    });
+  }
+  return new SandboxGateway(redis, ks, join(config.DATA_DIR, SANDBOX_PAYMENTS_FILE));
+}
+
+/** The model backend the configuration asks for: the demo model (default) or an OpenAI-compatible upstream. */
+export function modelBackendOf(c: Config): ModelBackend {
+  if (c.MODEL_BACKEND === 'demo') return new DemoBackend({ tokenDelayMs: c.DEMO_TOKEN_DELAY_MS });
+  const target = (config: ModelConfig, url?: string, model?: string, key?: string): UpstreamTarget => ({
+    baseUrl: url ?? c.OPENAI_BASE_URL ?? '',
+    model: model ?? config,
+    ...((key ?? c.OPENAI_API_KEY) ? { apiKey: key ?? c.OPENAI_API_KEY } : {}),
+  });
+  return new OpenAiBackend({
+    service_3_pi: target('service_3_pi', c.OPENAI_BASE_URL_PI, c.OPENAI_MODEL_PI, c.OPENAI_API_KEY_PI),
+    service_3_productivity: target(
+      'service_3_productivity',
+      c.OPENAI_BASE_URL_PRODUCTIVITY,
+      c.OPENAI_MODEL_PRODUCTIVITY,
+      c.OPENAI_API_KEY_PRODUCTIVITY,
+    ),
+  });
+}
+
+/** SearXNG when SEARXNG_URL is set; otherwise no web search. */
+export function searchOf(c: Config): SearchProvider | undefined {
+  return c.SEARXNG_URL ? new SearxngSearch(c.SEARXNG_URL, { timeoutMs: c.SEARXNG_TIMEOUT_MS }) : undefined;
+}
+
+export async function buildServices(config: Config, log: Logger): Promise<Services> {
+  const metrics = new Metrics();
+  const store = new ObservedStore(openEventStore(config), metrics);
+  const extra: Redis[] = [];
+  let redis: Redis;
+  try {
+    await store.ping();
+    redis = await connectRedis(config.REDIS_URL, 'main');
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+  const ks = new Keyspace(config.REDIS_PREFIX);
+  const connect = async (name: string, opts?: RedisOptions) => {
+    const r = await connectRedis(config.REDIS_URL, name, opts);
+    extra.push(r);
+    return r;
+  };
+  let queue: Promise<Queue<ReloadJobData>> | undefined;
+  let model: ModelBackend | undefined;
+  const services: Services = {
+    config,
+    log,
+    store,
+    redis,
+    ks,
+    readModels: new ReadModels(redis, ks),
+    progress: { waitFor: async () => false },
+    metrics,
+    storeWrites: store,
+    gateway: observeGateway(paymentGatewayOf(config, redis, ks), metrics),
+    model: () => (model ??= modelBackendOf(config)),
+    search: searchOf(config),
+    reloadQueue() {
+      // BullMQ wants maxRetriesPerRequest: null on its connections.
+      queue ??= services
+        .connectRedis('bullmq-queue', { maxRetriesPerRequest: null })
+        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config) }));
+      return queue;
+    },
+    now: () => new Date(),
+    newId: () => randomUUID(),
+    loginGuard: new LoginGuard({ config, redis, ks }),
+    liveUsage: new LiveUsageHub(
+      () => connect('usage-live'),
+      (workspaceId) => liveChannel((...p) => ks.shared(...p), workspaceId),
+      redis,
+    ),
+    connectRedis: connect,
+    async close() {
+      // disconnect() on a connection that already ended keeps the process alive ~2 s (ioredis).
+      for (const r of [...extra, redis]) if (r.status !== 'end') r.disconnect();
+      await store.close();
+    },
+  };
+  return services;
+}
