@@ -96,8 +96,8 @@ function inferenceAppend(i: number, plan: Plan): Append {
   ];
 }
 
-/** Appends at least `events` events (setup first, then inference) with `concurrency` appends in flight. */
-export async function fillTraffic(store: EventStore, events: number, concurrency = 32): Promise<number> {
+/** The appends of at least `events` events: setup first, then inference. */
+export function trafficAppends(events: number): Append[] {
   const plan = planFor(events);
   const appends: Append[] = [...setupAppends(plan)];
   let written = appends.reduce((n, [, es]) => n + es.length, 0);
@@ -106,6 +106,33 @@ export async function fillTraffic(store: EventStore, events: number, concurrency
     appends.push(a);
     written += a[1].length;
   }
+  return appends;
+}
+
+/**
+ * The same traffic written straight into the PostgreSQL adapter's table (after store.ping() created
+ * it) in multi-row INSERTs: filling through the adapter's appends takes tens of minutes on a loaded
+ * machine, and the fill is not what is measured (the replay reads through the adapter).
+ */
+export async function fillPostgresRaw(client: { query(sql: string, values: unknown[]): Promise<unknown> }, events: number): Promise<number> {
+  const rows: unknown[][] = [];
+  for (const [stream, es] of trafficAppends(events)) {
+    es.forEach((e, rev) => rows.push([e.id, stream, rev, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {})]));
+  }
+  for (let at = 0; at < rows.length; at += 1000) {
+    const chunk = rows.slice(at, at + 1000);
+    const values = chunk.flat();
+    const tuples = chunk.map((_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, now())`);
+    await client.query(`INSERT INTO tollgate_events (event_id, stream_id, stream_revision, type, data, metadata, created) VALUES ${tuples.join(', ')}`, values);
+  }
+  return rows.length;
+}
+
+/** Appends at least `events` events (setup first, then inference) with `concurrency` appends in flight. */
+export async function fillTraffic(store: EventStore, events: number, concurrency = 32): Promise<number> {
+  const plan = planFor(events);
+  const appends = trafficAppends(events);
+  const written = appends.reduce((n, [, es]) => n + es.length, 0);
   let next = 0;
   const worker = async () => {
     while (next < appends.length) {

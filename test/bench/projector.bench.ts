@@ -21,7 +21,7 @@ import { Client } from 'pg';
 import { openEventStore } from '../../src/init';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
 import { withDatabase } from '../support/postgres';
-import { fillTraffic } from './projector-traffic';
+import { fillPostgresRaw, fillTraffic } from './projector-traffic';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -93,7 +93,12 @@ async function main() {
       const store = openEventStore({ EVENT_STORE: kind, DATA_DIR: dataDir, DATABASE_URL: dbUrl });
       await store.ping();
       const t0 = performance.now();
-      const n = await fillTraffic(store, EVENTS, 64);
+      let n: number;
+      if (kind === 'postgres') {
+        const c = new Client({ connectionString: dbUrl });
+        await c.connect();
+        n = await fillPostgresRaw(c, EVENTS).finally(() => c.end());
+      } else n = await fillTraffic(store, EVENTS, 64);
       console.log(`${kind}: filled ${fmt(n)} events in ${fmt(performance.now() - t0)} ms`);
       await store.close();
     }
