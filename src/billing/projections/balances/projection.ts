@@ -1,7 +1,7 @@
 import { assertNever } from '../../../platform/event';
 import type { ApiKeyBudgetChanged } from '../../../accounts/events';
-import { budgetMonth } from '../../../accounts/budget';
 import type { BillingEvent } from '../../events';
+import { monthOf } from '../../state';
 import type { TokensDebited } from '../../../inference/events';
 import { projection } from '../../../platform/projections/projection';
 import { RELEASE, releaseArgs, reservationKeys } from './reservations';
@@ -45,7 +45,7 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
         const amount = BigInt(debit.amountNanoUsd);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
-        tx.hincrby(tx.key('key-spend', debit.keyId), budgetMonth(event.created), amount);
+        tx.hincrby(tx.key('key-spend', debit.keyId), monthOf(event.created) /* the UTC month, as accounts' budgetMonth reads it */, amount);
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
         // The script Reservations.release runs, here once per debit inside the batch's one EVAL.
         const [held, total, open, ...args] = releaseArgs(k, debit.workspaceId, debit.requestId);
