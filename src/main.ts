@@ -8,6 +8,7 @@ import { metricsHandler } from './platform/metrics/server';
 import { RedisProgress } from './platform/projections/progress';
 import { ReadModelReadiness } from './platform/projections/readiness';
 import { ProjectionRunner } from './platform/projections/runner';
+import { PartitionedProjector } from './platform/projections/partitioned-projector';
 import { loadModules } from './load-modules';
 import * as parts from './module-parts';
 import { buildServices } from './init';
@@ -53,7 +54,27 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
   try {
     const startHead = await s.store.headPosition();
     const projections = projectionsOf(s, modules);
-    if (role === 'all' || role === 'projector') {
+    const partitioned = config.PROJECTION_PARTITIONS > 1 && (role === 'all' || role === 'projector');
+    if (partitioned) {
+      // Several projector processes share the partitions: progress is read from Redis, as an api does.
+      const projector = new PartitionedProjector({
+        store: s.store,
+        prefix: config.REDIS_PREFIX,
+        partitions: config.PROJECTION_PARTITIONS,
+        leaseMs: config.PROJECTION_LEASE_MS,
+        connect: (name) => s.connectRedis(name),
+        projections,
+        reactors: parts.reactorsOf(s, modules),
+        batchSize: config.PROJECTION_BATCH_SIZE,
+        log: log.child({ part: 'projector' }),
+        onStateLost: (name) => s.metrics.projectionStateLost.inc({ projection: name }),
+      });
+      await projector.start();
+      closers.push(() => projector.stop());
+    }
+    if (partitioned) {
+      s.progress = new RedisProgress(await s.connectRedis('progress'), s.redis, s.ks, projections.map((p) => p.name), config.PROJECTION_PARTITIONS);
+    } else if (role === 'all' || role === 'projector') {
       runner = new ProjectionRunner({
         store: s.store,
         redis: await s.connectRedis('projector'),
@@ -74,6 +95,7 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
         s.redis,
         s.ks,
         projections.map((p) => p.name),
+        config.PROJECTION_PARTITIONS,
       );
     }
     if (role === 'all' || role === 'worker') {
@@ -93,7 +115,7 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
       metricsPort = portOf(metricsServer, config.METRICS_PORT);
     }
     if (role === 'all' || role === 'api') {
-      const readiness = new ReadModelReadiness(s.redis, s.ks, projections.map((p) => p.name));
+      const readiness = new ReadModelReadiness(s.redis, s.ks, projections.map((p) => p.name), 250, config.PROJECTION_PARTITIONS);
       s.readiness = readiness;
       // A first start over a small store is caught up in moments: answer requests only then.
       if (runner) await Promise.race([runner.caughtUp, new Promise((r) => setTimeout(r, 1000).unref())]);

@@ -31,7 +31,7 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
 
   r.get(listProjections.path, async (_req, res) => {
     const names = projectionsOf(s, modules).map((p) => p.name);
-    const rows = await projectionStatus(s.store, s.redis, s.ks, names);
+    const rows = await projectionStatus(s.store, s.redis, s.ks, names, s.config.PROJECTION_PARTITIONS);
     const rebuilding = await Promise.all(names.map((n) => rebuildStatus(s.redis, s.ks, n)));
     res.json({ projections: rows.map((row, i) => ({ ...row, rebuilding: rebuilding[i] })) });
   });
@@ -43,7 +43,7 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
     if (!projection) throw new HttpError(404, `Unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ')}`);
     let result;
     try {
-      result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
+      result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection, partitions: s.config.PROJECTION_PARTITIONS });
     } catch (err) {
       if (err instanceof RebuildRunning) return void res.status(409).json({ detail: err.message, rebuilding: err.progress });
       // It stalled past its lock's lifetime and another rebuild took over: that one finishes the job.

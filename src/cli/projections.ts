@@ -38,7 +38,7 @@ export function projectionsCommand(modules?: Module[]): Command {
         const names = projectionsOf(s, modules).map((p) => p.name);
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { projectionStatus } = require('../platform/projections/status') as typeof import('../platform/projections/status');
-        const rows = await projectionStatus(s.store, s.redis, s.ks, names);
+        const rows = await projectionStatus(s.store, s.redis, s.ks, names, s.config.PROJECTION_PARTITIONS);
         if (o.json) return void process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
         if (rows.length === 0) {
           const head = await s.store.headPosition();
@@ -80,6 +80,7 @@ export function projectionsCommand(modules?: Module[]): Command {
             ks: s.ks,
             projection,
             batchSize,
+            partitions: s.config.PROJECTION_PARTITIONS,
             onProgress: (_applied, h, position) => {
               if (!bar.isActive) bar.start(Number(h), 0);
               bar.setTotal(Number(h));

@@ -126,6 +126,13 @@ export const envSchema = z
     SWEEPER_MIN_AGE_MS: z.coerce.number().int().positive().default(900000),
 
     PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100000).default(500),
+    /**
+     * Workspace partitions of the read models (src/platform/projections/partitions.ts): projector
+     * processes share them, one owner per partition. 1: one projector applies everything (as before).
+     */
+    PROJECTION_PARTITIONS: z.coerce.number().int().min(1).max(256).default(1),
+    /** A partition owner's lease: a dead projector's partitions move to the others after at most this. */
+    PROJECTION_LEASE_MS: z.coerce.number().int().min(300).max(600000).default(5000),
     /** How long a write waits for the projections to reach it before answering anyway. */
     READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).default(5000),
     /** The usage policy served and accepted (version, effective date, rules); unset: docs/USAGE-POLICY.md. */

@@ -8,13 +8,17 @@ import { projectionStatus } from '../projections/status';
  */
 export async function registerCollectors(s: Services, opts: { projections: string[]; queues: string[] }): Promise<{ close(): Promise<void> }> {
   const m = s.metrics;
-  const statuses = async () => projectionStatus(s.store, s.redis, s.ks, opts.projections);
+  const statuses = async () => projectionStatus(s.store, s.redis, s.ks, opts.projections, s.config.PROJECTION_PARTITIONS);
 
   m.gauge('tollgate_projection_checkpoint', 'Last event-store position applied, per projection', ['projection'], async (g) => {
     for (const st of await statuses()) g.set({ projection: st.name }, Number(st.checkpoint));
   });
   m.gauge('tollgate_projection_lag_events', 'Event-store head minus the checkpoint (positions; events on SQLite)', ['projection'], async (g) => {
     for (const st of await statuses()) g.set({ projection: st.name }, Number(st.lag));
+  });
+  // With PROJECTION_PARTITIONS > 1 (the gauge above is then the lowest partition's).
+  m.gauge('tollgate_projection_partition_lag_events', 'Head minus the checkpoint, per projection and partition', ['projection', 'partition'], async (g) => {
+    for (const st of await statuses()) for (const p of st.partitions ?? []) g.set({ projection: st.name, partition: String(p.partition) }, Number(p.lag));
   });
   m.gauge(
     'tollgate_projection_lag_seconds',

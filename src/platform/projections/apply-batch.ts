@@ -1,5 +1,6 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { RecordedEvent } from '../eventstore/port';
+import { BatchWrites } from './batch-writes';
 import { Keyspace } from './keyspace';
 import type { Projection, ProjectionTx } from './projection';
 
@@ -14,13 +15,16 @@ export interface ProjectionState {
   checkpoint: bigint;
 }
 
-export function makeTx(ks: Keyspace, name: string, gen: string, multi: ChainableCommander, live: boolean): ProjectionTx {
+export function makeTx(ks: Keyspace, name: string, gen: string, multi: ChainableCommander, live: boolean, batch: BatchWrites): ProjectionTx {
   const prefix = ks.genPrefix(name, gen);
   return {
     multi,
     live,
     key: (...parts) => prefix + parts.join(':'),
     sharedKey: (...parts) => ks.shared(...parts),
+    hincrby: (key, field, delta) => batch.hincrby(key, field, delta),
+    expireAt: (key, at) => batch.expireAt(key, at),
+    evalEach: (lua, keys, args) => batch.evalEach(lua, keys, args),
   };
 }
 
@@ -37,13 +41,15 @@ export function applyBatch(
   multi: ChainableCommander,
   live: boolean,
 ): bigint {
-  const tx = makeTx(ks, projection.name, state.gen, multi, live);
+  const batch = new BatchWrites();
+  const tx = makeTx(ks, projection.name, state.gen, multi, live, batch);
   let last = state.checkpoint;
   for (const e of events) {
     if (e.position <= last) continue;
     if (projection.handles.has(e.type)) projection.apply(e, tx);
     last = e.position;
   }
+  batch.flush(multi);
   if (last > state.checkpoint) multi.set(ks.checkpoint(projection.name, state.gen), last.toString());
   return last;
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Keyspace } from './keyspace';
+import { partitionKeyspaces } from './partitions';
 
 /** Lets a write wait until the projections have applied it, so the next request sees it. */
 export interface ProjectionProgress {
@@ -20,6 +21,8 @@ export class RedisProgress implements ProjectionProgress {
     private readonly redis: Redis,
     private readonly ks: Keyspace,
     private readonly names: string[],
+    /** PROJECTION_PARTITIONS: a write is applied once every partition's checkpoint passed it. */
+    private readonly partitions = 1,
   ) {
     this.sub.on('message', (_ch: string, msg: string) => this.advance(BigInt(msg)));
     this.ready = this.sub.subscribe(ks.progressChannel);
@@ -34,7 +37,8 @@ export class RedisProgress implements ProjectionProgress {
   private async poll(): Promise<void> {
     if (this.names.length === 0) return;
     const gens = await this.redis.mget(...this.names.map((n) => this.ks.active(n)));
-    const cps = await this.redis.mget(...this.names.map((n, i) => this.ks.checkpoint(n, gens[i] ?? '0')));
+    const pks = partitionKeyspaces(this.ks.prefix, this.partitions);
+    const cps = await this.redis.mget(...pks.flatMap((ks) => this.names.map((n, i) => ks.checkpoint(n, gens[i] ?? '0'))));
     const min = cps.reduce<bigint | null>((m, c) => {
       const v = c ? BigInt(c) : 0n;
       return m === null || v < m ? v : m;

@@ -15,6 +15,16 @@ export interface ProjectionTx {
   sharedKey(...parts: string[]): string;
   /** False while rebuilding: live-only effects (pub/sub pushes) are skipped. */
   readonly live: boolean;
+  /**
+   * Batched writes (./batch-writes.ts), applied at the end of the projection's batch, after its
+   * `multi` commands and in this order: summed HINCRBYs, EXPIREATs, then each `evalEach` script
+   * once per call in call order. Cheaper than one command per event; a projection must not mix
+   * them with `multi` commands on the same keys, whose order they would not keep.
+   */
+  hincrby(key: string, field: string, delta: string | number | bigint): void;
+  expireAt(key: string, unixSeconds: number): void;
+  /** `lua` written for one call (KEYS and ARGV as usual; keys may also be passed in ARGV). */
+  evalEach(lua: string, keys: readonly string[], args: readonly string[]): void;
 }
 
 /** Any domain event by its name and data (each area's events union fits). */
@@ -39,6 +49,11 @@ export interface Projection<E extends EventShape = EventShape> {
   /** Event types it applies; the checkpoint also advances over every other event. */
   readonly handles: ReadonlySet<E['type']>;
   apply(event: Recorded<E>, tx: ProjectionTx): void;
+  /**
+   * False for a read model that is not per workspace (its keys are shared by all workspaces):
+   * with PROJECTION_PARTITIONS > 1 all its events are applied by partition 0's owner (./partitions.ts).
+   */
+  readonly partitioned?: boolean;
 }
 
 /**
@@ -68,7 +83,13 @@ export function projection<Events extends EventShape>() {
     name: string;
     handles: readonly T[];
     apply(event: Recorded<Picked<Events, T>>, tx: ProjectionTx): void;
-  }): Projection<Picked<Events, T>> => ({ name: def.name, handles: new Set<T>(def.handles), apply: def.apply });
+    partitioned?: boolean;
+  }): Projection<Picked<Events, T>> => ({
+    name: def.name,
+    handles: new Set<T>(def.handles),
+    apply: def.apply,
+    ...(def.partitioned === undefined ? {} : { partitioned: def.partitioned }),
+  });
 }
 
 /** The reactor twin of `projection()`. */

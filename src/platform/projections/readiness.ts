@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace';
+import { partitionKeyspaces } from './partitions';
 
 /**
  * Which read models are usable: the projector sets a projection's ready marker once it has caught
@@ -16,12 +17,15 @@ export class ReadModelReadiness {
     private readonly ks: Keyspace,
     readonly names: string[],
     private readonly intervalMs = 250,
+    /** PROJECTION_PARTITIONS: a read model is ready once every partition's marker is set. */
+    private readonly partitions = 1,
   ) {}
 
   async refresh(): Promise<void> {
     if (!this.names.length) return;
-    const marks = await this.redis.mget(...this.names.map((n) => this.ks.ready(n)));
-    this.missing = new Set(this.names.filter((_, i) => marks[i] === null));
+    const pks = partitionKeyspaces(this.ks.prefix, this.partitions);
+    const marks = await this.redis.mget(...pks.flatMap((ks) => this.names.map((n) => ks.ready(n))));
+    this.missing = new Set(this.names.filter((_, i) => pks.some((_k, p) => marks[p * this.names.length + i] === null)));
   }
 
   start(): void {

@@ -5,6 +5,7 @@ import { Keyspace } from './keyspace';
 import type { Projection } from './projection';
 import { dropAbandonedGenerations, dropGeneration } from './generations';
 import { applyBatch } from './apply-batch';
+import { partitionKeyspaces } from './partitions';
 
 export interface RebuildResult {
   name: string;
@@ -120,6 +121,8 @@ export async function rebuildProjection(opts: {
   onProgress?: (applied: number, head: bigint, position: bigint) => void;
   /** How long the lock outlives a rebuild that stopped renewing it (a killed process). */
   lockTtlMs?: number;
+  /** PROJECTION_PARTITIONS: each partition's checkpoint of the new generation is set to the rebuild's. */
+  partitions?: number;
 }): Promise<RebuildResult> {
   const { store, redis, ks, projection } = opts;
   const name = projection.name;
@@ -184,6 +187,10 @@ export async function rebuildProjection(opts: {
       }
     };
     await replay();
+    // A rebuild applies every partition's events: each partition's owner resumes from here.
+    if ((opts.partitions ?? 1) > 1) {
+      for (const pks of partitionKeyspaces(ks.prefix, opts.partitions!)) await redis.set(pks.checkpoint(name, gen), state.checkpoint.toString());
+    }
     const previous = (await redis.get(ks.active(name))) ?? '0';
     // Hand over: a live runner catches the generation up to its own checkpoint and switches in
     // the same MULTI as its next commit (so readers never go back in time, nothing is skipped).

@@ -3,11 +3,12 @@ import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port
 import type { Logger } from '../log';
 import { applyBatch, loadProjectionState, ProjectionState } from './apply-batch';
 import { batched } from './batched';
+import { runReactors } from './reactions';
 import { dropAbandonedGenerations } from './generations';
 import { Keyspace } from './keyspace';
 import { PositionWaiters } from './position-waiters';
 import type { Projection, Reactor } from './projection';
-import { adoptRebuilt, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
+import { adoptRebuilt, Fence, FencedOut, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
 
 export interface RunnerOptions {
   store: EventStore;
@@ -18,10 +19,7 @@ export interface RunnerOptions {
   reactors?: Reactor[];
   batchSize: number;
   log: Logger;
-  /**
-   * A subscriber connection for switch-over announcements: with it, a rebuild's switch is picked
-   * up at once; without it, within `watchIntervalMs`.
-   */
+  /** Subscriber for switch-over announcements: a rebuild's switch is picked up at once, else within `watchIntervalMs`. */
   notifications?: Redis;
   /**
    * How often an idle runner compares Redis with what it holds: a switched generation, a moved
@@ -30,6 +28,9 @@ export interface RunnerOptions {
   watchIntervalMs?: number;
   /** Told when Redis lost a projection's state and the runner rebuilds it from the store. */
   onStateLost?: (name: string) => void;
+  /** A partition owner's fencing token: every batch commits only while Redis holds it. */
+  fence?: Fence;
+  /** Told when the fence refused a batch: the runner has stopped (its partition moved). */ onFencedOut?: () => void;
 }
 
 const DEFAULT_WATCH_MS = 500;
@@ -167,6 +168,14 @@ export class ProjectionRunner {
         this.idle = false;
         this.interrupted = false;
         if (!this.running) break;
+        if (err instanceof FencedOut) {
+          this.opts.log.warn({ err: err.message }, 'another projector owns this partition now; its batch was refused');
+          this.running = false;
+          await this.sub?.close();
+          this.sub = null;
+          this.opts.onFencedOut?.();
+          break;
+        }
         if (err instanceof GenerationSwitched) {
           this.opts.log.info('projection generation or checkpoint changed underneath; resubscribing');
         } else {
@@ -222,20 +231,35 @@ export class ProjectionRunner {
     let lastLog = Date.now();
     // Up to the head seen on entry: under constant writes the live subscription takes over from there.
     const head = await this.opts.store.headPosition();
-    for (;;) {
-      const from = this.minCheckpoint;
-      if (!this.running) return;
-      if (from >= head) return this.markCaughtUp();
-      if (Date.now() - lastLog > 2000) {
-        lastLog = Date.now();
-        this.opts.log.info({ position: from.toString(), head: head.toString() }, 'projections catching up');
+    const read = (from: bigint) =>
+      this.opts.store.readAll({ fromPosition: from, maxCount: size + 1 }).then((es) => es.filter((e) => e.position > from));
+    // The next batch is read while Redis applies this one (the two take turns otherwise).
+    let next: Promise<RecordedEvent[]> | null = null;
+    try {
+      for (;;) {
+        const from = this.minCheckpoint;
+        if (!this.running) return;
+        if (from >= head) return await this.markCaughtUp();
+        if (Date.now() - lastLog > 2000) {
+          lastLog = Date.now();
+          this.opts.log.info({ position: from.toString(), head: head.toString() }, 'projections catching up');
+        }
+        const events = await (next ?? read(from));
+        next = null;
+        if (events.length === 0) return await this.markCaughtUp();
+        const last = events[events.length - 1].position;
+        if (last < head) next = read(last);
+        await this.commit(events, false);
+        await this.react(events);
+        // Read ahead from where this batch ended; if the checkpoints are elsewhere now, read again.
+        if (this.minCheckpoint !== last) {
+          next?.catch(() => undefined);
+          next = null;
+        }
       }
-      const events = (await this.opts.store.readAll({ fromPosition: from, maxCount: size + 1 })).filter(
-        (e) => e.position > from,
-      );
-      if (events.length === 0) return this.markCaughtUp();
-      await this.commit(events, false);
-      await this.react(events);
+    } finally {
+      // A read ahead that is not used must not surface as an unhandled rejection.
+      next?.catch(() => undefined);
     }
   }
 
@@ -248,7 +272,7 @@ export class ProjectionRunner {
       return;
     }
     // The MULTI commits only if no pointer or checkpoint moved since it was read (WATCH).
-    await watchUnchanged(redis, ks, projections, this.state);
+    await watchUnchanged(redis, ks, projections, this.state, this.opts.fence);
     const multi = redis.multi();
     const next = new Map<string, bigint>();
     try {
@@ -268,19 +292,7 @@ export class ProjectionRunner {
 
   private async react(events: RecordedEvent[]): Promise<void> {
     const { reactors = [], redis, ks } = this.opts;
-    for (const r of reactors) {
-      const cp = this.reactorCheckpoints.get(r.name) ?? 0n;
-      let last = cp;
-      for (const e of events) {
-        if (e.position <= last) continue;
-        if (r.handles.has(e.type)) await r.react(e);
-        last = e.position;
-      }
-      if (last > cp) {
-        await redis.set(ks.reactorCheckpoint(r.name), last.toString());
-        this.reactorCheckpoints.set(r.name, last);
-      }
-    }
+    await runReactors(reactors, this.reactorCheckpoints, events, redis, ks);
     this.updateMin();
   }
 }

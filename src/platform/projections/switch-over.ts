@@ -23,6 +23,15 @@ export type RunnerState = Map<string, ProjectionState>;
  */
 export class GenerationSwitched extends Error {}
 
+/** The partition's fencing token is no longer the runner's: another projector owns it now. */
+export class FencedOut extends Error {}
+
+/** A partition owner's fencing token (partition-lease.ts): the batch commits only while `fence` holds it. */
+export interface Fence {
+  key: string;
+  token(): string | null;
+}
+
 // ARGV: per projection (pointer key, generation, checkpoint key, checkpoint, ready key). Sets the
 // ready markers only if every pointer and checkpoint is still what the runner holds.
 const MARK_READY = `
@@ -54,11 +63,16 @@ return 1`;
  * (another runner committed: never run two, but if it happens, neither applies an event twice),
  * and throws GenerationSwitched (unwatched) if they already differ from what the runner holds.
  */
-export async function watchUnchanged(redis: Redis, ks: Keyspace, projections: Projection[], state: RunnerState): Promise<void> {
+export async function watchUnchanged(redis: Redis, ks: Keyspace, projections: Projection[], state: RunnerState, fence?: Fence): Promise<void> {
   const pointers = projections.map((p) => ks.active(p.name));
   const checkpoints = projections.map((p) => ks.checkpoint(p.name, state.get(p.name)!.gen));
-  await redis.watch(...pointers, ...checkpoints);
-  const seen = await redis.mget(...pointers, ...checkpoints);
+  const fenced = fence ? [fence.key] : [];
+  await redis.watch(...pointers, ...checkpoints, ...fenced);
+  const seen = await redis.mget(...pointers, ...checkpoints, ...fenced);
+  if (fence && (fence.token() === null || seen[2 * projections.length] !== fence.token())) {
+    await redis.unwatch();
+    throw new FencedOut(`partition fenced: token ${fence.token()} is not the current ${seen[2 * projections.length]}`);
+  }
   const stale = projections.some((p, i) => {
     const st = state.get(p.name)!;
     const cp = seen[projections.length + i];

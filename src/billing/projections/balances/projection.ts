@@ -9,7 +9,8 @@ import { RELEASE, releaseArgs, reservationKeys } from './reservations';
 export const BALANCES = 'balances';
 
 /**
- * Balance per workspace = deposits + reloads − debits, in nano-USD (HINCRBY is exact in int64).
+ * Balance per workspace = deposits + reloads − debits, in nano-USD (HINCRBY is exact in int64;
+ * a batch's increments are summed as bigint first: tx.hincrby).
  * Applying a TokensDebited also releases the request's reservation and adds the debit to its key's
  * spend for the UTC month, in the same MULTI, so the money moves from "held" to "spent" atomically
  * (the reserve script reads all three: ./reservations.ts).
@@ -32,20 +33,23 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
     const key = tx.key('ws', d.workspaceId);
     switch (event.type) {
       case 'DepositSucceeded':
-        tx.multi.hincrby(key, 'balance', d.amountNanoUsd).hincrby(key, 'deposited', d.amountNanoUsd);
+        tx.hincrby(key, 'balance', d.amountNanoUsd);
+        tx.hincrby(key, 'deposited', d.amountNanoUsd);
         break;
       case 'AutoReloadSucceeded':
-        tx.multi.hincrby(key, 'balance', d.amountNanoUsd).hincrby(key, 'reloaded', d.amountNanoUsd);
+        tx.hincrby(key, 'balance', d.amountNanoUsd);
+        tx.hincrby(key, 'reloaded', d.amountNanoUsd);
         break;
       case 'TokensDebited': {
         const debit = event.data;
-        // (-x).toString(), not `-${x}`: Redis refuses "-0" as an integer (a debit of nothing is possible).
-        tx.multi.hincrby(key, 'balance', (-BigInt(debit.amountNanoUsd)).toString()).hincrby(key, 'debited', debit.amountNanoUsd);
-        tx.multi.hincrby(tx.key('key-spend', debit.keyId), monthOf(event.created) /* the UTC month, as accounts' budgetMonth reads it */, debit.amountNanoUsd);
+        const amount = BigInt(debit.amountNanoUsd);
+        tx.hincrby(key, 'balance', -amount);
+        tx.hincrby(key, 'debited', amount);
+        tx.hincrby(tx.key('key-spend', debit.keyId), monthOf(event.created) /* the UTC month, as accounts' budgetMonth reads it */, amount);
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
-        // The same script Reservations.release runs by SHA, sent here as EVAL: inside MULTI a NOSCRIPT
-        // (script cache flushed) would fail this one command while the debit and checkpoint commit.
-        tx.multi.eval(RELEASE, 3, ...releaseArgs(k, debit.workspaceId, debit.requestId));
+        // The script Reservations.release runs, here once per debit inside the batch's one EVAL.
+        const [held, total, open, ...args] = releaseArgs(k, debit.workspaceId, debit.requestId);
+        tx.evalEach(RELEASE, [held, total, open], args);
         break;
       }
       default:

@@ -77,6 +77,7 @@ export const ledgerProjection = projection<MoneyEvent>()({
     const json = JSON.stringify({ ...entry, balanceNanoUsd: '' }); // …,"balanceNanoUsd":""}
     const head = json.slice(0, -2);
     const tail = json.slice(-2);
-    tx.multi.eval(APPEND, 2, tx.key('ws', ws, 'balance'), tx.key('ws', ws, 'entries'), entry.amountNanoUsd, head, tail);
+    // Once per event, in order, all of a batch's entries in one EVAL (tx.evalEach).
+    tx.evalEach(APPEND, [tx.key('ws', ws, 'balance'), tx.key('ws', ws, 'entries')], [entry.amountNanoUsd, head, tail]);
   },
 });

@@ -42,15 +42,11 @@ export function rememberEndpoint(d: InferenceRequested['data'], tx: ProjectionTx
 
 /** `buckets`: the minute, hour and day bucket keys of the debit. */
 export function countByMemberAndEndpoint(d: TokensDebited['data'], buckets: [string, string, string], tx: ProjectionTx): void {
-  tx.multi.eval(
+  // Batched (tx.evalEach: one EVAL per batch, after the batch's tx.multi commands, so the owner and
+  // endpoint written by earlier events of the same batch are there).
+  tx.evalEach(
     COUNT_BY_MEMBER_AND_ENDPOINT,
-    5,
-    ...buckets,
-    tx.key('owner', d.workspaceId),
-    tx.key('endpoint', d.requestId),
-    d.keyId,
-    d.inputTokens,
-    d.outputTokens,
-    d.amountNanoUsd,
+    [...buckets, tx.key('owner', d.workspaceId), tx.key('endpoint', d.requestId)],
+    [d.keyId, String(d.inputTokens), String(d.outputTokens), d.amountNanoUsd],
   );
 }

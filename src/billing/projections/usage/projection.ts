@@ -61,19 +61,20 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
     }
     const d = event.data;
     const t = Math.floor(Date.parse(event.created) / 1000);
+    const cost = BigInt(d.amountNanoUsd);
     const buckets = (['minute', 'hour', 'day'] as const).map((g) => tx.key(g, d.workspaceId, String(bucketStart(t, g)))) as [string, string, string];
     for (const g of ['minute', 'hour', 'day'] as const) {
       const start = bucketStart(t, g);
       const key = tx.key(g, d.workspaceId, String(start));
+      // Batched (tx.hincrby): a batch's debits in one bucket become one sum per field.
       for (const prefix of ['t', `k:${d.keyId}`, `m:${d.config}`]) {
-        tx.multi
-          .hincrby(key, `${prefix}:req`, 1)
-          .hincrby(key, `${prefix}:in`, d.inputTokens)
-          .hincrby(key, `${prefix}:out`, d.outputTokens)
-          .hincrby(key, `${prefix}:cost`, d.amountNanoUsd);
+        tx.hincrby(key, `${prefix}:req`, 1);
+        tx.hincrby(key, `${prefix}:in`, d.inputTokens);
+        tx.hincrby(key, `${prefix}:out`, d.outputTokens);
+        tx.hincrby(key, `${prefix}:cost`, cost);
       }
       const keep = RETENTION_SECONDS[g];
-      if (keep !== null) tx.multi.expireat(key, start + BUCKET_SECONDS[g] + keep);
+      if (keep !== null) tx.expireAt(key, start + BUCKET_SECONDS[g] + keep);
     }
     countByMemberAndEndpoint(d, buckets, tx);
     if (tx.live) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Router } from 'express';
 import type { PlatformServices as Services } from '../../services';
 import { healthz, readyz } from './schemas';
+import { partitionKeyspaces } from '../../projections/partitions';
 
 /** A check that does not answer within this long counts as failed: /readyz must answer promptly. */
 const CHECK_TIMEOUT_MS = 1500;
@@ -117,8 +118,11 @@ async function lowestCheckpoint(s: Services, names: string[]): Promise<bigint> {
   let min: bigint | null = null;
   for (const n of names) {
     const gen = await s.readModels.gen(n);
-    const cp = BigInt((await s.redis.get(s.ks.checkpoint(n, gen))) ?? '0');
-    if (min === null || cp < min) min = cp;
+    // Every partition's checkpoint (PROJECTION_PARTITIONS): the lowest is where the read model stands.
+    for (const ks of partitionKeyspaces(s.ks.prefix, s.config.PROJECTION_PARTITIONS)) {
+      const cp = BigInt((await s.redis.get(ks.checkpoint(n, gen))) ?? '0');
+      if (min === null || cp < min) min = cp;
+    }
   }
   return min ?? 0n;
 }

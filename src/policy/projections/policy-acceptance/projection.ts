@@ -12,6 +12,8 @@ export const POLICY_ACCEPTANCE = 'policy-acceptance';
 export const policyAcceptanceProjection = projection<UsagePolicyAccepted>()({
   name: POLICY_ACCEPTANCE,
   handles: ['UsagePolicyAccepted'],
+  // Per user, not per workspace: partition 0 applies all of it (PROJECTION_PARTITIONS).
+  partitioned: false,
   apply(event, tx) {
     const d = event.data;
     tx.multi.hset(tx.key('user', d.userId), { version: d.version, accepted: event.created });

@@ -1,0 +1,95 @@
+import type { ChainableCommander } from 'ioredis';
+
+/**
+ * The writes a projection leaves for the end of its batch (ProjectionTx.hincrby, expireAt,
+ * evalEach). Queuing one ioredis command per event and per field cost more than everything else
+ * the projector does (bench:projector: about 45 commands per TokensDebited, 35% of the time in
+ * the garbage collector); here a batch of events becomes a few scripts with many arguments:
+ *   - increments of one hash field are summed (exactly, as bigint) and sent in one script;
+ *   - EXPIREATs follow the increments, the last time given per key;
+ *   - each per-event script runs once per call, in call order, all calls in one EVAL.
+ * They are queued on the same MULTI as the checkpoint, so exactly-once is unchanged.
+ */
+
+// ARGV: key, number of fields, then field and delta pairs; repeated per key.
+const HINCRBY_MANY = `
+local i, n = 1, #ARGV
+while i <= n do
+  local key, count = ARGV[i], tonumber(ARGV[i + 1])
+  i = i + 2
+  for _ = 1, count do
+    redis.call('HINCRBY', key, ARGV[i], ARGV[i + 1])
+    i = i + 2
+  end
+end
+return 1`;
+
+/** `lua` (written for one call, with KEYS and ARGV) run once per group of ARGV: numkeys, numargs, keys…, args…. */
+export function eachScript(lua: string): string {
+  return `local function one(KEYS, ARGV)
+${lua}
+end
+local i, n = 1, #ARGV
+while i <= n do
+  local nk, na = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+  local k, a = {}, {}
+  for j = 1, nk do k[j] = ARGV[i + 1 + j] end
+  for j = 1, na do a[j] = ARGV[i + 1 + nk + j] end
+  one(k, a)
+  i = i + 2 + nk + na
+end
+return 1`;
+}
+
+const wrapped = new Map<string, string>();
+
+export class BatchWrites {
+  /** Sums stay numbers while they are safe integers (token counts), bigint beyond (nano-USD). */
+  private readonly incr = new Map<string, Map<string, number | bigint>>();
+  private readonly expire = new Map<string, number>();
+  private readonly scripts = new Map<string, string[]>();
+
+  hincrby(key: string, field: string, delta: string | number | bigint): void {
+    let fields = this.incr.get(key);
+    if (!fields) this.incr.set(key, (fields = new Map()));
+    const cur = fields.get(field) ?? 0;
+    if (typeof delta === 'number' && typeof cur === 'number') {
+      const sum = cur + delta;
+      if (Number.isSafeInteger(sum)) return void fields.set(field, sum);
+    }
+    fields.set(field, BigInt(cur) + BigInt(delta));
+  }
+
+  expireAt(key: string, unixSeconds: number): void {
+    this.expire.delete(key);
+    this.expire.set(key, unixSeconds);
+  }
+
+  evalEach(lua: string, keys: readonly string[], args: readonly string[]): void {
+    let groups = this.scripts.get(lua);
+    if (!groups) this.scripts.set(lua, (groups = []));
+    groups.push(String(keys.length), String(args.length), ...keys, ...args);
+  }
+
+  /** Queues everything on `multi` (increments, expiries, then each script) and forgets it. */
+  flush(multi: ChainableCommander): void {
+    if (this.incr.size > 0) {
+      const args: string[] = [];
+      for (const [key, fields] of this.incr) {
+        args.push(key, String(fields.size));
+        for (const [field, delta] of fields) args.push(field, delta.toString());
+      }
+      // EVAL, not EVALSHA: inside MULTI a NOSCRIPT (script cache flushed) would fail only this command.
+      multi.eval(HINCRBY_MANY, 0, ...args);
+    }
+    for (const [key, at] of this.expire) multi.expireat(key, at);
+    for (const [lua, groups] of this.scripts) {
+      let script = wrapped.get(lua);
+      if (!script) wrapped.set(lua, (script = eachScript(lua)));
+      multi.eval(script, 0, ...groups);
+    }
+    this.incr.clear();
+    this.expire.clear();
+    this.scripts.clear();
+  }
+}

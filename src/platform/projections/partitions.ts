@@ -1,0 +1,85 @@
+import type { RecordedEvent } from '../eventstore/port';
+import { Keyspace } from './keyspace';
+import type { Projection } from './projection';
+
+/**
+ * Partitioned projections (PROJECTION_PARTITIONS = N > 1): the events of a workspace belong to
+ * partition fnv1a(workspaceId) mod N, and each partition is applied by one projector at a time
+ * (./partition-lease.ts), with checkpoints and ready markers of its own. Events that name no
+ * workspace (UserRegistered, EmailClaimed, …) and every event of a projection that is not per
+ * workspace (`partitioned: false`, e.g. users) belong to partition 0. With N = 1 there is one
+ * partition, whose keys are the unpartitioned ones: a single projector is unchanged.
+ */
+
+/** FNV-1a, 32 bits, over the UTF-16 code units: stable across processes, versions and platforms. */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+export function partitionOf(event: RecordedEvent, count: number): number {
+  if (count <= 1) return 0;
+  const ws = (event.data as { workspaceId?: unknown } | null)?.workspaceId;
+  return typeof ws === 'string' ? fnv1a(ws) % count : 0;
+}
+
+/** One partition's own keys: the checkpoints and ready markers carry `p{index}of{count}`. */
+export class PartitionKeyspace extends Keyspace {
+  constructor(
+    prefix: string,
+    readonly index: number,
+    readonly count: number,
+  ) {
+    super(prefix);
+  }
+
+  get suffix(): string {
+    return this.count <= 1 ? '' : `:p${this.index}of${this.count}`;
+  }
+
+  override checkpoint(name: string, gen: string): string {
+    return super.checkpoint(name, gen) + this.suffix;
+  }
+
+  override ready(name: string): string {
+    return super.ready(name) + this.suffix;
+  }
+
+  /** The current owner's fencing token, replaced at each change of owner. */
+  get fence(): string {
+    return `${this.prefix}proj:partition:${this.index}of${this.count}:fence`;
+  }
+
+  get fenceCounter(): string {
+    return `${this.prefix}proj:partition:${this.index}of${this.count}:fence-counter`;
+  }
+
+  /** The owner's lease: its token, expiring unless renewed. */
+  get lease(): string {
+    return `${this.prefix}proj:partition:${this.index}of${this.count}:lease`;
+  }
+}
+
+/** Every partition's keyspace (status, readiness and rebuilds look at all of them). */
+export function partitionKeyspaces(prefix: string, count: number): PartitionKeyspace[] {
+  return Array.from({ length: Math.max(1, count) }, (_, i) => new PartitionKeyspace(prefix, i, Math.max(1, count)));
+}
+
+/**
+ * `projection` as seen by the owner of one partition: it applies only that partition's events;
+ * its checkpoint still moves over every event, so partitions never wait on each other.
+ */
+export function forPartition(projection: Projection, ks: PartitionKeyspace): Projection {
+  if (ks.count <= 1) return projection;
+  const mine = (e: RecordedEvent) => (projection.partitioned === false ? ks.index === 0 : partitionOf(e, ks.count) === ks.index);
+  return {
+    ...projection,
+    apply(e, tx) {
+      if (mine(e)) projection.apply(e, tx);
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * bench:projector — how fast one projector process applies real traffic with every projection.
+ *
+ * Fills a fresh SQLite file and a fresh PostgreSQL database (BENCH_DATABASE_URL or TEST_DATABASE_URL,
+ * default postgres://postgres@127.0.0.1:5432/postgres; a database of its own, dropped afterwards)
+ * with traffic shaped like a live service (./projector-traffic.ts), then replays it from position 0
+ * through the real ProjectionRunner and every projection of src/main.ts into a fresh Redis prefix,
+ * each round in a child process (./projector-replay.ts): events/s, and CPU µs per event of the
+ * projector process. Then each projection alone (events/s over the same history).
+ *
+ * With --baseline <tree> (a checkout of an older commit, with node_modules), rounds alternate
+ * between that tree and this one over the same stores, so both columns see the same machine load.
+ *
+ *   npm run bench:projector -- [--events 200000] [--rounds 3] [--stores sqlite,postgres] [--baseline dir] [--no-each]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { openEventStore } from '../../src/init';
+import { cleanupPrefix, uniquePrefix } from '../support/redis';
+import { withDatabase } from '../support/postgres';
+import { fillPostgresRaw, fillTraffic } from './projector-traffic';
+
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+};
+const EVENTS = Number(arg('events', '200000'));
+const ROUNDS = Number(arg('rounds', '3'));
+const STORES = arg('stores', 'sqlite,postgres').split(',') as Array<'sqlite' | 'postgres'>;
+const BASELINE = process.argv.includes('--baseline') ? resolve(arg('baseline', '')) : null;
+const EACH = !process.argv.includes('--no-each');
+const HERE = resolve(__dirname, '../..');
+const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+interface Round {
+  events: number;
+  ms: number;
+  eventsPerSecond: number;
+  cpuUsPerEvent: number;
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+async function admin(sql: string) {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+function replay(root: string, env: Record<string, string>): Promise<Round> {
+  const prefix = uniquePrefix('bench-projector');
+  return new Promise<Round>((ok, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'test/bench/projector-replay.ts')], {
+      cwd: root,
+      env: { ...process.env, ...env, ROOT: root, REDIS_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    child.on('exit', (code) => (code === 0 ? ok(JSON.parse(out.trim().split('\n').pop()!)) : fail(new Error(`replay exited ${code}`))));
+  }).finally(() => cleanupPrefix(REDIS_URL, prefix));
+}
+
+async function main() {
+  const cpu = cpus();
+  console.log(`bench:projector — ${EVENTS} events, ${ROUNDS} rounds, stores ${STORES.join(', ')}`);
+  console.log(`machine: nproc ${cpu.length}, ${cpu[0]?.model}, Node ${process.version}; load average ${load()}`);
+  if (BASELINE) console.log(`baseline tree: ${BASELINE} (${execFileSync('git', ['-C', HERE, 'rev-parse', '--short', 'HEAD']).toString().trim()} is this one)`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-projector-'));
+  const dbName = `tollgate_bench_projector_${process.pid}`;
+  const dbUrl = withDatabase(ADMIN_URL, dbName);
+  const envs: Record<string, Record<string, string>> = {
+    sqlite: { EVENT_STORE: 'sqlite', DATA_DIR: dataDir },
+    postgres: { EVENT_STORE: 'postgres', DATABASE_URL: dbUrl, DATA_DIR: dataDir },
+  };
+  try {
+    if (STORES.includes('postgres')) {
+      await admin(`CREATE DATABASE ${dbName}`);
+      // The fill is not what is measured: commits need not wait for the WAL flush (reads are unchanged).
+      await admin(`ALTER DATABASE ${dbName} SET synchronous_commit = off`);
+    }
+    for (const kind of STORES) {
+      const store = openEventStore({ EVENT_STORE: kind, DATA_DIR: dataDir, DATABASE_URL: dbUrl });
+      await store.ping();
+      const t0 = performance.now();
+      let n: number;
+      if (kind === 'postgres') {
+        const c = new Client({ connectionString: dbUrl });
+        await c.connect();
+        n = await fillPostgresRaw(c, EVENTS).finally(() => c.end());
+      } else n = await fillTraffic(store, EVENTS, 64);
+      console.log(`${kind}: filled ${fmt(n)} events in ${fmt(performance.now() - t0)} ms`);
+      await store.close();
+    }
+    for (const kind of STORES) {
+      const trees = BASELINE ? [['before', BASELINE], ['after', HERE]] : [['this tree', HERE]];
+      const rounds = new Map<string, Round[]>(trees.map(([label]) => [label, []]));
+      for (let r = 0; r < ROUNDS; r++) {
+        // Alternate which tree goes first, so neither always gets the warmer cache.
+        const order = r % 2 === 0 ? trees : [...trees].reverse();
+        for (const [label, root] of order) {
+          const res = await replay(root, envs[kind]);
+          rounds.get(label)!.push(res);
+          console.log(`  ${kind} round ${r + 1} ${label}: ${fmt(res.eventsPerSecond)} events/s, ${res.cpuUsPerEvent.toFixed(1)} µs CPU/event, load ${load()}`);
+        }
+      }
+      console.log(`\n${kind}, all projections, one process (median of ${ROUNDS}):`);
+      console.log('| tree | events/s | CPU µs/event (projector) | rounds (events/s) |\n|---|---:|---:|---|');
+      for (const [label] of trees) {
+        const rs = rounds.get(label)!;
+        const eps = rs.map((x) => x.eventsPerSecond);
+        console.log(`| ${label} | ${fmt(median(eps))} | ${median(rs.map((x) => x.cpuUsPerEvent)).toFixed(1)} | ${eps.map(fmt).join(', ')} |`);
+      }
+      if (BASELINE) {
+        const ratio = median(rounds.get('after')!.map((x) => x.eventsPerSecond)) / median(rounds.get('before')!.map((x) => x.eventsPerSecond));
+        console.log(`after/before: ${ratio.toFixed(2)}×`);
+      }
+      if (EACH) {
+        const names = listProjections();
+        console.log(`\n${kind}, each projection alone (this tree, one round):`);
+        console.log('| projection | events/s | CPU µs/event |\n|---|---:|---:|');
+        for (const name of names) {
+          const res = await replay(HERE, { ...envs[kind], ONLY: name });
+          console.log(`| ${name} | ${fmt(res.eventsPerSecond)} | ${res.cpuUsPerEvent.toFixed(1)} |`);
+        }
+      }
+      console.log(`load average after ${kind}: ${load()}\n`);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    if (STORES.includes('postgres')) await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+  }
+}
+
+/** The projection names of this tree, in the runner's order. */
+function listProjections(): string[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadModules } = require('../../src/load-modules') as typeof import('../../src/load-modules');
+  const fake = {} as Parameters<NonNullable<ReturnType<typeof loadModules>[number]['projections']>>[0];
+  return loadModules().flatMap((m) => m.projections?.(fake) ?? []).map((p) => p.name);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

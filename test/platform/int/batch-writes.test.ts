@@ -1,0 +1,39 @@
+import { Redis } from 'ioredis';
+import { BatchWrites } from '../../../src/platform/projections/batch-writes';
+import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
+
+// The batched writes of a projection's batch (tx.hincrby, expireAt, evalEach) against the real Redis.
+describe('BatchWrites', () => {
+  const prefix = uniquePrefix();
+  let redis: Redis;
+  beforeAll(() => (redis = new Redis(TEST_REDIS_URL)));
+  afterAll(async () => {
+    redis.disconnect();
+    await cleanupPrefix(TEST_REDIS_URL, prefix);
+  });
+
+  it('sums increments exactly beyond 2^53, sets expiries after them, runs each script once per call in order', async () => {
+    const b = new BatchWrites();
+    const h = `${prefix}h`;
+    const big = 2n ** 60n + 7n;
+    b.hincrby(h, 'a', big.toString());
+    b.hincrby(h, 'a', 1);
+    b.hincrby(h, 'a', -3n);
+    b.hincrby(h, 'zero', '0');
+    b.expireAt(h, 4_000_000_000);
+    const list = `${prefix}l`;
+    const push = "redis.call('RPUSH', KEYS[1], ARGV[1] .. ':' .. redis.call('LLEN', KEYS[1]))";
+    for (const v of ['x', 'y', 'z']) b.evalEach(push, [list], [v]);
+    const multi = redis.multi();
+    b.flush(multi);
+    const results = await multi.exec();
+    expect(results!.filter(([err]) => err)).toEqual([]);
+    expect(await redis.hgetall(h)).toEqual({ a: (big - 2n).toString(), zero: '0' });
+    expect(await redis.expiretime(h)).toBe(4_000_000_000);
+    expect(await redis.lrange(list, 0, -1)).toEqual(['x:0', 'y:1', 'z:2']);
+    // Flushed: a second flush queues nothing.
+    const again = redis.multi();
+    b.flush(again);
+    expect(await again.exec()).toEqual([]);
+  });
+});

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { createLogger } from '../../../src/platform/log';
+import { PartitionLease } from '../../../src/platform/projections/partition-lease';
+import { PartitionedProjector } from '../../../src/platform/projections/partitioned-projector';
+import { forPartition, partitionKeyspaces, partitionOf } from '../../../src/platform/projections/partitions';
+import { ProjectionRunner } from '../../../src/platform/projections/runner';
+import { fxExpected, fxLedger } from '../../support/fixtures/projections';
+import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+import { until } from '../../support/wait';
+
+// Partitioned projections (src/platform/projections/partitions.ts) over the real SQLite store and Redis.
+let env: ProjectionEnv;
+beforeEach(() => (env = projectionEnv()));
+afterEach(() => env.dispose());
+
+const log = createLogger('silent');
+
+/** fxLedger events spread over 12 workspaces. */
+async function appendWs(n: number, seq = { i: 0 }): Promise<bigint> {
+  let last = 0n;
+  for (let k = 0; k < n; k++) {
+    const i = seq.i++;
+    const type = i % 5 === 4 ? 'FxNoise' : i % 3 === 2 ? 'FxDebited' : 'FxCredited';
+    const data = { workspaceId: `ws-${i % 12}`, account: `acct-${i % 7}`, amount: String(1 + (i % 13)) };
+    last = (await env.store.append(`fx-${i % 3}`, [{ id: randomUUID(), type, data }], { expectedRevision: 'any' })).position;
+  }
+  return last;
+}
+
+/** The fx-ledger model summed over partitions, with each partition's checkpoint. */
+async function merged(count: number) {
+  const key = (...p: string[]) => env.ks.rm('fx-ledger', '0', ...p);
+  const applied = await env.redis.hgetall(key('applied'));
+  const positions = await env.redis.zrange(key('positions'), 0, -1);
+  const checkpoints = await Promise.all(partitionKeyspaces(env.prefix, count).map(async (pks) => (await env.redis.get(pks.checkpoint('fx-ledger', '0'))) ?? '0'));
+  return { applied, positions: positions.sort((a, b) => Number(BigInt(a) - BigInt(b))), checkpoints, balance: await env.redis.hgetall(key('balance')) };
+}
+
+it('spreads workspaces over partitions by a stable hash, and events without one go to partition 0', () => {
+  const e = (data: unknown) => ({ id: 'x', stream: 's', revision: 0n, position: 1n, type: 'T', data, metadata: {}, created: '' });
+  expect(partitionOf(e({ workspaceId: 'ws-1' }), 4)).toBe(partitionOf(e({ workspaceId: 'ws-1', other: 1 }), 4));
+  expect(partitionOf(e({ userId: 'u' }), 4)).toBe(0);
+  const used = new Set(Array.from({ length: 64 }, (_, i) => partitionOf(e({ workspaceId: `ws-${i}` }), 4)));
+  expect(used).toEqual(new Set([0, 1, 2, 3]));
+});
+
+it('two projectors share the partitions, apply every event once, and one takes over what the other gave up', async () => {
+  const opts = { store: env.store, prefix: env.prefix, partitions: 4, leaseMs: 600, connect: async () => env.connect(), projections: [fxLedger()], batchSize: 50, log };
+  const a = new PartitionedProjector(opts);
+  const b = new PartitionedProjector(opts);
+  await a.start();
+  await b.start();
+  const seq = { i: 0 };
+  let head = await appendWs(120, seq);
+  await until(async () => a.partitions.length + b.partitions.length === 4 && a.partitions.length === 2, 15_000);
+  await until(async () => (await merged(4)).checkpoints.every((c) => c === head.toString()), 20_000);
+  await a.stop();
+  head = await appendWs(60, seq);
+  await until(async () => b.partitions.length === 4, 15_000);
+  await until(async () => (await merged(4)).checkpoints.every((c) => c === head.toString()), 20_000);
+  await b.stop();
+  const all = await env.store.readAll();
+  const want = fxExpected(all);
+  const got = await merged(4);
+  expect(Object.values(got.applied).filter((c) => c !== '1')).toEqual([]);
+  expect(got.positions).toEqual(want.positions);
+  expect(got.balance).toEqual(want.balance);
+});
+
+it("refuses the batch of an owner whose lease moved while it was paused, and that owner stops", async () => {
+  const [p0] = partitionKeyspaces(env.prefix, 2);
+  const first = new PartitionLease(env.connect(), p0, 'first', 60_000);
+  expect(await first.acquire()).toBe(true);
+  let fencedOut = false;
+  const runner = new ProjectionRunner({
+    store: env.store,
+    redis: env.connect(),
+    ks: p0,
+    projections: [forPartition(fxLedger(), p0)],
+    batchSize: 50,
+    log,
+    fence: { key: p0.fence, token: () => first.token },
+    onFencedOut: () => (fencedOut = true),
+  });
+  const seq = { i: 0 };
+  const head = await appendWs(24, seq);
+  await runner.start();
+  await until(async () => (await env.redis.get(p0.checkpoint('fx-ledger', '0'))) === head.toString(), 10_000);
+  // As after a pause past the lease: the lease expired and another projector took the partition.
+  // The first still believes it holds its token (it has not renewed since).
+  await env.redis.del(p0.lease);
+  const second = new PartitionLease(env.connect(), p0, 'second', 60_000);
+  expect(await second.acquire()).toBe(true);
+  await appendWs(24, seq);
+  await until(async () => fencedOut, 10_000);
+  expect(await env.redis.get(p0.checkpoint('fx-ledger', '0'))).toBe(head.toString());
+  await runner.stop();
+});
