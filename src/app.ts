@@ -7,6 +7,7 @@ import { httpMetrics } from './platform/metrics/http';
 import { openApiRouter } from './openapi/router';
 import { healthRouter } from './platform/http/system/health';
 import { readModelsGate } from './platform/http/system/read-models-ready';
+import { HOT_PATH_READ_MODELS } from './core-read-models';
 
 /** The Express app: health, the OpenAPI document and its page, then each module's routes, then 404 and the one error mapper. */
 export function createApp(s: Services, modules: Module[], startHead: bigint): express.Express {
@@ -34,7 +35,7 @@ export function createApp(s: Services, modules: Module[], startHead: bigint): ex
   );
   app.use(healthRouter(s, startHead));
   app.use(openApiRouter());
-  if (s.readiness) app.use(readModelsGate(s.readiness));
+  if (s.readiness) app.use(readModelsGate(s.readiness, HOT_PATH_READ_MODELS));
   // The inference routes are the hot path: mounted first, a request to them is not matched against
   // every account and billing route before it. No other module serves their paths.
   const hotFirst = [...modules].sort((a, b) => Number(b.name === 'inference') - Number(a.name === 'inference'));

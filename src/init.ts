@@ -20,7 +20,7 @@ import type { EventStore } from './platform/eventstore/port';
 import { SqliteEventStore } from './platform/eventstore/sqlite';
 import type { Logger } from './platform/log';
 import { Metrics } from './platform/metrics/metrics';
-import { observeGateway } from './platform/metrics/observed-gateway';
+import { observeGateway } from './billing/payments/observed';
 import { ObservedStore } from './platform/metrics/observed-store';
 import { Keyspace } from './platform/projections/keyspace';
 import { ReadModels } from './platform/projections/read-models';

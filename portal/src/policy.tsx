@@ -4,6 +4,7 @@ import { Dialog, ErrorMessage, Link, Loading, Message } from './components/ui';
 import { useSession } from './state';
 import type { Me, PolicyStatus, UsagePolicy } from './api-types';
 import './policy.css';
+import { useAction } from './action';
 
 /** GET /v1/policies/usage (docs/USAGE-POLICY.md): the rules every user accepts; the user's standing is in GET /v1/me. */
 export type { PolicyStatus, UsagePolicy } from './api-types';
@@ -75,21 +76,11 @@ export function UsagePolicyPage() {
 
 function AcceptButton({ version, onDone }: { version: string; onDone?: () => void }) {
   const { refresh } = useSession();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const accept = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await post('/v1/policies/usage/accept', { version });
-      await refresh();
-      onDone?.();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run: accept, busy, error } = useAction(async () => {
+    await post('/v1/policies/usage/accept', { version });
+    await refresh();
+    onDone?.();
+  });
   return (
     <>
       <ErrorMessage error={error} />

@@ -180,7 +180,7 @@ export function decideWorkspace(command: WorkspaceCommand, state: WorkspaceState
         return [{ type: 'InvitationDeclined', data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, userId: d.userId } }];
       }
       const accepted: Out = { type: 'InvitationAccepted', data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, userId: d.userId } };
-      // Already a member some other way: the invitation is settled, the role unchanged.
+      // Already a member some other way: the invitation is answered, the role unchanged.
       if (state.members.has(d.userId)) return [accepted];
       return [accepted, { type: 'MemberJoined', data: { workspaceId: state.workspaceId, userId: d.userId, role: 'member' } }];
     }

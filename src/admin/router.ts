@@ -4,7 +4,7 @@ import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from 
 import { projectionStatus } from '../platform/projections/status';
 import { projectionsOf } from '../module-parts';
 import type { Module, Services } from '../services';
-import { setRateLimit as setKeyRateLimit } from '../accounts/usecases';
+import { setRateLimit as setKeyRateLimit } from '../accounts';
 import { validate } from '../platform/http/contract';
 import { HttpError } from '../platform/http/middleware/errors';
 import { adminMetrics, listProjections, rebuild, setRateLimit } from './schemas';

@@ -1,6 +1,5 @@
 import type { Security } from '../platform/http/contract';
-import { KEY_PREFIX } from '../accounts/key-secrets';
-import { SESSION_COOKIE } from '../accounts/sessions/sessions';
+import { KEY_PREFIX, SESSION_COOKIE } from '../accounts';
 
 /** The OpenAPI security schemes, and which a contract's `security` names stand for. */
 

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { acceptanceOf } from './projections/policy-acceptance/queries';
 import type { Services } from '../services';
 import { HttpError } from '../platform/http/middleware/errors';
-import { userOf } from '../accounts/sessions/access';
+import { userOf } from '../accounts/routes';
 import { usagePolicyOf } from './policy-document';
 import type { policyStatusBody } from './routes/policy-schemas';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MODEL_CONFIGS } from '../inference/models';
+import { MODEL_CONFIGS } from '../inference';
 import { route, RouteContract } from '../platform/http/contract';
 
 /**

@@ -5,6 +5,7 @@ import { dateTime } from '../format';
 import type { ApiKey, RolledKey } from '../api-types';
 import { rememberSecret } from '../state';
 import { CopyButton, Dialog, ErrorMessage } from './ui';
+import { useAction } from '../action';
 
 /** What POST /v1/workspaces/:ws/keys/:keyId/roll answers. */
 export type { RolledKey } from '../api-types';
@@ -22,27 +23,17 @@ const GRACE_CHOICES = [
  */
 export function RollKeyDialog({ workspaceId, apiKey, onClose, onRolled }: { workspaceId: string; apiKey: ApiKey | null; onClose: () => void; onRolled: (k: RolledKey) => void }) {
   const [grace, setGrace] = useState(0);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { run: roll, busy, error, setError } = useAction(async () => {
+    if (!apiKey) return;
+    const k = await post<RolledKey>(`/v1/workspaces/${enc(workspaceId)}/keys/${enc(apiKey.keyId)}/roll`, { gracePeriodSeconds: grace });
+    rememberSecret(k.keyId, k.secret);
+    setGrace(0);
+    onRolled(k);
+  });
   const close = () => {
     setGrace(0);
     setError(null);
     onClose();
-  };
-  const roll = async () => {
-    if (!apiKey) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const k = await post<RolledKey>(`/v1/workspaces/${enc(workspaceId)}/keys/${enc(apiKey.keyId)}/roll`, { gracePeriodSeconds: grace });
-      rememberSecret(k.keyId, k.secret);
-      setGrace(0);
-      onRolled(k);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
   };
   return (
     <Dialog open={apiKey !== null} title="Roll this key?" onClose={close}>

@@ -5,6 +5,7 @@ import { Cents } from '../components/money';
 import { Dialog, ErrorMessage, Field } from '../components/ui';
 import { usd } from '../format';
 import { KEY_NAME_MAX, KEY_NAME_MIN, type ApiKey } from '../resources';
+import { useAction } from '../action';
 
 /** The API's ceiling for a key budget. */
 const MAX_BUDGET_USD = '1000000000';
@@ -37,8 +38,6 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
   const [name, setName] = useState('');
   const [budget, setBudget] = useState('');
   const [checked, setChecked] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     setName(k?.name ?? '');
     setBudget(k?.monthlyBudget ?? '');
@@ -49,6 +48,17 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
   const n = name.trim();
   const nameError = n.length < KEY_NAME_MIN || n.length > KEY_NAME_MAX ? `A key name must be ${KEY_NAME_MIN} to ${KEY_NAME_MAX} characters long.` : null;
   const budgetCheck = budget.trim() ? checkDollars(budget, { max: MAX_BUDGET_USD, maxMessage: `A budget can be at most ${usd(MAX_BUDGET_USD)}.` }) : null;
+
+  const { run: patchKey, busy, error, setError } = useAction(async (keyId: string, body: { name?: string; monthlyBudget?: string | null }) => {
+    await patch(`/v1/workspaces/${enc(workspaceId)}/keys/${enc(keyId)}`, body);
+    onSaved(
+      body.monthlyBudget === undefined
+        ? `The key is now called “${n}”.`
+        : body.monthlyBudget === null
+          ? `The key “${n}” has no budget now.`
+          : `The key “${n}” may spend ${usd(body.monthlyBudget)} per month (UTC); requests beyond it are refused with 402.`,
+    );
+  });
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -65,22 +75,7 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
       onClose();
       return;
     }
-    setBusy(true);
-    setError(null);
-    try {
-      await patch(`/v1/workspaces/${enc(workspaceId)}/keys/${enc(k.keyId)}`, body);
-      onSaved(
-        body.monthlyBudget === undefined
-          ? `The key is now called “${n}”.`
-          : body.monthlyBudget === null
-            ? `The key “${n}” has no budget now.`
-            : `The key “${n}” may spend ${usd(body.monthlyBudget)} per month (UTC); requests beyond it are refused with 402.`,
-      );
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    await patchKey(k.keyId, body);
   };
 
   return (

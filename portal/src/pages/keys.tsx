@@ -8,6 +8,7 @@ import type { CreatedKey } from '../api-types';
 import { KeyEditDialog, KeySpend } from './key-budget';
 import { RollKeyDialog, RollNote, RolledSecret, type RolledKey } from '../components/roll-key';
 import { KeyReminder, PolicyNotice, PolicyRequired } from '../policy';
+import { useAction } from '../action';
 
 
 export function KeysPage() {
@@ -15,12 +16,8 @@ export function KeysPage() {
   const keys = useLoad((signal) => listKeys(ws.workspaceId, signal), [ws.workspaceId]);
   const [name, setName] = useState('');
   const [nameError, setNameError] = useState<string | null>(null);
-  const [createError, setCreateError] = useState<unknown>(null);
-  const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [toDelete, setToDelete] = useState<ApiKey | null>(null);
-  const [deleting, setDeleting] = useState(false);
-  const [deleteError, setDeleteError] = useState<unknown>(null);
   const [outcome, setOutcome] = useState<string | null>(null);
   const outcomeRef = useRef<HTMLDivElement>(null);
   const [toEdit, setToEdit] = useState<ApiKey | null>(null);
@@ -35,42 +32,34 @@ export function KeysPage() {
       return;
     }
     setNameError(null);
-    setCreateError(null);
-    setCreating(true);
+    await createKey(n);
+  };
+  const { run: createKey, busy: creating, error: createError } = useAction(async (n: string) => {
     setOutcome(null);
-    try {
-      const k = await post<CreatedKey>(`/v1/workspaces/${enc(ws.workspaceId)}/keys`, { name: n });
-      // Kept in memory for the playground of this page session only.
-      rememberSecret(k.keyId, k.secret);
-      setCreated(k);
-      setName('');
-      await keys.reload();
-    } catch (err) {
-      setCreateError(err);
-    } finally {
-      setCreating(false);
-    }
-  };
+    const k = await post<CreatedKey>(`/v1/workspaces/${enc(ws.workspaceId)}/keys`, { name: n });
+    // Kept in memory for the playground of this page session only.
+    rememberSecret(k.keyId, k.secret);
+    setCreated(k);
+    setName('');
+    await keys.reload();
+  });
 
-  const confirmDelete = async () => {
+  const {
+    run: confirmDelete,
+    busy: deleting,
+    error: deleteError,
+    setError: setDeleteError,
+  } = useAction(async () => {
     if (!toDelete) return;
-    setDeleting(true);
-    setDeleteError(null);
-    try {
-      await del(`/v1/workspaces/${enc(ws.workspaceId)}/keys/${enc(toDelete.keyId)}`);
-      forgetSecret(toDelete.keyId);
-      if (created?.keyId === toDelete.keyId) setCreated(null);
-      setOutcome(`The key “${toDelete.name}” was deleted. Requests with it now fail with 401.`);
-      setToDelete(null);
-      await keys.reload();
-      // The dialog's button is gone: keyboard users continue from the message, not the page body.
-      outcomeRef.current?.focus();
-    } catch (err) {
-      setDeleteError(err);
-    } finally {
-      setDeleting(false);
-    }
-  };
+    await del(`/v1/workspaces/${enc(ws.workspaceId)}/keys/${enc(toDelete.keyId)}`);
+    forgetSecret(toDelete.keyId);
+    if (created?.keyId === toDelete.keyId) setCreated(null);
+    setOutcome(`The key “${toDelete.name}” was deleted. Requests with it now fail with 401.`);
+    setToDelete(null);
+    await keys.reload();
+    // The dialog's button is gone: keyboard users continue from the message, not the page body.
+    outcomeRef.current?.focus();
+  });
 
   const notFunded = createError instanceof ApiError && createError.status === 402;
   const policyNotAccepted = createError instanceof ApiError && createError.status === 403 && /usage policy/.test(createError.message);

@@ -4,6 +4,7 @@ import { ErrorMessage, Field, Link } from '../components/ui';
 import { navigate } from '../router';
 import { useSession } from '../state';
 import { PolicyConsent } from '../policy';
+import { useAction } from '../action';
 
 const val = (e: Event) => (e.target as HTMLInputElement).value;
 
@@ -17,28 +18,18 @@ export function LoginPage() {
   const { refresh } = useSession();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   useEffect(() => {
     document.title = 'Log in — tollgate';
   }, []);
 
-  const submit = async (e: Event) => {
+  const { run: submit, busy, error } = useAction(async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await logIn(email.trim(), password);
-      await refresh();
-      // Back to the page that asked for a login: only a path on this site (never //host).
-      const next = new URLSearchParams(location.search).get('next') ?? '/';
-      navigate(/^\/(?!\/)[\w\-/]*$/.test(next) ? next : '/', { replace: true });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await logIn(email.trim(), password);
+    await refresh();
+    // Back to the page that asked for a login: only a path on this site (never //host).
+    const next = new URLSearchParams(location.search).get('next') ?? '/';
+    navigate(/^\/(?!\/)[\w\-/]*$/.test(next) ? next : '/', { replace: true });
+  });
 
   return (
     <section class="card auth-card" aria-labelledby="login-title">
@@ -70,27 +61,17 @@ export function SignupPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [acceptedPolicyVersion, setAcceptedPolicyVersion] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   useEffect(() => {
     document.title = 'Sign up — tollgate';
   }, []);
 
-  const submit = async (e: Event) => {
+  const { run: submit, busy, error } = useAction(async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await post('/v1/signup', { name: name.trim(), email: email.trim(), password, acceptedPolicyVersion }, { quiet401: true });
-      await logIn(email.trim(), password);
-      await refresh();
-      navigate('/billing', { replace: true });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await post('/v1/signup', { name: name.trim(), email: email.trim(), password, acceptedPolicyVersion }, { quiet401: true });
+    await logIn(email.trim(), password);
+    await refresh();
+    navigate('/billing', { replace: true });
+  });
 
   return (
     <section class="card auth-card" aria-labelledby="signup-title">

@@ -2,7 +2,8 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { budgetLeft, budgetMonth } from '../budget';
 import { formatUsd } from '../../platform/money';
-import { keyHolds, keySpend } from '../../billing/projections/balances/key-spend';
+import { keyHolds, keySpend } from '../../billing';
+import { requireAcceptedPolicy } from '../../policy/routes';
 import { keysOf } from '../projections/api-keys/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
@@ -11,7 +12,6 @@ import { validate } from '../../platform/http/contract';
 import { metaOf } from './common';
 import { createKey, createKeyAt, deleteKey, keyCreated, keyList, keyView, listKeys } from './key-schemas';
 import { keysLastUsed } from '../key-last-used';
-import { requireAcceptedPolicy } from '../../policy/policy-status';
 import * as uc from '../usecases';
 
 /** The key list as GET …/keys shows it, with each key's budget, its spend this UTC month and what is left. */

@@ -1,5 +1,5 @@
 import type { EventMetadata } from '../../platform/eventstore/port';
-import { workspaceFunding } from '../../billing/usecases';
+import { workspaceFunding } from '../../billing';
 import { hashKey } from '../projections/key-index/queries';
 import { displayPrefix, generateKeySecret, lastFour } from '../key-secrets';
 import type { Services } from '../../services';

@@ -22,7 +22,7 @@ import { chargeOutcome, TEST_CARDS } from './test-cards';
  * Its payments are kept where a Redis loss cannot take them, like a real gateway's: a JSON-lines
  * file beside the event store (`${DATA_DIR}/sandbox-payments.jsonl`, appended and fsynced, shared
  * by the processes of one machine), one line per change, the last line of a payment winning.
- * Redis only settles who answers first when two processes charge one key at once:
+ * Redis only decides who answers first when two processes charge one key at once:
  *
  *   sandbox:idem:{idempotencyKey}  {fingerprint, result}   (kept 24 hours, like Stripe)
  */

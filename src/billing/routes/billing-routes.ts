@@ -8,7 +8,7 @@ import { Reservations } from '../projections/balances/reservations';
 import { getBillingSettings } from '../projections/billing-settings/queries';
 import { ledgerPage } from '../projections/ledger/queries';
 import type { Services } from '../../services';
-import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/sessions/access';
+import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
 import { validate } from '../../platform/http/contract';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, makeDeposit } from '../usecases';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isWholeCents, MIN_RELOAD } from '../rules';
 import { formatUsd, isUsd, parseUsd } from '../../platform/money';
-import { memberErrors, memberWriteErrors, wsParams } from '../../accounts/routes/fields';
+import { memberErrors, memberWriteErrors, wsParams } from '../../accounts/routes';
 import { route, type RouteContract } from '../../platform/http/contract';
 import { invalidInput, problem } from '../../platform/http/error-bodies';
 import { usageContracts } from './usage-schemas';

@@ -1,10 +1,7 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { keysOf } from '../../accounts/projections/api-keys/queries';
-import { auditKeys } from '../../accounts/projections/audit/queries';
-import { profilesOf } from '../../accounts/projections/users/queries';
-import { requireMember, requireSession, workspaceOf } from '../../accounts/sessions/access';
-import { workspaceInfo } from '../../accounts/projections/memberships/queries';
+import { keysOf, auditKeys, profilesOf, workspaceInfo } from '../../accounts';
+import { requireMember, requireSession, workspaceOf } from '../../accounts/routes';
 import { monthRange, statementMonthProblem, statementMonths, type MonthlyStatement } from '../statement';
 import { depositReceipt, monthlyStatementOf } from '../usecases';
 import { validate } from '../../platform/http/contract';

@@ -1,7 +1,5 @@
 import type { z } from 'zod';
-import { keysOf } from '../../accounts/projections/api-keys/queries';
-import { auditKeys } from '../../accounts/projections/audit/queries';
-import { profilesOf } from '../../accounts/projections/users/queries';
+import { keysOf, auditKeys, profilesOf } from '../../accounts';
 import { BUCKET_SECONDS, type Granularity } from '../projections/usage/projection';
 import type { UsageGrouping, UsageSeries } from '../projections/usage/queries';
 import { csvLine } from '../../platform/http/csv';

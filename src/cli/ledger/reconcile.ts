@@ -1,10 +1,8 @@
 import type { BillingEvent } from '../../billing/events';
-import { fold } from '../../billing/evolve';
-import type { BillingState } from '../../billing/state';
+import { fold, type BillingState, type PaymentGateway } from '../../billing';
 import { readEvents } from '../../platform/eventstore/command-handler';
 import { formatUsd } from '../../platform/money';
 import type { EventStore } from '../../platform/eventstore/port';
-import type { PaymentGateway } from '../../billing/payments/port';
 import type { Services } from '../../services';
 import { allEvents } from './all-events';
 import { out } from './out';

@@ -1,8 +1,6 @@
 import type { BillingEvent } from '../../billing/events';
-import { fold } from '../../billing/evolve';
+import { fold, LedgerReplay, MoneyLine, WorkspaceTotals, monthlyStatement, monthRange } from '../../billing';
 import { readEvents } from '../../platform/eventstore/command-handler';
-import { LedgerReplay, MoneyLine, WorkspaceTotals } from '../../billing/ledger';
-import { monthlyStatement, monthRange } from '../../billing/statement';
 import { formatUsd } from '../../platform/money';
 import { streams } from '../../platform/streams';
 import type { EventStore } from '../../platform/eventstore/port';

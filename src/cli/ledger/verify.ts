@@ -1,10 +1,8 @@
 import type { Redis } from 'ioredis';
-import { LedgerReplay, WorkspaceTotals } from '../../billing/ledger';
+import { LedgerReplay, WorkspaceTotals, BALANCES, LEDGER } from '../../billing';
 import { formatUsd } from '../../platform/money';
 import type { EventStore } from '../../platform/eventstore/port';
-import { BALANCES } from '../../billing/projections/balances/projection';
 import type { Keyspace } from '../../platform/projections/keyspace';
-import { LEDGER } from '../../billing/projections/ledger/projection';
 import { ReadModels } from '../../platform/projections/read-models';
 import type { Services } from '../../services';
 import { allEvents } from './all-events';

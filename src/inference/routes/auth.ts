@@ -1,6 +1,5 @@
 import type { RequestHandler, Response } from 'express';
-import { hashKey, KeyIndex, KeyRecord } from '../../accounts/projections/key-index/queries';
-import { KEY_PREFIX, keyShape, KeyShape } from '../../accounts/key-secrets';
+import { hashKey, KeyIndex, KeyRecord, KEY_PREFIX, keyShape, KeyShape } from '../../accounts';
 import { HttpError } from '../../platform/http/middleware/errors';
 
 /** Called with each authenticated key (the key list's "last used"); never awaited, never fails a request. */

@@ -14,7 +14,7 @@ import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
 const MODELS_CREATED = 1_735_689_600; // 2025-01-01, when the two configs were published
 
 export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
-  const { engine, now, chain, prepare, settle, generateWhole, requestId, auth } = kit;
+  const { engine, now, chain, prepare, wholeAnswer, generateWhole, requestId, auth } = kit;
 
   r.post(chatCompletions.path, ...chain, async (req, res) => {
     const unsupported = unsupportedChatFeature(req.body);
@@ -31,7 +31,7 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
     });
     if (!body.stream) {
       const { out, text } = await generateWhole(prepared, res);
-      if (settle(out) === 'gone') return;
+      if (wholeAnswer(out) === 'gone') return;
       res.json({
         id,
         object: 'chat.completion',

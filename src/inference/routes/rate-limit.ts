@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { RequestHandler, Response } from 'express';
 import { defineScript, Script } from '../../platform/projections/scripts';
-import { KeyIndex, keyRecordOf, KeyRecord } from '../../accounts/projections/key-index/queries';
+import { KEY_FIELDS as F, KEY_RECORD_INFIX, KeyIndex, keyRecordOf, KeyRecord } from '../../accounts';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { apiKeyOf } from './auth';
 
@@ -44,14 +44,14 @@ return {consumed, ttl}`;
  */
 const LOOKUP_AND_COUNT = `
 local gen = redis.call('GET', KEYS[1]) or '0'
-local flat = redis.call('HGETALL', ARGV[1] .. gen .. ':hash:' .. ARGV[2])
+local flat = redis.call('HGETALL', ARGV[1] .. gen .. '${KEY_RECORD_INFIX}' .. ARGV[2])
 if #flat == 0 then return {flat} end
 local h = {}
 for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
-if (h.expiresAt or '') ~= '' or not string.find(',' .. (h.scopes or '') .. ',', ',' .. ARGV[5] .. ',', 1, true) then
+if (h.${F.expiresAt} or '') ~= '' or not string.find(',' .. (h.${F.scopes} or '') .. ',', ',' .. ARGV[5] .. ',', 1, true) then
   return {flat}
 end
-local counter, window = ARGV[3] .. h.keyId, ARGV[4]
+local counter, window = ARGV[3] .. h.${F.keyId}, ARGV[4]
 ${COUNT_BODY}
 return {flat, consumed, ttl}`;
 

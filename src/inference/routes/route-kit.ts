@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Endpoint } from '../events';
 import { StoreUnavailable } from '../../platform/eventstore/port';
 import { UpstreamError } from '../backend';
-import type { KeyIndex } from '../../accounts/projections/key-index/queries';
+import type { KeyIndex } from '../../accounts';
 import type { Services } from '../../services';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { apiKeyOf, authenticate, OnKeyUsed } from './auth';
@@ -83,7 +83,7 @@ export function routeKit(s: Services, deps: RouterDeps) {
   };
 
   /** The non-streaming outcome: the text, or the error that replaces it. */
-  const settle = (out: Executed): 'gone' | 'ok' => {
+  const wholeAnswer = (out: Executed): 'gone' | 'ok' => {
     if (out.result.finishReason === 'client_disconnected') return 'gone';
     if (out.result.finishReason === 'upstream_error') throw new HttpError(502, upstreamDetail(out.result.error));
     if (!out.recorded) throw new StoreUnavailable(UNRECORDED);
@@ -103,5 +103,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, prepare, settle, generateWhole };
+  return { engine, now, requestId, auth, chain, prepare, wholeAnswer, generateWhole };
 }

@@ -22,13 +22,13 @@ export type { RouterDeps } from './route-kit';
 export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   const r = Router();
   const kit = routeKit(s, deps);
-  const { engine, now, chain, prepare, settle, generateWhole } = kit;
+  const { engine, now, chain, prepare, wholeAnswer, generateWhole } = kit;
 
   r.post(inference.path, ...chain, async (req, res) => {
     const request = validate(inference, req).body;
     const prepared = await prepare(req, res, 'inference', request);
     const { out, text } = await generateWhole(prepared, res);
-    if (settle(out) === 'gone') return;
+    if (wholeAnswer(out) === 'gone') return;
     res.json({ created: now(), text });
   });
 

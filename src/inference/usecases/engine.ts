@@ -1,4 +1,5 @@
-import { budgetLeft, budgetMonth, budgetRefusal } from '../../accounts/budget';
+import { budgetLeft, budgetMonth, budgetRefusal, type KeyRecord } from '../../accounts';
+import type { Reservations } from '../../billing';
 import type { Endpoint } from '../events';
 import {
   completed,
@@ -19,8 +20,6 @@ import type { InferenceRequest } from '../request';
 import { needsFreshFacts, searchQuery } from '../search/policy';
 import type { SearchProvider, SearchResult } from '../search/port';
 import { countSegments } from '../tokenizer';
-import type { Reservations } from '../../billing/projections/balances/reservations';
-import type { KeyRecord } from '../../accounts/projections/key-index/queries';
 import type { Services } from '../../services';
 
 /**

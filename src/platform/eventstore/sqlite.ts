@@ -167,7 +167,7 @@ export class SqliteEventStore implements EventStore {
   /** Appends of this event-loop turn, sent to the writer as one message. */
   private queue: WriteRequest[] = [];
   private batchInFlight = false;
-  /** Sequence numbers of the appends not yet settled, per stream (in append order). */
+  /** Sequence numbers of the appends not yet resolved, per stream (in append order). */
   private readonly pendingByStream = new Map<string, Set<number>>();
   /** Reads waiting for the appends to their stream that were made before them. */
   private readonly readers = new Map<string, Array<{ upTo: number; go: () => void }>>();
@@ -300,7 +300,7 @@ export class SqliteEventStore implements EventStore {
       }
     }
     this.queue = later;
-    if (batch.length === 0) return this.afterSettle();
+    if (batch.length === 0) return this.afterBatch();
     this.batchInFlight = true;
     const writer = this.ensureWriter();
     writer.ref(); // appends in flight keep the process alive
@@ -310,7 +310,7 @@ export class SqliteEventStore implements EventStore {
   private ensureWriter(): Writer {
     if (this.writer) return this.writer;
     const w = startWriter(this.file, this.groupCommit);
-    w.on('message', (out: WriteOutcome[]) => this.settle(out));
+    w.on('message', (out: WriteOutcome[]) => this.resolveBatch(out));
     const fail = (reason: string) => {
       if (this.writer !== w) return;
       this.writer = null;
@@ -322,7 +322,7 @@ export class SqliteEventStore implements EventStore {
     return w;
   }
 
-  private settle(out: WriteOutcome[]): void {
+  private resolveBatch(out: WriteOutcome[]): void {
     this.batchInFlight = false;
     let head = -1n;
     for (const o of out) {
@@ -340,7 +340,7 @@ export class SqliteEventStore implements EventStore {
     }
     if (head >= 0n) this.appended.emit('appended', head);
     this.flush();
-    this.afterSettle();
+    this.afterBatch();
   }
 
   private noteCommitted(stream: string, revision: bigint): void {
@@ -354,7 +354,7 @@ export class SqliteEventStore implements EventStore {
     this.committed.set(stream, revision);
   }
 
-  /** Forgets a settled append and lets go the reads of its stream that no longer wait for anything. */
+  /** Forgets a resolved append and lets go the reads of its stream that no longer wait for anything. */
   private done(r: WriteRequest): void {
     const pending = this.pendingByStream.get(r.stream);
     if (!pending) return;
@@ -376,10 +376,10 @@ export class SqliteEventStore implements EventStore {
     this.pendingByStream.clear();
     for (const waiting of this.readers.values()) for (const w of waiting) w.go();
     this.readers.clear();
-    this.afterSettle();
+    this.afterBatch();
   }
 
-  private afterSettle(): void {
+  private afterBatch(): void {
     if (this.inflight.size > 0) return;
     this.writer?.unref(); // an idle writer never keeps the process alive
     this.drained?.();

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Services } from '../../services';
+import type { PlatformServices as Services } from '../services';
 import { projectionStatus } from '../projections/status';
 
 /**

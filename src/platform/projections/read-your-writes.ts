@@ -1,5 +1,5 @@
 import type { AppendResult } from '../eventstore/port';
-import type { Services } from '../../services';
+import type { PlatformServices as Services } from '../services';
 
 /**
  * Read-your-writes: waits until the projections applied what was appended, so the next request

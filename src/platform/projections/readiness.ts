@@ -1,10 +1,5 @@
 import type { Redis } from 'ioredis';
-import { BALANCES } from '../../billing/projections/balances/projection';
-import { KEY_INDEX } from '../../accounts/projections/key-index/projection';
 import type { Keyspace } from './keyspace';
-
-/** The read models the inference hot path answers from. */
-export const HOT_PATH_READ_MODELS = [KEY_INDEX, BALANCES];
 
 /**
  * Which read models are usable: the projector sets a projection's ready marker once it has caught

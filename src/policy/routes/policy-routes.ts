@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import type { z } from 'zod';
 import type { Services } from '../../services';
-import { requireSession, userOf } from '../../accounts/sessions/access';
-import { metaOf } from '../../accounts/routes/common';
+import { requireSession, userOf, metaOf } from '../../accounts/routes';
 import { acceptPolicy } from '../usecases';
 import { validate } from '../../platform/http/contract';
 import { policyStatus } from '../policy-status';

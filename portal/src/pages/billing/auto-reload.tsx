@@ -5,6 +5,7 @@ import { ConfirmDialog, Field, Message } from '../../components/ui';
 import { dateTime, usd } from '../../format';
 import { useWorkspace } from '../../state';
 import { MAX_CHARGE_USD, useCardMessages, val, type CardProps } from './card-messages';
+import { useAction } from '../../action';
 
 const AUTO_RELOAD_STATUS: Record<string, string> = {
   disabled: 'off',
@@ -28,7 +29,6 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
   const [checked, setChecked] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const msg = useCardMessages(actions);
-  const [busy, setBusy] = useState(false);
   const amountCheck = checkDollars(amount, { cents: true, min: MIN_RELOAD_USD, minMessage: `The reload amount must be at least ${usd(MIN_RELOAD_USD)}.`, max: MAX_CHARGE_USD });
   // One reload must lift the balance above the threshold, and a cap must allow one reload.
   const reload = amountCheck.ok ? amountCheck.value : undefined;
@@ -46,25 +46,18 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
     msg.clear();
   };
 
+  const { run: saveSettings, busy } = useAction(
+    async (body: { enabled: boolean; threshold: string; amount: string; monthlyCap: string | null }) => {
+      await put(`/v1/workspaces/${enc(ws.workspaceId)}/billing/auto-reload`, body);
+      await onChanged();
+      msg.setOutcome({ kind: 'success', text: 'Auto-reload saved.' });
+    },
+    { start: msg.start, fail: msg.setError },
+  );
   const save = async () => {
     if (!checks.threshold.ok || !checks.amount.ok || !checks.cap.ok) return;
     setConfirming(false);
-    setBusy(true);
-    msg.start();
-    try {
-      await put(`/v1/workspaces/${enc(ws.workspaceId)}/billing/auto-reload`, {
-        enabled,
-        threshold: checks.threshold.value,
-        amount: checks.amount.value,
-        monthlyCap: checks.cap.value ? checks.cap.value : null,
-      });
-      await onChanged();
-      msg.setOutcome({ kind: 'success', text: 'Auto-reload saved.' });
-    } catch (err) {
-      msg.setError(err);
-    } finally {
-      setBusy(false);
-    }
+    await saveSettings({ enabled, threshold: checks.threshold.value, amount: checks.amount.value, monthlyCap: checks.cap.value ? checks.cap.value : null });
   };
   // Saving a threshold above the balance charges the card at once: ask first.
   const chargesNow = enabled && checks.threshold.ok && amountNano(billing.balance) < parseUsd(checks.threshold.value);

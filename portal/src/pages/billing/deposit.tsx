@@ -6,6 +6,7 @@ import { Field } from '../../components/ui';
 import { usd } from '../../format';
 import { useWorkspace } from '../../state';
 import { MAX_CHARGE_USD, useCardMessages, val, type CardProps } from './card-messages';
+import { useAction } from '../../action';
 
 export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
   const ws = useWorkspace();
@@ -14,7 +15,6 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
   const [amount, setAmount] = useState(first ? min : '50');
   const [checked, setChecked] = useState(false);
   const msg = useCardMessages(actions);
-  const [busy, setBusy] = useState(false);
   // One Idempotency-Key per intended deposit: a retry after a network error reuses it, so the
   // card is never charged twice; a successful deposit starts a new one.
   const idem = useRef(crypto.randomUUID());
@@ -27,6 +27,28 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
     maxMessage: `One deposit can be at most ${usd(MAX_CHARGE_USD)}.`,
   });
 
+  const { run: deposit, busy } = useAction(
+    async (amount: string) => {
+      const r = await post<DepositAnswer>(`/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`, { amount }, { headers: { 'Idempotency-Key': idem.current } });
+      await onChanged();
+      if (r.deposit.status === 'succeeded') {
+        msg.setOutcome({ kind: 'success', text: `Deposit of ${usd(r.deposit.amount)} succeeded.` });
+        idem.current = crypto.randomUUID();
+      } else {
+        // 202: the provider did not answer in time; the same key settles it on retry.
+        msg.setOutcome({ kind: 'info', text: ('detail' in r && r.detail) || 'The deposit is pending.' });
+      }
+    },
+    {
+      start: msg.start,
+      fail: (err) => {
+        msg.setError(err);
+        // A declined card is a final answer: a new attempt is a new deposit.
+        if ((err as { status?: number }).status && (err as { status: number }).status < 500) idem.current = crypto.randomUUID();
+      },
+    },
+  );
+
   const submit = async (e: Event) => {
     e.preventDefault();
     setChecked(true);
@@ -38,29 +60,7 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
       idem.current = crypto.randomUUID();
       lastAmount.current = check.value;
     }
-    setBusy(true);
-    msg.start();
-    try {
-      const r = await post<DepositAnswer>(
-        `/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`,
-        { amount: check.value },
-        { headers: { 'Idempotency-Key': idem.current } },
-      );
-      await onChanged();
-      if (r.deposit.status === 'succeeded') {
-        msg.setOutcome({ kind: 'success', text: `Deposit of ${usd(r.deposit.amount)} succeeded.` });
-        idem.current = crypto.randomUUID();
-      } else {
-        // 202: the provider did not answer in time; the same key settles it on retry.
-        msg.setOutcome({ kind: 'info', text: ('detail' in r && r.detail) || 'The deposit is pending.' });
-      }
-    } catch (err) {
-      msg.setError(err);
-      // A declined card is a final answer: a new attempt is a new deposit.
-      if ((err as { status?: number }).status && (err as { status: number }).status < 500) idem.current = crypto.randomUUID();
-    } finally {
-      setBusy(false);
-    }
+    await deposit(check.value);
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="deposit-title" noValidate>

@@ -3,6 +3,7 @@ import { enc, post } from '../../api';
 import { useSession, useWorkspace } from '../../state';
 import { useCardMessages, type CardProps, type Outcome } from './card-messages';
 import { StripeCard } from './stripe-card';
+import { useAction } from '../../action';
 
 export function PaymentMethod({ billing, isAdmin, onChanged, actions }: CardProps) {
   const ws = useWorkspace();
@@ -13,24 +14,18 @@ export function PaymentMethod({ billing, isAdmin, onChanged, actions }: CardProp
     billing.paymentMethod && cards.some((c) => c.paymentMethodId === billing.paymentMethod!.id) ? billing.paymentMethod.id : 'pm_card_visa',
   );
   const msg = useCardMessages(actions);
-  const [busy, setBusy] = useState(false);
   const pm = billing.paymentMethod;
 
-  const attach = async (paymentMethodId: string) => {
-    setBusy(true);
-    msg.start();
-    try {
+  const { run: attach, busy } = useAction(
+    async (paymentMethodId: string) => {
       await post(`/v1/workspaces/${enc(ws.workspaceId)}/billing/payment-method`, { paymentMethodId });
       await onChanged();
       // A test card that declines is on file, but no charge with it will go through: say so, not "saved" in green.
       const behaviour = cards.find((c) => c.paymentMethodId === paymentMethodId)?.behaviour;
       msg.setOutcome(savedCardOutcome(behaviour));
-    } catch (err) {
-      msg.setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+    { start: msg.start, fail: msg.setError },
+  );
 
   const stripeKey = config?.stripePublishableKey ?? null;
   return (

@@ -3,6 +3,7 @@ import { enc, patch, post } from '../../api';
 import type { Workspace } from '../../api-types';
 import { ConfirmDialog, ErrorMessage, Field, Message } from '../../components/ui';
 import { useSession, useWorkspace } from '../../state';
+import { useAction } from '../../action';
 
 const val = (e: Event) => (e.target as HTMLInputElement).value;
 
@@ -11,22 +12,12 @@ export function LeaveCard() {
   const ws = useWorkspace();
   const { refresh, setFlash } = useSession();
   const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const leave = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await post(`/v1/workspaces/${enc(ws.workspaceId)}/leave`);
-      setOpen(false);
-      setFlash(`You left ${ws.name}. The keys you created there stay with it.`);
-      await refresh();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { run: leave, busy, error, setError } = useAction(async () => {
+    await post(`/v1/workspaces/${enc(ws.workspaceId)}/leave`);
+    setOpen(false);
+    setFlash(`You left ${ws.name}. The keys you created there stay with it.`);
+    await refresh();
+  });
   return (
     <div class="card">
       <h2>Leave this workspace</h2>
@@ -47,24 +38,14 @@ export function RenameForm() {
   const ws = useWorkspace();
   const { refresh } = useSession();
   const [name, setName] = useState(ws.name);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
-  const submit = async (e: Event) => {
+  const { run: submit, busy, error } = useAction(async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setDone(false);
-    try {
-      await patch(`/v1/workspaces/${enc(ws.workspaceId)}`, { name: name.trim() });
-      await refresh();
-      setDone(true);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await patch(`/v1/workspaces/${enc(ws.workspaceId)}`, { name: name.trim() });
+    await refresh();
+    setDone(true);
+  });
   return (
     <form class="card" onSubmit={submit} aria-labelledby="rename-title">
       <h2 id="rename-title">Rename</h2>
@@ -81,23 +62,13 @@ export function RenameForm() {
 export function CreateForm() {
   const { refresh, selectWorkspace } = useSession();
   const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { run: submit, busy, error } = useAction(async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const w = await post<Workspace>('/v1/workspaces', { name: name.trim() });
-      await refresh();
-      selectWorkspace(w.workspaceId);
-      setName('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const w = await post<Workspace>('/v1/workspaces', { name: name.trim() });
+    await refresh();
+    selectWorkspace(w.workspaceId);
+    setName('');
+  });
   return (
     <form class="card" onSubmit={submit} aria-labelledby="create-ws-title">
       <h2 id="create-ws-title">New workspace</h2>
@@ -113,25 +84,15 @@ export function CreateForm() {
 export function InviteForm({ onInvited }: { onInvited: () => void }) {
   const ws = useWorkspace();
   const [email, setEmail] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [done, setDone] = useState<string | null>(null);
-  const submit = async (e: Event) => {
+  const { run: submit, busy, error } = useAction(async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setDone(null);
-    try {
-      await post(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { email: email.trim() });
-      setDone(`Invitation sent to ${email.trim()}. They will see it at the top of their playground page at their next login.`);
-      setEmail('');
-      onInvited();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await post(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { email: email.trim() });
+    setDone(`Invitation sent to ${email.trim()}. They will see it at the top of their playground page at their next login.`);
+    setEmail('');
+    onInvited();
+  });
   return (
     <form class="card" onSubmit={submit} aria-labelledby="invite-title">
       <h2 id="invite-title">Invite a member</h2>

@@ -6,6 +6,7 @@ import { dateTime } from '../../format';
 import { useSession, useWorkspace } from '../../state';
 import { CreateForm, InviteForm, LeaveCard, RenameForm } from './forms';
 import { SentInvitations } from './sent-invitations';
+import { useAction } from '../../action';
 
 export function WorkspacePage() {
   const ws = useWorkspace();
@@ -20,11 +21,7 @@ export function WorkspacePage() {
     [ws.workspaceId],
   );
   const [toRemove, setToRemove] = useState<Member | null>(null);
-  const [removing, setRemoving] = useState(false);
-  const [removeError, setRemoveError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const [roleError, setRoleError] = useState<unknown>(null);
-  const [roleBusy, setRoleBusy] = useState<string | null>(null);
   const [demoteSelf, setDemoteSelf] = useState(false);
   const noticeRef = useRef<HTMLDivElement>(null);
   // The last admin is not offered "Make member" (the API would refuse it: a workspace keeps an admin).
@@ -35,40 +32,35 @@ export function WorkspacePage() {
     setTimeout(() => noticeRef.current?.focus(), 0);
   };
 
-  const changeRole = async (m: Member, role: Member['role']) => {
-    setRoleBusy(m.userId);
-    setRoleError(null);
+  const {
+    run: changeRole,
+    running: roleRun,
+    error: roleError,
+    setError: setRoleError,
+  } = useAction(async (m: Member, role: Member['role']) => {
     setNotice(null);
-    try {
-      await put(`/v1/workspaces/${enc(ws.workspaceId)}/members/${enc(m.userId)}`, { role });
-      const self = m.userId === me?.user.userId;
-      say(self ? `You are now a member of ${ws.name}, no longer an admin.` : `${m.name ?? m.email} is now ${role === 'admin' ? 'an admin' : 'a member'} of ${ws.name}.`);
-      setDemoteSelf(false);
-      // Your own role decides what this page offers: re-read it.
-      if (self) await refresh();
-      else await members.reload();
-    } catch (err) {
-      setRoleError(err);
-    } finally {
-      setRoleBusy(null);
-    }
-  };
+    await put(`/v1/workspaces/${enc(ws.workspaceId)}/members/${enc(m.userId)}`, { role });
+    const self = m.userId === me?.user.userId;
+    say(self ? `You are now a member of ${ws.name}, no longer an admin.` : `${m.name ?? m.email} is now ${role === 'admin' ? 'an admin' : 'a member'} of ${ws.name}.`);
+    setDemoteSelf(false);
+    // Your own role decides what this page offers: re-read it.
+    if (self) await refresh();
+    else await members.reload();
+  });
+  const roleBusy = roleRun?.[0].userId ?? null;
 
-  const remove = async () => {
+  const {
+    run: remove,
+    busy: removing,
+    error: removeError,
+    setError: setRemoveError,
+  } = useAction(async () => {
     if (!toRemove) return;
-    setRemoving(true);
-    setRemoveError(null);
-    try {
-      await del(`/v1/workspaces/${enc(ws.workspaceId)}/members/${enc(toRemove.userId)}`);
-      setNotice(`${toRemove.name ?? toRemove.email} was removed from ${ws.name}.`);
-      setToRemove(null);
-      await members.reload();
-    } catch (err) {
-      setRemoveError(err);
-    } finally {
-      setRemoving(false);
-    }
-  };
+    await del(`/v1/workspaces/${enc(ws.workspaceId)}/members/${enc(toRemove.userId)}`);
+    setNotice(`${toRemove.name ?? toRemove.email} was removed from ${ws.name}.`);
+    setToRemove(null);
+    await members.reload();
+  });
 
   return (
     <section aria-labelledby="ws-title">

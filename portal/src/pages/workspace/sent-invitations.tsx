@@ -1,30 +1,27 @@
-import { useState } from 'preact/hooks';
 import { del, enc } from '../../api';
 import type { SentInvitation } from '../../api-types';
 import { ErrorMessage } from '../../components/ui';
 import { dateTime } from '../../format';
 import { useWorkspace } from '../../state';
+import { useAction } from '../../action';
 
 /** The workspace's invitations still open; admins may revoke them. */
 export function SentInvitations({ invitations, isAdmin, say }: { invitations: { data: SentInvitation[] | null | undefined; reload(): Promise<unknown> }; isAdmin: boolean; say: (text: string) => void }) {
   const ws = useWorkspace();
-  const [revokeError, setRevokeError] = useState<unknown>(null);
-  const [revoking, setRevoking] = useState<string | null>(null);
-
-  const revoke = async (i: SentInvitation) => {
-    setRevoking(i.invitationId);
-    setRevokeError(null);
+  const {
+    run: revoke,
+    running,
+    error: revokeError,
+  } = useAction(async (i: SentInvitation) => {
     try {
       await del(`/v1/workspaces/${enc(ws.workspaceId)}/invitations/${enc(i.invitationId)}`);
       say(`The invitation to ${i.email} was revoked: it is gone from their list.`);
-      await invitations.reload();
-    } catch (err) {
-      setRevokeError(err);
-      await invitations.reload();
     } finally {
-      setRevoking(null);
+      // Revoked, or answered meanwhile (409): either way the list has changed.
+      await invitations.reload();
     }
-  };
+  });
+  const revoking = running?.[0].invitationId ?? null;
 
   const list = invitations.data;
   if (!list || list.length === 0) return null;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Keyspace } from '../../../platform/projections/keyspace';
 import { defineScript, Script } from '../../../platform/projections/scripts';
-import { KEY_INDEX } from './projection';
+import { KEY_FIELDS as F, KEY_RECORD_INFIX, keyIndexLocation } from './layout';
 
 export interface KeyRecord {
   keyId: string;
@@ -23,7 +23,7 @@ export function hashKey(secret: string): string {
 // One round trip: resolve the active generation and read the record.
 const LOOKUP = `
 local gen = redis.call('GET', KEYS[1]) or '0'
-return redis.call('HGETALL', ARGV[1] .. gen .. ':hash:' .. ARGV[2])`;
+return redis.call('HGETALL', ARGV[1] .. gen .. '${KEY_RECORD_INFIX}' .. ARGV[2])`;
 
 export class KeyIndex {
   private readonly lookupScript: Script;
@@ -37,7 +37,7 @@ export class KeyIndex {
 
   /** Where the record of a key hash lives: the active-generation key, then the prefix of the records. */
   get location(): { activeKey: string; recordPrefix: string } {
-    return { activeKey: this.ks.active(KEY_INDEX), recordPrefix: this.ks.prefix + `rm:${KEY_INDEX}:` };
+    return keyIndexLocation(this.ks);
   }
 
   async lookupHash(keyHash: string): Promise<KeyRecord | null> {
@@ -56,12 +56,12 @@ export function keyRecordOf(flat: string[]): KeyRecord | null {
   const h: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) h[flat[i]] = flat[i + 1];
   return {
-    keyId: h.keyId,
-    workspaceId: h.workspaceId,
-    name: h.name,
-    scopes: h.scopes ? h.scopes.split(',') : [],
-    expiresAt: h.expiresAt ? new Date(h.expiresAt) : null,
-    rateLimit: h.rateLimit ? Number(h.rateLimit) : null,
-    ...(h.rolledAway ? { rolledAway: true as const } : {}),
+    keyId: h[F.keyId],
+    workspaceId: h[F.workspaceId],
+    name: h[F.name],
+    scopes: h[F.scopes] ? h[F.scopes].split(',') : [],
+    expiresAt: h[F.expiresAt] ? new Date(h[F.expiresAt]) : null,
+    rateLimit: h[F.rateLimit] ? Number(h[F.rateLimit]) : null,
+    ...(h[F.rolledAway] ? { rolledAway: true as const } : {}),
   };
 }

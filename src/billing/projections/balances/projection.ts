@@ -1,7 +1,7 @@
 import { assertNever } from '../../../platform/event';
 import type { ApiKeyBudgetChanged } from '../../../accounts/events';
-import { budgetMonth } from '../../../accounts/budget';
 import type { BillingEvent } from '../../events';
+import { monthOf } from '../../state';
 import type { TokensDebited } from '../../../inference/events';
 import { projection } from '../../../platform/projections/projection';
 import { RELEASE, releaseArgs, reservationKeys } from './reservations';
@@ -41,7 +41,7 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
         const debit = event.data;
         // (-x).toString(), not `-${x}`: Redis refuses "-0" as an integer (a debit of nothing is possible).
         tx.multi.hincrby(key, 'balance', (-BigInt(debit.amountNanoUsd)).toString()).hincrby(key, 'debited', debit.amountNanoUsd);
-        tx.multi.hincrby(tx.key('key-spend', debit.keyId), budgetMonth(event.created), debit.amountNanoUsd);
+        tx.multi.hincrby(tx.key('key-spend', debit.keyId), monthOf(event.created) /* the UTC month, as accounts' budgetMonth reads it */, debit.amountNanoUsd);
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
         // The same script Reservations.release runs by SHA, sent here as EVAL: inside MULTI a NOSCRIPT
         // (script cache flushed) would fail this one command while the debit and checkpoint commit.

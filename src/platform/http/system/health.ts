@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Router } from 'express';
-import type { Services } from '../../../services';
+import type { PlatformServices as Services } from '../../services';
 import { healthz, readyz } from './schemas';
 
 /** A check that does not answer within this long counts as failed: /readyz must answer promptly. */

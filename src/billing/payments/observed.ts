@@ -1,6 +1,6 @@
-import type { ChargeRequest, ChargeResult, PaymentGateway } from '../../billing/payments/port';
-import { GatewayRejected, GatewayUnavailable } from '../../billing/payments/port';
-import type { Metrics } from './metrics';
+import type { ChargeRequest, ChargeResult, PaymentGateway } from './port';
+import { GatewayRejected, GatewayUnavailable } from './port';
+import type { Metrics } from '../../platform/metrics/metrics';
 
 const KINDS = new Set(['deposit', 'reload']);
 

@@ -1,0 +1,16 @@
+/**
+ * What other areas (and the CLI, the portal) may use of billing; its events are in ./events.ts.
+ * Nothing here loads the HTTP side. Inference holds money through `Reservations`; accounts asks
+ * `workspaceFunding` whether a workspace may create keys.
+ */
+export { fold } from './evolve';
+export type { BillingState } from './state';
+export { workspaceFunding } from './usecases/funding';
+export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
+export { BALANCES, balancesProjection } from './projections/balances/projection';
+export { keyHolds, keySpend } from './projections/balances/key-spend';
+export { Reservations } from './projections/balances/reservations';
+export { LEDGER } from './projections/ledger/projection';
+export { monthlyStatement, monthRange } from './statement';
+export type { PaymentGateway } from './payments/port';
+export { TEST_CARDS } from './payments/test-cards';
