@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { bullPrefix } from '../billing/workers/auto-reload';
+import { bullPrefix } from '../billing';
 import type { Module, Services } from '../services';
 import { webhookRoutes } from './routes/webhook-routes';
 import { webhookQueue, type DeliveryJobData } from './workers/delivery/queue';

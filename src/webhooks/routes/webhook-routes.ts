@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { Queue } from 'bullmq';
 import type { z } from 'zod';
-import { metaOf } from '../../accounts/routes/common';
-import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/sessions/access';
+import { metaOf } from '../../accounts/routes';
+import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
 import { validate } from '../../platform/http/contract';
 import { HttpError } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { memberErrors, memberWriteErrors, wsParams } from '../../accounts/routes/fields';
+import { memberErrors, memberWriteErrors, wsParams } from '../../accounts/routes';
 import { route, type RouteContract } from '../../platform/http/contract';
 import { invalidInput, problem } from '../../platform/http/error-bodies';
 import { webhookEventTypes } from '../event-types';

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { startTestServer, type TestServer } from '../../support/harness';
-import { api, fund, newUser as signedUp, type TestUser } from '../../accounts/e2e/helpers';
+import { addMember, api, createWorkspace, fund, newUser as signedUp, type TestUser } from '../../accounts/e2e/helpers';
 import { until } from '../../support/wait';
 import { expectMatchesContract } from '../../support/contract';
 import { registerEndpoint as registerRoute, listDeliveries as deliveriesRoute } from '../../../src/webhooks/routes/webhook-schemas';
@@ -176,10 +176,11 @@ describe('outgoing webhooks', () => {
     expect((await api(server).get(`/v1/workspaces/${ws}/webhooks`).set(u.auth)).body.endpoints).toEqual([]);
   });
 
-  test('bad input: not http(s), unknown event type, no event types; nothing is written', async () => {
+  test('bad input: not http(s), unknown event type, no event types, a member instead of an admin; nothing is written', async () => {
     const u = await newUser(server, 'bad');
     const ws = u.personalWs;
     const head = await server.services.store.headPosition();
+    const written = async () => expect(await server.services.store.headPosition()).toBe(head);
     const post = (body: object) => api(server).post(`/v1/workspaces/${ws}/webhooks`).set(u.auth).send(body);
     const ftp = await post({ url: 'ftp://example.com/x', eventTypes: ['key.created'] });
     expect(ftp.status).toBe(422);
@@ -190,7 +191,16 @@ describe('outgoing webhooks', () => {
     expect(unknown.body.detail[0].msg).toMatch(/Unknown event type key\.exploded/);
     const none = await post({ url: 'https://example.com/x', eventTypes: [] });
     expect(none.status).toBe(422);
-    expect(await server.services.store.headPosition()).toBe(head);
+    await written();
+    // Members may not manage webhooks.
+    const team = await createWorkspace(server, u, 'Hooks team');
+    const m = await signedUp(server, 'member');
+    await addMember(server, u, team, m);
+    const head2 = await server.services.store.headPosition();
+    const byMember = await api(server).post(`/v1/workspaces/${team}/webhooks`).set(m.auth).send({ url: 'https://example.com/x', eventTypes: ['key.created'] });
+    expect(byMember.status).toBe(403);
+    expect((await api(server).get(`/v1/workspaces/${team}/webhooks`).set(m.auth)).status).toBe(403);
+    expect(await server.services.store.headPosition()).toBe(head2);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
-import { postNotice } from '../../../accounts/notices';
+import { postNotice } from '../../../accounts';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { Services } from '../../../services';
 import { getDelivery, recordAttempt, setStatus } from '../../deliveries';

@@ -1,6 +1,6 @@
 import { Job, Worker } from 'bullmq';
 import type { Services } from '../../../services';
-import { bullPrefix } from '../../../billing/workers/auto-reload';
+import { bullPrefix } from '../../../billing';
 import { sendDelivery, type SendResult } from './send';
 import { WEBHOOK_QUEUE, type DeliveryJobData } from './queue';
 
