@@ -4,6 +4,7 @@ import { billingModule } from './billing/module';
 import { inferenceModule } from './inference/module';
 import { policyModule } from './policy/module';
 import { portalModule } from './portal/module';
+import { webhooksModule } from './webhooks/module';
 import { coreReadModels } from './core-read-models';
 import type { Module } from './services';
 
@@ -12,4 +13,4 @@ import type { Module } from './services';
  * projections, reactors, routes and workers in the roles that run them.
  */
 // The portal comes last: its SPA fallback answers only what no API route took.
-export const modules: Module[] = [coreReadModels, accountsModule, billingModule, inferenceModule, adminModule, policyModule, portalModule];
+export const modules: Module[] = [coreReadModels, accountsModule, billingModule, inferenceModule, adminModule, policyModule, webhooksModule, portalModule];

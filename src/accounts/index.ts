@@ -17,3 +17,5 @@ export { profilesOf } from './projections/users/queries';
 export { readSession, SESSION_COOKIE, sessionHash, sessionTokenOf } from './sessions/sessions';
 /** The operator's rate-limit override (the admin API). */
 export { setRateLimit } from './usecases/set-rate-limit';
+/** Notices shown in GET /v1/me (the webhook sender tells admins an endpoint was disabled). */
+export { postNotice, type Notice } from './notices';

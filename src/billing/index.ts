@@ -21,3 +21,5 @@ export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';
 export type { PaymentGateway } from './payments/port';
 export { TEST_CARDS } from './payments/test-cards';
+/** BullMQ's key prefix under REDIS_PREFIX, shared by every area's queues. */
+export { bullPrefix } from './workers/auto-reload/queue';

@@ -8,6 +8,7 @@ import { routes as portal } from '../portal/schemas';
 import { metricsPortRoutes, routes as system } from '../platform/http/system/schemas';
 import { routes as webhooks } from '../billing/routes/stripe-webhook-schemas';
 import { routes as meta } from './schemas';
+import { routes as outgoingWebhooks } from '../webhooks/routes/webhook-schemas';
 
 /** Every area's contracts: add an area's `routes` here and the document (and its coverage test) knows it. */
 export const API_ROUTES: readonly RouteContract[] = [
@@ -16,6 +17,7 @@ export const API_ROUTES: readonly RouteContract[] = [
   ...billing,
   ...policy,
   ...webhooks,
+  ...outgoingWebhooks,
   ...admin,
   ...portal,
   ...system,

@@ -95,6 +95,14 @@ export const envSchema = z
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(100),
     IDEMPOTENCY_WINDOW_SECONDS: z.coerce.number().int().min(60).max(604800).default(86400),
 
+    /** Outgoing webhooks (docs/WEBHOOKS.md): deliver to private, loopback and link-local addresses too (SSRF guard off). */
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: bool(false),
+    /** Attempts per webhook delivery; with the base delay below, 15 attempts span about a day. */
+    WEBHOOKS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(30).default(15),
+    /** First retry delay of a webhook delivery; each next one doubles (BullMQ exponential backoff). */
+    WEBHOOKS_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(5000),
+    WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+
     STRIPE_SECRET_KEY: z.string().startsWith('sk_', 'must start with sk_').optional(),
     STRIPE_PUBLISHABLE_KEY: z.string().startsWith('pk_', 'must start with pk_').optional(),
     STRIPE_WEBHOOK_SECRET: z.string().startsWith('whsec_', 'must start with whsec_').optional(),

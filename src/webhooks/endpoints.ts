@@ -1,0 +1,80 @@
+import type { EventRecord } from '../platform/event';
+import { DomainError } from '../platform/errors';
+import type { WebhookEvent } from './events';
+
+/** The endpoints of one workspace (webhooks-{ws}), folded from its events. Pure: no I/O, clock or randomness. */
+
+export interface Endpoint {
+  endpointId: string;
+  url: string;
+  eventTypes: string[];
+  secret: string;
+  status: 'enabled' | 'disabled';
+  created: string;
+  /** Global position of its registration: it is sent only events after it (decimal string). */
+  since: string;
+  disabledReason: string | null;
+}
+
+export type EndpointsState = Map<string, Endpoint>;
+
+export type WebhookCommand =
+  | { type: 'RegisterEndpoint'; data: { workspaceId: string; endpointId: string; url: string; eventTypes: string[]; secret: string; by: string } }
+  | { type: 'RotateEndpointSecret'; data: { workspaceId: string; endpointId: string; secret: string; by: string } }
+  | { type: 'DeleteEndpoint'; data: { workspaceId: string; endpointId: string; by: string } }
+  | { type: 'DisableEndpoint'; data: { workspaceId: string; endpointId: string; eventId: string; reason: string } };
+
+/** At most this many endpoints per workspace: each event is delivered once per endpoint. */
+export const MAX_ENDPOINTS = 20;
+
+export function evolveEndpoints(state: EndpointsState, e: EventRecord<WebhookEvent>): EndpointsState {
+  const next = new Map(state);
+  const d = e.data;
+  switch (e.type) {
+    case 'WebhookEndpointRegistered':
+      next.set(d.endpointId, { endpointId: d.endpointId, url: e.data.url, eventTypes: e.data.eventTypes, secret: e.data.secret, status: 'enabled', created: e.created, since: e.position.toString(), disabledReason: null });
+      break;
+    case 'WebhookEndpointSecretRotated': {
+      const ep = next.get(d.endpointId);
+      if (ep) next.set(d.endpointId, { ...ep, secret: e.data.secret });
+      break;
+    }
+    case 'WebhookEndpointDeleted':
+      next.delete(d.endpointId);
+      break;
+    case 'WebhookEndpointDisabled': {
+      const ep = next.get(d.endpointId);
+      if (ep) next.set(d.endpointId, { ...ep, status: 'disabled', disabledReason: e.data.reason });
+      break;
+    }
+  }
+  return next;
+}
+
+const known = (s: EndpointsState, id: string) => {
+  const ep = s.get(id);
+  if (!ep) throw new DomainError('not_found', 'No webhook endpoint with this id');
+  return ep;
+};
+
+export function decideEndpoints(cmd: WebhookCommand, s: EndpointsState): WebhookEvent[] {
+  switch (cmd.type) {
+    case 'RegisterEndpoint':
+      if (s.has(cmd.data.endpointId)) return [];
+      if (s.size >= MAX_ENDPOINTS) throw new DomainError('conflict', `A workspace has at most ${MAX_ENDPOINTS} webhook endpoints`);
+      return [{ type: 'WebhookEndpointRegistered', data: cmd.data }];
+    case 'RotateEndpointSecret':
+      known(s, cmd.data.endpointId);
+      return [{ type: 'WebhookEndpointSecretRotated', data: cmd.data }];
+    case 'DeleteEndpoint':
+      known(s, cmd.data.endpointId);
+      return [{ type: 'WebhookEndpointDeleted', data: cmd.data }];
+    case 'DisableEndpoint': {
+      // Deleted or already disabled: nothing to do (a second exhausted delivery, a late job).
+      const ep = s.get(cmd.data.endpointId);
+      return ep && ep.status === 'enabled' ? [{ type: 'WebhookEndpointDisabled', data: cmd.data }] : [];
+    }
+  }
+}
+
+export const endpointsDecider = { initial: (): EndpointsState => new Map(), evolve: evolveEndpoints };

@@ -1,0 +1,87 @@
+import { Router } from 'express';
+import type { Queue } from 'bullmq';
+import type { z } from 'zod';
+import { metaOf } from '../../accounts/routes';
+import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
+import { validate } from '../../platform/http/contract';
+import { HttpError } from '../../platform/http/middleware/errors';
+import type { Services } from '../../services';
+import { getDelivery, listDeliveries as deliveriesOf, type Delivery } from '../deliveries';
+import type { Endpoint } from '../endpoints';
+import { webhookEventTypes } from '../event-types';
+import * as uc from '../usecases';
+import { deliveryJobId, type DeliveryJobData } from '../workers/delivery/queue';
+import * as c from './webhook-schemas';
+
+/** /v1/workspaces/:ws/webhooks…: admins register endpoints, rotate secrets, list and resend deliveries. */
+
+const endpointJson = (e: Endpoint): z.input<typeof c.endpointBody> => ({
+  endpointId: e.endpointId,
+  url: e.url,
+  eventTypes: e.eventTypes,
+  status: e.status,
+  disabledReason: e.disabledReason,
+  created: e.created,
+});
+
+const deliveryJson = (d: Delivery): z.input<typeof c.deliveryBody> => ({
+  deliveryId: d.deliveryId,
+  eventType: d.eventType,
+  status: d.status,
+  attempts: d.attempts,
+  created: d.created,
+  payload: d.payload,
+});
+
+export function webhookRoutes(s: Services, queue: () => Promise<Queue<DeliveryJobData>>): Router {
+  const r = Router();
+  const session = requireSession(s);
+  const admin = requireMember(s, { admin: true });
+
+  r.post(c.registerEndpoint.path, session, admin, async (req, res) => {
+    const { body } = validate(c.registerEndpoint, req);
+    const ws = workspaceOf(res).workspaceId;
+    const { endpointId, secret } = await uc.registerEndpoint(s, { workspaceId: ws, url: body.url, eventTypes: body.eventTypes, by: userOf(res).userId, metadata: metaOf(res) });
+    const ep = await uc.requireEndpoint(s, ws, endpointId);
+    res.status(201).json({ ...endpointJson(ep), secret } satisfies z.input<typeof c.endpointWithSecretBody>);
+  });
+
+  r.get(c.listEndpoints.path, session, admin, async (_req, res) => {
+    const eps = await uc.listEndpoints(s, workspaceOf(res).workspaceId);
+    res.set('Cache-Control', 'no-store').json({ endpoints: eps.map(endpointJson), eventTypes: webhookEventTypes });
+  });
+
+  r.delete(c.deleteEndpoint.path, session, admin, async (req, res) => {
+    const { endpointId } = validate(c.deleteEndpoint, req).params;
+    await uc.deleteEndpoint(s, { workspaceId: workspaceOf(res).workspaceId, endpointId, by: userOf(res).userId, metadata: metaOf(res) });
+    res.status(204).end();
+  });
+
+  r.post(c.rotateSecret.path, session, admin, async (req, res) => {
+    const { endpointId } = validate(c.rotateSecret, req).params;
+    const ws = workspaceOf(res).workspaceId;
+    const { secret } = await uc.rotateEndpointSecret(s, { workspaceId: ws, endpointId, by: userOf(res).userId, metadata: metaOf(res) });
+    res.json({ ...endpointJson(await uc.requireEndpoint(s, ws, endpointId)), secret });
+  });
+
+  r.get(c.listDeliveries.path, session, admin, async (req, res) => {
+    const { endpointId } = validate(c.listDeliveries, req).params;
+    await uc.requireEndpoint(s, workspaceOf(res).workspaceId, endpointId);
+    res.set('Cache-Control', 'no-store').json({ deliveries: (await deliveriesOf(s.redis, s.ks, endpointId)).map(deliveryJson) });
+  });
+
+  r.post(c.resendDelivery.path, session, admin, async (req, res) => {
+    const { endpointId, deliveryId } = validate(c.resendDelivery, req).params;
+    const ws = workspaceOf(res).workspaceId;
+    const ep = await uc.requireEndpoint(s, ws, endpointId);
+    if (ep.status !== 'enabled') throw new HttpError(409, 'The endpoint is disabled');
+    const d = await getDelivery(s.redis, s.ks, endpointId, deliveryId);
+    if (!d) throw new HttpError(404, 'No delivery with this id');
+    // Keyed by the attempts made so far: a double click queues one resend.
+    const n = d.attempts.length;
+    await (await queue()).add('deliver', { workspaceId: ws, endpointId, eventId: deliveryId, resend: n }, { jobId: deliveryJobId(endpointId, deliveryId, n) });
+    res.status(202).json(deliveryJson(d));
+  });
+
+  return r;
+}

@@ -1,0 +1,84 @@
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Webhook } from 'standardwebhooks';
+import { postNotice } from '../../../accounts';
+import type { Keyspace } from '../../../platform/projections/keyspace';
+import type { Services } from '../../../services';
+import { getDelivery, recordAttempt, setStatus } from '../../deliveries';
+import { targetProblem } from '../../target-guard';
+import { disableEndpoint, endpointOf } from '../../usecases';
+import type { DeliveryJobData } from './queue';
+
+export type SendDeps = Pick<Services, 'store' | 'newId' | 'now' | 'log'> & {
+  redis: Redis;
+  ks: Keyspace;
+  config: Pick<Services['config'], 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'WEBHOOKS_TIMEOUT_MS'>;
+};
+
+export type SendResult = 'succeeded' | 'skipped';
+
+/**
+ * One attempt of one delivery: sign the stored payload with the endpoint's current secret and POST
+ * it. A non-2xx answer, no answer or a refused target throws, so BullMQ retries with backoff; the
+ * last failed attempt disables the endpoint and tells the workspace's admins.
+ */
+export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 'data' | 'attemptsMade' | 'opts'>): Promise<SendResult> {
+  const { workspaceId, endpointId, eventId, resend } = job.data;
+  const delivery = await getDelivery(d.redis, d.ks, endpointId, eventId);
+  if (!delivery) return 'skipped';
+  if (delivery.status === 'succeeded' && resend === undefined) return 'skipped';
+  const ep = await endpointOf(d, workspaceId, endpointId);
+  if (!ep || ep.status !== 'enabled') {
+    await setStatus(d.redis, d.ks, delivery, 'skipped');
+    return 'skipped';
+  }
+  const at = d.now();
+  let status: number | null = null;
+  let error: string | null = null;
+  const refused = await targetProblem(ep.url, d.config.WEBHOOKS_ALLOW_PRIVATE_TARGETS);
+  if (refused) error = `refused: ${refused}`;
+  else {
+    try {
+      const signature = new Webhook(ep.secret).sign(eventId, at, delivery.payload);
+      const res = await fetch(ep.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'tollgate-webhooks',
+          'webhook-id': eventId,
+          'webhook-timestamp': Math.floor(at.getTime() / 1000).toString(),
+          'webhook-signature': signature,
+        },
+        body: delivery.payload,
+        // A redirect could lead to a private address the guard never saw.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(d.config.WEBHOOKS_TIMEOUT_MS),
+      });
+      status = res.status;
+      await res.arrayBuffer().catch(() => undefined);
+      if (status < 200 || status > 299) error = `HTTP ${status}`;
+    } catch (err) {
+      error = (err as Error).message;
+    }
+  }
+  if (error === null) {
+    await recordAttempt(d.redis, d.ks, delivery, { at: at.toISOString(), status, error }, 'succeeded');
+    return 'succeeded';
+  }
+  const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  await recordAttempt(d.redis, d.ks, delivery, { at: at.toISOString(), status, error }, last ? 'failed' : 'pending');
+  if (last && resend === undefined) {
+    const reason = `Every attempt to deliver event ${eventId} failed; last: ${error}`;
+    if (await disableEndpoint(d, { workspaceId, endpointId, eventId, reason })) {
+      await postNotice(d.redis, d.ks, { workspaceId }, {
+        id: `webhook-endpoint-disabled-${endpointId}`,
+        kind: 'webhook_endpoint_disabled',
+        message: `Webhook endpoint ${ep.url} was disabled: ${reason}`,
+        workspaceId,
+        audience: 'admins',
+        created: at.toISOString(),
+      });
+    }
+  }
+  throw new Error(`webhook delivery failed: ${error}`);
+}
