@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { requireMember, requireSession, workspaceOf } from '../../accounts/sessions/access';
+import { requireMember, requireSession, workspaceOf } from '../../accounts/routes';
 import { validate } from '../../platform/http/contract';
 import { HttpError } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';

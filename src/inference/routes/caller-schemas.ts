@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { route, RouteContract } from '../../platform/http/contract';
-import { memberErrors, wsParams } from '../../accounts/routes/fields';
+import { memberErrors, wsParams } from '../../accounts/routes';
 import { invalidInput } from '../../platform/http/error-bodies';
 import { MODEL_CONFIGS } from '../models';
 import { CONTEXT_WINDOW_TOKENS } from '../metering';

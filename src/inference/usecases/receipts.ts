@@ -1,4 +1,4 @@
-import { auditKeys } from '../../accounts/projections/audit/queries';
+import { auditKeys } from '../../accounts';
 import { streams } from '../../platform/streams';
 import type { Services } from '../../services';
 import { Receipt, receiptOf } from '../receipt';

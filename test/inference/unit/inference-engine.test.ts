@@ -41,6 +41,7 @@ function engine(over: { reserve?: Reservations['reserve']; backend?: ModelBacken
   const reservations = {
     reserve: over.reserve ?? (async () => ({ ok: true, balance: 10n ** 12n, held: 0n })),
     release: async () => undefined,
+    markPending: async () => undefined,
   } as unknown as Reservations;
   const opts: EngineOptions = {
     backend: over.backend ?? ({ kind: 'fake', modelName: () => 'fake', generate: async function* () {} } as unknown as ModelBackend),

@@ -22,8 +22,8 @@ describe('writes that bypass handleCommand', () => {
     .filter((f) => /\.append\(/.test(readFileSync(join(root, f), 'utf8')))
     .sort();
 
-  it('are exactly the three the architecture names', () => {
-    expect(direct).toEqual(['src/inference/usecases/engine.ts', 'src/inference/usecases/supersede.ts', 'src/inference/workers/sweeper.ts']);
+  it('are exactly the ones the architecture names', () => {
+    expect(direct).toEqual(['src/inference/usecases/completion-recorder.ts', 'src/inference/usecases/engine.ts', 'src/inference/usecases/supersede.ts', 'src/inference/workers/sweeper.ts']);
   });
 
   it('are each named in docs/ARCHITECTURE.md', () => {
