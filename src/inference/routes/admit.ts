@@ -1,9 +1,9 @@
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { budgetMonth, hashKey } from '../../accounts';
 import type { Endpoint } from '../events';
 import type { InferenceRequest } from '../request';
 import type { InferenceEngine, Plan, Prepared, Rendered } from '../usecases/engine';
-import type { Admission } from './admission';
+import type { Admission, Admitted } from './admission';
 import { paymentRefusal } from '../usecases/refusals';
 import { bearerSecret, expiredKey, forbidden, INFERENCE_SCOPE, KEYS_UNAVAILABLE, OnKeyUsed, unknownKey } from './auth';
 import { applyRateVerdict, rateVerdict } from './rate-limit';
@@ -61,23 +61,66 @@ export function admitter(d: AdmitDeps) {
     } catch {
       throw KEYS_UNAVAILABLE();
     }
-    if (admitted.step === 'unknown') throw unknownKey(secret);
-    if (admitted.step === 'expired') throw expiredKey(admitted.key);
-    if (admitted.step === 'forbidden') throw forbidden();
-    const { key } = admitted;
-    if (d.onKeyUsed) void d.onKeyUsed(key, now).catch(() => undefined);
-    res.locals.apiKey = key;
-    const verdict = rateVerdict(admitted.counted, key.rateLimit, d.defaultPerMinute);
-    if (verdict.allowed) known.add(keyHash, Date.now());
-    applyRateVerdict(res, verdict);
+    const passed = keyAdmitted(d, res, secret, admitted, now, () => known.add(keyHash, Date.now()));
+    const { key } = passed;
     if (refused) throw refused;
     plan ??= d.engine.count(rendered!);
     const given = req.header('x-request-id');
     const input = { requestId, key, endpoint, ...(given && SAFE_ID.test(given) ? { clientRequestId: given } : {}) };
-    if (!admitted.held) return d.engine.prepare({ ...input, request: plan.request }, plan);
-    const refusal = paymentRefusal(key, plan.reserved, admitted.held);
+    if (!passed.held) return d.engine.prepare({ ...input, request: plan.request }, plan);
+    const refusal = paymentRefusal(key, plan.reserved, passed.held);
     if (refusal) throw refusal;
     return d.engine.record(input, plan);
+  };
+}
+
+/**
+ * The key's verdict from the admission script: 401 unknown or expired, 403 scope, 429 over its
+ * limit (with the rate-limit headers on every answer). `allowed` runs when the request is within it.
+ */
+function keyAdmitted(
+  d: AdmitDeps,
+  res: Response,
+  secret: string,
+  admitted: Admitted,
+  now: Date,
+  allowed: () => void = () => undefined,
+): Extract<Admitted, { step: 'counted' }> {
+  if (admitted.step === 'unknown') throw unknownKey(secret);
+  if (admitted.step === 'expired') throw expiredKey(admitted.key);
+  if (admitted.step === 'forbidden') throw forbidden();
+  const { key } = admitted;
+  if (d.onKeyUsed) void d.onKeyUsed(key, now).catch(() => undefined);
+  res.locals.apiKey = key;
+  const verdict = rateVerdict(admitted.counted, key.rateLimit, d.defaultPerMinute);
+  if (verdict.allowed) allowed();
+  applyRateVerdict(res, verdict);
+  return admitted;
+}
+
+/**
+ * A free call counted like a metered one (the token count): the same admission script without an
+ * amount, so the key is checked and the request counted in its window in one trip, and nothing held.
+ */
+export function countedOnly(d: Omit<AdmitDeps, 'engine'>): RequestHandler {
+  return async (req, res, next) => {
+    const secret = bearerSecret(req);
+    const now = d.now();
+    let admitted;
+    try {
+      admitted = await d.admission.admit({
+        keyHash: hashKey(secret),
+        scope: INFERENCE_SCOPE,
+        now,
+        requestId: res.locals.inferenceId as string,
+        amount: null,
+        month: budgetMonth(now.toISOString()),
+      });
+    } catch {
+      throw KEYS_UNAVAILABLE();
+    }
+    keyAdmitted(d as AdmitDeps, res, secret, admitted, now);
+    next();
   };
 }
 

@@ -30,8 +30,8 @@ export function mountCallerRoutes(r: Router, s: Services, kit: RouteKit): void {
     res.json(receipt);
   });
 
-  // Counted in the key's rate limit like a call (the chain), billed nothing.
-  r.post(countTokens.path, ...kit.chain, (req, res) => {
+  // Counted in the key's rate limit like a call, billed nothing.
+  r.post(countTokens.path, ...kit.counted, (req, res) => {
     const request = validate(countTokens, req).body;
     res.json(countRequest(request, prices, s.now()));
   });

@@ -8,7 +8,7 @@ import { authenticate, OnKeyUsed } from './auth';
 import type { Executed, InferenceEngine, Prepared } from '../usecases/engine';
 import type { Admission } from './admission';
 import { rateHeadersOnly } from './rate-limit';
-import { admitter } from './admit';
+import { admitter, countedOnly } from './admit';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
 
 /** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
@@ -74,6 +74,8 @@ export function routeKit(s: Services, deps: RouterDeps) {
   const auth = authenticate(deps.keys, s.now, deps.onKeyUsed);
   const chain = [requestId];
   const rateHeaders = rateHeadersOnly(s.redis, deps.rateCounterPrefix, deps.ratePerMinute);
+  // Free calls counted like metered ones (the token count): key check and count, nothing held.
+  const counted = [requestId, countedOnly({ admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) })];
   const prepare = admitter({ engine, admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) });
   // The generation routes: a retry with a used Idempotency-Key is answered before anything is
   // admitted or billed. The reply is kept per key, so a request that carries the header is
@@ -102,5 +104,5 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return { out, text };
   }
 
-  return { engine, now, requestId, auth, chain, generation, rateHeaders, prepare, wholeAnswer, generateWhole };
+  return { engine, now, requestId, auth, chain, counted, generation, rateHeaders, prepare, wholeAnswer, generateWhole };
 }
