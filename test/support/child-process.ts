@@ -24,8 +24,9 @@ export function bundleChild(script: string): { args: string[]; dispose(): void }
       target: 'node20',
       format: 'cjs',
       outfile,
-      // Native, lazily loaded or thread-based packages stay in node_modules (found through NODE_PATH).
-      external: ['better-sqlite3', '@eventstore/db-client', 'pg', 'pino', 'thread-stream', 'pino-pretty', 'tiktoken'],
+      // Native, lazily loaded or thread-based packages stay in node_modules (found through NODE_PATH);
+      // so does pdfkit, which reads its font data beside its own files (a bundle would move them).
+      external: ['better-sqlite3', '@eventstore/db-client', 'pg', 'pino', 'thread-stream', 'pino-pretty', 'tiktoken', 'pdfkit', 'standardwebhooks'],
       logLevel: 'error',
     });
     return { args: [outfile], dispose: () => rmSync(dir, { recursive: true, force: true }) };
