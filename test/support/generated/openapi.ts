@@ -709,6 +709,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{ws}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace’s webhook endpoints (without secrets) */
+        get: operations["getV1WorkspacesWsWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint; the answer shows its signing secret once
+         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, member.joined, member.removed, member.left. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
+         */
+        post: operations["postV1WorkspacesWsWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint: nothing more is sent to it */
+        delete: operations["deleteV1WorkspacesWsWebhooksEndpointId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret, used from the next attempt on; shown once */
+        post: operations["postV1WorkspacesWsWebhooksEndpointIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint’s latest deliveries (newest first, at most 100) with every attempt */
+        get: operations["getV1WorkspacesWsWebhooksEndpointIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/{endpointId}/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one delivery again (same webhook-id and body, signed anew) */
+        post: operations["postV1WorkspacesWsWebhooksEndpointIdDeliveriesDeliveryIdResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/projections": {
         parameters: {
             query?: never;
@@ -4975,6 +5064,400 @@ export interface operations {
             };
             /** @description The payment provider is unavailable; retry */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endpoints: {
+                            endpointId: string;
+                            url: string;
+                            eventTypes: string[];
+                            /** @enum {string} */
+                            status: "enabled" | "disabled";
+                            disabledReason: string | null;
+                            created: string;
+                        }[];
+                        eventTypes: string[];
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1WorkspacesWsWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: string;
+                    eventTypes: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endpointId: string;
+                        url: string;
+                        eventTypes: string[];
+                        /** @enum {string} */
+                        status: "enabled" | "disabled";
+                        disabledReason: string | null;
+                        created: string;
+                        /** @description whsec_…, shown only in this answer: verify deliveries with it */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The workspace has the most endpoints allowed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A URL that is not http(s) or points to a private, loopback or link-local address (loc body.url); an unknown event type (body.eventTypes) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    deleteV1WorkspacesWsWebhooksEndpointId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or endpoint not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1WorkspacesWsWebhooksEndpointIdRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endpointId: string;
+                        url: string;
+                        eventTypes: string[];
+                        /** @enum {string} */
+                        status: "enabled" | "disabled";
+                        disabledReason: string | null;
+                        created: string;
+                        /** @description whsec_…, shown only in this answer: verify deliveries with it */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or endpoint not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsWebhooksEndpointIdDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            /** @description The event id, sent as webhook-id on every attempt */
+                            deliveryId: string;
+                            eventType: string;
+                            /** @enum {string} */
+                            status: "pending" | "succeeded" | "failed" | "skipped";
+                            attempts: {
+                                at: string;
+                                /** @description The receiver’s HTTP status, null if none */
+                                status: number | null;
+                                error: string | null;
+                            }[];
+                            created: string;
+                            /** @description The exact JSON body sent */
+                            payload: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or endpoint not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1WorkspacesWsWebhooksEndpointIdDeliveriesDeliveryIdResend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The event id, sent as webhook-id on every attempt */
+                        deliveryId: string;
+                        eventType: string;
+                        /** @enum {string} */
+                        status: "pending" | "succeeded" | "failed" | "skipped";
+                        attempts: {
+                            at: string;
+                            /** @description The receiver’s HTTP status, null if none */
+                            status: number | null;
+                            error: string | null;
+                        }[];
+                        created: string;
+                        /** @description The exact JSON body sent */
+                        payload: string;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace, endpoint or delivery not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint is disabled */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
