@@ -86,7 +86,7 @@ export async function fund(s: Services, workspaceId: string, amount: { usd?: str
 
 export async function seedFundedKey(
   s: Services,
-  opts: { usd?: string; nano?: bigint; rateLimit?: number | null; scopes?: string[] } = {},
+  opts: { workspaceId?: string; usd?: string; nano?: bigint; rateLimit?: number | null; scopes?: string[] } = {},
 ): Promise<SeededKey> {
   const key = await seedKey(s, opts);
   await fund(s, key.workspaceId, opts);

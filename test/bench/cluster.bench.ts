@@ -1,0 +1,782 @@
+/**
+ * bench:cluster — api processes and projector processes over PostgreSQL and one Redis, in one run:
+ * does a second projector (with PROJECTION_PARTITIONS=2) keep the read models' lag bounded under a
+ * load one projector cannot keep up with?
+ *
+ *   npm run bench:cluster                     # prints a table (about 4 minutes)
+ *   npm run bench:cluster -- --json           # the figures as JSON instead
+ *   npm run bench:cluster -- --write          # also replaces "## Cluster" in docs/BENCHMARKS.md
+ *   options: --layouts 2x1x1,2x2x2  (api processes x projector processes x PROJECTION_PARTITIONS)
+ *            --rate <req/s> (40, over all api processes) --duration <s> (20) --rounds <n> (2)
+ *            --connections <n per api> (16) --workspaces <n> (32)
+ *            --projector-share <0..1> (0.2) --period-ms <ms> (200)
+ *            --cost-rate <req/s> (40) --cost-seconds <s> (8; 0 skips the cost phase)
+ *            --redis-url <url>: use that Redis (with a prefix of its own) instead of a private one
+ *
+ * Each layout round gets a fresh PostgreSQL database (BENCH_DATABASE_URL, TEST_DATABASE_URL or
+ * postgres://postgres@127.0.0.1:5432/postgres as the admin connection) and a fresh Redis prefix;
+ * rounds alternate the layouts. Every process is a child (./cluster-role.ts, bundled with esbuild),
+ * configured by the environment exactly as `tollgate serve` is; the instant upstream is the
+ * OpenAI-wire test server with a fixed one-chunk reply. Load: autocannon at a fixed rate (open loop,
+ * `overallRate`), split evenly over the api processes, non-streaming requests to the OpenAI-compatible
+ * route, keys (one per workspace) taken in turn so the events spread over the partitions.
+ *
+ * The projector throttle is a CPU share, applied to every projector process alike: each period
+ * (--period-ms) the bench sends SIGCONT, and SIGSTOP after share × period (what `cpulimit` does).
+ * It stands for a projector that has less CPU than the load needs, which on a free machine takes a
+ * far higher request rate than this 2-core box can drive.
+ *
+ * Lag is sampled every 250 ms with the code behind the status API and CLI (`projectionStatus`: each
+ * partition's checkpoint, the lowest over the projections) and turned into seconds as the
+ * `tollgate_projection_lag_seconds` gauge does: the age of the oldest event not yet applied.
+ *
+ * The cost phase runs the first layout unthrottled at --cost-rate with Redis MONITOR on, and counts
+ * per request: appends (the processes' own `tollgate_eventstore_append_duration_seconds_count`),
+ * events (head position), Redis commands sent and run inside scripts, by role (each MONITOR line's
+ * client port is mapped to its process through /proc/<pid>/fd and /proc/net/tcp), and CPU per request
+ * of every process (/proc/<pid>/stat), Redis's included when it is private.
+ *
+ * The bench stops its children on exit (SIGCONT then SIGTERM, SIGKILL on a hard exit; a child also
+ * exits when its stdin closes), drops its databases and deletes its Redis keys.
+ */
+import autocannon from 'autocannon';
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
+import { Keyspace } from '../../src/platform/projections/keyspace';
+import { projectionStatus } from '../../src/platform/projections/status';
+import { bundleChild, Child } from '../support/child-process';
+import { Client } from 'pg';
+import { withDatabase } from '../support/postgres';
+import { cleanupPrefix, uniquePrefix } from '../support/redis';
+import { sleep } from '../support/wait';
+import { numberArg, percentile, replaceDocSection } from './bench-http';
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const PATH = '/external/api/inference/openai/v1/chat/completions';
+const SAMPLE_MS = 250;
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+const stringArg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : def;
+};
+
+interface Layout {
+  apis: number;
+  projectors: number;
+  partitions: number;
+}
+const layoutName = (l: Layout) => `${l.apis} api, ${l.projectors} projector${l.projectors > 1 ? 's' : ''}, ${l.partitions} partition${l.partitions > 1 ? 's' : ''}`;
+
+function parseLayouts(s: string): Layout[] {
+  return s.split(',').map((part) => {
+    const m = /^(\d+)x(\d+)x(\d+)$/.exec(part.trim());
+    if (!m) throw new Error(`--layouts: "${part}" is not <apis>x<projectors>x<partitions>`);
+    const [apis, projectors, partitions] = m.slice(1).map(Number);
+    if (apis < 1 || projectors < 1 || partitions < 1) throw new Error(`--layouts: "${part}" needs at least 1 of each`);
+    return { apis, projectors, partitions };
+  });
+}
+
+// ---------------------------------------------------------------- processes the bench owns
+
+interface Database {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const c = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A fresh database for one cluster; drop() removes it, closing what still uses it. */
+async function createDatabase(): Promise<Database> {
+  const name = `tollgate_bench_cluster_${randomBytes(5).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  return { name, url: withDatabase(ADMIN_URL, name), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+const owned = new Set<ChildProcess>();
+const databases = new Set<Database>();
+const prefixes = new Set<string>();
+let redisUrl = '';
+/** The private redis-server, stopped last (the prefixes are cleaned through it first). */
+let redisServer: ChildProcess | null = null;
+
+/** Last resort (a hard exit): no child stays behind, stopped or running. */
+process.on('exit', () => {
+  for (const c of owned) {
+    c.kill('SIGCONT');
+    c.kill('SIGKILL');
+  }
+});
+
+async function cleanUp(): Promise<void> {
+  const children = [...owned].filter((c) => c !== redisServer);
+  for (const c of children) c.kill('SIGCONT');
+  await Promise.all(children.map((c) => stopProcess(c)));
+  for (const db of databases) await db.drop().catch(() => undefined);
+  databases.clear();
+  if (redisUrl) for (const p of prefixes) await cleanupPrefix(redisUrl, p).catch(() => undefined);
+  prefixes.clear();
+  if (redisServer) await stopProcess(redisServer);
+}
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    process.stderr.write(`${sig}: stopping the cluster and cleaning up …\n`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+async function stopProcess(c: ChildProcess): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) {
+    owned.delete(c);
+    return;
+  }
+  const exited = new Promise<void>((r) => c.once('exit', () => r()));
+  c.kill('SIGCONT');
+  c.kill('SIGTERM');
+  const hard = setTimeout(() => c.kill('SIGKILL'), 8000);
+  await exited;
+  clearTimeout(hard);
+  owned.delete(c);
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** A Redis of the bench's own (no persistence): exact command counts, and its CPU is measurable. */
+async function privateRedis(): Promise<{ url: string; proc: ChildProcess }> {
+  const port = await freePort();
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  owned.add(proc);
+  const url = `redis://127.0.0.1:${port}`;
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => undefined);
+  for (let i = 0; ; i++) {
+    try {
+      await probe.connect();
+      await probe.ping();
+      break;
+    } catch {
+      if (i > 100 || proc.exitCode !== null) throw new Error('redis-server did not start');
+      await sleep(50);
+    }
+  }
+  probe.disconnect();
+  return { url, proc };
+}
+
+interface Part {
+  child: Child;
+  port: number;
+  metricsPort: number;
+  projections: string[];
+  secrets: string[];
+}
+
+/** Starts one process; a start that fails (on a loaded machine Redis can miss a 3 s connect) is tried once more. */
+async function launch(bundle: string[], env: Record<string, string>, attempt = 1): Promise<Part> {
+  const child = new Child(bundle, env);
+  owned.add(child.proc);
+  try {
+    const [line] = await child.waitFor(/^\{.*\}$/, 120_000);
+    return { child, ...(JSON.parse(line) as Omit<Part, 'child'>) };
+  } catch (err) {
+    await stopProcess(child.proc);
+    if (attempt >= 2) throw err;
+    process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process did not start (${(err as Error).message.split('\n')[0]}); once more\n`);
+    return launch(bundle, env, attempt + 1);
+  }
+}
+
+// ---------------------------------------------------------------- one cluster
+
+interface Cluster {
+  layout: Layout;
+  db: Database;
+  prefix: string;
+  apis: Part[];
+  projectors: Part[];
+  secrets: string[];
+  store: PostgresEventStore;
+  redis: Redis;
+  projections: string[];
+}
+
+/** The partition counts keys are spread evenly over (the largest of the run's layouts). */
+let spread = 1;
+
+async function startCluster(layout: Layout, bundle: string[], upstreamUrl: string, workspaces: number): Promise<Cluster> {
+  const db = await createDatabase();
+  databases.add(db);
+  const prefix = uniquePrefix('benchcluster');
+  prefixes.add(prefix);
+  const env = (role: string): Record<string, string> => ({
+    ROLE: role,
+    EVENT_STORE: 'postgres',
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: prefix,
+    PROJECTION_PARTITIONS: String(layout.partitions),
+    HOST: '127.0.0.1',
+    PORT: '0',
+    METRICS_PORT: '0',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'error',
+    SWEEPER_ENABLED: 'false',
+    MODEL_BACKEND: 'openai',
+    OPENAI_BASE_URL: upstreamUrl,
+    OPENAI_API_KEY: 'sk-bench',
+  });
+  // Projectors first: the first creates the schema; each api seeds through the projectors.
+  const projectors: Part[] = [];
+  for (let i = 0; i < layout.projectors; i++) projectors.push(await launch(bundle, env('projector')));
+  const apis: Part[] = [await launch(bundle, { ...env('api'), BENCH_SEED_KEYS: String(workspaces), BENCH_SPREAD: String(spread) })];
+  for (let i = 1; i < layout.apis; i++) apis.push(await launch(bundle, env('api')));
+  const store = new PostgresEventStore({ connectionString: db.url, poolSize: 2 });
+  const redis = new Redis(redisUrl);
+  return { layout, db, prefix, apis, projectors, secrets: apis[0].secrets, store, redis, projections: apis[0].projections };
+}
+
+async function stopCluster(c: Cluster): Promise<void> {
+  await Promise.all([...c.apis, ...c.projectors].map((p) => stopProcess(p.child.proc)));
+  c.redis.disconnect();
+  await c.store.close();
+  await c.db.drop().catch((err) => process.stderr.write(`could not drop ${c.db.name}: ${(err as Error).message}\n`));
+  databases.delete(c.db);
+  await cleanupPrefix(redisUrl, c.prefix).catch(() => undefined);
+  prefixes.delete(c.prefix);
+}
+
+/** The CPU share throttle: SIGCONT every period, SIGSTOP after share × period. Returns its stop. */
+function throttle(procs: ChildProcess[], share: number, periodMs: number): () => void {
+  if (share >= 1) return () => undefined;
+  let stopTimer: NodeJS.Timeout | null = null;
+  const signal = (s: NodeJS.Signals) => {
+    for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill(s);
+  };
+  const tick = setInterval(() => {
+    signal('SIGCONT');
+    stopTimer = setTimeout(() => signal('SIGSTOP'), share * periodMs);
+  }, periodMs);
+  return () => {
+    clearInterval(tick);
+    if (stopTimer) clearTimeout(stopTimer);
+    signal('SIGCONT');
+  };
+}
+
+// ---------------------------------------------------------------- measuring
+
+interface LagSample {
+  t: number;
+  /** Per partition: events not applied yet by its slowest projection, and the age of the oldest. */
+  events: number[];
+  seconds: number[];
+}
+
+async function sampleLag(c: Cluster): Promise<LagSample> {
+  const t = Date.now();
+  const st = await projectionStatus(c.store, c.redis, new Keyspace(c.prefix), c.projections, c.layout.partitions);
+  const head = BigInt(st[0]?.head ?? '0');
+  const events: number[] = [];
+  const seconds: number[] = [];
+  for (let p = 0; p < c.layout.partitions; p++) {
+    const cp = st.reduce((min, s) => {
+      const v = BigInt(c.layout.partitions > 1 ? s.partitions![p].checkpoint : s.checkpoint);
+      return v < min ? v : min;
+    }, head);
+    events.push(Number(head - cp));
+    if (cp >= head) {
+      seconds.push(0);
+      continue;
+    }
+    const next = (await c.store.readAll({ fromPosition: cp, maxCount: 2 })).find((e) => e.position > cp);
+    seconds.push(next ? Math.max(0, (Date.now() - Date.parse(next.created)) / 1000) : 0);
+  }
+  return { t, events, seconds };
+}
+
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** Appends this process has made that succeeded (its own /metrics). */
+async function appendsOf(p: Part): Promise<number> {
+  if (!p.metricsPort) return 0;
+  const text = await (await fetch(`http://127.0.0.1:${p.metricsPort}/metrics`)).text();
+  const m = /^tollgate_eventstore_append_duration_seconds_count\{outcome="ok"\} (\d+)/m.exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+/** autocannon at `rate` req/s against each api in turn of `c.apis` (rate split evenly), keys in turn. */
+async function drive(c: Cluster, rate: number, seconds: number, connections: number): Promise<autocannon.Result[]> {
+  let n = 0;
+  const perApi = rate / c.apis.length;
+  return Promise.all(
+    c.apis.map(
+      (api) =>
+        new Promise<autocannon.Result>((resolve, reject) => {
+          autocannon(
+            {
+              url: `http://127.0.0.1:${api.port}`,
+              connections,
+              duration: seconds,
+              overallRate: perApi,
+              requests: [
+                {
+                  method: 'POST',
+                  path: PATH,
+                  setupRequest: (req) => {
+                    const i = n++;
+                    return {
+                      ...req,
+                      headers: { 'content-type': 'application/json', authorization: `Bearer ${c.secrets[i % c.secrets.length]}` },
+                      body: JSON.stringify({
+                        model: 'service_3_pi',
+                        max_tokens: 64,
+                        messages: [
+                          { role: 'system', content: 'Answer in one sentence.' },
+                          { role: 'user', content: `Hi! What is the weather usually like in spring? (request ${i})` },
+                        ],
+                      }),
+                    };
+                  },
+                },
+              ],
+            },
+            (err, result) => (err ? reject(err) : resolve(result)),
+          );
+        }),
+    ),
+  );
+}
+
+interface RoundResult {
+  layout: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  bad: number;
+  partitions: Array<{ partition: number; lagP50s: number; lagP99s: number; lagMaxS: number; lagEndS: number; lagEndEvents: number; trendSps: number }>;
+  /** After the load stopped (throttle still on): time until every partition caught up, or null. */
+  drainS: number | null;
+  apiCpuMsPerRequest: number;
+  projectorCpuUsPerEvent: number;
+  eventsPerRequest: number;
+}
+
+async function round(
+  layout: Layout,
+  bundle: string[],
+  upstreamUrl: string,
+  o: { rate: number; seconds: number; connections: number; workspaces: number; share: number; periodMs: number },
+): Promise<RoundResult> {
+  const c = await startCluster(layout, bundle, upstreamUrl, o.workspaces);
+  const release = throttle(
+    c.projectors.map((p) => p.child.proc),
+    o.share,
+    o.periodMs,
+  );
+  try {
+    await drive(c, o.rate, 3, o.connections); // warm-up: JIT, pools
+    const procs = [...c.apis, ...c.projectors].map((p) => p.child.proc.pid!);
+    const cpu0 = procs.map(cpuMs);
+    const head0 = await c.store.headPosition();
+    const samples: LagSample[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const t0 = Date.now();
+        samples.push(await sampleLag(c));
+        await sleep(Math.max(0, SAMPLE_MS - (Date.now() - t0)));
+      }
+    })();
+    const results = await drive(c, o.rate, o.seconds, o.connections);
+    sampling = false;
+    await sampler;
+    const cpu1 = procs.map(cpuMs);
+    const events = Number((await c.store.headPosition()) - head0);
+    const requests = results.reduce((a, r) => a + r.requests.total, 0);
+    const apiCpu = c.apis.reduce((a, _, i) => a + cpu1[i] - cpu0[i], 0);
+    const projCpu = c.projectors.reduce((a, _, j) => a + cpu1[c.apis.length + j] - cpu0[c.apis.length + j], 0);
+
+    // Drain: how long the throttled projectors take to catch up once the load stops (at most 20 s).
+    const stopAt = Date.now();
+    let drainS: number | null = null;
+    while (Date.now() - stopAt < 20_000) {
+      const s = await sampleLag(c);
+      if (s.events.every((e) => e === 0)) {
+        drainS = (Date.now() - stopAt) / 1000;
+        break;
+      }
+      await sleep(100);
+    }
+    const half = samples.filter((s) => s.t >= samples[0].t + (samples[samples.length - 1].t - samples[0].t) / 2);
+    const partitions = Array.from({ length: layout.partitions }, (_, p) => {
+      const secs = samples.map((s) => s.seconds[p]).sort((a, b) => a - b);
+      const last = samples[samples.length - 1];
+      return {
+        partition: p,
+        lagP50s: percentile(secs, 50),
+        lagP99s: percentile(secs, 99),
+        lagMaxS: secs[secs.length - 1],
+        lagEndS: last.seconds[p],
+        lagEndEvents: last.events[p],
+        trendSps: slope(half.map((s) => [(s.t - half[0].t) / 1000, s.seconds[p]])),
+      };
+    });
+    return {
+      layout: layoutName(layout),
+      rps: results.reduce((a, r) => a + r.requests.average, 0),
+      p50: Math.max(...results.map((r) => r.latency.p50)),
+      p99: Math.max(...results.map((r) => r.latency.p99)),
+      bad: results.reduce((a, r) => a + r.non2xx + r.errors, 0),
+      partitions,
+      drainS,
+      apiCpuMsPerRequest: apiCpu / Math.max(1, requests),
+      projectorCpuUsPerEvent: (1000 * projCpu) / Math.max(1, events),
+      eventsPerRequest: events / Math.max(1, requests),
+    };
+  } finally {
+    release();
+    await stopCluster(c);
+  }
+}
+
+/** Least-squares slope of y over x (lag seconds gained per second of load). */
+function slope(points: Array<[number, number]>): number {
+  if (points.length < 2) return 0;
+  const mx = points.reduce((a, [x]) => a + x, 0) / points.length;
+  const my = points.reduce((a, [, y]) => a + y, 0) / points.length;
+  const num = points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0);
+  const den = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  return den ? num / den : 0;
+}
+
+// ---------------------------------------------------------------- the cost of one request
+
+/** Local ports of `pid`'s TCP connections to `remotePort` (its Redis clients). */
+function clientPortsOf(pid: number, remotePort: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10 || !inodes.has(f[9])) continue;
+      if (parseInt(f[2].split(':')[1], 16) === remotePort) ports.push(parseInt(f[1].split(':')[1], 16));
+    }
+  }
+  return ports;
+}
+
+interface Costs {
+  layout: string;
+  rate: number;
+  requests: number;
+  appendsPerRequest: { api: number; projector: number };
+  eventsPerRequest: number;
+  redisPerRequest: { api: { sent: number; inScripts: number }; projector: { sent: number; inScripts: number } };
+  topApiCommands: Array<[string, number]>;
+  topProjectorCommands: Array<[string, number]>;
+  cpuMsPerRequest: { api: number; projector: number; redis: number | null };
+  projectorCpuUsPerEvent: number;
+}
+
+interface Tally {
+  sent: { api: Map<string, number>; projector: Map<string, number> };
+  inScripts: { api: number; projector: number };
+  cpu: { api: number; projector: number; redis: number };
+  appends: { api: number; projector: number };
+  events: number;
+  ms: number;
+}
+
+async function costs(layout: Layout, bundle: string[], upstreamUrl: string, rate: number, seconds: number, workspaces: number, redisProc: ChildProcess | null): Promise<Costs> {
+  const c = await startCluster(layout, bundle, upstreamUrl, workspaces);
+  const monitorRedis = new Redis(redisUrl);
+  const caughtUp = async () => {
+    for (let i = 0; i < 400 && (await sampleLag(c)).events.some((e) => e > 0); i++) await sleep(50);
+  };
+  try {
+    await drive(c, rate, 2, 4); // warm-up
+    await caughtUp();
+    const redisPort = Number(new URL(redisUrl).port || 6379);
+    const roleOf = new Map<number, 'api' | 'projector'>();
+    for (const p of c.apis) for (const port of clientPortsOf(p.child.proc.pid!, redisPort)) roleOf.set(port, 'api');
+    for (const p of c.projectors) for (const port of clientPortsOf(p.child.proc.pid!, redisPort)) roleOf.set(port, 'projector');
+    const fresh = (): Tally => ({
+      sent: { api: new Map(), projector: new Map() },
+      inScripts: { api: 0, projector: 0 },
+      cpu: { api: 0, projector: 0, redis: 0 },
+      appends: { api: 0, projector: 0 },
+      events: 0,
+      ms: 0,
+    });
+    let tally = fresh();
+    let lastScriptRole: 'api' | 'projector' | null = null;
+    const monitor = await monitorRedis.monitor();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      // Redis 7 shows a script's own commands right after its EVAL/EVALSHA line, as "lua".
+      if (source === 'lua') {
+        if (lastScriptRole) tally.inScripts[lastScriptRole]++;
+        return;
+      }
+      const role = roleOf.get(Number(source.split(':').pop()));
+      const cmd = (args[0] ?? '').toLowerCase();
+      lastScriptRole = role && (cmd.startsWith('eval') || cmd.startsWith('fcall')) ? role : null;
+      if (role) tally.sent[role].set(cmd, (tally.sent[role].get(cmd) ?? 0) + 1);
+    });
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const pids = { api: c.apis.map((p) => p.child.proc.pid!), projector: c.projectors.map((p) => p.child.proc.pid!) };
+    const snapshot = async () => ({
+      cpu: { api: sum(pids.api.map(cpuMs)), projector: sum(pids.projector.map(cpuMs)), redis: redisProc ? cpuMs(redisProc.pid!) : 0 },
+      appends: { api: sum(await Promise.all(c.apis.map(appendsOf))), projector: sum(await Promise.all(c.projectors.map(appendsOf))) },
+      head: await c.store.headPosition(),
+      t: Date.now(),
+    });
+    /** One window: what the cluster did during `work` (and the projectors' catching up after it). */
+    const window = async (work: () => Promise<void>): Promise<Tally> => {
+      tally = fresh();
+      const a = await snapshot();
+      await work();
+      await caughtUp();
+      const b = await snapshot();
+      const t = tally;
+      t.cpu = { api: b.cpu.api - a.cpu.api, projector: b.cpu.projector - a.cpu.projector, redis: b.cpu.redis - a.cpu.redis };
+      t.appends = { api: b.appends.api - a.appends.api, projector: b.appends.projector - a.appends.projector };
+      t.events = Number(b.head - a.head);
+      t.ms = b.t - a.t;
+      return t;
+    };
+    // What the processes do with no requests (lease renewals, readiness polls, pub/sub, the
+    // collectors' scrapes): measured first and subtracted, pro rata, from the loaded window.
+    const idle = await window(() => sleep(seconds * 1000));
+    let results: autocannon.Result[] = [];
+    const loaded = await window(async () => void (results = await drive(c, rate, seconds, 16)));
+    monitor.disconnect();
+    const requests = results.reduce((a, r) => a + r.requests.total, 0);
+    const k = loaded.ms / Math.max(1, idle.ms);
+    const net = (load: number, base: number) => Math.max(0, load - k * base) / Math.max(1, requests);
+    const total = (m: Map<string, number>) => sum([...m.values()]);
+    const top = (role: 'api' | 'projector') =>
+      [...loaded.sent[role]]
+        .map(([cmd, n]) => [cmd, +net(n, idle.sent[role].get(cmd) ?? 0).toFixed(3)] as [string, number])
+        .filter(([, v]) => v > 0)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 8);
+    const projectorCpu = net(loaded.cpu.projector, idle.cpu.projector) * requests;
+    return {
+      layout: layoutName(layout),
+      rate,
+      requests,
+      appendsPerRequest: { api: net(loaded.appends.api, idle.appends.api), projector: net(loaded.appends.projector, idle.appends.projector) },
+      eventsPerRequest: net(loaded.events, idle.events),
+      redisPerRequest: {
+        api: { sent: net(total(loaded.sent.api), total(idle.sent.api)), inScripts: net(loaded.inScripts.api, idle.inScripts.api) },
+        projector: { sent: net(total(loaded.sent.projector), total(idle.sent.projector)), inScripts: net(loaded.inScripts.projector, idle.inScripts.projector) },
+      },
+      topApiCommands: top('api'),
+      topProjectorCommands: top('projector'),
+      cpuMsPerRequest: {
+        api: net(loaded.cpu.api, idle.cpu.api),
+        projector: net(loaded.cpu.projector, idle.cpu.projector),
+        redis: redisProc ? net(loaded.cpu.redis, idle.cpu.redis) : null,
+      },
+      projectorCpuUsPerEvent: (1000 * projectorCpu) / Math.max(1, loaded.events - k * idle.events),
+    };
+  } finally {
+    monitorRedis.disconnect();
+    await stopCluster(c);
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+interface Report {
+  measured: string;
+  machine: string;
+  loadStart: number[];
+  loadEnd: number[];
+  options: Record<string, number | string>;
+  layouts: Array<Omit<RoundResult, 'layout'> & { layout: string; rounds: number }>;
+  rounds: RoundResult[];
+  costs: Costs | null;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+function aggregate(layouts: Layout[], rounds: RoundResult[]): Report['layouts'] {
+  return layouts.map((l) => {
+    const rs = rounds.filter((r) => r.layout === layoutName(l));
+    return {
+      layout: layoutName(l),
+      rounds: rs.length,
+      rps: mean(rs.map((r) => r.rps)),
+      p50: mean(rs.map((r) => r.p50)),
+      p99: mean(rs.map((r) => r.p99)),
+      bad: rs.reduce((a, r) => a + r.bad, 0),
+      // The worst round's lag: the claim is that lag stays bounded in every round.
+      partitions: rs[0].partitions.map((_, p) => {
+        const of = (k: keyof RoundResult['partitions'][number]) => Math.max(...rs.map((r) => r.partitions[p][k]));
+        return { partition: p, lagP50s: of('lagP50s'), lagP99s: of('lagP99s'), lagMaxS: of('lagMaxS'), lagEndS: of('lagEndS'), lagEndEvents: of('lagEndEvents'), trendSps: of('trendSps') };
+      }),
+      drainS: rs.some((r) => r.drainS === null) ? null : Math.max(...rs.map((r) => r.drainS!)),
+      apiCpuMsPerRequest: mean(rs.map((r) => r.apiCpuMsPerRequest)),
+      projectorCpuUsPerEvent: mean(rs.map((r) => r.projectorCpuUsPerEvent)),
+      eventsPerRequest: mean(rs.map((r) => r.eventsPerRequest)),
+    };
+  });
+}
+
+function table(r: Report): string {
+  const f = (n: number, d = 2) => n.toFixed(d);
+  const o = r.options;
+  const lines = [
+    `Measured ${r.measured} on ${r.machine}; load average (1/5/15 min) at the start ${r.loadStart.map((x) => f(x)).join(' / ')}, at the end ${r.loadEnd.map((x) => f(x)).join(' / ')}. ` +
+      `PostgreSQL event store (a fresh database per round), one ${o.redis} Redis, instant upstream. ` +
+      `Offered load ${o.rate} requests/s (autocannon overallRate, ${o.connections} connections per api), ${o.duration} s per round after 3 s of warm-up, ${o.rounds} alternating rounds per layout, ${o.workspaces} workspaces. ` +
+      `Every projector process throttled to a ${Number(o.share) * 100}% CPU share (SIGCONT, then SIGSTOP after ${Number(o.share) * Number(o.periodMs)} ms of every ${o.periodMs} ms). ` +
+      `Lag: every ${SAMPLE_MS} ms, per partition, the age of the oldest event its slowest projection has not applied; the worst round is shown. Latencies in ms.`,
+    '',
+    '| layout | requests/s | p50 | p99 | non-2xx + errors | partition | lag p50 s | lag p99 s | lag max s | lag at the end | lag trend (s per s, 2nd half) | caught up after the load | api CPU ms/request | projector CPU µs/event |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const l of r.layouts) {
+    l.partitions.forEach((p, i) => {
+      const head = i === 0 ? `| ${l.layout} | ${Math.round(l.rps)} | ${f(l.p50, 1)} | ${f(l.p99, 1)} | ${l.bad}` : '| | | | |';
+      const tail =
+        i === 0 ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} |` : '| | |';
+      lines.push(`${head} | ${p.partition} | ${f(p.lagP50s)} | ${f(p.lagP99s)} | ${f(p.lagMaxS)} | ${f(p.lagEndS)} s (${p.lagEndEvents} events) | ${p.trendSps >= 0 ? '+' : ''}${f(p.trendSps, 3)} | ${tail}`);
+    });
+  }
+  if (r.costs) {
+    const c = r.costs;
+    lines.push(
+      '',
+      `Cost of one request (${c.layout}, unthrottled, ${c.rate} requests/s offered, ${c.requests} requests, Redis MONITOR on; what the same processes did in an idle window of the same length is subtracted):`,
+      '',
+      '| per request | api side | projector side |',
+      '|---|---:|---:|',
+      `| appends (successful, the processes' own metric) | ${f(c.appendsPerRequest.api)} | ${f(c.appendsPerRequest.projector)} |`,
+      `| events (store head) | ${f(c.eventsPerRequest)} | — |`,
+      `| Redis commands sent | ${f(c.redisPerRequest.api.sent)} | ${f(c.redisPerRequest.projector.sent)} |`,
+      `| Redis commands run inside scripts | ${f(c.redisPerRequest.api.inScripts)} | ${f(c.redisPerRequest.projector.inScripts)} |`,
+      `| CPU ms (user + system) | ${f(c.cpuMsPerRequest.api, 3)} | ${f(c.cpuMsPerRequest.projector, 3)} (${Math.round(c.projectorCpuUsPerEvent)} µs per event) |`,
+      ...(c.cpuMsPerRequest.redis !== null ? [`| Redis server CPU ms | ${f(c.cpuMsPerRequest.redis, 3)} (both sides) | |`] : []),
+      '',
+      `Commands sent per request, api: ${c.topApiCommands.map(([k, v]) => `${k} ${v}`).join(', ')}; projector: ${c.topProjectorCommands.map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const layouts = parseLayouts(stringArg('layouts', '2x1x1,2x2x2'));
+  spread = Math.max(...layouts.map((l) => l.partitions));
+  const o = {
+    rate: numberArg('rate', 40),
+    seconds: numberArg('duration', 20),
+    rounds: numberArg('rounds', 2),
+    connections: numberArg('connections', 16),
+    workspaces: numberArg('workspaces', 32),
+    share: numberArg('projector-share', 0.2),
+    periodMs: numberArg('period-ms', 200),
+    costRate: numberArg('cost-rate', 40),
+    costSeconds: numberArg('cost-seconds', 8),
+  };
+  if (!(o.share > 0 && o.share <= 1)) throw new Error('--projector-share must be in (0, 1]');
+  const json = process.argv.includes('--json');
+  const log = (s: string) => process.stderr.write(`${s}\n`);
+  const loadStart = loadavg();
+  const given = stringArg('redis-url', '');
+  if (given) redisUrl = given;
+  else ({ url: redisUrl, proc: redisServer } = await privateRedis());
+  const redisProc = redisServer;
+  const child = bundleChild(join(__dirname, 'cluster-role.ts'));
+  try {
+    const upstream = await launch(child.args, { BENCH_PART: 'upstream' });
+    const upstreamUrl = `http://127.0.0.1:${upstream.port}/v1`;
+    const rounds: RoundResult[] = [];
+    for (let r = 0; r < o.rounds; r++) {
+      for (const l of layouts) {
+        log(`round ${r + 1}/${o.rounds}: ${layoutName(l)} at ${o.rate} requests/s …`);
+        const res = await round(l, child.args, upstreamUrl, o);
+        log(`  ${Math.round(res.rps)} requests/s (${res.bad} non-2xx or errors), p99 ${res.p99} ms, api ${res.apiCpuMsPerRequest.toFixed(2)} ms CPU/request; lag p99 per partition ${res.partitions.map((p) => `${p.lagP99s.toFixed(2)} s`).join(', ')}`);
+        rounds.push(res);
+      }
+    }
+    let costResult: Costs | null = null;
+    if (o.costSeconds > 0) {
+      log(`cost phase: ${layoutName(layouts[0])}, unthrottled, ${o.costRate} requests/s, Redis MONITOR on …`);
+      costResult = await costs(layouts[0], child.args, upstreamUrl, o.costRate, o.costSeconds, o.workspaces, redisProc);
+    }
+    await stopProcess(upstream.child.proc);
+    const report: Report = {
+      measured: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+      machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}`,
+      loadStart,
+      loadEnd: loadavg(),
+      options: {
+        ...o,
+        duration: o.seconds,
+        layouts: layouts.map((l) => `${l.apis}x${l.projectors}x${l.partitions}`).join(','),
+        redis: redisProc ? 'private (redis-server started by the bench)' : 'shared',
+      },
+      layouts: aggregate(layouts, rounds),
+      rounds,
+      costs: costResult,
+    };
+    const text = table(report);
+    process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${text}\n`);
+    if (process.argv.includes('--write')) replaceDocSection('Cluster', `\`npm run bench:cluster\` (test/bench/cluster.bench.ts).\n\n${text}\n`);
+  } finally {
+    await cleanUp();
+    child.dispose();
+  }
+}
+
+main().catch(async (err) => {
+  process.stderr.write(`cluster bench failed: ${(err as Error).stack ?? err}\n`);
+  await cleanUp();
+  process.exit(1);
+});
