@@ -7,10 +7,10 @@
  *   npm run bench:cluster -- --json           # the figures as JSON instead
  *   npm run bench:cluster -- --write          # also replaces "## Cluster" in docs/BENCHMARKS.md
  *   options: --layouts 2x1x1,2x2x2  (api processes x projector processes x PROJECTION_PARTITIONS)
- *            --rate <req/s> (40, over all api processes) --duration <s> (20) --rounds <n> (2)
+ *            --rate <req/s> (30, over all api processes) --duration <s> (20) --rounds <n> (2)
  *            --connections <n per api> (16) --workspaces <n> (32)
- *            --projector-share <0..1> (0.2) --period-ms <ms> (200)
- *            --cost-rate <req/s> (40) --cost-seconds <s> (8; 0 skips the cost phase)
+ *            --projector-share <0..1> (0.1) --period-ms <ms> (200)
+ *            --cost-rate <req/s> (30) --cost-seconds <s> (8; 0 skips the cost phase)
  *            --redis-url <url>: use that Redis (with a prefix of its own) instead of a private one
  *
  * Each layout round gets a fresh PostgreSQL database (BENCH_DATABASE_URL, TEST_DATABASE_URL or
@@ -111,6 +111,8 @@ async function createDatabase(): Promise<Database> {
 }
 
 const owned = new Set<ChildProcess>();
+/** The processes the bench is stopping itself (any other exit is reported). */
+const stopping = new Set<ChildProcess>();
 const databases = new Set<Database>();
 const prefixes = new Set<string>();
 let redisUrl = '';
@@ -149,6 +151,7 @@ async function stopProcess(c: ChildProcess): Promise<void> {
     return;
   }
   const exited = new Promise<void>((r) => c.once('exit', () => r()));
+  stopping.add(c);
   c.kill('SIGCONT');
   c.kill('SIGTERM');
   const hard = setTimeout(() => c.kill('SIGKILL'), 8000);
@@ -197,17 +200,21 @@ interface Part {
   secrets: string[];
 }
 
-/** Starts one process; a start that fails (on a loaded machine Redis can miss a 3 s connect) is tried once more. */
+/** Starts one process; a start that fails (on a loaded machine Redis can miss the 3 s connect) is tried up to 3 times. */
 async function launch(bundle: string[], env: Record<string, string>, attempt = 1): Promise<Part> {
   const child = new Child(bundle, env);
   owned.add(child.proc);
+  void child.exited.then(({ code, signal }) => {
+    if (!stopping.has(child.proc)) process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process exited (${signal ?? code}): ${child.stderr.trim().slice(-600)}\n`);
+  });
   try {
     const [line] = await child.waitFor(/^\{.*\}$/, 120_000);
     return { child, ...(JSON.parse(line) as Omit<Part, 'child'>) };
   } catch (err) {
     await stopProcess(child.proc);
-    if (attempt >= 2) throw err;
-    process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process did not start (${(err as Error).message.split('\n')[0]}); once more\n`);
+    if (attempt >= 3) throw err;
+    process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process did not start (${(err as Error).message.split('\n')[0]}); again\n`);
+    await sleep(1000);
     return launch(bundle, env, attempt + 1);
   }
 }
@@ -388,6 +395,8 @@ interface RoundResult {
   drainS: number | null;
   apiCpuMsPerRequest: number;
   projectorCpuUsPerEvent: number;
+  /** The private redis-server's CPU per request (null with --redis-url). */
+  redisCpuMsPerRequest: number | null;
   eventsPerRequest: number;
 }
 
@@ -405,7 +414,7 @@ async function round(
   );
   try {
     await drive(c, o.rate, 3, o.connections); // warm-up: JIT, pools
-    const procs = [...c.apis, ...c.projectors].map((p) => p.child.proc.pid!);
+    const procs = [...c.apis, ...c.projectors, ...(redisServer ? [{ child: { proc: redisServer } }] : [])].map((p) => p.child.proc.pid!);
     const cpu0 = procs.map(cpuMs);
     const head0 = await c.store.headPosition();
     const samples: LagSample[] = [];
@@ -461,6 +470,7 @@ async function round(
       drainS,
       apiCpuMsPerRequest: apiCpu / Math.max(1, requests),
       projectorCpuUsPerEvent: (1000 * projCpu) / Math.max(1, events),
+      redisCpuMsPerRequest: redisServer ? (cpu1[procs.length - 1] - cpu0[procs.length - 1]) / Math.max(1, requests) : null,
       eventsPerRequest: events / Math.max(1, requests),
     };
   } finally {
@@ -594,7 +604,9 @@ async function costs(layout: Layout, bundle: string[], upstreamUrl: string, rate
     let results: autocannon.Result[] = [];
     const loaded = await window(async () => void (results = await drive(c, rate, seconds, 16)));
     monitor.disconnect();
-    const requests = results.reduce((a, r) => a + r.requests.total, 0);
+    // Every request sent is served (the window closes only after the projectors caught up), also
+    // the few autocannon stopped waiting for at the end: their appends are in the window too.
+    const requests = results.reduce((a, r) => a + r.requests.sent, 0);
     const k = loaded.ms / Math.max(1, idle.ms);
     const net = (load: number, base: number) => Math.max(0, load - k * base) / Math.max(1, requests);
     const total = (m: Map<string, number>) => sum([...m.values()]);
@@ -646,9 +658,10 @@ interface Report {
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 function aggregate(layouts: Layout[], rounds: RoundResult[]): Report['layouts'] {
-  return layouts.map((l) => {
+  return layouts.flatMap((l) => {
     const rs = rounds.filter((r) => r.layout === layoutName(l));
-    return {
+    if (!rs.length) return [];
+    return [{
       layout: layoutName(l),
       rounds: rs.length,
       rps: mean(rs.map((r) => r.rps)),
@@ -663,8 +676,9 @@ function aggregate(layouts: Layout[], rounds: RoundResult[]): Report['layouts'] 
       drainS: rs.some((r) => r.drainS === null) ? null : Math.max(...rs.map((r) => r.drainS!)),
       apiCpuMsPerRequest: mean(rs.map((r) => r.apiCpuMsPerRequest)),
       projectorCpuUsPerEvent: mean(rs.map((r) => r.projectorCpuUsPerEvent)),
+      redisCpuMsPerRequest: rs[0].redisCpuMsPerRequest === null ? null : mean(rs.map((r) => r.redisCpuMsPerRequest!)),
       eventsPerRequest: mean(rs.map((r) => r.eventsPerRequest)),
-    };
+    }];
   });
 }
 
@@ -678,14 +692,14 @@ function table(r: Report): string {
       `Every projector process throttled to a ${Number(o.share) * 100}% CPU share (SIGCONT, then SIGSTOP after ${Number(o.share) * Number(o.periodMs)} ms of every ${o.periodMs} ms). ` +
       `Lag: every ${SAMPLE_MS} ms, per partition, the age of the oldest event its slowest projection has not applied; the worst round is shown. Latencies in ms.`,
     '',
-    '| layout | requests/s | p50 | p99 | non-2xx + errors | partition | lag p50 s | lag p99 s | lag max s | lag at the end | lag trend (s per s, 2nd half) | caught up after the load | api CPU ms/request | projector CPU µs/event |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| layout | requests/s | p50 | p99 | non-2xx + errors | partition | lag p50 s | lag p99 s | lag max s | lag at the end | lag trend (s per s, 2nd half) | caught up after the load | api CPU ms/request | projector CPU µs/event | Redis CPU ms/request |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const l of r.layouts) {
     l.partitions.forEach((p, i) => {
       const head = i === 0 ? `| ${l.layout} | ${Math.round(l.rps)} | ${f(l.p50, 1)} | ${f(l.p99, 1)} | ${l.bad}` : '| | | | |';
       const tail =
-        i === 0 ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} |` : '| | |';
+        i === 0 ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} | ${l.redisCpuMsPerRequest === null ? '—' : f(l.redisCpuMsPerRequest, 3)} |` : '| | | |';
       lines.push(`${head} | ${p.partition} | ${f(p.lagP50s)} | ${f(p.lagP99s)} | ${f(p.lagMaxS)} | ${f(p.lagEndS)} s (${p.lagEndEvents} events) | ${p.trendSps >= 0 ? '+' : ''}${f(p.trendSps, 3)} | ${tail}`);
     });
   }
@@ -714,14 +728,14 @@ async function main(): Promise<void> {
   const layouts = parseLayouts(stringArg('layouts', '2x1x1,2x2x2'));
   spread = Math.max(...layouts.map((l) => l.partitions));
   const o = {
-    rate: numberArg('rate', 40),
+    rate: numberArg('rate', 30),
     seconds: numberArg('duration', 20),
     rounds: numberArg('rounds', 2),
     connections: numberArg('connections', 16),
     workspaces: numberArg('workspaces', 32),
-    share: numberArg('projector-share', 0.2),
+    share: numberArg('projector-share', 0.1),
     periodMs: numberArg('period-ms', 200),
-    costRate: numberArg('cost-rate', 40),
+    costRate: numberArg('cost-rate', 30),
     costSeconds: numberArg('cost-seconds', 8),
   };
   if (!(o.share > 0 && o.share <= 1)) throw new Error('--projector-share must be in (0, 1]');
