@@ -5,7 +5,7 @@
  *
  *   npm run bench:cluster                     # prints a table (about 4 minutes)
  *   npm run bench:cluster -- --json           # the figures as JSON instead
- *   npm run bench:cluster -- --write          # also replaces "## Cluster" in docs/BENCHMARKS.md
+ *   npm run bench:cluster -- --write          # also replaces "## Cluster, last run" in docs/BENCHMARKS.md
  *   options: --layouts 2x1x1,2x2x2  (api processes x projector processes x PROJECTION_PARTITIONS)
  *            --rate <req/s> (30, over all api processes) --duration <s> (20) --rounds <n> (2)
  *            --connections <n per api> (16) --workspaces <n> (32)
@@ -200,7 +200,7 @@ interface Part {
   secrets: string[];
 }
 
-/** Starts one process; a start that fails (on a loaded machine Redis can miss the 3 s connect) is tried up to 3 times. */
+/** Starts one process; a start that fails (on a loaded machine Redis can miss the 3 s connect) is tried up to 5 times. */
 async function launch(bundle: string[], env: Record<string, string>, attempt = 1): Promise<Part> {
   const child = new Child(bundle, env);
   owned.add(child.proc);
@@ -212,7 +212,7 @@ async function launch(bundle: string[], env: Record<string, string>, attempt = 1
     return { child, ...(JSON.parse(line) as Omit<Part, 'child'>) };
   } catch (err) {
     await stopProcess(child.proc);
-    if (attempt >= 3) throw err;
+    if (attempt >= 5) throw err;
     process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process did not start (${(err as Error).message.split('\n')[0]}); again\n`);
     await sleep(1000);
     return launch(bundle, env, attempt + 1);
@@ -782,7 +782,7 @@ async function main(): Promise<void> {
     };
     const text = table(report);
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${text}\n`);
-    if (process.argv.includes('--write')) replaceDocSection('Cluster', `\`npm run bench:cluster\` (test/bench/cluster.bench.ts).\n\n${text}\n`);
+    if (process.argv.includes('--write')) replaceDocSection('Cluster, last run', `\`npm run bench:cluster\` (test/bench/cluster.bench.ts).\n\n${text}\n`);
   } finally {
     await cleanUp();
     child.dispose();
