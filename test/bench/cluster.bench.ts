@@ -41,7 +41,6 @@
  */
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -51,8 +50,7 @@ import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
 import { Keyspace } from '../../src/platform/projections/keyspace';
 import { projectionStatus } from '../../src/platform/projections/status';
 import { bundleChild, Child } from '../support/child-process';
-import { Client } from 'pg';
-import { withDatabase } from '../support/postgres';
+import { createTestDatabase, TestDatabase as Database } from '../support/postgres';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
 import { sleep } from '../support/wait';
 import { numberArg, percentile, replaceDocSection } from './bench-http';
@@ -87,29 +85,6 @@ function parseLayouts(s: string): Layout[] {
 
 // ---------------------------------------------------------------- processes the bench owns
 
-interface Database {
-  name: string;
-  url: string;
-  drop(): Promise<void>;
-}
-
-async function adminQuery(sql: string): Promise<void> {
-  const c = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-/** A fresh database for one cluster; drop() removes it, closing what still uses it. */
-async function createDatabase(): Promise<Database> {
-  const name = `tollgate_bench_cluster_${randomBytes(5).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  return { name, url: withDatabase(ADMIN_URL, name), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
 const owned = new Set<ChildProcess>();
 /** The processes the bench is stopping itself (any other exit is reported). */
 const stopping = new Set<ChildProcess>();
@@ -127,7 +102,11 @@ process.on('exit', () => {
   }
 });
 
+/** Set once the bench cleans up: no process is started (or started again) after that. */
+let shuttingDown = false;
+
 async function cleanUp(): Promise<void> {
+  shuttingDown = true;
   const children = [...owned].filter((c) => c !== redisServer);
   for (const c of children) c.kill('SIGCONT');
   await Promise.all(children.map((c) => stopProcess(c)));
@@ -212,7 +191,7 @@ async function launch(bundle: string[], env: Record<string, string>, attempt = 1
     return { child, ...(JSON.parse(line) as Omit<Part, 'child'>) };
   } catch (err) {
     await stopProcess(child.proc);
-    if (attempt >= 5) throw err;
+    if (attempt >= 5 || shuttingDown) throw err;
     process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process did not start (${(err as Error).message.split('\n')[0]}); again\n`);
     await sleep(1000);
     return launch(bundle, env, attempt + 1);
@@ -237,7 +216,7 @@ interface Cluster {
 let spread = 1;
 
 async function startCluster(layout: Layout, bundle: string[], upstreamUrl: string, workspaces: number): Promise<Cluster> {
-  const db = await createDatabase();
+  const db = await createTestDatabase('cluster', { adminUrl: ADMIN_URL });
   databases.add(db);
   const prefix = uniquePrefix('benchcluster');
   prefixes.add(prefix);

@@ -21,9 +21,9 @@ export function withDatabase(admin: string, name: string): string {
   return u.toString();
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  if (!TEST_DATABASE_URL) throw new Error('TEST_DATABASE_URL is not set');
-  const c = new Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 5_000 });
+async function adminQuery(sql: string, admin = TEST_DATABASE_URL): Promise<void> {
+  if (!admin) throw new Error('TEST_DATABASE_URL is not set');
+  const c = new Client({ connectionString: admin, connectionTimeoutMillis: 5_000 });
   await c.connect();
   try {
     await c.query(sql);
@@ -37,14 +37,16 @@ async function adminQuery(sql: string): Promise<void> {
  * `asyncCommit`: commits do not wait for the WAL flush (synchronous_commit=off for this database).
  * Visibility and ordering are unchanged, only durability across a server crash is given up; the
  * contract's heavy concurrency cases use it so they measure the adapter, not this machine's fsync.
+ * `adminUrl`: another admin connection than TEST_DATABASE_URL (the benches have defaults of their own).
  */
-export async function createTestDatabase(label = 'run', opts: { asyncCommit?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(label = 'run', opts: { asyncCommit?: boolean; adminUrl?: string } = {}): Promise<TestDatabase> {
+  const admin = opts.adminUrl ?? TEST_DATABASE_URL;
   const name = `tollgate_test_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(5).toString('hex')}`;
-  await adminQuery(`CREATE DATABASE ${name}`);
-  if (opts.asyncCommit) await adminQuery(`ALTER DATABASE ${name} SET synchronous_commit = off`);
+  await adminQuery(`CREATE DATABASE ${name}`, admin);
+  if (opts.asyncCommit) await adminQuery(`ALTER DATABASE ${name} SET synchronous_commit = off`, admin);
   return {
     name,
-    url: withDatabase(TEST_DATABASE_URL!, name),
-    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    url: withDatabase(admin!, name),
+    drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, admin),
   };
 }
