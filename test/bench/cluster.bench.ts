@@ -3,11 +3,11 @@
  * does a second projector (with PROJECTION_PARTITIONS=2) keep the read models' lag bounded under a
  * load one projector cannot keep up with?
  *
- *   npm run bench:cluster                     # prints a table (about 4 minutes)
+ *   npm run bench:cluster                     # prints a table (5–10 minutes on a loaded 2-core box)
  *   npm run bench:cluster -- --json           # the figures as JSON instead
  *   npm run bench:cluster -- --write          # also replaces "## Cluster, last run" in docs/BENCHMARKS.md
  *   options: --layouts 2x1x1,2x2x2  (api processes x projector processes x PROJECTION_PARTITIONS)
- *            --rate <req/s> (30, over all api processes) --duration <s> (20) --rounds <n> (2)
+ *            --rate <req/s> (30, over all api processes) --duration <s> (20) --rounds <n> (2; 0: the cost phase only)
  *            --connections <n per api> (16) --workspaces <n> (32)
  *            --projector-share <0..1> (0.1) --period-ms <ms> (200)
  *            --cost-rate <req/s> (30) --cost-seconds <s> (8; 0 skips the cost phase)
@@ -24,7 +24,7 @@
  * The projector throttle is a CPU share, applied to every projector process alike: each period
  * (--period-ms) the bench sends SIGCONT, and SIGSTOP after share × period (what `cpulimit` does).
  * It stands for a projector that has less CPU than the load needs, which on a free machine takes a
- * far higher request rate than this 2-core box can drive.
+ * far higher request rate than a 2-core box can drive.
  *
  * Lag is sampled every 250 ms with the code behind the status API and CLI (`projectionStatus`: each
  * partition's checkpoint, the lowest over the projections) and turned into seconds as the
@@ -34,7 +34,8 @@
  * per request: appends (the processes' own `tollgate_eventstore_append_duration_seconds_count`),
  * events (head position), Redis commands sent and run inside scripts, by role (each MONITOR line's
  * client port is mapped to its process through /proc/<pid>/fd and /proc/net/tcp), and CPU per request
- * of every process (/proc/<pid>/stat), Redis's included when it is private.
+ * of every process (/proc/<pid>/stat), Redis's included when it is private. What the same processes
+ * do in an idle window of the same length (lease renewals, readiness polls) is subtracted first.
  *
  * The bench stops its children on exit (SIGCONT then SIGTERM, SIGKILL on a hard exit; a child also
  * exits when its stdin closes), drops its databases and deletes its Redis keys.
