@@ -24,6 +24,7 @@ const N = arg('n', 4000);
 const ROUNDS = arg('rounds', 4);
 const CONCURRENCY = arg('concurrency', 50);
 const MONTH = '2030-01';
+const PERIODS = { daily: '2030-01-15', weekly: '2030-W03', monthly: MONTH };
 
 function oldScript(): string | null {
   try {
@@ -58,8 +59,8 @@ async function main() {
   }
   modes.push(
     { name: 'no key', reserve: (id) => resv.reserve(ws, id, 1000n, 1) },
-    { name: 'key', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: plainKey, month: MONTH }) },
-    { name: 'budget', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: budgetKey, month: MONTH }) },
+    { name: 'key', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: plainKey, periods: PERIODS }) },
+    { name: 'budget', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: budgetKey, periods: PERIODS }) },
   );
 
   const rates = new Map<string, number[]>(modes.map((m) => [m.name, []]));
