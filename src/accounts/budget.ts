@@ -13,7 +13,7 @@ export function budgetLeft(budget: NanoUsd, spent: NanoUsd, heldByOthers: NanoUs
   return left > 0n ? left : 0n;
 }
 
-const PERIOD_WORD: Record<BudgetPeriod, string> = { daily: 'daily', weekly: 'weekly', monthly: 'monthly' };
+const PERIOD_WORD: Record<BudgetPeriod, string> = { daily: 'Daily', weekly: 'Weekly', monthly: 'Monthly' };
 const PERIOD_NOUN: Record<BudgetPeriod, string> = { daily: 'today', weekly: 'this week', monthly: 'this month' };
 
 /** Which budget refused a request, as the 402 says it (its structured twin: BudgetRefusalFields). */
@@ -30,13 +30,18 @@ export interface BudgetRefusalFacts {
   resetsAt: string;
 }
 
-/** The 402 detail when a budget refuses a request. */
+/**
+ * The 402 detail when a budget refuses a request. It starts as it did before periods ("Monthly
+ * budget exceeded: key …"), so clients that read it keep working; the period and the member budget
+ * each have their own words.
+ */
 export function budgetRefusal(f: BudgetRefusalFacts): string {
-  const whose = f.scope === 'key' ? `key "${f.keyName}"` : `the member budget of ${f.member ?? 'the key\'s creator'} (all keys they created, key "${f.keyName}" among them)`;
-  const raise = f.scope === 'key' ? "Raise the key's budget" : 'Ask an admin to raise the member budget';
+  const word = PERIOD_WORD[f.period];
+  const whose = f.scope === 'key' ? `key "${f.keyName}"` : `${f.member ?? "the key's creator"} (every key they created, key "${f.keyName}" among them)`;
+  const raise = f.scope === 'key' ? "Raise the key's budget" : "Ask an admin to raise the member's budget";
   return (
-    `${f.scope === 'key' ? 'Key' : 'Member'} budget exceeded: ${whose} has a ${PERIOD_WORD[f.period]} budget of ${formatUsd(f.budget)} USD with ` +
+    `${word} ${f.scope === 'member' ? 'member ' : ''}budget exceeded: ${whose} has a ${word.toLowerCase()} budget of ${formatUsd(f.budget)} USD with ` +
     `${formatUsd(f.left)} USD left ${PERIOD_NOUN[f.period]} (UTC); this request needs up to ${formatUsd(f.required)} USD. ` +
-    `The budget resets at ${f.resetsAt}. ${raise}, lower max_tokens, or wait until then.`
+    `It resets at ${f.resetsAt}. ${raise}, lower max_tokens, or wait until then.`
   );
 }
