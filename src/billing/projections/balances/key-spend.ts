@@ -60,3 +60,17 @@ export async function memberBudgets(rm: ReadModels, ks: Keyspace, workspaceId: s
   });
   return out;
 }
+
+/** A key's budget and its spend in the budget's period that `at` falls in; null for a key without a budget. */
+export async function keyBudgetAt(rm: ReadModels, keyId: string, at: Date): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
+  const k = await rm.keys(BALANCES);
+  const [budget, period, spend] = ((await rm.redis.multi().get(k('key-budget', keyId)).get(k('key-budget-period', keyId)).hgetall(k('key-spend', keyId)).exec()) ?? []).map((r) => r[1]) as [
+    string | null,
+    string | null,
+    Record<string, string> | null,
+  ];
+  if (budget === null) return null;
+  const p = isBudgetPeriod(period) ? period : DEFAULT_BUDGET_PERIOD;
+  const window = periodWindow(p, at);
+  return { budget: BigInt(budget), period: p, spent: BigInt(spend?.[window.id] ?? '0'), window };
+}
