@@ -223,13 +223,13 @@ describe('team controls in the portal', () => {
     const key = await adaApi.call<{ keyId: string; secret: string }>('POST', `/v1/workspaces/${team}/keys`, { name: 'budgeted key' });
     await nav(page, 'API keys', 'API keys');
     const row = page.getByRole('row', { name: /budgeted key/ });
-    await row.getByText('$0.00 spent · no budget').waitFor();
+    await row.getByText('$0.00 spent this month · no budget').waitFor();
     await row.getByRole('button', { name: 'Edit the key budgeted key' }).click();
     const dialog = page.getByRole('dialog', { name: 'Edit key' });
-    await dialog.getByLabel('Monthly budget (USD)').fill('lots');
+    await dialog.getByLabel('Budget (USD)').fill('lots');
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await dialog.getByText('Enter dollars, e.g. 100 or 2.50.').waitFor();
-    await dialog.getByLabel('Monthly budget (USD)').fill('0.05');
+    await dialog.getByLabel('Budget (USD)').fill('0.05');
     await dialog.getByLabel('Key name').fill('budgeted key eu');
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await page.getByText('The key “budgeted key eu” may spend $0.05 per month (UTC)', { exact: false }).waitFor();
@@ -263,7 +263,7 @@ describe('team controls in the portal', () => {
 
     // Emptying the field removes the budget.
     await renamed.getByRole('button', { name: 'Edit the key budgeted key eu' }).click();
-    await dialog.getByLabel('Monthly budget (USD)').fill('');
+    await dialog.getByLabel('Budget (USD)').fill('');
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await page.getByText('The key “budgeted key eu” has no budget now.').waitFor();
     await renamed.getByText(/spent · no budget/).waitFor();
@@ -339,7 +339,7 @@ describe('team controls in the portal', () => {
     await tapNav(phone, 'API keys', 'API keys');
     await phone.getByRole('button', { name: 'Edit the key budgeted key eu' }).tap();
     const dialog = phone.getByRole('dialog', { name: 'Edit key' });
-    await dialog.getByLabel('Monthly budget (USD)').fill('1.5');
+    await dialog.getByLabel('Budget (USD)').fill('1.5');
     await dialog.getByRole('button', { name: 'Save key' }).tap();
     await phone.getByText('may spend $1.50 per month', { exact: false }).waitFor();
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
