@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { periodIdsAt } from '../../../src/platform/budget-periods';
+import { periodIdsAt, periodWindow } from '../../../src/platform/budget-periods';
 import { tokenCost } from '../../../src/inference/pricing';
 import { formatUsd, parseUsd } from '../../../src/platform/money';
 import { balancesProjection } from '../../../src/billing/projections/balances/projection';
@@ -65,6 +65,11 @@ describe('PATCH /v1/workspaces/:ws/keys/:keyId', () => {
       expired: false,
       lastUsed: null,
       lastRoll: null,
+      budget: '12.5',
+      budgetPeriod: 'monthly',
+      budgetPeriodId: new Date().toISOString().slice(0, 7),
+      budgetSpent: '0',
+      budgetResetsAt: periodWindow('monthly', new Date()).resetsAt.toISOString(),
       monthlyBudget: '12.5',
       spendMonth: new Date().toISOString().slice(0, 7),
       monthToDateSpend: '0',
