@@ -266,7 +266,17 @@ describe('team controls in the portal', () => {
     await dialog.getByLabel('Budget (USD)').fill('');
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await page.getByText('The key “budgeted key eu” has no budget now.').waitFor();
-    await renamed.getByText(/spent · no budget/).waitFor();
+    await renamed.getByText(/spent this month · no budget/).waitFor();
+
+    // A weekly budget: the period select, the message and the meter say so.
+    await renamed.getByRole('button', { name: 'Edit the key budgeted key eu' }).click();
+    await dialog.getByLabel('Budget (USD)').fill('2');
+    await dialog.getByLabel('Resets').selectOption('weekly');
+    await dialog.getByRole('button', { name: 'Save key' }).click();
+    await page.getByText('The key “budgeted key eu” may spend $2.00 per week (UTC)', { exact: false }).waitFor();
+    await renamed.getByRole('img', { name: /% of the weekly budget used/ }).waitFor();
+    const weekly = (await adaApi.call<{ keys: { keyId: string; budget: string; budgetPeriod: string }[] }>('GET', `/v1/workspaces/${team}/keys`)).keys.find((k) => k.keyId === key.keyId);
+    expect(weekly).toMatchObject({ budget: '2', budgetPeriod: 'weekly' });
   });
 
   test('the audit log page lists who did what, pages back, and downloads as CSV', async () => {
@@ -341,7 +351,7 @@ describe('team controls in the portal', () => {
     const dialog = phone.getByRole('dialog', { name: 'Edit key' });
     await dialog.getByLabel('Budget (USD)').fill('1.5');
     await dialog.getByRole('button', { name: 'Save key' }).tap();
-    await phone.getByText('may spend $1.50 per month', { exact: false }).waitFor();
+    await phone.getByText('may spend $1.50 per week', { exact: false }).waitFor();
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
     await phoneCtx.close();
     expect(problems).toEqual([]);
