@@ -279,6 +279,25 @@ describe('team controls in the portal', () => {
     expect(weekly).toMatchObject({ budget: '2', budgetPeriod: 'weekly' });
   });
 
+  test('an admin gives a member a daily budget across their keys; the members page shows it', async () => {
+    await nav(page, 'Billing', 'Billing');
+    await nav(page, 'Workspace', `Workspace: ${TEAM}`);
+    const row = page.getByRole('row', { name: /Ada Admin \(you\)/ });
+    await row.getByText('no budget').waitFor();
+    await row.getByRole('button', { name: 'Budget for you' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Budget for Ada Admin' });
+    await dialog.getByLabel('Member budget (USD)').fill('3');
+    await dialog.getByLabel('Resets').selectOption('daily');
+    await dialog.getByRole('button', { name: 'Save budget' }).click();
+    await page.getByText('may spend $3.00 per day together', { exact: false }).waitFor();
+    await row.getByText(/of \$3\.00 per day/).waitFor();
+    const me = (await adaApi.call<{ members: { userId: string; budget: { budget: string; period: string } | null }[] }>('GET', `/v1/workspaces/${team}/members`)).members.find(
+      (m) => m.userId === adaApi.userId,
+    );
+    expect(me?.budget).toMatchObject({ budget: '3', period: 'daily' });
+    await adaApi.call('PUT', `/v1/workspaces/${team}/members/${adaApi.userId}/budget`, { budget: null });
+  });
+
   test('the audit log page lists who did what, pages back, and downloads as CSV', async () => {
     // Enough renames for a second page.
     for (let i = 0; i < 55; i++) await adaApi.call('PATCH', `/v1/workspaces/${team}`, { name: `${TEAM} ${i % 2 ? 'B' : 'A'}` });
