@@ -44,6 +44,14 @@ function nextBudget(current: Budget | null, change: BudgetChange, field: string)
   return { nanoUsd: change.budgetNanoUsd, period: period ?? current?.period ?? DEFAULT_BUDGET_PERIOD };
 }
 
+/** The fields every budget event carries: the budget now and the one it replaced. */
+const changeFields = (next: Budget | null, current: Budget | null) => ({
+  budgetNanoUsd: next?.nanoUsd ?? null,
+  period: next?.period ?? null,
+  previousBudgetNanoUsd: current?.nanoUsd ?? null,
+  previousPeriod: current?.period ?? null,
+});
+
 const same = (a: Budget | null, b: Budget | null) => (a === null ? b === null : b !== null && a.nanoUsd === b.nanoUsd && a.period === b.period);
 
 /** The event for a key's new budget, or nothing when it is unchanged. `field` names it in a 422. */
@@ -53,15 +61,7 @@ export function decideKeyBudget(state: WorkspaceState, key: KeyState, change: Bu
   return [
     {
       type: 'ApiKeyBudgetChangedV2',
-      data: {
-        workspaceId: state.workspaceId,
-        keyId: key.keyId,
-        budgetNanoUsd: next?.nanoUsd ?? null,
-        period: next?.period ?? null,
-        previousBudgetNanoUsd: key.budget?.nanoUsd ?? null,
-        previousPeriod: key.budget?.period ?? null,
-        by,
-      },
+      data: { workspaceId: state.workspaceId, keyId: key.keyId, ...changeFields(next, key.budget), by },
     },
   ];
 }
@@ -80,15 +80,7 @@ export function decideMemberBudget(state: WorkspaceState, d: SetMemberBudget['da
   return [
     {
       type: 'MemberBudgetChanged',
-      data: {
-        workspaceId: state.workspaceId,
-        userId: d.userId,
-        budgetNanoUsd: next?.nanoUsd ?? null,
-        period: next?.period ?? null,
-        previousBudgetNanoUsd: current?.nanoUsd ?? null,
-        previousPeriod: current?.period ?? null,
-        by: d.by,
-      },
+      data: { workspaceId: state.workspaceId, userId: d.userId, ...changeFields(next, current), by: d.by },
     },
   ];
 }

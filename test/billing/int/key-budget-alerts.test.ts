@@ -8,6 +8,7 @@ import { payloadOf } from '../../../src/webhooks/event-types';
 import { startTestServer, TestServer } from '../../support/harness';
 import { until } from '../../support/wait';
 import { fund, settle } from '../../inference/int/support/seed';
+import { debitData } from '../../support/debit';
 
 /**
  * The key-budget alerts: the reactor behind the projector appends KeyBudget{80,100}PercentReached
@@ -26,18 +27,8 @@ async function append(stream: string, type: string, data: Record<string, unknown
   return r;
 }
 const debit = (ws: string, keyId: string, amount: bigint) => {
-  const requestId = randomUUID();
-  return append(streams.inference(requestId), 'TokensDebited', {
-    requestId,
-    workspaceId: ws,
-    keyId,
-    config: 'service_3_pi',
-    inputTokens: 1,
-    outputTokens: 0,
-    inputPriceNanoUsd: '2500',
-    outputPriceNanoUsd: '10000',
-    amountNanoUsd: amount.toString(),
-  });
+  const data = debitData(ws, { keyId, amountNanoUsd: amount });
+  return append(streams.inference(data.requestId), 'TokensDebited', data);
 };
 const alertsOf = async (keyId: string) =>
   (await server.services.store.readAll({ fromPosition: 0n, maxCount: 1_000_000 })).filter(
