@@ -1,11 +1,11 @@
 import { formatUsd, NanoUsd } from '../platform/money';
+import type { BudgetPeriod } from '../platform/budget-periods';
 
 /**
- * Per-key monthly budgets. A key's spend is counted per UTC calendar month ("2026-11"), by the time
- * its TokensDebited was recorded; a budget refuses a request whose reservation, added to the
- * month's spend and the key's other open reservations, would pass it.
+ * Budgets on the read side: what is left, and the 402 a refused request gets. A budget refuses a
+ * request whose reservation, added to the period's spend and the other open reservations it counts
+ * (the key's, or all of its creator's keys' for a member budget), would pass it. Decisions: ./budgets.ts.
  */
-export const budgetMonth = (iso: string): string => iso.slice(0, 7);
 
 /** What is left of a budget before a request: never negative. */
 export function budgetLeft(budget: NanoUsd, spent: NanoUsd, heldByOthers: NanoUsd): NanoUsd {
@@ -13,11 +13,35 @@ export function budgetLeft(budget: NanoUsd, spent: NanoUsd, heldByOthers: NanoUs
   return left > 0n ? left : 0n;
 }
 
-/** The 402 detail when a key's budget refuses a request. */
-export function budgetRefusal(keyName: string, budget: NanoUsd, left: NanoUsd, required: NanoUsd): string {
+const PERIOD_WORD: Record<BudgetPeriod, string> = { daily: 'Daily', weekly: 'Weekly', monthly: 'Monthly' };
+const PERIOD_NOUN: Record<BudgetPeriod, string> = { daily: 'today', weekly: 'this week', monthly: 'this month' };
+
+/** Which budget refused a request, as the 402 says it (its structured twin: BudgetRefusalFields). */
+export interface BudgetRefusalFacts {
+  scope: 'key' | 'member';
+  keyName: string;
+  /** The member's name or id, for a member budget. */
+  member?: string;
+  budget: NanoUsd;
+  period: BudgetPeriod;
+  left: NanoUsd;
+  required: NanoUsd;
+  /** ISO UTC: when the period ends and the budget starts again from zero. */
+  resetsAt: string;
+}
+
+/**
+ * The 402 detail when a budget refuses a request. It starts as it did before periods ("Monthly
+ * budget exceeded: key …"), so clients that read it keep working; the period and the member budget
+ * each have their own words.
+ */
+export function budgetRefusal(f: BudgetRefusalFacts): string {
+  const word = PERIOD_WORD[f.period];
+  const whose = f.scope === 'key' ? `key "${f.keyName}"` : `${f.member ?? "the key's creator"} (every key they created, key "${f.keyName}" among them)`;
+  const raise = f.scope === 'key' ? "Raise the key's budget" : "Ask an admin to raise the member's budget";
   return (
-    `Monthly budget exceeded: key "${keyName}" has a monthly budget of ${formatUsd(budget)} USD with ` +
-    `${formatUsd(left)} USD left this month (UTC); this request needs up to ${formatUsd(required)} USD. ` +
-    `Raise the key's monthlyBudget, lower max_tokens, or wait for the next month.`
+    `${word} ${f.scope === 'member' ? 'member ' : ''}budget exceeded: ${whose} has a ${word.toLowerCase()} budget of ${formatUsd(f.budget)} USD with ` +
+    `${formatUsd(f.left)} USD left ${PERIOD_NOUN[f.period]} (UTC); this request needs up to ${formatUsd(f.required)} USD. ` +
+    `It resets at ${f.resetsAt}. ${raise}, lower max_tokens, or wait until then.`
   );
 }

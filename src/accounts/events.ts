@@ -1,4 +1,5 @@
 import type { Event } from '../platform/event';
+import type { BudgetPeriod } from '../platform/budget-periods';
 
 /**
  * Events of the `user-{id}`, `email-{sha256}` and `workspace-{id}` streams. These shapes are a
@@ -71,10 +72,46 @@ export type MemberRoleChanged = Event<'MemberRoleChanged', { workspaceId: string
 export type InvitationRevoked = Event<'InvitationRevoked', { workspaceId: string; invitationId: string; email: string; userId: string; by: string }>;
 /** A member left a team workspace of their own accord; the keys they created stay with it. */
 export type MemberLeft = Event<'MemberLeft', { workspaceId: string; userId: string }>;
-/** A key's monthly (UTC calendar month) spend cap in nano-USD, or null for none. */
+/**
+ * A key's monthly (UTC calendar month) spend cap in nano-USD, or null for none. Released before
+ * budgets had periods: still read (as a monthly budget), no longer written (ApiKeyBudgetChangedV2).
+ */
 export type ApiKeyBudgetChanged = Event<
   'ApiKeyBudgetChanged',
   { workspaceId: string; keyId: string; monthlyBudgetNanoUsd: string | null; previousBudgetNanoUsd: string | null; by: string }
+>;
+/**
+ * A key's spend cap in nano-USD per period (UTC day, week from Monday, or calendar month), or null
+ * (and period null) for none. `previous…` is what it replaced (an ApiKeyBudgetChanged's budget reads
+ * as monthly).
+ */
+export type ApiKeyBudgetChangedV2 = Event<
+  'ApiKeyBudgetChangedV2',
+  {
+    workspaceId: string;
+    keyId: string;
+    budgetNanoUsd: string | null;
+    period: BudgetPeriod | null;
+    previousBudgetNanoUsd: string | null;
+    previousPeriod: BudgetPeriod | null;
+    by: string;
+  }
+>;
+/**
+ * An admin capped what one member's keys (the keys they created) may spend together per period,
+ * nano-USD; null (and period null) removes the cap.
+ */
+export type MemberBudgetChanged = Event<
+  'MemberBudgetChanged',
+  {
+    workspaceId: string;
+    userId: string;
+    budgetNanoUsd: string | null;
+    period: BudgetPeriod | null;
+    previousBudgetNanoUsd: string | null;
+    previousPeriod: BudgetPeriod | null;
+    by: string;
+  }
 >;
 /** keyHash addresses the key index's record (never shown anywhere). */
 export type ApiKeyRenamed = Event<'ApiKeyRenamed', { workspaceId: string; keyId: string; keyHash: string; name: string; previousName: string; by: string }>;
@@ -94,5 +131,7 @@ export type WorkspaceEvent =
   | InvitationRevoked
   | MemberLeft
   | ApiKeyBudgetChanged
+  | ApiKeyBudgetChangedV2
+  | MemberBudgetChanged
   | ApiKeyRenamed
   | ApiKeyRolled;

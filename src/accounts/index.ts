@@ -3,7 +3,7 @@
  * inside; test/platform/unit/layers.test.ts checks). Nothing here loads the HTTP side, so a use case
  * may import it: the route kit (access checks, shared contract fields) is ./routes/index.ts.
  */
-export { budgetLeft, budgetMonth, budgetRefusal } from './budget';
+export { budgetLeft, budgetRefusal, type BudgetRefusalFacts } from './budget';
 export { touchKeyLastUsed } from './key-last-used';
 export { KEY_PREFIX, keyShape, type KeyShape } from './key-secrets';
 export { hashKey, KeyIndex, keyRecordOf, type KeyRecord } from './projections/key-index/queries';

@@ -11,6 +11,7 @@ import { invitationRoutes } from './routes/invitation-routes';
 import { keyRollRoutes } from './routes/key-roll-routes';
 import { keyRoutes } from './routes/key-routes';
 import { teamRoutes } from './routes/team-routes';
+import { memberBudgetRoutes } from './routes/member-budget-routes';
 import { workspaceRoutes } from './routes/workspace-routes';
 
 /**
@@ -22,7 +23,7 @@ export const accountsModule: Module = {
   projections: () => [membershipsProjection, invitationsProjection, usersProjection, apiKeysProjection, auditProjection],
   router: (s) => {
     const r = Router();
-    r.use(authRoutes(s), workspaceRoutes(s), invitationRoutes(s), keyRoutes(s), teamRoutes(s), auditRoutes(s), keyRollRoutes(s));
+    r.use(authRoutes(s), workspaceRoutes(s), invitationRoutes(s), keyRoutes(s), teamRoutes(s), memberBudgetRoutes(s), auditRoutes(s), keyRollRoutes(s));
     return r;
   },
 };

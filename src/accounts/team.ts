@@ -1,16 +1,18 @@
 import { conflict, DomainError, notFound } from '../platform/errors';
 import { assertNever } from '../platform/event';
-import type { ApiKeyBudgetChanged, ApiKeyRenamed, InvitationRevoked, MemberLeft, MemberRoleChanged, Role } from './events';
+import type { ApiKeyRenamed, InvitationRevoked, MemberLeft, MemberRoleChanged, Role } from './events';
+import { decideKeyBudget, decideMemberBudget, evolveBudget, type BudgetEvent, type SetMemberBudget } from './budgets';
 import { cleanName, KEY_NAME_MAX, KEY_NAME_MIN, requireAdmin, roleOfActor, WorkspaceState } from './workspace-state';
 
 /**
  * The workspace commands of issue 14: roles, revoking an invitation, leaving, and a key's name and
- * monthly budget. Decided against the same workspace state as the rest (workspace.ts delegates here).
+ * budget (./budgets.ts: periods, and a member's budget across their keys). Decided against the same workspace state as the rest (workspace.ts delegates here).
  *
  *   member ──ChangeMemberRole (actor admin; never demotes the last admin)──▶ member with the new role
  *   pending invitation ──RevokeInvitation (actor admin)──▶ revoked (accept/decline then 409)
  *   member ──LeaveWorkspace (the member; not the last admin, not a personal workspace)──▶ gone
- *   key ──UpdateApiKey (any member)──▶ ApiKeyRenamed and/or ApiKeyBudgetChanged (nothing when unchanged)
+ *   key ──UpdateApiKey (any member)──▶ ApiKeyRenamed and/or ApiKeyBudgetChangedV2 (nothing when unchanged)
+ *   member ──SetMemberBudget (actor admin)──▶ MemberBudgetChanged (nothing when unchanged)
  */
 export type TeamCommand =
   | { type: 'ChangeMemberRole'; data: { userId: string; role: Role; by: string } }
@@ -23,12 +25,15 @@ export type TeamCommand =
         /** Absent: unchanged. */
         name?: string;
         /** Nano-USD integer string, null to remove the budget; absent: unchanged. */
-        monthlyBudgetNanoUsd?: string | null;
+        budgetNanoUsd?: string | null;
+        /** daily | weekly | monthly; absent: unchanged (monthly for a new budget). */
+        budgetPeriod?: string;
         by: string;
       };
-    };
+    }
+  | SetMemberBudget;
 
-export type TeamEvent = MemberRoleChanged | InvitationRevoked | MemberLeft | ApiKeyBudgetChanged | ApiKeyRenamed;
+export type TeamEvent = MemberRoleChanged | InvitationRevoked | MemberLeft | BudgetEvent | ApiKeyRenamed;
 
 const LAST_ADMIN = 'A workspace must keep at least one admin: this is its last admin';
 
@@ -67,26 +72,20 @@ export function decideTeam(command: TeamCommand, state: WorkspaceState): TeamEve
       roleOfActor(state, d.by);
       const key = state.keys.get(d.keyId);
       if (!key) throw notFound('API key not found');
-      if (d.name === undefined && d.monthlyBudgetNanoUsd === undefined) {
-        throw new DomainError('unprocessable', 'Send name, monthlyBudget or both');
+      if (d.name === undefined && d.budgetNanoUsd === undefined && d.budgetPeriod === undefined) {
+        throw new DomainError('unprocessable', 'Send name, budget, budgetPeriod or several');
       }
       const out: TeamEvent[] = [];
       if (d.name !== undefined) {
         const name = cleanName(d.name, 'A key name', KEY_NAME_MIN, KEY_NAME_MAX);
         if (name !== key.name) out.push({ type: 'ApiKeyRenamed', data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, name, previousName: key.name, by: d.by } });
       }
-      if (d.monthlyBudgetNanoUsd !== undefined) {
-        const budget = d.monthlyBudgetNanoUsd;
-        if (budget !== null && !/^(0|[1-9]\d*)$/.test(budget)) throw new DomainError('unprocessable', 'monthlyBudget must be a non-negative amount');
-        if (budget !== key.monthlyBudgetNanoUsd) {
-          out.push({
-            type: 'ApiKeyBudgetChanged',
-            data: { workspaceId: state.workspaceId, keyId: key.keyId, monthlyBudgetNanoUsd: budget, previousBudgetNanoUsd: key.monthlyBudgetNanoUsd, by: d.by },
-          });
-        }
-      }
+      const change = { ...(d.budgetNanoUsd !== undefined ? { budgetNanoUsd: d.budgetNanoUsd } : {}), ...(d.budgetPeriod !== undefined ? { period: d.budgetPeriod } : {}) };
+      out.push(...decideKeyBudget(state, key, change, d.by));
       return out;
     }
+    case 'SetMemberBudget':
+      return decideMemberBudget(state, command.data);
   }
 }
 
@@ -106,13 +105,15 @@ export function evolveTeam(state: WorkspaceState, e: TeamEvent): WorkspaceState 
       if (!inv) return state;
       return { ...state, invitations: new Map(state.invitations).set(inv.invitationId, { ...inv, status: 'revoked' }) };
     }
-    case 'ApiKeyRenamed':
-    case 'ApiKeyBudgetChanged': {
+    case 'ApiKeyRenamed': {
       const key = state.keys.get(e.data.keyId);
       if (!key) return state;
-      const next = e.type === 'ApiKeyRenamed' ? { ...key, name: e.data.name } : { ...key, monthlyBudgetNanoUsd: e.data.monthlyBudgetNanoUsd };
-      return { ...state, keys: new Map(state.keys).set(key.keyId, next) };
+      return { ...state, keys: new Map(state.keys).set(key.keyId, { ...key, name: e.data.name }) };
     }
+    case 'ApiKeyBudgetChanged':
+    case 'ApiKeyBudgetChangedV2':
+    case 'MemberBudgetChanged':
+      return evolveBudget(state, e);
     default:
       return assertNever(e);
   }
@@ -123,5 +124,7 @@ export const TEAM_EVENT_TYPES: ReadonlySet<string> = new Set<TeamEvent['type']>(
   'InvitationRevoked',
   'MemberLeft',
   'ApiKeyBudgetChanged',
+  'ApiKeyBudgetChangedV2',
+  'MemberBudgetChanged',
   'ApiKeyRenamed',
 ]);

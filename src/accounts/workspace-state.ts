@@ -1,4 +1,5 @@
 import { DomainError, forbidden, notFound } from '../platform/errors';
+import type { BudgetPeriod } from '../platform/budget-periods';
 import type { Role } from './events';
 
 /** The workspace's state and the checks both workspace.ts and team.ts decide with. */
@@ -18,8 +19,16 @@ export interface KeyState {
   keyHash: string;
   name: string;
   expiresAt: string | null;
-  /** Nano-USD a UTC month, or null for no budget (ApiKeyBudgetChanged). */
-  monthlyBudgetNanoUsd: string | null;
+  /** Who created it: the member whose budget its spend counts against. */
+  createdBy: string;
+  /** Nano-USD a period, or null for no budget (ApiKeyBudgetChanged: monthly; ApiKeyBudgetChangedV2). */
+  budget: Budget | null;
+}
+
+/** A spend cap: nano-USD (integer string) per period. */
+export interface Budget {
+  nanoUsd: string;
+  period: BudgetPeriod;
 }
 
 export interface WorkspaceState {
@@ -32,6 +41,8 @@ export interface WorkspaceState {
   invitations: ReadonlyMap<string, InvitationState>;
   /** Live keys only: a deleted key is gone. */
   keys: ReadonlyMap<string, KeyState>;
+  /** Member budgets by user id (MemberBudgetChanged); a member without one is absent. */
+  memberBudgets: ReadonlyMap<string, Budget>;
 }
 
 export const WORKSPACE_NAME_MAX = 100;

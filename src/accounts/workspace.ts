@@ -52,6 +52,7 @@ export const workspaceDecider = {
     members: new Map(),
     invitations: new Map(),
     keys: new Map(),
+    memberBudgets: new Map(),
   }),
   evolve(state: WorkspaceState, e: EventRecord<WorkspaceEvent>): WorkspaceState {
     switch (e.type) {
@@ -59,6 +60,8 @@ export const workspaceDecider = {
       case 'InvitationRevoked':
       case 'MemberLeft':
       case 'ApiKeyBudgetChanged':
+      case 'ApiKeyBudgetChangedV2':
+      case 'MemberBudgetChanged':
       case 'ApiKeyRenamed':
         return evolveTeam(state, e);
       case 'WorkspaceCreated':
@@ -98,7 +101,8 @@ export const workspaceDecider = {
             keyHash: e.data.keyHash,
             name: e.data.name,
             expiresAt: e.data.expiresAt,
-            monthlyBudgetNanoUsd: null,
+            createdBy: e.data.createdBy,
+            budget: null,
           }),
         };
       case 'ApiKeyRolled': {
@@ -204,6 +208,7 @@ export function decideWorkspace(command: WorkspaceCommand, state: WorkspaceState
     case 'RevokeInvitation':
     case 'LeaveWorkspace':
     case 'UpdateApiKey':
+    case 'SetMemberBudget':
       return decideTeam(command, state);
   }
 }

@@ -81,3 +81,31 @@ export type BillingEvent =
   | AutoReloadSucceeded
   | AutoReloadFailed
   | AutoReloadSuspended;
+
+/**
+ * A key's spend in one budget period reached 80% (or 100%) of its budget. One per key, period and
+ * threshold: written by the key-budget alert reactor (workers/budget-alerts) to its own stream
+ * `key-budget-{keyId}-{periodId}-{percent}` with `no_stream` and an id derived from the three, so a
+ * retry or a second projector never writes it twice (and a rebuild, which runs no reactor, never
+ * writes it at all). Webhooks `key.budget_80_percent` and `key.budget_100_percent` are sent from it.
+ * Not part of the billing-{ws} stream's fold.
+ */
+export interface KeyBudgetThresholdData extends Record<string, unknown> {
+  workspaceId: string;
+  keyId: string;
+  thresholdPercent: 80 | 100;
+  /** The budget, and what the key had spent in the period when the crossing was seen (nano-USD). */
+  budgetNanoUsd: string;
+  spentNanoUsd: string;
+  period: 'daily' | 'weekly' | 'monthly';
+  /** "2026-11-25", "2026-W48" or "2026-11". */
+  periodId: string;
+  /** ISO UTC: the period's first instant, and when it resets. */
+  periodStart: string;
+  resetsAt: string;
+  /** The debit whose projection showed the crossing. */
+  requestId: string;
+}
+export type KeyBudget80PercentReached = Event<'KeyBudget80PercentReached', KeyBudgetThresholdData>;
+export type KeyBudget100PercentReached = Event<'KeyBudget100PercentReached', KeyBudgetThresholdData>;
+export type KeyBudgetThresholdEvent = KeyBudget80PercentReached | KeyBudget100PercentReached;

@@ -8,12 +8,13 @@ export type { BillingState } from './state';
 export { workspaceFunding } from './usecases/funding';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
-export { keyHolds, keySpend } from './projections/balances/key-spend';
+export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/key-spend';
 export {
   Reservations,
   RESERVATION_KEYS_LUA,
   RESERVE_FUNCTION,
   reserveResultOf,
+  type BudgetRefused,
   type ReserveReply,
   type ReserveResult,
 } from './projections/balances/reservations';

@@ -5,21 +5,25 @@ import { billingNoticesProjection } from './projections/notices/projection';
 import { usageProjection } from './projections/usage/projection';
 import type { Module, Services } from '../services';
 import { autoReloadReactor, ReloadWorkerOptions, startReloadWorkerFor } from './workers/auto-reload';
+import { keyBudgetAlertReactor } from './workers/budget-alerts/reactor';
 import { stripeWebhookRoutes } from './routes/stripe-webhook';
 import { billingRoutes } from './routes/billing-routes';
 import { usageRoutes } from './routes/usage-routes';
 import { statementRoutes } from './routes/statement-routes';
 
 /**
- * Billing: card and deposits, the ledger, usage series, notices, Stripe webhooks and the
- * auto-reload reactor and worker (docs/BILLING.md). The balances projection and the reservations
+ * Billing: card and deposits, the ledger, usage series, notices, Stripe webhooks, the
+ * auto-reload reactor and worker, and the key-budget alerts (docs/BILLING.md). The balances projection and the reservations
  * the inference path uses are in the core read models (src/billing/projections/balances).
  */
 export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Module {
   return {
     name: 'billing',
     projections: () => [billingSettingsProjection, ledgerProjection, usageProjection, billingNoticesProjection],
-    reactors: (s: Services) => [autoReloadReactor({ readModels: s.readModels, queue: () => s.reloadQueue(), now: s.now })],
+    reactors: (s: Services) => [
+      autoReloadReactor({ readModels: s.readModels, queue: () => s.reloadQueue(), now: s.now }),
+      keyBudgetAlertReactor({ readModels: s.readModels, redis: s.redis, ks: s.ks, store: s.store }),
+    ],
     router: (s: Services) => {
       const r = Router();
       r.use(stripeWebhookRoutes(s), billingRoutes(s), usageRoutes(s), statementRoutes(s));

@@ -16,6 +16,8 @@ export type DomainErrorCode =
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';
+  /** Structured facts the answer carries beside `detail` (which budget refused a request, say). */
+  fields?: Readonly<Record<string, unknown>>;
   constructor(
     readonly code: DomainErrorCode,
     message: string,
@@ -26,6 +28,12 @@ export class DomainError extends Error {
   ) {
     super(message);
   }
+}
+
+/** `err` answering with `fields` beside its detail. */
+export function withFields(err: DomainError, fields: Record<string, unknown>): DomainError {
+  err.fields = fields;
+  return err;
 }
 
 export const invalid = (m: string, field?: string) => new DomainError('invalid', m, field);

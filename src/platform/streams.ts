@@ -7,4 +7,6 @@ export const streams = {
   workspace: (workspaceId: string) => `workspace-${workspaceId}`,
   billing: (workspaceId: string) => `billing-${workspaceId}`,
   inference: (requestId: string) => `inference-${requestId}`,
+  /** One KeyBudget{80,100}PercentReached per key, budget period and threshold (written with no_stream). */
+  keyBudgetThreshold: (keyId: string, periodId: string, percent: number) => `key-budget-${keyId}-${periodId}-${percent}`,
 };

@@ -13,6 +13,8 @@ export const WEBHOOK_EVENT_TYPES = {
   'key.created': 'ApiKeyCreated',
   'key.rolled': 'ApiKeyRolled',
   'key.deleted': 'ApiKeyDeleted',
+  'key.budget_80_percent': 'KeyBudget80PercentReached',
+  'key.budget_100_percent': 'KeyBudget100PercentReached',
   'member.joined': 'MemberJoined',
   'member.removed': 'MemberRemoved',
   'member.left': 'MemberLeft',

@@ -5,6 +5,8 @@
  *   no key  the current script called without a key (what the sweeper-era callers do)
  *   key     with a key that has no budget (every inference request since budgets)
  *   budget  with a key that has a budget and month-to-date spend
+ *   main budget  the script as it was before periods and member budgets (git `main`, when available), same key
+ *   member  a key with a daily budget whose creator has a weekly member budget (both checked)
  *
  *   npx tsx test/bench/key-budget.bench.ts [--n 4000] [--rounds 4] [--concurrency 50]
  */
@@ -24,11 +26,25 @@ const N = arg('n', 4000);
 const ROUNDS = arg('rounds', 4);
 const CONCURRENCY = arg('concurrency', 50);
 const MONTH = '2030-01';
+const PERIODS = { daily: '2030-01-15', weekly: '2030-W03', monthly: MONTH };
 
 function oldScript(): string | null {
   try {
     const src = execFileSync('git', ['show', '8075234:src/billing/projections/balances/reservations.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     return /const RESERVE = `([\s\S]*?)`;/.exec(src)?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The RESERVE script of the branch `main` (before budget periods), or null. */
+function mainScript(): string | null {
+  try {
+    const src = execFileSync('git', ['show', 'main:src/billing/projections/balances/reservations.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    if (src.includes('member-budget')) return null;
+    const fn = /export const RESERVE_FUNCTION = `([\s\S]*?)`;/.exec(src)?.[1];
+    const body = /const RESERVE = `\$\{RESERVE_FUNCTION\}([\s\S]*?)`;/.exec(src)?.[1];
+    return fn && body ? fn + body : null;
   } catch {
     return null;
   }
@@ -45,7 +61,15 @@ async function main() {
   await redis.hset(ks.rm('balances', '0', 'ws', ws), 'balance', (10n ** 18n).toString());
   await redis.set(ks.rm('balances', '0', 'key-budget', budgetKey), (10n ** 17n).toString());
   await redis.hset(ks.rm('balances', '0', 'key-spend', budgetKey), MONTH, '123456789');
+  const memberKey = randomUUID();
+  await redis.set(ks.rm('balances', '0', 'key-budget', memberKey), (10n ** 17n).toString());
+  await redis.set(ks.rm('balances', '0', 'key-budget-period', memberKey), 'daily');
+  await redis.set(ks.rm('balances', '0', 'key-owner', memberKey), 'u1');
+  await redis.set(ks.rm('balances', '0', 'member-budget', ws, 'u1'), (10n ** 17n).toString());
+  await redis.set(ks.rm('balances', '0', 'member-budget-period', ws, 'u1'), 'weekly');
+  await redis.hset(ks.rm('balances', '0', 'member-spend', ws, 'u1'), PERIODS.weekly, '123456789');
   const before = oldScript();
+  const onMain = mainScript();
 
   type Mode = { name: string; reserve: (requestId: string) => Promise<unknown> };
   const modes: Mode[] = [];
@@ -58,9 +82,19 @@ async function main() {
   }
   modes.push(
     { name: 'no key', reserve: (id) => resv.reserve(ws, id, 1000n, 1) },
-    { name: 'key', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: plainKey, month: MONTH }) },
-    { name: 'budget', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: budgetKey, month: MONTH }) },
+    { name: 'key', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: plainKey, periods: PERIODS }) },
+    { name: 'budget', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: budgetKey, periods: PERIODS }) },
+    { name: 'member', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: memberKey, periods: PERIODS }) },
   );
+  if (onMain) {
+    const k = { held: ks.shared('resv', ws), total: ks.shared('resv-total', ws), open: ks.shared('resv-open') };
+    const owner = ks.shared('resv-key', ws);
+    const keyTotal = ks.shared('resv-key-total', '');
+    modes.push({
+      name: 'main budget',
+      reserve: (id) => redis.eval(onMain, 4, ks.active('balances'), k.held, k.total, k.open, prefix + 'rm:balances:', ws, id, '1000', '1', budgetKey, MONTH, owner, keyTotal),
+    });
+  }
 
   const rates = new Map<string, number[]>(modes.map((m) => [m.name, []]));
   for (let round = 0; round < ROUNDS; round++) {

@@ -9,7 +9,7 @@ export const PURE_FILES = [
   'billing/ids.ts', 'billing/ledger.ts', 'billing/rules.ts', 'billing/state.ts', 'billing/statement.ts',
   'inference/events.ts', 'inference/metering.ts', 'inference/models.ts', 'inference/ts.ts', 'inference/pricing.ts',
   'policy/acceptance.ts', 'policy/events.ts', 'policy/usage-policy.ts',
-  'platform/errors.ts', 'platform/event.ts', 'platform/money.ts', 'platform/streams.ts',
+  'platform/errors.ts', 'platform/event.ts', 'platform/money.ts', 'platform/streams.ts', 'platform/budget-periods.ts', 'accounts/budgets.ts',
 ];
 /** Use cases: `src/<area>/usecases/**`. */
 export const isUseCase = (f: string) => /^[a-z-]+\/usecases\//.test(f);

@@ -73,11 +73,13 @@ export function targetText(t: AuditEntry['target']): string {
   }
 }
 
-const MONEY = new Set(['amount', 'threshold', 'monthlyCap', 'monthlyBudget', 'previousBudget', 'balance']);
+const MONEY = new Set(['amount', 'threshold', 'monthlyCap', 'monthlyBudget', 'budget', 'previousBudget', 'balance']);
 const LABELS: Record<string, string> = {
   previousRole: 'was',
   previousName: 'was',
   previousBudget: 'was',
+  previousPeriod: 'was',
+  period: 'per',
   monthlyBudget: 'budget',
   monthlyCap: 'monthly cap',
   requestsPerMinute: 'per minute',

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { budgetLeft, budgetMonth } from '../budget';
+import { budgetLeft } from '../budget';
+import { periodIdsAt, periodWindow } from '../../platform/budget-periods';
 import { formatUsd } from '../../platform/money';
 import { keyHolds, keySpend } from '../../billing';
 import { requireAcceptedPolicy } from '../../policy/routes';
@@ -14,21 +15,25 @@ import { createKey, createKeyAt, deleteKey, keyCreated, keyList, keyView, listKe
 import { keysLastUsed } from '../key-last-used';
 import * as uc from '../usecases';
 
-/** The key list as GET …/keys shows it, with each key's budget, its spend this UTC month and what is left. */
+/** The key list as GET …/keys shows it, with each key's budget, its spend in the budget's period and what is left. */
 export async function keyListView(s: Services, workspaceId: string): Promise<z.input<typeof keyView>[]> {
   const keys = await keysOf(s.readModels, workspaceId);
   const nowDate = s.now();
-  const month = budgetMonth(nowDate.toISOString());
+  const periods = periodIdsAt(nowDate);
+  const month = periods.monthly;
   const ids = keys.map((k) => k.keyId);
-  const [lastUsed, profiles, spend, holds] = await Promise.all([
+  const periodOf = new Map(keys.map((k) => [k.keyId, k.budgetPeriod]));
+  const [lastUsed, profiles, spend, monthSpend, holds] = await Promise.all([
     keysLastUsed(s.redis, s.ks, ids),
     profilesOf(s.readModels, [...new Set(keys.map((k) => k.createdBy))]),
+    keySpend(s.readModels, ids, (id) => periods[periodOf.get(id) ?? 'monthly']),
     keySpend(s.readModels, ids, month),
     keyHolds(s.redis, s.ks, ids),
   ]);
   const now = nowDate.getTime();
   return keys.map((k) => {
     const spent = spend.get(k.keyId) ?? 0n;
+    const window = k.budget === null ? null : periodWindow(k.budgetPeriod, nowDate);
     return {
       keyId: k.keyId,
       name: k.name,
@@ -41,11 +46,16 @@ export async function keyListView(s: Services, workspaceId: string): Promise<z.i
       expired: k.expiresAt !== null && Date.parse(k.expiresAt) <= now,
       lastUsed: lastUsed.get(k.keyId) ?? null,
       lastRoll: k.lastRoll,
-      monthlyBudget: k.monthlyBudget === null ? null : formatUsd(k.monthlyBudget),
-      spendMonth: month,
-      monthToDateSpend: formatUsd(spent),
+      budget: k.budget === null ? null : formatUsd(k.budget),
+      budgetPeriod: k.budget === null ? null : k.budgetPeriod,
+      budgetPeriodId: window?.id ?? null,
+      budgetSpent: k.budget === null ? null : formatUsd(spent),
+      budgetResetsAt: window?.resetsAt.toISOString() ?? null,
       // What the next request can still use: requests in flight hold part of the budget too.
-      budgetRemaining: k.monthlyBudget === null ? null : formatUsd(budgetLeft(k.monthlyBudget, spent, holds.get(k.keyId) ?? 0n)),
+      budgetRemaining: k.budget === null ? null : formatUsd(budgetLeft(k.budget, spent, holds.get(k.keyId) ?? 0n)),
+      monthlyBudget: k.budget !== null && k.budgetPeriod === 'monthly' ? formatUsd(k.budget) : null,
+      spendMonth: month,
+      monthToDateSpend: formatUsd(monthSpend.get(k.keyId) ?? 0n),
     };
   });
 }

@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { KEY_NAME_MAX, KEY_NAME_MIN, ROLL_GRACE_MAX_SECONDS } from '../workspace';
 import { formatUsd, isUsd, parseUsd, usd } from '../../platform/money';
+import { BUDGET_PERIODS } from '../../platform/budget-periods';
 import { route, type RouteContract } from '../../platform/http/contract';
 import { invalidInput, problem } from '../../platform/http/error-bodies';
 import { memberErrors, memberWriteErrors, nameSchema, wsParams } from './fields';
 
-/** The API-key routes' contracts: list, create, delete, roll, and a key's name and monthly budget. */
+/** The API-key routes' contracts: list, create, delete, roll, and a key's name and budget (with its period). */
 
 /** The scopes a key may carry. `inference` is what the two inference endpoints require. */
 export const KEY_SCOPES = ['inference'] as const;
 
-/** Highest monthly budget a key may have: far above any real spend, far below Redis's int64. */
+/** Highest budget a key (or a member) may have: far above any real spend, far below Redis's int64. */
 export const MAX_KEY_BUDGET = usd(1_000_000_000);
 
 const usdAmount = z.string().describe('USD, a decimal string');
@@ -19,7 +20,12 @@ const usdAmount = z.string().describe('USD, a decimal string');
 
 export const keyRoll = z.object({ prefix: z.string(), last4: z.string(), rolledAt: z.string(), previousSecretValidUntil: z.string() });
 
-/** A key as GET …/keys lists it, with its budget, its spend this UTC month and what is left. */
+/** daily (00:00 UTC), weekly (Monday 00:00 UTC) or monthly (the 1st, 00:00 UTC). */
+export const budgetPeriod = z
+  .enum(BUDGET_PERIODS, { error: `budgetPeriod must be one of ${BUDGET_PERIODS.join(', ')}` })
+  .describe('When the budget resets: daily (00:00 UTC), weekly (Monday 00:00 UTC) or monthly (the 1st, 00:00 UTC)');
+
+/** A key as GET …/keys lists it, with its budget, its spend in the budget's period and what is left. */
 export const keyView = z.object({
   keyId: z.string(),
   name: z.string(),
@@ -32,12 +38,18 @@ export const keyView = z.object({
   expired: z.boolean(),
   lastUsed: z.string().nullable(),
   lastRoll: keyRoll.nullable(),
-  monthlyBudget: usdAmount.nullable(),
+  budget: usdAmount.nullable().describe('The spend cap per period, or null for none'),
+  budgetPeriod: budgetPeriod.nullable().describe('The period the budget resets by; null without a budget'),
+  /** The current period's id: "2026-11-25", "2026-W48" or "2026-11". */
+  budgetPeriodId: z.string().nullable(),
+  budgetSpent: usdAmount.nullable().describe('Spent in the budget’s current period'),
+  budgetResetsAt: z.string().nullable().describe('ISO UTC: when the current period ends'),
+  /** What the next request can still use: requests in flight hold part of the budget too. */
+  budgetRemaining: usdAmount.nullable(),
+  monthlyBudget: usdAmount.nullable().describe('The budget when its period is monthly, else null (kept for clients written before periods)'),
   /** YYYY-MM, UTC. */
   spendMonth: z.string(),
   monthToDateSpend: usdAmount,
-  /** What the next request can still use: requests in flight hold part of the budget too. */
-  budgetRemaining: usdAmount.nullable(),
 });
 export const keyList = z.object({ keys: z.array(keyView) });
 
@@ -88,17 +100,23 @@ export const rollBody = z.object({
     .default(0),
 });
 
-const budgetAmount = z
-  .string({ error: 'monthlyBudget must be a USD amount as a decimal string, such as "50" or "12.50", or null for no budget' })
-  .refine(isUsd, 'monthlyBudget must be a USD amount as a decimal string, such as "50" or "12.50" (at most 9 decimals), or null for no budget')
-  .refine((v) => !isUsd(v) || parseUsd(v) <= MAX_KEY_BUDGET, `monthlyBudget must be at most ${formatUsd(MAX_KEY_BUDGET)} USD`);
+/** A budget amount field (`field` names it in the messages). */
+export const budgetAmount = (field: string) =>
+  z
+    .string({ error: `${field} must be a USD amount as a decimal string, such as "50" or "12.50", or null for no budget` })
+    .refine(isUsd, `${field} must be a USD amount as a decimal string, such as "50" or "12.50" (at most 9 decimals), or null for no budget`)
+    .refine((v) => !isUsd(v) || parseUsd(v) <= MAX_KEY_BUDGET, `${field} must be at most ${formatUsd(MAX_KEY_BUDGET)} USD`);
 
 export const keyPatchBody = z
   .object({
     name: keyName.optional(),
-    monthlyBudget: z.union([budgetAmount, z.null()]).optional(),
+    budget: z.union([budgetAmount('budget'), z.null()]).optional(),
+    budgetPeriod: budgetPeriod.optional().describe('Absent: the key keeps its period (monthly for a new budget)'),
+    monthlyBudget: z.union([budgetAmount('monthlyBudget'), z.null()]).optional().describe('Before periods: the same as budget with budgetPeriod "monthly"'),
   })
-  .refine((b) => b.name !== undefined || b.monthlyBudget !== undefined, 'Send name, monthlyBudget or both');
+  .refine((b) => b.name !== undefined || b.budget !== undefined || b.budgetPeriod !== undefined || b.monthlyBudget !== undefined, 'Send name, budget, budgetPeriod or several')
+  .refine((b) => b.budget === undefined || b.monthlyBudget === undefined, 'Send budget or monthlyBudget, not both')
+  .refine((b) => b.monthlyBudget === undefined || b.budgetPeriod === undefined || b.budgetPeriod === 'monthly', 'monthlyBudget is a monthly budget: send budget with that budgetPeriod instead');
 
 // ---- contracts ----------------------------------------------------------------------------------
 
@@ -165,7 +183,7 @@ export const rollKey = route({
 export const updateKey = route({
   method: 'patch',
   path: '/v1/workspaces/:ws/keys/:keyId',
-  summary: 'Rename a key or set its monthly budget',
+  summary: 'Rename a key or set its budget and the period it resets by',
   tags: ['API keys'],
   security: ['session'],
   params: keyParams,

@@ -7,6 +7,7 @@ import { auditContracts } from './audit-schemas';
 import { emailSchema, memberErrors, memberWriteErrors, nameSchema, role, workspaceNameSchema, wsParams } from './fields';
 import { invitationContracts, invitationView } from './invitation-schemas';
 import { keyContracts } from './key-schemas';
+import { memberBudgetView, setMemberBudget } from './member-budget-schemas';
 
 export { emailSchema, nameSchema, role, workspaceNameSchema, wsParams };
 // One entry point for the area's schemas (the portal takes its types from here).
@@ -28,7 +29,14 @@ export const workspaceSummary = z.object({ workspaceId: z.string(), name: z.stri
 export const workspaceView = workspaceSummary.extend({ created: z.string().nullable() });
 export const workspaceList = z.object({ workspaces: z.array(workspaceSummary.extend({ created: z.string() })) });
 
-export const member = z.object({ userId: z.string(), email: z.string().nullable(), name: z.string().nullable(), role, joined: z.string().nullable() });
+export const member = z.object({
+  userId: z.string(),
+  email: z.string().nullable(),
+  name: z.string().nullable(),
+  role,
+  joined: z.string().nullable(),
+  budget: memberBudgetView.nullable().describe('What the keys this member created may spend together per period; null: no member budget'),
+});
 export const memberList = z.object({ members: z.array(member) });
 
 export const notice = z.object({
@@ -229,6 +237,7 @@ export const routes: RouteContract[] = [
   listMembers,
   removeMember,
   changeRole,
+  setMemberBudget,
   leaveWorkspace,
   ...invitationContracts,
   ...keyContracts,

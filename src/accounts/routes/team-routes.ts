@@ -12,8 +12,9 @@ import { revokeInvitation } from './invitation-schemas';
 import { changeRole, leaveWorkspace, roleChanged } from './schemas';
 
 /**
- * Roles, revoking an invitation, leaving, and a key's name and monthly budget (docs/ACCOUNTS.md,
- * "Roles, leaving, revoking" and "Key budgets"). Each waits for its projections before answering.
+ * Roles, revoking an invitation, leaving, a key's name and budget, and a member's budget
+ * (docs/ACCOUNTS.md, "Roles, leaving, revoking" and "Budgets"). Each waits for its projections
+ * before answering.
  */
 export function teamRoutes(s: Services): Router {
   const r = Router();
@@ -48,11 +49,15 @@ export function teamRoutes(s: Services): Router {
       body,
     } = validate(updateKey, req);
     const w = workspaceOf(res);
+    // monthlyBudget (before periods) is a budget whose period is monthly.
+    const amount = body.monthlyBudget !== undefined ? body.monthlyBudget : body.budget;
+    const period = body.monthlyBudget !== undefined && body.monthlyBudget !== null ? 'monthly' : body.budgetPeriod;
     await uc.updateKey(s, {
       workspaceId: w.workspaceId,
       keyId,
-      name: body.name,
-      monthlyBudget: body.monthlyBudget === undefined || body.monthlyBudget === null ? body.monthlyBudget : parseUsd(body.monthlyBudget),
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(amount !== undefined ? { budget: amount === null ? null : parseUsd(amount) } : {}),
+      ...(period !== undefined ? { budgetPeriod: period } : {}),
       by: userOf(res).userId,
       metadata: metaOf(res),
     });

@@ -7,6 +7,7 @@ import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/
 import { validate } from '../../platform/http/contract';
 import { metaOf } from './common';
 import * as uc from '../usecases';
+import { memberBudgetViews } from './member-budget-routes';
 import { createWorkspace, listMembers, listWorkspaces, memberList, removeMember, renameWorkspace, showWorkspace, workspaceList, workspaceSummary, workspaceView } from './schemas';
 
 /** /v1/workspaces: create, list mine, show, rename; members: list, remove. */
@@ -45,7 +46,8 @@ export function workspaceRoutes(s: Services): Router {
   r.get(listMembers.path, session, member, async (_req, res) => {
     const w = workspaceOf(res);
     const members = await membersOf(s.readModels, w.workspaceId);
-    const profiles = await profilesOf(s.readModels, members.map((m) => m.userId));
+    const ids = members.map((m) => m.userId);
+    const [profiles, budgets] = await Promise.all([profilesOf(s.readModels, ids), memberBudgetViews(s, w.workspaceId, ids)]);
     res.json({
       members: members.map((m) => ({
         userId: m.userId,
@@ -53,6 +55,7 @@ export function workspaceRoutes(s: Services): Router {
         name: profiles.get(m.userId)?.name ?? null,
         role: m.role,
         joined: m.joined || null,
+        budget: budgets.get(m.userId) ?? null,
       })),
     } satisfies z.input<typeof memberList>);
   });

@@ -17,6 +17,7 @@ export { renameWorkspace } from './rename-workspace';
 export { revokeInvitation } from './revoke-invitation';
 export { rollKey, type RolledKey } from './roll-key';
 export { sendInvitation } from './send-invitation';
+export { setMemberBudget } from './set-member-budget';
 export { setRateLimit } from './set-rate-limit';
 export { signUp } from './sign-up';
 export { updateKey } from './update-key';

@@ -3,14 +3,15 @@ import type { EventMetadata } from '../../platform/eventstore/port';
 import { runWorkspaceCommand, type WorkspaceDeps } from './workspace-command';
 
 /**
- * A member renames a key and/or sets its monthly budget (null removes it; absent leaves either as
- * it is). The budget binds the next request: the answer waits until the balances read model has it.
+ * A member renames a key and/or sets its budget and the period it resets by (null removes the
+ * budget; absent leaves each as it is). The budget binds the next request: the answer waits until
+ * the balances read model has it.
  */
 export async function updateKey(
   s: WorkspaceDeps,
-  cmd: { workspaceId: string; keyId: string; name?: string; monthlyBudget?: NanoUsd | null; by: string; metadata: EventMetadata },
+  cmd: { workspaceId: string; keyId: string; name?: string; budget?: NanoUsd | null; budgetPeriod?: string; by: string; metadata: EventMetadata },
 ): Promise<void> {
-  const { keyId, name, monthlyBudget } = cmd;
+  const { keyId, name, budget, budgetPeriod } = cmd;
   await runWorkspaceCommand(
     s,
     cmd.workspaceId,
@@ -19,7 +20,8 @@ export async function updateKey(
       data: {
         keyId,
         ...(name !== undefined ? { name } : {}),
-        ...(monthlyBudget !== undefined ? { monthlyBudgetNanoUsd: monthlyBudget === null ? null : monthlyBudget.toString() } : {}),
+        ...(budget !== undefined ? { budgetNanoUsd: budget === null ? null : budget.toString() } : {}),
+        ...(budgetPeriod !== undefined ? { budgetPeriod } : {}),
         by: cmd.by,
       },
     },

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { NanoUsd } from '../../platform/money';
+import type { PeriodIds } from '../../platform/budget-periods';
 import type { Keyspace } from '../../platform/projections/keyspace';
 import { defineScript, Script } from '../../platform/projections/scripts';
 import { KEY_FIELDS as F, KEY_RECORD_INFIX, KeyIndex, keyRecordOf, KeyRecord } from '../../accounts';
@@ -17,8 +18,9 @@ import { COUNT_BODY, Counted, WINDOW_SECONDS } from './rate-limit';
  * one round trip, for every key:
  *
  *   key lookup (the key index's active generation) → expiry (against the caller's clock, ARGV) →
- *   scope → the count in the key's rate-limit window → the reservation (balance and key budget,
- *   RESERVE_FUNCTION, the same text as the stand-alone reserve).
+ *   scope → the count in the key's rate-limit window → the reservation (balance, the key's budget
+ *   and its creator's member budget, each in its period: RESERVE_FUNCTION, the same text as the
+ *   stand-alone reserve).
  *
  * Each step stops the script with its verdict, so nothing after a refusal is written: an unknown,
  * expired or out-of-scope key is not counted, a request over its rate limit holds nothing. The
@@ -44,7 +46,8 @@ if limit <= 0 then limit = tonumber(ARGV[7]) end
 if consumed > limit then return {'counted', flat, consumed, ttl} end
 if ARGV[8] == '' then return {'counted', flat, consumed, ttl} end
 local bgen = redis.call('GET', KEYS[2]) or '0'
-local r = reserve(ARGV[9] .. bgen, h.${F.workspaceId}, ARGV[11], ARGV[8], ARGV[12], h.${F.keyId}, ARGV[13], reservation_keys(ARGV[10], h.${F.workspaceId}))
+local periods = {daily = ARGV[13], weekly = ARGV[14], monthly = ARGV[15]}
+local r = reserve(ARGV[9] .. bgen, h.${F.workspaceId}, ARGV[11], ARGV[8], ARGV[12], h.${F.keyId}, periods, reservation_keys(ARGV[10], h.${F.workspaceId}))
 return {'reserved', flat, consumed, ttl, r}`;
 
 export interface AdmitQuery {
@@ -54,8 +57,8 @@ export interface AdmitQuery {
   requestId: string;
   /** The exact amount to hold; null: stop after the rate-limit count. */
   amount: NanoUsd | null;
-  /** UTC month the key's budget counts in ("2026-11"). */
-  month: string;
+  /** The period ids budgets count in now (periodIdsAt(now)). */
+  periods: PeriodIds;
 }
 
 export type Admitted =
@@ -97,7 +100,9 @@ export class Admission {
       this.ks.prefix,
       q.requestId,
       String(q.now.getTime()),
-      q.month,
+      q.periods.daily,
+      q.periods.weekly,
+      q.periods.monthly,
     )) as [string, string[], number?, number?, ReserveReply?];
     const key = keyRecordOf(flat);
     if (step === 'unknown' || !key) return { step: 'unknown' };

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { budgetMonth, hashKey } from '../../accounts';
+import { hashKey } from '../../accounts';
+import { periodIdsAt } from '../../platform/budget-periods';
 import type { Endpoint } from '../events';
 import type { InferenceRequest } from '../request';
 import type { InferenceEngine, Plan, Prepared, Rendered } from '../usecases/engine';
@@ -56,7 +57,7 @@ export function admitter(d: AdmitDeps) {
         now,
         requestId,
         amount: plan && !plan.search ? plan.reserved : null,
-        month: budgetMonth(now.toISOString()),
+        periods: periodIdsAt(now),
       });
     } catch {
       throw KEYS_UNAVAILABLE();
@@ -68,7 +69,7 @@ export function admitter(d: AdmitDeps) {
     const given = req.header('x-request-id');
     const input = { requestId, key, endpoint, ...(given && SAFE_ID.test(given) ? { clientRequestId: given } : {}) };
     if (!passed.held) return d.engine.prepare({ ...input, request: plan.request }, plan);
-    const refusal = paymentRefusal(key, plan.reserved, passed.held);
+    const refusal = paymentRefusal(key, plan.reserved, passed.held, now);
     if (refusal) throw refusal;
     return d.engine.record(input, plan);
   };
@@ -114,7 +115,7 @@ export function countedOnly(d: Omit<AdmitDeps, 'engine'>): RequestHandler {
         now,
         requestId: res.locals.inferenceId as string,
         amount: null,
-        month: budgetMonth(now.toISOString()),
+        periods: periodIdsAt(now),
       });
     } catch {
       throw KEYS_UNAVAILABLE();

@@ -152,9 +152,13 @@ const openAiErrorShape: ErrorRequestHandler = (err, _req, res, next) => {
                 .map((d) => `${d.loc.join('.')}: ${d.msg}`)
                 .join('; ')}`
             : 'Invalid request';
+      // A budget refusal carries which budget fired, what is left and when it resets: in OpenAI's
+      // error object too, with its own code, so a client can tell it from an empty balance.
+      const budget = (body as { budget?: unknown }).budget;
+      const code = res.statusCode === 401 ? 'invalid_api_key' : budget ? 'budget_exceeded' : null;
       body = {
         ...(body as object),
-        error: { message, type: OPENAI_TYPES[res.statusCode] ?? 'api_error', code: res.statusCode === 401 ? 'invalid_api_key' : null },
+        error: { message, type: OPENAI_TYPES[res.statusCode] ?? 'api_error', code, ...(budget ? { budget } : {}) },
       };
     }
     return json(body);

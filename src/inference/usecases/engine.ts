@@ -1,4 +1,5 @@
-import { budgetMonth, type KeyRecord } from '../../accounts';
+import type { KeyRecord } from '../../accounts';
+import { periodIdsAt } from '../../platform/budget-periods';
 import type { Reservations } from '../../billing';
 import type { Endpoint } from '../events';
 import {
@@ -118,10 +119,10 @@ export class InferenceEngine {
     const held = await unavailableOnFailure(() =>
       this.opts.reservations.reserve(key.workspaceId, requestId, plan.reserved, plan.now.getTime(), {
         keyId: key.keyId,
-        month: budgetMonth(plan.now.toISOString()),
+        periods: periodIdsAt(plan.now),
       }),
     );
-    const refused = paymentRefusal(key, plan.reserved, held);
+    const refused = paymentRefusal(key, plan.reserved, held, plan.now);
     if (refused) throw refused;
     return this.record(input, plan);
   }

@@ -88,7 +88,7 @@ describe('GET /v1/workspaces/:ws/audit', () => {
     });
     expect(entries[1]).toMatchObject({ actor: bobActor, target: { type: 'member', id: bob.userId, name: bob.name, email: bob.email }, outcome: 'succeeded' });
     expect(entries[2]).toMatchObject({ actor: annActor, target: keyTarget });
-    expect(entries[3]).toMatchObject({ actor: bobActor, target: keyTarget, details: { monthlyBudget: '25', previousBudget: null } });
+    expect(entries[3]).toMatchObject({ actor: bobActor, target: keyTarget, details: { budget: '25', period: 'monthly', previousBudget: null, previousPeriod: null } });
     expect(entries[4]).toMatchObject({ details: { name: 'ci key 2', previousName: 'ci key' } });
     expect(entries[5]).toMatchObject({ actor: bobActor, details: { name: 'ci key', scopes: ['inference'], expiresAt: null } });
     expect(entries[8]).toMatchObject({ actor: annActor, target: { type: 'member', id: bob.userId }, details: { role: 'admin', previousRole: 'member' } });

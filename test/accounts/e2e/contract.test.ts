@@ -2,6 +2,7 @@ import * as a from '../../../src/accounts/routes/schemas';
 import { auditLog } from '../../../src/accounts/routes/audit-schemas';
 import * as inv from '../../../src/accounts/routes/invitation-schemas';
 import * as k from '../../../src/accounts/routes/key-schemas';
+import { setMemberBudget } from '../../../src/accounts/routes/member-budget-schemas';
 import { contractTour } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, createWorkspace, fund, newUser, PASSWORD, policyVersionOf, uniqueEmail } from './helpers';
@@ -60,6 +61,10 @@ test('users, sessions, workspaces, members and invitations answer as documented'
   await conforms(inv.revokeInvitation, await api(server).delete(`/v1/workspaces/${ws}/invitations/${third.body.invitationId}`).set(auth), 204);
 
   await conforms(a.listMembers, await api(server).get(`/v1/workspaces/${ws}/members`).set(bob.auth), 200);
+  await conforms(setMemberBudget, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(bob.auth).send({ budget: '5', period: 'daily' }), 403);
+  await conforms(setMemberBudget, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(auth).send({ budget: '5', period: 'hourly' }), 422);
+  await conforms(setMemberBudget, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(auth).send({ budget: '5', period: 'daily' }), 200);
+  await conforms(a.listMembers, await api(server).get(`/v1/workspaces/${ws}/members`).set(bob.auth), 200);
   await conforms(a.changeRole, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(bob.auth).send({ role: 'admin' }), 403);
   await conforms(a.changeRole, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(auth).send({ role: 'owner' }), 422);
   await conforms(a.changeRole, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(auth).send({ role: 'admin' }), 200);
@@ -85,6 +90,8 @@ test('keys and the audit log answer as documented', async () => {
   await conforms(k.createKey, key, 201);
   await conforms(k.createKey, await api(server).post(`/v1/workspaces/${ws}/keys`).set(ann.auth).send({ name: 'x', expiresAt: '2000-01-01T00:00:00Z' }), 422);
   await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ monthlyBudget: '25' }), 200);
+  await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ budget: '5', budgetPeriod: 'weekly' }), 200);
+  await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ budgetPeriod: 'hourly' }), 422);
   await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({}), 422);
   await conforms(k.rollKey, await api(server).post(`/v1/workspaces/${ws}/keys/${key.body.keyId}/roll`).set(ann.auth).send({ gracePeriodSeconds: 60 }), 200);
   await conforms(k.rollKey, await api(server).post(`/v1/workspaces/${ws}/keys/unknown/roll`).set(ann.auth).send({}), 404);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { periodIdsAt, periodWindow } from '../../../src/platform/budget-periods';
 import { tokenCost } from '../../../src/inference/pricing';
 import { formatUsd, parseUsd } from '../../../src/platform/money';
 import { balancesProjection } from '../../../src/billing/projections/balances/projection';
@@ -64,6 +65,11 @@ describe('PATCH /v1/workspaces/:ws/keys/:keyId', () => {
       expired: false,
       lastUsed: null,
       lastRoll: null,
+      budget: '12.5',
+      budgetPeriod: 'monthly',
+      budgetPeriodId: new Date().toISOString().slice(0, 7),
+      budgetSpent: '0',
+      budgetResetsAt: periodWindow('monthly', new Date()).resetsAt.toISOString(),
       monthlyBudget: '12.5',
       spendMonth: new Date().toISOString().slice(0, 7),
       monthToDateSpend: '0',
@@ -73,7 +79,7 @@ describe('PATCH /v1/workspaces/:ws/keys/:keyId', () => {
     // A request in flight holds part of the budget: what remains for the next one shrinks until it ends.
     const resv = new Reservations(server.services.redis, server.services.ks);
     const inFlight = randomUUID();
-    expect((await resv.reserve(team, inFlight, parseUsd('2.5'), Date.now(), { keyId: key.keyId, month: new Date().toISOString().slice(0, 7) })).ok).toBe(true);
+    expect((await resv.reserve(team, inFlight, parseUsd('2.5'), Date.now(), { keyId: key.keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);
     expect(await listed(team, key.keyId)).toMatchObject({ budgetRemaining: '10', monthToDateSpend: '0' });
     await resv.release(team, inFlight);
     expect(await listed(team, key.keyId)).toMatchObject({ budgetRemaining: '12.5' });

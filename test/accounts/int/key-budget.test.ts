@@ -4,6 +4,7 @@ import { usd } from '../../../src/platform/money';
 import { keySpend } from '../../../src/billing/projections/balances/key-spend';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';
 import { coreReadModels } from '../../../src/core-read-models';
+import { periodIdsAt } from '../../../src/platform/budget-periods';
 import { startTestServer, TestServer } from '../../support/harness';
 import { fund, settle } from '../../inference/int/support/seed';
 
@@ -44,6 +45,8 @@ const debit = (ws: string, keyId: string, requestId: string, amount: bigint) =>
   });
 
 const MONTH = '2030-01';
+/** The periods a request admitted on 2030-01-15 counts in. */
+const AT = periodIdsAt(new Date('2030-01-15T12:00:00Z'));
 const resv = () => new Reservations(server.services.redis, server.services.ks);
 
 describe('a key budget in the reserve script', () => {
@@ -54,15 +57,15 @@ describe('a key budget in the reserve script', () => {
     const each = 1_000_003n;
     await setBudget(ws, keyId, each * 10n + each - 1n); // room for 10, not 11
     const r = resv();
-    const results = await Promise.all(Array.from({ length: 200 }, () => r.reserve(ws, randomUUID(), each, 1, { keyId, month: MONTH })));
+    const results = await Promise.all(Array.from({ length: 200 }, () => r.reserve(ws, randomUUID(), each, 1, { keyId, periods: AT })));
     expect(results.filter((x) => x.ok)).toHaveLength(10);
     expect(await r.heldByKey(ws, keyId)).toBe(each * 10n);
     // The workspace balance was not what refused them: the holds of refused requests were undone.
     expect(await r.held(ws)).toBe(each * 10n);
     const refused = results.find((x) => !x.ok);
-    expect(refused && !refused.ok && refused.budget).toEqual({ budget: each * 11n - 1n, spent: 0n, heldByOthers: each * 10n });
+    expect(refused && !refused.ok && refused.budget).toEqual({ scope: 'key', period: 'monthly', budget: each * 11n - 1n, spent: 0n, heldByOthers: each * 10n });
     // Another key of the same workspace is not limited by it.
-    expect((await r.reserve(ws, randomUUID(), each * 20n, 1, { keyId: randomUUID(), month: MONTH })).ok).toBe(true);
+    expect((await r.reserve(ws, randomUUID(), each * 20n, 1, { keyId: randomUUID(), periods: AT })).ok).toBe(true);
   });
 
   it('a debit moves the hold into the month\'s spend atomically; a release frees the key\'s share', async () => {
@@ -72,23 +75,23 @@ describe('a key budget in the reserve script', () => {
     await setBudget(ws, keyId, 1000n);
     const r = resv();
     const [a, b] = [randomUUID(), randomUUID()];
-    expect((await r.reserve(ws, a, 600n, 1, { keyId, month: MONTH })).ok).toBe(true);
-    expect((await r.reserve(ws, b, 401n, 1, { keyId, month: MONTH })).ok).toBe(false);
+    expect((await r.reserve(ws, a, 600n, 1, { keyId, periods: AT })).ok).toBe(true);
+    expect((await r.reserve(ws, b, 401n, 1, { keyId, periods: AT })).ok).toBe(false);
     // The request used less than it held: 250 spent, 350 back in the budget.
     await debit(ws, keyId, a, 250n);
     const month = new Date().toISOString().slice(0, 7);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
     expect((await keySpend(server.services.readModels, [keyId], month)).get(keyId)).toBe(250n);
-    expect((await r.reserve(ws, b, 751n, 1, { keyId, month })).ok).toBe(false);
+    expect((await r.reserve(ws, b, 751n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(false);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
-    expect((await r.reserve(ws, b, 750n, 1, { keyId, month })).ok).toBe(true);
+    expect((await r.reserve(ws, b, 750n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);
     expect(await r.heldByKey(ws, keyId)).toBe(750n);
     await r.release(ws, b);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
     // The counter is gone, not left at "0".
     expect(await server.services.redis.exists(server.services.ks.shared('resv-key-total', keyId))).toBe(0);
     // Last month's spend does not count this month.
-    expect((await r.reserve(ws, randomUUID(), 1000n, 1, { keyId, month: '1999-12' })).ok).toBe(true);
+    expect((await r.reserve(ws, randomUUID(), 1000n, 1, { keyId, periods: periodIdsAt(new Date('1999-12-01T00:00:00Z')) })).ok).toBe(true);
   });
 
   it('null removes the budget; "0" freezes the key; amounts past 2^53 compare exactly', async () => {
@@ -98,14 +101,14 @@ describe('a key budget in the reserve script', () => {
     await deposit(ws, big * 4n);
     const r = resv();
     await setBudget(ws, keyId, 0n);
-    expect((await r.reserve(ws, randomUUID(), 0n, 1, { keyId, month: MONTH })).ok).toBe(true);
-    expect((await r.reserve(ws, randomUUID(), 1n, 1, { keyId, month: MONTH })).ok).toBe(false);
+    expect((await r.reserve(ws, randomUUID(), 0n, 1, { keyId, periods: AT })).ok).toBe(true);
+    expect((await r.reserve(ws, randomUUID(), 1n, 1, { keyId, periods: AT })).ok).toBe(false);
     await setBudget(ws, keyId, big + 1n);
-    expect((await r.reserve(ws, randomUUID(), big, 1, { keyId, month: MONTH })).ok).toBe(true);
-    expect((await r.reserve(ws, randomUUID(), 2n, 1, { keyId, month: MONTH })).ok).toBe(false);
-    expect((await r.reserve(ws, randomUUID(), 1n, 1, { keyId, month: MONTH })).ok).toBe(true);
+    expect((await r.reserve(ws, randomUUID(), big, 1, { keyId, periods: AT })).ok).toBe(true);
+    expect((await r.reserve(ws, randomUUID(), 2n, 1, { keyId, periods: AT })).ok).toBe(false);
+    expect((await r.reserve(ws, randomUUID(), 1n, 1, { keyId, periods: AT })).ok).toBe(true);
     await setBudget(ws, keyId, null);
-    expect((await r.reserve(ws, randomUUID(), big, 1, { keyId, month: MONTH })).ok).toBe(true);
+    expect((await r.reserve(ws, randomUUID(), big, 1, { keyId, periods: AT })).ok).toBe(true);
   });
 
   it('adds spend and holds exactly across every digit (carries past 2^53)', async () => {
@@ -117,10 +120,10 @@ describe('a key budget in the reserve script', () => {
     const month = new Date().toISOString().slice(0, 7);
     await setBudget(ws, keyId, spent + 10n);
     const r = resv();
-    expect((await r.reserve(ws, randomUUID(), 5n, 1, { keyId, month })).ok).toBe(true);
-    const refused = await r.reserve(ws, randomUUID(), 6n, 1, { keyId, month });
+    expect((await r.reserve(ws, randomUUID(), 5n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);
+    const refused = await r.reserve(ws, randomUUID(), 6n, 1, { keyId, periods: periodIdsAt(new Date()) });
     expect(refused.ok).toBe(false);
-    expect(!refused.ok && refused.budget).toEqual({ budget: spent + 10n, spent, heldByOthers: 5n });
-    expect((await r.reserve(ws, randomUUID(), 5n, 1, { keyId, month })).ok).toBe(true);
+    expect(!refused.ok && refused.budget).toEqual({ scope: 'key', period: 'monthly', budget: spent + 10n, spent, heldByOthers: 5n });
+    expect((await r.reserve(ws, randomUUID(), 5n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);
   });
 });

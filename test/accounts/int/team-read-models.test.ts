@@ -65,7 +65,7 @@ test('roles, leaving, revoking, renaming and budgets fold into the read models, 
   expect(live.carlPending.filter((i) => i.workspaceId === x.ws)).toEqual([]);
   expect(live.wsPending).toEqual([]);
   expect(live.revoked).toMatchObject({ status: 'revoked', settled: expect.any(String) });
-  expect(live.keys.map((k) => [k.name, k.monthlyBudget])).toEqual([['uno', 7_500_000_000n]]);
+  expect(live.keys.map((k) => [k.name, k.budget, k.budgetPeriod])).toEqual([['uno', 7_500_000_000n, 'monthly']]);
   expect(live.audit.entries.map((e) => e.action)).toEqual([
     'key.budget_changed',
     'key.renamed',

@@ -76,27 +76,42 @@ describe('workspace: a key\'s name and budget', () => {
     type: 'UpdateApiKey',
     data: { keyId: 'k1', by: 'bob', ...data },
   });
+  // Released before periods: read as a monthly budget, no longer written.
   const budgetChanged = (to: string | null, from: string | null) => ({
     type: 'ApiKeyBudgetChanged',
     data: { workspaceId: W, keyId: 'k1', monthlyBudgetNanoUsd: to, previousBudgetNanoUsd: from, by: 'bob' },
   });
-  test('rename and budget together: ApiKeyRenamed then ApiKeyBudgetChanged', () => {
+  const budgetChangedV2 = (to: string | null, period: string | null, from: string | null, previousPeriod: string | null) => ({
+    type: 'ApiKeyBudgetChangedV2',
+    data: { workspaceId: W, keyId: 'k1', budgetNanoUsd: to, period, previousBudgetNanoUsd: from, previousPeriod, by: 'bob' },
+  });
+  test('rename and budget together: ApiKeyRenamed then ApiKeyBudgetChangedV2 (monthly by default)', () => {
     ws.given(...team, keyCreated)
-      .when(update({ name: ' new name ', monthlyBudgetNanoUsd: '5000000000' }))
+      .when(update({ name: ' new name ', budgetNanoUsd: '5000000000' }))
       .then(
         { type: 'ApiKeyRenamed', data: { workspaceId: W, keyId: 'k1', keyHash: 'h1', name: 'new name', previousName: 'prod key', by: 'bob' } },
-        budgetChanged('5000000000', null),
+        budgetChangedV2('5000000000', 'monthly', null, null),
       );
   });
-  test('unchanged values: nothing; a budget back to null: ApiKeyBudgetChanged to null', () => {
-    ws.given(...team, keyCreated, budgetChanged('5', null)).when(update({ name: 'prod key', monthlyBudgetNanoUsd: '5' })).thenNothing();
-    ws.given(...team, keyCreated, budgetChanged('5', null)).when(update({ monthlyBudgetNanoUsd: null })).then(budgetChanged(null, '5'));
+  test('unchanged values: nothing (a released monthly budget included); a budget back to null: V2 to null', () => {
+    ws.given(...team, keyCreated, budgetChanged('5', null)).when(update({ name: 'prod key', budgetNanoUsd: '5' })).thenNothing();
+    ws.given(...team, keyCreated, budgetChanged('5', null)).when(update({ budgetNanoUsd: '5', budgetPeriod: 'monthly' })).thenNothing();
+    ws.given(...team, keyCreated, budgetChanged('5', null)).when(update({ budgetNanoUsd: null })).then(budgetChangedV2(null, null, '5', 'monthly'));
+  });
+  test('a period: with a budget, alone (keeps the amount), and a budget alone keeps the period', () => {
+    ws.given(...team, keyCreated).when(update({ budgetNanoUsd: '7', budgetPeriod: 'daily' })).then(budgetChangedV2('7', 'daily', null, null));
+    ws.given(...team, keyCreated, budgetChanged('5', null)).when(update({ budgetPeriod: 'weekly' })).then(budgetChangedV2('5', 'weekly', '5', 'monthly'));
+    ws.given(...team, keyCreated, budgetChangedV2('5', 'daily', null, null)).when(update({ budgetNanoUsd: '9' })).then(budgetChangedV2('9', 'daily', '5', 'daily'));
+  });
+  test('a period that does not exist, or a period without a budget: 422, nothing appended', () => {
+    ws.given(...team, keyCreated).when(update({ budgetNanoUsd: '7', budgetPeriod: 'hourly' })).thenFails('invalid', /budgetPeriod must be one of daily, weekly, monthly/);
+    ws.given(...team, keyCreated).when(update({ budgetPeriod: 'daily' })).thenFails('invalid', /needs a budget/);
   });
   test('an unknown or deleted key: 404; nothing to change or a bad budget: 422; an outsider: 404', () => {
     const deleted = { type: 'ApiKeyDeleted', data: { workspaceId: W, keyId: 'k1', keyHash: 'h1', by: 'ann' } };
     ws.given(...team, keyCreated, deleted).when(update({ name: 'abc' })).thenFails('not_found', 'API key not found');
-    ws.given(...team, keyCreated).when(update({})).thenFails('unprocessable', /name, monthlyBudget/);
-    ws.given(...team, keyCreated).when(update({ monthlyBudgetNanoUsd: '-1' })).thenFails('unprocessable', /non-negative/);
+    ws.given(...team, keyCreated).when(update({})).thenFails('unprocessable', /name, budget/);
+    ws.given(...team, keyCreated).when(update({ budgetNanoUsd: '-1' })).thenFails('invalid', /non-negative/);
     ws.given(...team, keyCreated).when(update({ name: 'ab' })).thenFails('unprocessable', /3 to 64/);
     ws.given(...team, keyCreated).when(update({ name: 'abc', by: 'zed' })).thenFails('not_found', 'Workspace not found');
   });

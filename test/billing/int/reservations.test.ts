@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { periodIdsAt } from '../../../src/platform/budget-periods';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';
@@ -87,7 +88,7 @@ describe('reservations against the projected balance', () => {
     await deposit(ws, usd(3));
     const resv = new Reservations(server.services.redis, server.services.ks);
     const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
-    for (const id of [a, b, c]) expect((await resv.reserve(ws, id, usd(1), 1, { keyId: 'k-twice', month: '2026-11' })).ok).toBe(true);
+    for (const id of [a, b, c]) expect((await resv.reserve(ws, id, usd(1), 1, { keyId: 'k-twice', periods: periodIdsAt(new Date()) })).ok).toBe(true);
     await resv.release(ws, a);
     await resv.release(ws, a);
     expect(await resv.held(ws)).toBe(usd(2));
@@ -121,7 +122,7 @@ describe('reservations against the projected balance', () => {
     await deposit(ws, usd(2));
     const resv = new Reservations(server.services.redis, server.services.ks);
     const [a, b] = [randomUUID(), randomUUID()];
-    const opts = { keyId: 'k-settle', month: '2026-11' };
+    const opts = { keyId: 'k-settle', periods: periodIdsAt(new Date()) };
     expect((await resv.reserve(ws, a, usd(1), 1, opts)).ok).toBe(true);
     expect((await resv.reserve(ws, b, usd(1), 1, opts)).ok).toBe(true);
     // The balance is fully held: without settlement a third request waits for the projector (402).

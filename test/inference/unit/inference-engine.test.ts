@@ -86,11 +86,13 @@ describe('InferenceEngine refusals are DomainErrors', () => {
 
   it('a key over its monthly budget: payment_required naming the key', async () => {
     const { engine: e } = engine({
-      reserve: async () => ({ ok: false, balance: 10n ** 12n, held: 0n, available: 10n ** 12n, budget: { budget: 10n ** 9n, spent: 10n ** 9n, heldByOthers: 0n } }),
+      reserve: async () => ({ ok: false, balance: 10n ** 12n, held: 0n, available: 10n ** 12n, budget: { scope: 'key', period: 'daily', budget: 10n ** 9n, spent: 10n ** 9n, heldByOthers: 0n } }),
     });
     const err = await refusal(prepare(e));
     expect(err.code).toBe('payment_required');
     expect(err.message).toContain('main');
+    expect(err.message).toMatch(/daily budget of 1 USD with 0 USD left today \(UTC\).*resets at \d{4}-\d\d-\d\dT00:00:00\.000Z/);
+    expect(err.fields).toMatchObject({ budget: { scope: 'key', period: 'daily', limit: '1', remaining: '0' } });
   });
 
   it('balances that cannot be read: unavailable, and nothing is appended', async () => {

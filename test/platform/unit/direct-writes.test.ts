@@ -23,7 +23,7 @@ describe('writes that bypass handleCommand', () => {
     .sort();
 
   it('are exactly the ones the architecture names', () => {
-    expect(direct).toEqual(['src/inference/usecases/completion-recorder.ts', 'src/inference/usecases/engine.ts', 'src/inference/usecases/supersede.ts', 'src/inference/workers/sweeper.ts']);
+    expect(direct).toEqual(['src/billing/workers/budget-alerts/reactor.ts', 'src/inference/usecases/completion-recorder.ts', 'src/inference/usecases/engine.ts', 'src/inference/usecases/supersede.ts', 'src/inference/workers/sweeper.ts']);
   });
 
   it('are each named in docs/ARCHITECTURE.md', () => {

@@ -223,13 +223,13 @@ describe('team controls in the portal', () => {
     const key = await adaApi.call<{ keyId: string; secret: string }>('POST', `/v1/workspaces/${team}/keys`, { name: 'budgeted key' });
     await nav(page, 'API keys', 'API keys');
     const row = page.getByRole('row', { name: /budgeted key/ });
-    await row.getByText('$0.00 spent · no budget').waitFor();
+    await row.getByText('$0.00 spent this month · no budget').waitFor();
     await row.getByRole('button', { name: 'Edit the key budgeted key' }).click();
     const dialog = page.getByRole('dialog', { name: 'Edit key' });
-    await dialog.getByLabel('Monthly budget (USD)').fill('lots');
+    await dialog.getByLabel('Budget (USD)').fill('lots');
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await dialog.getByText('Enter dollars, e.g. 100 or 2.50.').waitFor();
-    await dialog.getByLabel('Monthly budget (USD)').fill('0.05');
+    await dialog.getByLabel('Budget (USD)').fill('0.05');
     await dialog.getByLabel('Key name').fill('budgeted key eu');
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await page.getByText('The key “budgeted key eu” may spend $0.05 per month (UTC)', { exact: false }).waitFor();
@@ -263,10 +263,39 @@ describe('team controls in the portal', () => {
 
     // Emptying the field removes the budget.
     await renamed.getByRole('button', { name: 'Edit the key budgeted key eu' }).click();
-    await dialog.getByLabel('Monthly budget (USD)').fill('');
+    await dialog.getByLabel('Budget (USD)').fill('');
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await page.getByText('The key “budgeted key eu” has no budget now.').waitFor();
-    await renamed.getByText(/spent · no budget/).waitFor();
+    await renamed.getByText(/spent this month · no budget/).waitFor();
+
+    // A weekly budget: the period select, the message and the meter say so.
+    await renamed.getByRole('button', { name: 'Edit the key budgeted key eu' }).click();
+    await dialog.getByLabel('Budget (USD)').fill('2');
+    await dialog.getByLabel('Resets').selectOption('weekly');
+    await dialog.getByRole('button', { name: 'Save key' }).click();
+    await page.getByText('The key “budgeted key eu” may spend $2.00 per week (UTC)', { exact: false }).waitFor();
+    await renamed.getByRole('img', { name: /% of the weekly budget used/ }).waitFor();
+    const weekly = (await adaApi.call<{ keys: { keyId: string; budget: string; budgetPeriod: string }[] }>('GET', `/v1/workspaces/${team}/keys`)).keys.find((k) => k.keyId === key.keyId);
+    expect(weekly).toMatchObject({ budget: '2', budgetPeriod: 'weekly' });
+  });
+
+  test('an admin gives a member a daily budget across their keys; the members page shows it', async () => {
+    await nav(page, 'Billing', 'Billing');
+    await nav(page, 'Workspace', `Workspace: ${TEAM}`);
+    const row = page.getByRole('row', { name: /Ada Admin \(you\)/ });
+    await row.getByText('no budget').waitFor();
+    await row.getByRole('button', { name: 'Budget for you' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Budget for Ada Admin' });
+    await dialog.getByLabel('Member budget (USD)').fill('3');
+    await dialog.getByLabel('Resets').selectOption('daily');
+    await dialog.getByRole('button', { name: 'Save budget' }).click();
+    await page.getByText('may spend $3.00 per day together', { exact: false }).waitFor();
+    await row.getByText(/of \$3\.00 per day/).waitFor();
+    const me = (await adaApi.call<{ members: { userId: string; budget: { budget: string; period: string } | null }[] }>('GET', `/v1/workspaces/${team}/members`)).members.find(
+      (m) => m.userId === adaApi.userId,
+    );
+    expect(me?.budget).toMatchObject({ budget: '3', period: 'daily' });
+    await adaApi.call('PUT', `/v1/workspaces/${team}/members/${adaApi.userId}/budget`, { budget: null });
   });
 
   test('the audit log page lists who did what, pages back, and downloads as CSV', async () => {
@@ -339,9 +368,9 @@ describe('team controls in the portal', () => {
     await tapNav(phone, 'API keys', 'API keys');
     await phone.getByRole('button', { name: 'Edit the key budgeted key eu' }).tap();
     const dialog = phone.getByRole('dialog', { name: 'Edit key' });
-    await dialog.getByLabel('Monthly budget (USD)').fill('1.5');
+    await dialog.getByLabel('Budget (USD)').fill('1.5');
     await dialog.getByRole('button', { name: 'Save key' }).tap();
-    await phone.getByText('may spend $1.50 per month', { exact: false }).waitFor();
+    await phone.getByText('may spend $1.50 per week', { exact: false }).waitFor();
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
     await phoneCtx.close();
     expect(problems).toEqual([]);

@@ -296,6 +296,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{ws}/members/{userId}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Cap what a member’s keys may spend together per period (admins) */
+        put: operations["putV1WorkspacesWsMembersUserIdBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{ws}/leave": {
         parameters: {
             query?: never;
@@ -431,7 +448,7 @@ export interface paths {
         delete: operations["deleteV1WorkspacesWsKeysKeyId"];
         options?: never;
         head?: never;
-        /** Rename a key or set its monthly budget */
+        /** Rename a key or set its budget and the period it resets by */
         patch: operations["patchV1WorkspacesWsKeysKeyId"];
         trace?: never;
     };
@@ -721,7 +738,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint; the answer shows its signing secret once
-         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, member.joined, member.removed, member.left. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
+         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
          */
         post: operations["postV1WorkspacesWsWebhooks"];
         delete?: never;
@@ -2809,6 +2826,23 @@ export interface operations {
                             /** @enum {string} */
                             role: "admin" | "member";
                             joined: string | null;
+                            /** @description What the keys this member created may spend together per period; null: no member budget */
+                            budget: {
+                                /** @description USD, a decimal string */
+                                budget: string;
+                                /**
+                                 * @description When the budget resets: daily (00:00 UTC), weekly (Monday 00:00 UTC) or monthly (the 1st, 00:00 UTC)
+                                 * @enum {string}
+                                 */
+                                period: "daily" | "weekly" | "monthly";
+                                periodId: string;
+                                /** @description Spent by the member’s keys in the current period */
+                                spent: string;
+                                /** @description What the next request can still use: requests in flight hold part of it */
+                                remaining: string;
+                                /** @description ISO UTC: when the current period ends */
+                                resetsAt: string;
+                            } | null;
                         }[];
                     };
                 };
@@ -2966,6 +3000,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putV1WorkspacesWsMembersUserIdBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    budget: string | null;
+                    /**
+                     * @description Absent: the member keeps the budget’s period (monthly for a new budget)
+                     * @enum {string}
+                     */
+                    period?: "daily" | "weekly" | "monthly";
+                };
+            };
+        };
+        responses: {
+            /** @description The member’s budget now (null: none) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaceId: string;
+                        userId: string;
+                        budget: {
+                            /** @description USD, a decimal string */
+                            budget: string;
+                            /**
+                             * @description When the budget resets: daily (00:00 UTC), weekly (Monday 00:00 UTC) or monthly (the 1st, 00:00 UTC)
+                             * @enum {string}
+                             */
+                            period: "daily" | "weekly" | "monthly";
+                            periodId: string;
+                            /** @description Spent by the member’s keys in the current period */
+                            spent: string;
+                            /** @description What the next request can still use: requests in flight hold part of it */
+                            remaining: string;
+                            /** @description ISO UTC: when the current period ends */
+                            resetsAt: string;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or member not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A value breaks a documented constraint */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
         };
@@ -3438,11 +3561,21 @@ export interface operations {
                                 rolledAt: string;
                                 previousSecretValidUntil: string;
                             } | null;
+                            /** @description The spend cap per period, or null for none */
+                            budget: string | null;
+                            /** @description The period the budget resets by; null without a budget */
+                            budgetPeriod: ("daily" | "weekly" | "monthly") | null;
+                            budgetPeriodId: string | null;
+                            /** @description Spent in the budget’s current period */
+                            budgetSpent: string | null;
+                            /** @description ISO UTC: when the current period ends */
+                            budgetResetsAt: string | null;
+                            budgetRemaining: string | null;
+                            /** @description The budget when its period is monthly, else null (kept for clients written before periods) */
                             monthlyBudget: string | null;
                             spendMonth: string;
                             /** @description USD, a decimal string */
                             monthToDateSpend: string;
-                            budgetRemaining: string | null;
                         }[];
                     };
                 };
@@ -3627,6 +3760,13 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
+                    budget?: string | null;
+                    /**
+                     * @description Absent: the key keeps its period (monthly for a new budget)
+                     * @enum {string}
+                     */
+                    budgetPeriod?: "daily" | "weekly" | "monthly";
+                    /** @description Before periods: the same as budget with budgetPeriod "monthly" */
                     monthlyBudget?: string | null;
                 };
             };
@@ -3658,11 +3798,21 @@ export interface operations {
                             rolledAt: string;
                             previousSecretValidUntil: string;
                         } | null;
+                        /** @description The spend cap per period, or null for none */
+                        budget: string | null;
+                        /** @description The period the budget resets by; null without a budget */
+                        budgetPeriod: ("daily" | "weekly" | "monthly") | null;
+                        budgetPeriodId: string | null;
+                        /** @description Spent in the budget’s current period */
+                        budgetSpent: string | null;
+                        /** @description ISO UTC: when the current period ends */
+                        budgetResetsAt: string | null;
+                        budgetRemaining: string | null;
+                        /** @description The budget when its period is monthly, else null (kept for clients written before periods) */
                         monthlyBudget: string | null;
                         spendMonth: string;
                         /** @description USD, a decimal string */
                         monthToDateSpend: string;
-                        budgetRemaining: string | null;
                     };
                 };
             };

@@ -6,6 +6,7 @@ import { dateTime } from '../../format';
 import { useSession, useWorkspace } from '../../state';
 import { CreateForm, InviteForm, LeaveCard, RenameForm } from './forms';
 import { SentInvitations } from './sent-invitations';
+import { MemberBudget, MemberBudgetDialog } from './member-budget';
 import { useAction } from '../../action';
 
 export function WorkspacePage() {
@@ -21,6 +22,7 @@ export function WorkspacePage() {
     [ws.workspaceId],
   );
   const [toRemove, setToRemove] = useState<Member | null>(null);
+  const [budgetOf, setBudgetOf] = useState<Member | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [demoteSelf, setDemoteSelf] = useState(false);
   const noticeRef = useRef<HTMLDivElement>(null);
@@ -94,6 +96,7 @@ export function WorkspacePage() {
                   <th scope="col">E-mail</th>
                   <th scope="col">Role</th>
                   <th scope="col">Joined</th>
+                  <th scope="col">Budget</th>
                   {isAdmin && (
                     <th scope="col">
                       <span class="visually-hidden">Remove</span>
@@ -113,8 +116,14 @@ export function WorkspacePage() {
                       <span class={`badge badge-${m.role}`}>{m.role}</span>
                     </td>
                     <td data-label="Joined">{dateTime(m.joined)}</td>
+                    <td data-label="Budget">
+                      <MemberBudget m={m} />
+                    </td>
                     {isAdmin && (
                       <td class="row-actions">
+                        <button type="button" class="button" onClick={() => setBudgetOf(m)}>
+                          Budget<span class="visually-hidden"> for {m.userId === me?.user.userId ? 'you' : (m.name ?? m.email)}</span>
+                        </button>
                         {!ws.personal && !(m.role === 'admin' && adminCount === 1) && (
                           <button
                             type="button"
@@ -159,6 +168,17 @@ export function WorkspacePage() {
       <SentInvitations invitations={invitations} isAdmin={isAdmin} say={say} />
 
       {!ws.personal && <LeaveCard />}
+
+      <MemberBudgetDialog
+        workspaceId={ws.workspaceId}
+        m={budgetOf}
+        onClose={() => setBudgetOf(null)}
+        onSaved={(message) => {
+          setBudgetOf(null);
+          say(message);
+          void members.reload();
+        }}
+      />
 
       <ConfirmDialog
         open={demoteSelf}

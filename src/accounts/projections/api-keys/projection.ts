@@ -1,6 +1,8 @@
 import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
 import { projection } from '../../../platform/projections/projection';
+import { DEFAULT_BUDGET_PERIOD } from '../../../platform/budget-periods';
+import { budgetOf } from '../../budgets';
 
 export const API_KEYS = 'api-keys';
 
@@ -11,12 +13,13 @@ export const API_KEYS = 'api-keys';
  *
  *   rm:api-keys:{gen}:ws:{wsId}         hash: keyId → JSON {keyId, name, prefix, last4, scopes, expiresAt, createdBy, created}
  *   rm:api-keys:{gen}:ws:{wsId}:name    hash: keyId → current name (after an ApiKeyRenamed)
- *   rm:api-keys:{gen}:ws:{wsId}:budget  hash: keyId → monthly budget, nano-USD (absent: none)
+ *   rm:api-keys:{gen}:ws:{wsId}:budget  hash: keyId → budget, nano-USD (absent: none)
+ *   rm:api-keys:{gen}:ws:{wsId}:budget-period  hash: keyId → daily | weekly (absent: monthly)
  *   rm:api-keys:{gen}:rolled:{wsId}     hash: keyId → JSON KeyRoll (the last roll: the prefix and last 4 now shown)
  */
 export const apiKeysProjection = projection<WorkspaceEvent>()({
   name: API_KEYS,
-  handles: ['ApiKeyCreated', 'ApiKeyDeleted', 'ApiKeyRenamed', 'ApiKeyBudgetChanged', 'ApiKeyRolled'],
+  handles: ['ApiKeyCreated', 'ApiKeyDeleted', 'ApiKeyRenamed', 'ApiKeyBudgetChanged', 'ApiKeyBudgetChangedV2', 'ApiKeyRolled'],
   apply(event, tx) {
     switch (event.type) {
       case 'ApiKeyCreated': {
@@ -40,6 +43,7 @@ export const apiKeysProjection = projection<WorkspaceEvent>()({
           .hdel(tx.key('ws', d.workspaceId), d.keyId)
           .hdel(tx.key('ws', d.workspaceId, 'name'), d.keyId)
           .hdel(tx.key('ws', d.workspaceId, 'budget'), d.keyId)
+          .hdel(tx.key('ws', d.workspaceId, 'budget-period'), d.keyId)
           .hdel(tx.key('rolled', d.workspaceId), d.keyId);
         break;
       }
@@ -48,10 +52,14 @@ export const apiKeysProjection = projection<WorkspaceEvent>()({
         tx.multi.hset(tx.key('ws', d.workspaceId, 'name'), d.keyId, d.name);
         break;
       }
-      case 'ApiKeyBudgetChanged': {
+      case 'ApiKeyBudgetChanged':
+      case 'ApiKeyBudgetChangedV2': {
         const d = event.data;
-        if (d.monthlyBudgetNanoUsd === null) tx.multi.hdel(tx.key('ws', d.workspaceId, 'budget'), d.keyId);
-        else tx.multi.hset(tx.key('ws', d.workspaceId, 'budget'), d.keyId, d.monthlyBudgetNanoUsd);
+        const budget = budgetOf(event);
+        if (budget === null) tx.multi.hdel(tx.key('ws', d.workspaceId, 'budget'), d.keyId);
+        else tx.multi.hset(tx.key('ws', d.workspaceId, 'budget'), d.keyId, budget.nanoUsd);
+        if (budget === null || budget.period === DEFAULT_BUDGET_PERIOD) tx.multi.hdel(tx.key('ws', d.workspaceId, 'budget-period'), d.keyId);
+        else tx.multi.hset(tx.key('ws', d.workspaceId, 'budget-period'), d.keyId, budget.period);
         break;
       }
       case 'ApiKeyRolled': {

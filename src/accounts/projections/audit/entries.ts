@@ -59,6 +59,16 @@ const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping 
     target: apiKey(d),
     details: { monthlyBudget: usdOf(d.monthlyBudgetNanoUsd), previousBudget: usdOf(d.previousBudgetNanoUsd) },
   }),
+  ApiKeyBudgetChangedV2: (d) => ({
+    action: 'key.budget_changed',
+    target: apiKey(d),
+    details: { budget: usdOf(d.budgetNanoUsd), period: d.period, previousBudget: usdOf(d.previousBudgetNanoUsd), previousPeriod: d.previousPeriod },
+  }),
+  MemberBudgetChanged: (d) => ({
+    action: 'member.budget_changed',
+    target: member(d),
+    details: { budget: usdOf(d.budgetNanoUsd), period: d.period, previousBudget: usdOf(d.previousBudgetNanoUsd), previousPeriod: d.previousPeriod },
+  }),
   ApiKeyRolled: (d) => ({ action: 'key.rolled', target: apiKey(d), details: typeof d.gracePeriodSeconds === 'number' ? { gracePeriodSeconds: d.gracePeriodSeconds } : {} }),
   RateLimitChanged: (d) => ({ action: 'key.rate_limit_changed', target: apiKey(d), details: { requestsPerMinute: d.requestsPerMinute } }),
   PaymentMethodAttached: (d) => ({

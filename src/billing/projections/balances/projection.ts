@@ -1,9 +1,9 @@
 import { assertNever } from '../../../platform/event';
-import type { ApiKeyBudgetChanged } from '../../../accounts/events';
+import type { ApiKeyBudgetChanged, ApiKeyBudgetChangedV2, ApiKeyCreated, MemberBudgetChanged } from '../../../accounts/events';
 import type { BillingEvent } from '../../events';
-import { monthOf } from '../../state';
 import type { TokensDebited } from '../../../inference/events';
-import { projection } from '../../../platform/projections/projection';
+import { DEFAULT_BUDGET_PERIOD, periodIdsAt, type BudgetPeriod } from '../../../platform/budget-periods';
+import { projection, type ProjectionTx } from '../../../platform/projections/projection';
 import { RELEASE, releaseArgs, reservationKeys } from './reservations';
 
 export const BALANCES = 'balances';
@@ -12,48 +12,86 @@ export const BALANCES = 'balances';
  * Balance per workspace = deposits + reloads − debits, in nano-USD (HINCRBY is exact in int64;
  * a batch's increments are summed as bigint first: tx.hincrby).
  * Applying a TokensDebited also releases the request's reservation and adds the debit to its key's
- * spend for the UTC month, in the same MULTI, so the money moves from "held" to "spent" atomically
- * (the reserve script reads all three: ./reservations.ts).
+ * spend and to its key creator's spend, in every period (day, week, month: the period ids of the
+ * time the debit was recorded), in the same MULTI, so the money moves from "held" to "spent"
+ * atomically and exactly once (the checkpoint commits with it). The reserve script reads all of it
+ * (./reservations.ts). Counting every period, whatever period a budget has, lets a budget change
+ * its period and still see what was spent.
  *
- *   rm:balances:{gen}:ws:{wsId}            hash: balance, deposited, reloaded, debited
- *   rm:balances:{gen}:key-spend:{keyId}    hash: UTC month "YYYY-MM" → nano-USD debited
- *   rm:balances:{gen}:key-budget:{keyId}   string: monthly budget, nano-USD (absent: none)
+ *   rm:balances:{gen}:ws:{wsId}                        hash: balance, deposited, reloaded, debited
+ *   rm:balances:{gen}:key-spend:{keyId}                hash: period id ("2026-11-25", "2026-W48", "2026-11") → nano-USD debited
+ *   rm:balances:{gen}:key-budget:{keyId}               string: budget, nano-USD (absent: none)
+ *   rm:balances:{gen}:key-budget-period:{keyId}        string: daily | weekly (absent: monthly)
+ *   rm:balances:{gen}:key-owner:{keyId}                string: the user who created the key
+ *   rm:balances:{gen}:member-spend:{wsId}:{userId}     hash: period id → nano-USD debited by the member's keys
+ *   rm:balances:{gen}:member-budget:{wsId}:{userId}    string: budget, nano-USD (absent: none)
+ *   rm:balances:{gen}:member-budget-period:{wsId}:{userId}  string: daily | weekly (absent: monthly)
  */
-export const balancesProjection = projection<BillingEvent | TokensDebited | ApiKeyBudgetChanged>()({
+export const balancesProjection = projection<BillingEvent | TokensDebited | ApiKeyBudgetChanged | ApiKeyBudgetChangedV2 | MemberBudgetChanged | ApiKeyCreated>()({
   name: BALANCES,
-  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited', 'ApiKeyBudgetChanged'],
+  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited', 'ApiKeyBudgetChanged', 'ApiKeyBudgetChangedV2', 'MemberBudgetChanged', 'ApiKeyCreated'],
   apply(event, tx) {
-    if (event.type === 'ApiKeyBudgetChanged') {
-      const b = event.data;
-      if (b.monthlyBudgetNanoUsd === null) tx.multi.del(tx.key('key-budget', b.keyId));
-      else tx.multi.set(tx.key('key-budget', b.keyId), b.monthlyBudgetNanoUsd);
-      return;
-    }
-    const d = event.data;
-    const key = tx.key('ws', d.workspaceId);
     switch (event.type) {
+      case 'ApiKeyCreated':
+        tx.multi.set(tx.key('key-owner', event.data.keyId), event.data.createdBy);
+        return;
+      case 'ApiKeyBudgetChanged': {
+        const b = event.data.monthlyBudgetNanoUsd;
+        return setBudget(tx, ['key-budget', event.data.keyId], b === null ? null : { nanoUsd: b, period: DEFAULT_BUDGET_PERIOD });
+      }
+      case 'ApiKeyBudgetChangedV2':
+      case 'MemberBudgetChanged': {
+        const d = event.data;
+        const budget = d.budgetNanoUsd === null ? null : { nanoUsd: d.budgetNanoUsd, period: d.period ?? DEFAULT_BUDGET_PERIOD };
+        return setBudget(tx, event.type === 'MemberBudgetChanged' ? ['member-budget', event.data.workspaceId, event.data.userId] : ['key-budget', event.data.keyId], budget);
+      }
       case 'DepositSucceeded':
+      case 'AutoReloadSucceeded': {
+        const d = event.data;
+        const key = tx.key('ws', d.workspaceId);
         tx.hincrby(key, 'balance', d.amountNanoUsd);
-        tx.hincrby(key, 'deposited', d.amountNanoUsd);
-        break;
-      case 'AutoReloadSucceeded':
-        tx.hincrby(key, 'balance', d.amountNanoUsd);
-        tx.hincrby(key, 'reloaded', d.amountNanoUsd);
-        break;
+        tx.hincrby(key, event.type === 'DepositSucceeded' ? 'deposited' : 'reloaded', d.amountNanoUsd);
+        return;
+      }
       case 'TokensDebited': {
         const debit = event.data;
         const amount = BigInt(debit.amountNanoUsd);
+        const key = tx.key('ws', debit.workspaceId);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
-        tx.hincrby(tx.key('key-spend', debit.keyId), monthOf(event.created) /* the UTC month, as accounts' budgetMonth reads it */, amount);
+        const periods = Object.values(periodIdsAt(new Date(event.created)));
+        const keySpend = tx.key('key-spend', debit.keyId);
+        for (const id of periods) tx.hincrby(keySpend, id, amount);
+        // The creator is in this generation (ApiKeyCreated above); the script adds to their spend.
+        tx.evalEach(MEMBER_SPEND, [], [tx.key('key-owner', debit.keyId), tx.key('member-spend', debit.workspaceId, ''), debit.amountNanoUsd, ...periods]);
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
         // The script Reservations.release runs, here once per debit inside the batch's one EVAL.
         const [held, total, open, ...args] = releaseArgs(k, debit.workspaceId, debit.requestId);
         tx.evalEach(RELEASE, [held, total, open], args);
-        break;
+        return;
       }
       default:
         assertNever(event);
     }
   },
 });
+
+/** ARGV: key-owner key, member-spend prefix (+ userId), amount, then the period ids to add it to. */
+const MEMBER_SPEND = `
+local owner = redis.call('GET', ARGV[1])
+if not owner then return 0 end
+for i = 4, #ARGV do redis.call('HINCRBY', ARGV[2] .. owner, ARGV[i], ARGV[3]) end
+return 1`;
+
+/** A budget's amount and, beside it, its period (absent for monthly, as budgets without one read). */
+function setBudget(tx: ProjectionTx, [name, ...id]: string[], budget: { nanoUsd: string; period: BudgetPeriod } | null): void {
+  const amount = tx.key(name, ...id);
+  const period = tx.key(`${name}-period`, ...id);
+  if (budget === null) {
+    tx.multi.del(amount, period);
+    return;
+  }
+  tx.multi.set(amount, budget.nanoUsd);
+  if (budget.period === DEFAULT_BUDGET_PERIOD) tx.multi.del(period);
+  else tx.multi.set(period, budget.period);
+}

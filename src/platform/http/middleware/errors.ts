@@ -67,7 +67,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       // whether the schema or a business rule caught it.
       if (status === 422) res.status(422).json({ detail: [{ loc: err.field ? ['body', err.field] : ['body'], msg: err.message, type: 'value_error' }] });
       else if (status === 503) res.status(503).set('Retry-After', String(err.retryAfterSeconds)).json({ detail: err.message });
-      else res.status(status).json({ detail: err.message });
+      else res.status(status).json({ ...err.fields, detail: err.message });
     } else if (err instanceof ZodError) {
       res.status(422).json({ detail: zodToDetail(err) });
     } else if (err instanceof StoreUnavailable) {

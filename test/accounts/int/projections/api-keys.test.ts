@@ -31,11 +31,29 @@ describe('api-keys projection', () => {
         expect(keys[0]).toMatchObject({
           keyId: 'k1',
           name: 'renamed',
-          monthlyBudget: 5000n,
+          budget: 5000n,
+          budgetPeriod: 'monthly',
           createdBy: 'ann',
           created: '2026-03-01T00:00:00.000Z',
           lastRoll: { prefix: 'tgk_bbbb', last4: '2222', rolledAt: '2026-03-02T00:00:00.000Z', previousSecretValidUntil: '2026-03-02T00:00:00.000Z' },
         });
         expect(JSON.stringify(keys, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain('h-k1');
+      }));
+
+  test('a V2 budget carries its period; a later released (monthly) one and a removal reset it', () =>
+    spec
+      .given(
+        created('k1'),
+        created('k2'),
+        { type: 'ApiKeyBudgetChangedV2', data: { workspaceId: 'w1', keyId: 'k1', budgetNanoUsd: '700', period: 'daily', previousBudgetNanoUsd: null, previousPeriod: null, by: 'ann' } },
+        { type: 'ApiKeyBudgetChangedV2', data: { workspaceId: 'w1', keyId: 'k2', budgetNanoUsd: '900', period: 'weekly', previousBudgetNanoUsd: null, previousPeriod: null, by: 'ann' } },
+        { type: 'ApiKeyBudgetChanged', data: { workspaceId: 'w1', keyId: 'k2', monthlyBudgetNanoUsd: '800', previousBudgetNanoUsd: '900', by: 'ann' } },
+      )
+      .then(async ({ readModels }) => {
+        const keys = await keysOf(readModels, 'w1');
+        expect(keys.map((k) => [k.keyId, k.budget, k.budgetPeriod])).toEqual([
+          ['k1', 700n, 'daily'],
+          ['k2', 800n, 'monthly'],
+        ]);
       }));
 });

@@ -1,6 +1,6 @@
 import { balancesProjection } from '../../../../src/billing/projections/balances/projection';
 import { getBalance } from '../../../../src/billing/projections/balances/queries';
-import { keySpend } from '../../../../src/billing/projections/balances/key-spend';
+import { keySpend, memberBudgets } from '../../../../src/billing/projections/balances/key-spend';
 import type { TokensDebited } from '../../../../src/inference/events';
 import { projectionSpec } from '../../../support/projection-gwt';
 
@@ -46,5 +46,45 @@ describe('balances projection', () => {
         const k = await readModels.keys('balances');
         expect(await readModels.redis.get(k('key-budget', 'k1'))).toBeNull();
         expect(await readModels.redis.get(k('key-budget', 'k2'))).toBe('700');
+      }));
+
+  test("a debit counts in its day, its ISO week (Monday, UTC) and its month, for the key and for the key's creator", () =>
+    spec
+      .given(
+        { type: 'ApiKeyCreated', data: { workspaceId: 'w1', keyId: 'k1', name: 'one', keyHash: 'h1', prefix: 'p', last4: '1111', scopes: ['inference'], expiresAt: null, createdBy: 'bob' } },
+        { type: 'ApiKeyCreated', data: { workspaceId: 'w1', keyId: 'k2', name: 'two', keyHash: 'h2', prefix: 'p', last4: '2222', scopes: ['inference'], expiresAt: null, createdBy: 'bob' } },
+        { type: 'MemberBudgetChanged', data: { workspaceId: 'w1', userId: 'bob', budgetNanoUsd: '5000', period: 'weekly', previousBudgetNanoUsd: null, previousPeriod: null, by: 'ann' } },
+        // Sunday 2026-03-01 23:59:59 is in ISO week 9; Monday 2026-03-02 00:00 starts week 10.
+        debit('q1', '300', '2026-03-01T23:59:59.000Z'),
+        debit('q2', '200', '2026-03-02T00:00:00.000Z'),
+        { ...debit('q3', '50', '2026-03-02T10:00:00.000Z'), data: { ...debit('q3', '50', '').data, keyId: 'k2' } },
+      )
+      .then(async ({ readModels, ks }) => {
+        expect((await keySpend(readModels, ['k1'], '2026-03-01')).get('k1')).toBe(300n);
+        expect((await keySpend(readModels, ['k1'], '2026-03-02')).get('k1')).toBe(200n);
+        expect((await keySpend(readModels, ['k1'], '2026-W09')).get('k1')).toBe(300n);
+        expect((await keySpend(readModels, ['k1'], '2026-W10')).get('k1')).toBe(200n);
+        expect((await keySpend(readModels, ['k1'], '2026-03')).get('k1')).toBe(500n);
+        // Bob's budget sees both of his keys, in its own period (the week of 2026-03-02).
+        const bob = (await memberBudgets(readModels, ks, 'w1', ['bob', 'ann'], new Date('2026-03-04T00:00:00Z'))).get('bob');
+        expect(bob).toEqual({ budget: 5000n, period: 'weekly', periodId: '2026-W10', resetsAt: '2026-03-09T00:00:00.000Z', spent: 250n, held: 0n });
+        expect((await memberBudgets(readModels, ks, 'w1', ['ann'], new Date())).size).toBe(0);
+      }));
+
+  test('a V2 budget keeps its period beside the amount; monthly and removal leave no period behind', () =>
+    spec
+      .given(
+        { type: 'ApiKeyBudgetChangedV2', data: { workspaceId: 'w1', keyId: 'k1', budgetNanoUsd: '100', period: 'daily', previousBudgetNanoUsd: null, previousPeriod: null, by: 'ann' } },
+        { type: 'ApiKeyBudgetChangedV2', data: { workspaceId: 'w1', keyId: 'k2', budgetNanoUsd: '100', period: 'weekly', previousBudgetNanoUsd: null, previousPeriod: null, by: 'ann' } },
+        { type: 'ApiKeyBudgetChanged', data: { workspaceId: 'w1', keyId: 'k2', monthlyBudgetNanoUsd: '300', previousBudgetNanoUsd: '100', by: 'ann' } },
+        { type: 'MemberBudgetChanged', data: { workspaceId: 'w1', userId: 'bob', budgetNanoUsd: '5', period: 'daily', previousBudgetNanoUsd: null, previousPeriod: null, by: 'ann' } },
+        { type: 'MemberBudgetChanged', data: { workspaceId: 'w1', userId: 'bob', budgetNanoUsd: null, period: null, previousBudgetNanoUsd: '5', previousPeriod: 'daily', by: 'ann' } },
+      )
+      .then(async ({ readModels }) => {
+        const k = await readModels.keys('balances');
+        const r = readModels.redis;
+        expect([await r.get(k('key-budget', 'k1')), await r.get(k('key-budget-period', 'k1'))]).toEqual(['100', 'daily']);
+        expect([await r.get(k('key-budget', 'k2')), await r.get(k('key-budget-period', 'k2'))]).toEqual(['300', null]);
+        expect([await r.get(k('member-budget', 'w1', 'bob')), await r.get(k('member-budget-period', 'w1', 'bob'))]).toEqual([null, null]);
       }));
 });

@@ -1,0 +1,52 @@
+import { Router } from 'express';
+import type { z } from 'zod';
+import { memberBudgets } from '../../billing';
+import { formatUsd, parseUsd } from '../../platform/money';
+import { validate } from '../../platform/http/contract';
+import type { Services } from '../../services';
+import { budgetLeft } from '../budget';
+import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
+import { metaOf } from './common';
+import * as uc from '../usecases';
+import { memberBudgetAnswer, memberBudgetView, setMemberBudget } from './member-budget-schemas';
+
+/** Each member's budget as the API shows it (members without one are absent), at the service's clock. */
+export async function memberBudgetViews(s: Services, workspaceId: string, userIds: string[]): Promise<Map<string, z.input<typeof memberBudgetView>>> {
+  const status = await memberBudgets(s.readModels, s.ks, workspaceId, userIds, s.now());
+  return new Map(
+    [...status].map(([u, b]) => [
+      u,
+      {
+        budget: formatUsd(b.budget),
+        period: b.period,
+        periodId: b.periodId,
+        spent: formatUsd(b.spent),
+        remaining: formatUsd(budgetLeft(b.budget, b.spent, b.held)),
+        resetsAt: b.resetsAt,
+      },
+    ]),
+  );
+}
+
+/** PUT /v1/workspaces/:ws/members/:userId/budget (admins). */
+export function memberBudgetRoutes(s: Services): Router {
+  const r = Router();
+  r.put(setMemberBudget.path, requireSession(s), requireMember(s, { admin: true }), async (req, res) => {
+    const {
+      params: { userId },
+      body,
+    } = validate(setMemberBudget, req);
+    const { workspaceId } = workspaceOf(res);
+    await uc.setMemberBudget(s, {
+      workspaceId,
+      userId,
+      budget: body.budget === null ? null : parseUsd(body.budget),
+      ...(body.period !== undefined ? { period: body.period } : {}),
+      by: userOf(res).userId,
+      metadata: metaOf(res),
+    });
+    const view = (await memberBudgetViews(s, workspaceId, [userId])).get(userId) ?? null;
+    res.json({ workspaceId, userId, budget: view } satisfies z.input<typeof memberBudgetAnswer>);
+  });
+  return r;
+}
