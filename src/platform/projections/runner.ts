@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { EventStore, RecordedEvent, Subscription } from '../eventstore/port';
 import type { Logger } from '../log';
 import { applyBatch, loadProjectionState, ProjectionState } from './apply-batch';
@@ -34,6 +34,19 @@ export interface RunnerOptions {
 }
 
 const DEFAULT_WATCH_MS = 500;
+
+/**
+ * Events per batch while catching up: a larger batch sums more of its increments per field
+ * (bench:projector: Redis CPU per event 55 → 43 µs from 2,000 to 10,000) and costs fewer round trips.
+ */
+const CATCH_UP_BATCH = 10_000;
+
+/** One batch's MULTI, built but not sent, and the checkpoints it leaves. */
+interface PreparedBatch {
+  multi: ChainableCommander | null;
+  next: Map<string, bigint>;
+  last: bigint;
+}
 
 /**
  * Runs projections (and reactors) live. One loop reads the event store once for all of them; each
@@ -225,67 +238,106 @@ export class ProjectionRunner {
     this.markedCaughtUp();
   }
 
-  /** Reads straight from the store in large batches until the head: fast start after downtime. */
+  /**
+   * Reads straight from the store in large batches until the head: fast start after downtime.
+   * Three things overlap: the store reads the batch after next, this process builds the next
+   * batch's MULTI, and Redis applies the current one (on a free core each would otherwise wait for
+   * the others). A built batch is sent only once the one before it committed, and only if the
+   * checkpoints are then what it was built from; its WATCH is sent just before it.
+   */
   private async catchUp(): Promise<void> {
-    const size = Math.max(this.opts.batchSize, 2000);
+    const size = Math.max(this.opts.batchSize, CATCH_UP_BATCH);
     let lastLog = Date.now();
     // Up to the head seen on entry: under constant writes the live subscription takes over from there.
     const head = await this.opts.store.headPosition();
     const read = (from: bigint) =>
       this.opts.store.readAll({ fromPosition: from, maxCount: size + 1 }).then((es) => es.filter((e) => e.position > from));
-    // The next batch is read while Redis applies this one (the two take turns otherwise).
     let next: Promise<RecordedEvent[]> | null = null;
+    // The batch whose MULTI is in flight, and the checkpoints it leaves once committed.
+    let inflight: { done: Promise<void>; events: RecordedEvent[]; leaves: Map<string, bigint> } | null = null;
+    const settle = async () => {
+      const f = inflight;
+      inflight = null;
+      if (!f) return;
+      await f.done;
+      await this.react(f.events);
+    };
     try {
+      let from = this.minCheckpoint;
       for (;;) {
-        const from = this.minCheckpoint;
-        if (!this.running) return;
-        if (from >= head) return await this.markCaughtUp();
+        if (!this.running) return await settle();
+        if (from >= head) {
+          await settle();
+          return await this.markCaughtUp();
+        }
         if (Date.now() - lastLog > 2000) {
           lastLog = Date.now();
           this.opts.log.info({ position: from.toString(), head: head.toString() }, 'projections catching up');
         }
         const events = await (next ?? read(from));
         next = null;
-        if (events.length === 0) return await this.markCaughtUp();
+        if (events.length === 0) {
+          await settle();
+          return await this.markCaughtUp();
+        }
         const last = events[events.length - 1].position;
         if (last < head) next = read(last);
-        await this.commit(events, false);
-        await this.react(events);
-        // Read ahead from where this batch ended; if the checkpoints are elsewhere now, read again.
-        if (this.minCheckpoint !== last) {
+        const batch = this.prepare(events, false, inflight?.leaves);
+        const expected = inflight?.leaves;
+        await settle();
+        // If the checkpoints are elsewhere now than the batch was built from, read again from there.
+        if (expected && [...expected].some(([name, cp]) => this.state.get(name)?.checkpoint !== cp)) {
           next?.catch(() => undefined);
           next = null;
+          from = this.minCheckpoint;
+          continue;
         }
+        inflight = { done: this.send(batch), events, leaves: batch.next };
+        from = last;
       }
     } finally {
       // A read ahead that is not used must not surface as an unhandled rejection.
       next?.catch(() => undefined);
+      await (inflight as { done: Promise<void> } | null)?.done.catch(() => undefined);
     }
   }
 
   private async commit(events: RecordedEvent[], live: boolean): Promise<void> {
+    await this.send(this.prepare(events, live));
+  }
+
+  /**
+   * Builds one batch's MULTI (every projection's changes and checkpoint), from the runner's
+   * checkpoints or from `from` (those a batch still in flight will leave). Nothing is sent yet.
+   */
+  private prepare(events: RecordedEvent[], live: boolean, from?: Map<string, bigint>): PreparedBatch {
     const { redis, ks, projections } = this.opts;
     const last = events[events.length - 1]?.position ?? 0n;
-    if (last > this.processed) this.processed = last;
-    if (projections.length === 0) {
+    const next = new Map<string, bigint>();
+    if (projections.length === 0) return { multi: null, next, last };
+    const multi = redis.multi();
+    for (const p of projections) {
+      const st = this.state.get(p.name)!;
+      const base = from ? { gen: st.gen, checkpoint: from.get(p.name) ?? st.checkpoint } : st;
+      next.set(p.name, applyBatch(ks, p, base, events, multi, live));
+    }
+    return { multi, next, last };
+  }
+
+  /** WATCHes, then commits a built batch (the MULTI commits only if no pointer or checkpoint moved). */
+  private async send(batch: PreparedBatch): Promise<void> {
+    const { redis, ks, projections } = this.opts;
+    if (batch.last > this.processed) this.processed = batch.last;
+    if (!batch.multi) {
       this.updateMin();
       return;
     }
-    // The MULTI commits only if no pointer or checkpoint moved since it was read (WATCH).
     await watchUnchanged(redis, ks, projections, this.state, this.opts.fence);
-    const multi = redis.multi();
-    const next = new Map<string, bigint>();
-    try {
-      for (const p of projections) next.set(p.name, applyBatch(ks, p, this.state.get(p.name)!, events, multi, live));
-    } catch (err) {
-      await redis.unwatch();
-      throw err;
-    }
-    const results = await multi.exec();
+    const results = await batch.multi.exec();
     if (results === null) throw new GenerationSwitched();
     const failed = results.find(([err]) => err);
     if (failed) this.opts.log.error({ err: failed[0] }, 'a projection command failed inside a committed batch');
-    for (const [name, cp] of next) this.state.get(name)!.checkpoint = cp;
+    for (const [name, cp] of batch.next) this.state.get(name)!.checkpoint = cp;
     this.updateMin();
     await redis.publish(ks.progressChannel, this.minCheckpoint.toString());
   }

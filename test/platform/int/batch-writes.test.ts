@@ -36,4 +36,21 @@ describe('BatchWrites', () => {
     b.flush(again);
     expect(await again.exec()).toEqual([]);
   });
+
+  it("sums a script's incr() calls per field over the batch, exactly near and beyond 2^53", async () => {
+    const b = new BatchWrites();
+    const h = `${prefix}incr`;
+    const count = "incr(KEYS[1], ARGV[1], ARGV[2])";
+    // Below 2^53 each, but their sum is not: the double would round it.
+    const near = 2n ** 52n + 1n;
+    const beyond = 2n ** 62n + 3n;
+    const calls: Array<[string, bigint]> = [['small', 5n], ['small', -2n], ['near', near], ['near', near], ['near', 1n], ['big', beyond], ['big', -1n], ['zero', 0n]];
+    for (const [field, delta] of calls) b.evalEach(count, [h], [field, delta.toString()]);
+    await redis.hset(h, 'near', '1');
+    const multi = redis.multi();
+    b.flush(multi);
+    const results = await multi.exec();
+    expect(results!.filter(([err]) => err)).toEqual([]);
+    expect(await redis.hgetall(h)).toEqual({ small: '3', near: (2n * near + 2n).toString(), big: (beyond - 1n).toString(), zero: '0' });
+  });
 });

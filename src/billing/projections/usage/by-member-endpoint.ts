@@ -21,10 +21,10 @@ local ep = redis.call('GET', KEYS[5]) or 'unknown'
 redis.call('DEL', KEYS[5])
 for i = 1, 3 do
   for _, p in ipairs({'u:' .. owner, 'e:' .. ep}) do
-    redis.call('HINCRBY', KEYS[i], p .. ':req', 1)
-    redis.call('HINCRBY', KEYS[i], p .. ':in', ARGV[2])
-    redis.call('HINCRBY', KEYS[i], p .. ':out', ARGV[3])
-    redis.call('HINCRBY', KEYS[i], p .. ':cost', ARGV[4])
+    incr(KEYS[i], p .. ':req', 1)
+    incr(KEYS[i], p .. ':in', ARGV[2])
+    incr(KEYS[i], p .. ':out', ARGV[3])
+    incr(KEYS[i], p .. ':cost', ARGV[4])
   end
 end
 return 1`;
@@ -43,7 +43,8 @@ export function rememberEndpoint(d: InferenceRequested['data'], tx: ProjectionTx
 /** `buckets`: the minute, hour and day bucket keys of the debit. */
 export function countByMemberAndEndpoint(d: TokensDebited['data'], buckets: [string, string, string], tx: ProjectionTx): void {
   // Batched (tx.evalEach: one EVAL per batch, after the batch's tx.multi commands, so the owner and
-  // endpoint written by earlier events of the same batch are there).
+  // endpoint written by earlier events of the same batch are there; incr() sums a batch's counts
+  // per bucket field, one HINCRBY each).
   tx.evalEach(
     COUNT_BY_MEMBER_AND_ENDPOINT,
     [...buckets, tx.key('owner', d.workspaceId), tx.key('endpoint', d.requestId)],
