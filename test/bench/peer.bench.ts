@@ -5,7 +5,7 @@
  *   npm run bench:peer -- --write           # also replaces "## Peer gateway" in docs/BENCHMARKS.md
  *   options: --duration <s> (8) --connections <n> (10) --rounds <n> (2) --ttfc <n> (100) --no-split
  *            --slow <n,n> (200,1000): the slow-stream scenario's concurrent streams; --slow 0 skips it
- *            --slow-duration <s> (10) --only-slow: the slow-stream scenario alone
+ *            --slow-duration <s> (10) --slow-ttfc <n> (20) --only-slow: the slow-stream scenario alone
  *            --baseline <dir>: also measure the tollgate checked out in <dir> (its own src, same
  *            node_modules), side by side: before/after figures for a change in one run
  *            --cpu-prof <dir>: tollgate processes write V8 CPU profiles there (node --cpu-prof)
@@ -439,7 +439,7 @@ async function instantScenario(portkey: Proc): Promise<string> {
 async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
   const seconds = numberArg('slow-duration', 10);
   const rounds = numberArg('rounds', 2);
-  const ttfcN = numberArg('ttfc', 100);
+  const ttfcN = numberArg('slow-ttfc', 20);
   const loadStart = loadavg();
   const upstream = await launch('slow upstream', self('slow-upstream'));
   const upUrl = `http://127.0.0.1:${upstream.port}`;
@@ -494,7 +494,7 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
   return [
     `Slow streams, measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}: ` +
       `an upstream streaming 60 chunks (one word each) 10 ms apart, then [DONE]; N clients each streaming one request after another on the OpenAI route (max_tokens 256: every chunk passes) for ${seconds} s per round, ` +
-      `then the open streams finish; the mean of ${rounds} alternating rounds per level after a warm-up. Streams/s counts streams that ended with [DONE] inside the window; ` +
+      `then the open streams finish; the mean of ${rounds} alternating rounds per level after a warm-up. Streams/s counts the streams that ended with [DONE] over the time from the window's start until the last one ended; ` +
       `CPU per stream is the gateway process's user + system time (all its threads, /proc/<pid>/stat) from the window's start until its last stream ended, over the streams it completed; ` +
       `latency is the whole stream's, first chunk the time to the first \`data:\` under that load (ms); RSS is sampled every 100 ms (idle: just before the round; KB per open stream: (peak − idle) / streams open at once). ` +
       `Peak RSS (VmHWM) over the whole run: ${hwm}. ` +
