@@ -457,6 +457,7 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
   ];
   const f = (n: number, d = 2) => n.toFixed(d);
   const rows: string[] = [];
+  const failures: string[] = [];
   for (const { t } of targets.slice(1)) await driveSlowStreams(t, 50, 2); // warm-up: JIT, connection pools
   for (const level of levels) {
     const runs: SlowRun[][] = targets.map(() => []);
@@ -465,6 +466,10 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
         process.stderr.write(`slow streams ×${level}, round ${r + 1}/${rounds}: ${name} …\n`);
         runs[i].push(await driveSlowStreams(t, level, seconds));
       }
+    }
+    for (const [i, { name }] of targets.entries()) {
+      const why = runs[i].flatMap((x) => Object.entries(x.failures)).map(([k, n]) => `${n} × ${k}`);
+      if (why.length) failures.push(`${level} streams, ${name}: ${why.slice(0, 4).join('; ')}`);
     }
     const pk = mean(runs[1].map((x) => x.streamsPerSec));
     const pkCpu = mean(runs[1].map((x) => x.cpuMsPerStream[0]));
@@ -503,6 +508,7 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
     '| streams | target | completed streams/s | vs Portkey | CPU ms per stream | vs Portkey | p50 | p99 | first chunk p50 / p99 | RSS MB idle → peak | KB per open stream | completed | failed |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
+    ...(failures.length ? ['', `Failed streams: ${failures.join('. ')}.`] : []),
     '',
     `Time to the first chunk at 1 connection: ${ttfcN} sequential streams on one keep-alive connection (after 10 unmeasured), p50 in ms.`,
     '',

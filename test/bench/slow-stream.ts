@@ -77,8 +77,9 @@ export interface SlowRun {
   /** Streams that ended with [DONE], per second from the window's start until the last one ended. */
   streamsPerSec: number;
   completed: number;
-  /** Streams that did not end with a 200 and [DONE]. */
+  /** Streams that did not end with a 200 and [DONE], and why (the first few reasons, counted). */
   failed: number;
+  failures: Record<string, number>;
   /** CPU ms per completed stream, per measured process, from the window's start until every stream ended. */
   cpuMsPerStream: number[];
   /** Whole-stream latency and time to first chunk under load, ms. */
@@ -98,6 +99,8 @@ const DATA = Buffer.from('data: ');
 
 interface StreamTimes {
   ok: boolean;
+  /** Why a stream failed: its status, or the last bytes it ended with, or the socket error. */
+  why?: string;
   firstMs: number;
   totalMs: number;
   end: number;
@@ -108,7 +111,7 @@ function oneStream(agent: Agent, t: SlowTarget, i: number): Promise<StreamTimes>
     const t0 = performance.now();
     let firstMs = -1;
     let tail = Buffer.alloc(0);
-    const fail = () => resolve({ ok: false, firstMs, totalMs: performance.now() - t0, end: performance.now() });
+    const fail = (err: Error) => resolve({ ok: false, why: err.message, firstMs, totalMs: performance.now() - t0, end: performance.now() });
     const payload = t.body(i);
     const req = request(
       {
@@ -128,7 +131,8 @@ function oneStream(agent: Agent, t: SlowTarget, i: number): Promise<StreamTimes>
         res.on('end', () => {
           const end = performance.now();
           const ok = res.statusCode === 200 && tail.subarray(-DONE.length).equals(DONE);
-          resolve({ ok, firstMs, totalMs: end - t0, end });
+          const why = ok ? undefined : res.statusCode !== 200 ? `HTTP ${res.statusCode}` : `ended with ${JSON.stringify(tail.toString().slice(-24))}`;
+          resolve({ ok, why, firstMs, totalMs: end - t0, end });
         });
         res.on('error', fail);
       },
@@ -193,6 +197,7 @@ export async function driveSlowStreams(t: SlowTarget, concurrency: number, secon
     streamsPerSec: good.length / elapsedS,
     completed: good.length,
     failed: times.length - good.length,
+    failures: times.reduce<Record<string, number>>((acc, x) => (x.why ? { ...acc, [x.why]: (acc[x.why] ?? 0) + 1 } : acc), {}),
     cpuMsPerStream: cpu.map((c) => c / Math.max(1, good.length)),
     p50: pct(total, 50),
     p99: pct(total, 99),
