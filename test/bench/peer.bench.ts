@@ -376,60 +376,58 @@ async function instantScenario(portkey: Proc): Promise<string> {
   }
   const runs: Run[][] = targets.map(() => []);
   const ttfc = new Map<Target, number[]>();
-  {
-    for (const t of targets) await cannon(t, 1, connections); // warm-up: JIT, connection pools
-    for (let r = 0; r < rounds; r++) {
-      for (const [i, t] of targets.entries()) {
-        process.stderr.write(`round ${r + 1}/${rounds}: ${t.name} …\n`);
-        const pid = t.proc().child.pid!;
-        const cpu0 = cpuTimeMs(pid);
-        const res = await cannon(t, seconds, connections);
-        const cpuMs = (cpuTimeMs(pid) - cpu0) / Math.max(1, res.requests.total);
-        runs[i].push({ cpuMs, rps: res.requests.average, p50: res.latency.p50, p99: res.latency.p99, bad: res.non2xx + res.errors });
-      }
-    }
-    for (const t of targets.filter((x) => x.stream)) ttfc.set(t, await firstChunks(t, ttfcN));
-    const single = new Map<Target, number[]>();
-    const singleCpu = new Map<Target, number>();
-    for (const t of targets.filter((x) => !x.stream)) {
+  for (const t of targets) await cannon(t, 1, connections); // warm-up: JIT, connection pools
+  for (let r = 0; r < rounds; r++) {
+    for (const [i, t] of targets.entries()) {
+      process.stderr.write(`round ${r + 1}/${rounds}: ${t.name} …\n`);
       const pid = t.proc().child.pid!;
       const cpu0 = cpuTimeMs(pid);
-      single.set(t, await oneConnection(t, ttfcN + 20));
-      singleCpu.set(t, (cpuTimeMs(pid) - cpu0) / (ttfcN + 20));
+      const res = await cannon(t, seconds, connections);
+      const cpuMs = (cpuTimeMs(pid) - cpu0) / Math.max(1, res.requests.total);
+      runs[i].push({ cpuMs, rps: res.requests.average, p50: res.latency.p50, p99: res.latency.p99, bad: res.non2xx + res.errors });
     }
-    const rss = new Map(targets.filter((t) => t.rss).map((t) => [t, peakRssMb(t.proc().child.pid!)]));
-    const loadEnd = loadavg();
-
-    const agg = runs.map((rs) => ({ cpuMs: mean(rs.map((x) => x.cpuMs)), rps: mean(rs.map((x) => x.rps)), p50: mean(rs.map((x) => x.p50)), p99: mean(rs.map((x) => x.p99)), bad: rs.reduce((a, x) => a + x.bad, 0) }));
-    const portkeyOf = (t: Target) => {
-      const i = targets.findIndex((x) => x.name === 'Portkey gateway, streaming');
-      return agg[t.stream && i >= 0 ? i : targets.findIndex((x) => x.name === 'Portkey gateway')];
-    };
-    const up = agg[0];
-    const f = (n: number, d = 2) => n.toFixed(d);
-    const rows = targets.map((t, i) => {
-      const a = agg[i];
-      const pk = portkeyOf(t);
-      const first = ttfc.get(t);
-      const one = single.get(t);
-      const upOne = percentile(single.get(targets[0])!, 50);
-      const oneCell = one ? `${f(percentile(one, 50), 3)}${t === targets[0] ? '' : ` (+${f(percentile(one, 50) - upOne, 3)})`}` : '—';
-      return `| ${t.name} | ${Math.round(a.rps)} | ${f(a.rps / pk.rps)}× | ${f(a.rps / up.rps, 3)}× | ${f(a.p50)} | ${f(a.p99)} | ${oneCell} | ${first ? `${f(percentile(first, 50))} / ${f(percentile(first, 99))}` : '—'} | ${rss.has(t) ? Math.round(rss.get(t)!) : '—'} | ${f(a.cpuMs, 3)}${singleCpu.has(t) ? ` (1 conn. ${f(singleCpu.get(t)!, 3)})` : ''} | ${a.bad} |`;
-    });
-    const table = [
-      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; ` +
-        `autocannon, ${connections} connections, ${seconds} s per round, the mean of ${rounds} alternating rounds after a 1 s warm-up each; ` +
-        `instant upstream (fixed reply); the ratio columns compare streaming targets with Portkey streaming where it was measured. ` +
-        `First chunk: ${ttfcN} sequential streaming requests; 1 connection: ${ttfcN} sequential requests on one keep-alive connection (after 20 unmeasured). Latencies in ms; peak RSS is the process's VmHWM at the end; CPU per request is the target process's user + system time (all its threads) over the requests it answered under load, which the machine's other load disturbs far less than requests/s. ` +
-        `Load average (1/5/15 min) at the start ${loadStart.map((x) => x.toFixed(2)).join(' / ')}, at the end ${loadEnd.map((x) => x.toFixed(2)).join(' / ')}.`,
-      '',
-      '| target | requests/s | vs Portkey | vs upstream | p50 | p99 | 1 connection p50 (added to upstream) | first chunk p50 / p99 | peak RSS MB | CPU ms per request | non-2xx + errors |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
-      ...rows,
-      ...(notes.length ? ['', ...notes] : []),
-    ].join('\n');
-    return table;
   }
+  for (const t of targets.filter((x) => x.stream)) ttfc.set(t, await firstChunks(t, ttfcN));
+  const single = new Map<Target, number[]>();
+  const singleCpu = new Map<Target, number>();
+  for (const t of targets.filter((x) => !x.stream)) {
+    const pid = t.proc().child.pid!;
+    const cpu0 = cpuTimeMs(pid);
+    single.set(t, await oneConnection(t, ttfcN + 20));
+    singleCpu.set(t, (cpuTimeMs(pid) - cpu0) / (ttfcN + 20));
+  }
+  const rss = new Map(targets.filter((t) => t.rss).map((t) => [t, peakRssMb(t.proc().child.pid!)]));
+  const loadEnd = loadavg();
+
+  const agg = runs.map((rs) => ({ cpuMs: mean(rs.map((x) => x.cpuMs)), rps: mean(rs.map((x) => x.rps)), p50: mean(rs.map((x) => x.p50)), p99: mean(rs.map((x) => x.p99)), bad: rs.reduce((a, x) => a + x.bad, 0) }));
+  const portkeyOf = (t: Target) => {
+    const i = targets.findIndex((x) => x.name === 'Portkey gateway, streaming');
+    return agg[t.stream && i >= 0 ? i : targets.findIndex((x) => x.name === 'Portkey gateway')];
+  };
+  const up = agg[0];
+  const f = (n: number, d = 2) => n.toFixed(d);
+  const rows = targets.map((t, i) => {
+    const a = agg[i];
+    const pk = portkeyOf(t);
+    const first = ttfc.get(t);
+    const one = single.get(t);
+    const upOne = percentile(single.get(targets[0])!, 50);
+    const oneCell = one ? `${f(percentile(one, 50), 3)}${t === targets[0] ? '' : ` (+${f(percentile(one, 50) - upOne, 3)})`}` : '—';
+    return `| ${t.name} | ${Math.round(a.rps)} | ${f(a.rps / pk.rps)}× | ${f(a.rps / up.rps, 3)}× | ${f(a.p50)} | ${f(a.p99)} | ${oneCell} | ${first ? `${f(percentile(first, 50))} / ${f(percentile(first, 99))}` : '—'} | ${rss.has(t) ? Math.round(rss.get(t)!) : '—'} | ${f(a.cpuMs, 3)}${singleCpu.has(t) ? ` (1 conn. ${f(singleCpu.get(t)!, 3)})` : ''} | ${a.bad} |`;
+  });
+  const table = [
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; ` +
+      `autocannon, ${connections} connections, ${seconds} s per round, the mean of ${rounds} alternating rounds after a 1 s warm-up each; ` +
+      `instant upstream (fixed reply); the ratio columns compare streaming targets with Portkey streaming where it was measured. ` +
+      `First chunk: ${ttfcN} sequential streaming requests; 1 connection: ${ttfcN} sequential requests on one keep-alive connection (after 20 unmeasured). Latencies in ms; peak RSS is the process's VmHWM at the end; CPU per request is the target process's user + system time (all its threads) over the requests it answered under load, which the machine's other load disturbs far less than requests/s. ` +
+      `Load average (1/5/15 min) at the start ${loadStart.map((x) => x.toFixed(2)).join(' / ')}, at the end ${loadEnd.map((x) => x.toFixed(2)).join(' / ')}.`,
+    '',
+    '| target | requests/s | vs Portkey | vs upstream | p50 | p99 | 1 connection p50 (added to upstream) | first chunk p50 / p99 | peak RSS MB | CPU ms per request | non-2xx + errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    ...(notes.length ? ['', ...notes] : []),
+  ].join('\n');
+  return table;
 }
 
 /**
