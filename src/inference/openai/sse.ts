@@ -14,17 +14,32 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
   let event = '';
   let data: string[] = [];
   let sawData = false;
-  const lines = function* (final: boolean): Generator<string> {
+  // Complete lines of `buffer` to `handle`, the events they end to `ready`. A scan with indexOf and
+  // one slice of what is left per network chunk: no generator, regex match or re-slice per line.
+  const ready: SseEvent[] = [];
+  const drain = (final: boolean) => {
+    let start = 0;
+    let lf = -2;
+    let cr = -2;
     for (;;) {
-      const m = /\r\n|\r|\n/.exec(buffer);
-      if (!m) break;
-      // A lone CR at the very end may be the first half of CRLF: wait for the next chunk.
-      if (!final && m[0] === '\r' && m.index === buffer.length - 1) break;
-      yield buffer.slice(0, m.index);
-      buffer = buffer.slice(m.index + m[0].length);
+      if (lf !== -1 && lf < start) lf = buffer.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = buffer.indexOf('\r', start);
+      const end = cr < 0 ? lf : lf < 0 ? cr : Math.min(cr, lf);
+      if (end < 0) break;
+      let next = end + 1;
+      if (end === cr) {
+        // A lone CR at the very end may be the first half of CRLF: wait for the next chunk.
+        if (!final && end === buffer.length - 1) break;
+        if (buffer.charCodeAt(next) === 10) next++;
+      }
+      const e = handle(buffer.slice(start, end));
+      if (e) ready.push(e);
+      start = next;
     }
+    buffer = start ? buffer.slice(start) : buffer;
     if (final && buffer) {
-      yield buffer;
+      const e = handle(buffer);
+      if (e) ready.push(e);
       buffer = '';
     }
   };
@@ -49,16 +64,14 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
   };
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
-    for (const line of lines(false)) {
-      const e = handle(line);
-      if (e) yield e;
-    }
+    drain(false);
+    // One by one: `yield*` over an array in an async generator costs a promise per element.
+    for (let i = 0; i < ready.length; i++) yield ready[i];
+    ready.length = 0;
   }
   buffer += decoder.decode();
-  for (const line of lines(true)) {
-    const e = handle(line);
-    if (e) yield e;
-  }
+  drain(true);
   const last = handle('');
-  if (last) yield last;
+  if (last) ready.push(last);
+  for (let i = 0; i < ready.length; i++) yield ready[i];
 }

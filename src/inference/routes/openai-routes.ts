@@ -10,6 +10,7 @@ import { chatCompletions, getModel, listModels, unsupportedChatFeature } from '.
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
 import { formatUsd } from '../../platform/money';
 import { setUsageHeaders } from './usage-headers';
+import { chatChunkFrames } from './openai-chunks';
 
 /** The OpenAI-compatible routes: chat completions (whole or streamed) and the model list. */
 
@@ -59,15 +60,7 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
       return;
     }
     const writer = new EventStreamWriter(res);
-    const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      system_fingerprint: engine.backend.modelName(model),
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      ...extra,
-    });
+    const frames = chatChunkFrames(id, created, model, engine.backend.modelName(model));
     const openAiError = (message: string, type: string) => ({ error: { message, type, code: null }, detail: message });
     try {
       let first = true;
@@ -75,7 +68,7 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
         signal: disconnectSignal(res),
         streaming: true,
         onText: async (text) => {
-          await writer.send(chunk(first ? { role: 'assistant', content: text } : { content: text }, null));
+          await writer.write(frames.text(text, first));
           first = false;
         },
       });
@@ -87,7 +80,7 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
       }
       const reason = out.result.finishReason;
       // As OpenAI: usage only when asked (stream_options.include_usage), only in a last chunk with no choices.
-      await writer.send(chunk(first ? { role: 'assistant', content: '' } : {}, reason));
+      await writer.write(frames.finish(reason, first));
       if (body.includeUsage) await writer.send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(out) });
       await writer.send('[DONE]');
       writer.end();
