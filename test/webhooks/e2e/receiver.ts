@@ -7,14 +7,15 @@ export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   verified: boolean;
+  /** The status answered, 0 for a request held open. */
   answered: number;
 }
 
 export class Receiver {
   received: Received[] = [];
   secret = '';
-  /** How to answer the n-th request for an event id (0-based). */
-  constructor(public answer: (nth: number) => number) {}
+  /** How to answer the n-th request for an event id (0-based); null holds the request open, unanswered. */
+  constructor(public answer: (nth: number) => number | null) {}
   private server!: Server;
   url = '';
   async start(): Promise<void> {
@@ -32,7 +33,8 @@ export class Receiver {
         const id = String(req.headers['webhook-id']);
         const nth = this.received.filter((r) => r.headers['webhook-id'] === id).length;
         const answered = this.answer(nth);
-        this.received.push({ headers: req.headers, body, verified, answered });
+        this.received.push({ headers: req.headers, body, verified, answered: answered ?? 0 });
+        if (answered === null) return;
         res.statusCode = answered;
         res.end();
       });
@@ -40,6 +42,10 @@ export class Receiver {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
   }
-  close = () => new Promise<void>((r) => this.server.close(() => r()));
+  close = () =>
+    new Promise<void>((r) => {
+      this.server.close(() => r());
+      this.server.closeAllConnections();
+    });
 }
 

@@ -11,7 +11,13 @@ import { isReplayJob, WEBHOOK_QUEUE, type WebhookJobData } from './queue';
  */
 export async function startWebhookWorker(
   s: Services,
-  opts: { queue: () => Promise<Queue<WebhookJobData>>; concurrency?: number },
+  opts: {
+    queue: () => Promise<Queue<WebhookJobData>>;
+    concurrency?: number;
+    /** How long a job stays locked to this worker without a renewal (BullMQ's default 30 s); a killed worker's job runs again after it. */
+    lockDurationMs?: number;
+    stalledIntervalMs?: number;
+  },
 ): Promise<{ close(): Promise<void> }> {
   const log = s.log.child({ part: 'webhooks' });
   const worker = new Worker<WebhookJobData, SendResult | 'enqueued'>(
@@ -25,6 +31,9 @@ export async function startWebhookWorker(
       connection: await s.connectRedis('webhook-worker', { maxRetriesPerRequest: null }),
       prefix: bullPrefix(s.config),
       concurrency: opts.concurrency ?? 8,
+      lockDuration: opts.lockDurationMs ?? 30_000,
+      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      maxStalledCount: 5,
     },
   );
   worker.on('failed', (job, err) => log.info({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery attempt failed'));
