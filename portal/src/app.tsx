@@ -8,6 +8,7 @@ import { LoginPage, SignupPage } from './pages/login';
 import { PlaygroundPage } from './pages/playground/page';
 import { ReceiptPage, RECEIPT_PATH } from './pages/receipt';
 import { UsagePage } from './pages/usage/page';
+import { WebhooksPage } from './pages/webhooks/page';
 import { WorkspacePage } from './pages/workspace/page';
 import { navigate, usePath } from './router';
 import { forgetAllSecrets, useSession } from './state';
@@ -29,6 +30,7 @@ const PAGES: PortalPage[] = [
   { path: '/billing', label: 'Billing', title: 'Billing', render: () => <BillingPage /> },
   { path: '/usage', label: 'Usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/audit', label: 'Audit log', title: 'Audit log', render: () => <AuditPage />, adminOnly: true },
+  { path: '/webhook-endpoints', label: 'Webhooks', title: 'Webhooks', render: () => <WebhooksPage />, adminOnly: true },
 ];
 /** Pages outside the navigation. */
 const OTHER_PAGES = [
