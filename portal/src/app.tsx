@@ -8,7 +8,7 @@ import { LoginPage, SignupPage } from './pages/login';
 import { PlaygroundPage } from './pages/playground/page';
 import { ReceiptPage, RECEIPT_PATH } from './pages/receipt';
 import { UsagePage } from './pages/usage/page';
-import { WebhooksPage } from './pages/webhooks/page';
+import { WEBHOOKS_PATH, WebhooksPage } from './pages/webhooks/page';
 import { WorkspacePage } from './pages/workspace/page';
 import { navigate, usePath } from './router';
 import { forgetAllSecrets, useSession } from './state';
@@ -30,12 +30,13 @@ const PAGES: PortalPage[] = [
   { path: '/billing', label: 'Billing', title: 'Billing', render: () => <BillingPage /> },
   { path: '/usage', label: 'Usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/audit', label: 'Audit log', title: 'Audit log', render: () => <AuditPage />, adminOnly: true },
-  { path: '/webhook-endpoints', label: 'Webhooks', title: 'Webhooks', render: () => <WebhooksPage />, adminOnly: true },
 ];
 /** Pages outside the navigation. */
 const OTHER_PAGES = [
   { path: USAGE_POLICY_PATH, label: 'Usage policy', title: 'Usage policy', render: () => <UsagePolicyPage /> },
   { path: RECEIPT_PATH, label: 'Receipt', title: 'Request receipt', render: () => <ReceiptPage /> },
+  // Linked from the workspace page (admins): the header has no room for another link on a laptop.
+  { path: WEBHOOKS_PATH, label: 'Webhooks', title: 'Webhooks', render: () => <WebhooksPage /> },
 ];
 
 const visiblePages = (role: string | undefined) => PAGES.filter((p) => !p.adminOnly || role === 'admin');

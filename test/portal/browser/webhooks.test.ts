@@ -47,7 +47,8 @@ const status = () => page.getByTestId('endpoint-status').textContent();
 const createKey = (name: string) => adaApi.call('POST', `/v1/workspaces/${adaApi.workspaceId}/keys`, { name });
 
 test('an admin adds an endpoint, sets the threshold, enables it again, resends and replays from the portal', async () => {
-  await page.getByRole('navigation', { name: 'Portal' }).getByRole('link', { name: 'Webhooks', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Portal' }).getByRole('link', { name: 'Workspace', exact: true }).click();
+  await page.getByRole('main').getByRole('link', { name: 'Webhooks', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
 
   await page.getByLabel('URL').fill(receiver.url);

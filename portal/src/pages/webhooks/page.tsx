@@ -8,6 +8,9 @@ import type { WebhookEndpoint, WebhookEndpointWithSecret, WebhookList } from '..
 import { Deliveries } from './deliveries';
 import { Replays } from './replays';
 
+/** The page's address: /webhooks itself is the API's (Stripe's webhooks), never a portal page. */
+export const WEBHOOKS_PATH = '/webhook-endpoints';
+
 /** Webhooks (admins): endpoints, the secret shown once, the low-balance threshold, deliveries, resend, replay (docs/WEBHOOKS.md). */
 export function WebhooksPage() {
   const ws = useWorkspace();
