@@ -195,6 +195,8 @@ describe('replay from a point in time', () => {
     // The scan run again from the start (a worker killed mid-scan): its enqueue ledger stops every duplicate.
     const queueRedis = await server.services.connectRedis('test-queue', { maxRetriesPerRequest: null });
     const queue = webhookQueue({ redis: queueRedis, prefix: bullPrefix(server.services.config), config: server.services.config });
+    // With the finished jobs' records gone (BullMQ keeps a bounded number), job ids alone would not stop a duplicate.
+    await queue.clean(0, 10_000, 'completed');
     await server.services.redis.hset(server.services.ks.shared('webhooks', 'replay', replayId), { status: 'scanning', scannedTo: '' });
     expect(await runReplay({ store: server.services.store, redis: server.services.redis, ks: server.services.ks, queue }, { data: { workspaceId: ws, endpointId, replayId } })).toBe('enqueued');
     await until(async () => {
