@@ -33,6 +33,7 @@ import type {
 } from '../../src/billing/routes/billing-schemas';
 import type { policyStatusBody, usagePolicyBody } from '../../src/policy/routes/policy-schemas';
 import type { statementBody, statementMonthsBody } from '../../src/billing/routes/statement-schemas';
+import type { deliveryBody, endpointBody, endpointWithSecretBody, replayBody } from '../../src/webhooks/routes/webhook-schemas';
 
 // GET /v1/me and the session
 export type Role = z.output<typeof role>;
@@ -90,3 +91,14 @@ export interface CallUsage {
 
 // A request's receipt: GET /v1/workspaces/:ws/requests/:requestId (src/inference/routes/caller-schemas.ts)
 export type RequestReceipt = z.output<typeof receiptBody>;
+
+// Webhooks (admins): GET …/webhooks, …/deliveries, …/replays (src/webhooks/routes/webhook-schemas.ts)
+export type WebhookEndpoint = z.output<typeof endpointBody>;
+export type WebhookEndpointWithSecret = z.output<typeof endpointWithSecretBody>;
+export type WebhookDelivery = z.output<typeof deliveryBody>;
+export type WebhookReplay = z.output<typeof replayBody>;
+export interface WebhookList {
+  endpoints: WebhookEndpoint[];
+  eventTypes: string[];
+  balanceThreshold: string | null;
+}

@@ -8,6 +8,7 @@ import { LoginPage, SignupPage } from './pages/login';
 import { PlaygroundPage } from './pages/playground/page';
 import { ReceiptPage, RECEIPT_PATH } from './pages/receipt';
 import { UsagePage } from './pages/usage/page';
+import { WEBHOOKS_PATH, WebhooksPage } from './pages/webhooks/page';
 import { WorkspacePage } from './pages/workspace/page';
 import { navigate, usePath } from './router';
 import { forgetAllSecrets, useSession } from './state';
@@ -34,6 +35,8 @@ const PAGES: PortalPage[] = [
 const OTHER_PAGES = [
   { path: USAGE_POLICY_PATH, label: 'Usage policy', title: 'Usage policy', render: () => <UsagePolicyPage /> },
   { path: RECEIPT_PATH, label: 'Receipt', title: 'Request receipt', render: () => <ReceiptPage /> },
+  // Linked from the workspace page (admins): the header has no room for another link on a laptop.
+  { path: WEBHOOKS_PATH, label: 'Webhooks', title: 'Webhooks', render: () => <WebhooksPage /> },
 ];
 
 const visiblePages = (role: string | undefined) => PAGES.filter((p) => !p.adminOnly || role === 'admin');

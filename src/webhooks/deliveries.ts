@@ -25,6 +25,8 @@ export interface Delivery {
   status: 'pending' | 'succeeded' | 'failed' | 'skipped';
   attempts: DeliveryAttempt[];
   created: string;
+  /** The event's position in the log (decimal string): a replay can start there. Absent in older records. */
+  position?: string;
 }
 
 const keys = (ks: Keyspace, endpointId: string) => ({

@@ -1,4 +1,4 @@
-import type { EventRecord } from '../platform/event';
+import { assertNever, type EventRecord } from '../platform/event';
 import { DomainError } from '../platform/errors';
 import type { WebhookEvent } from './events';
 
@@ -22,31 +22,41 @@ export type WebhookCommand =
   | { type: 'RegisterEndpoint'; data: { workspaceId: string; endpointId: string; url: string; eventTypes: string[]; secret: string; by: string } }
   | { type: 'RotateEndpointSecret'; data: { workspaceId: string; endpointId: string; secret: string; by: string } }
   | { type: 'DeleteEndpoint'; data: { workspaceId: string; endpointId: string; by: string } }
-  | { type: 'DisableEndpoint'; data: { workspaceId: string; endpointId: string; eventId: string; reason: string } };
+  | { type: 'DisableEndpoint'; data: { workspaceId: string; endpointId: string; eventId: string; reason: string } }
+  | { type: 'EnableEndpoint'; data: { workspaceId: string; endpointId: string; by: string } }
+  | { type: 'SetBalanceThreshold'; data: { workspaceId: string; thresholdNanoUsd: string | null; by: string } };
 
 /** At most this many endpoints per workspace: each event is delivered once per endpoint. */
 export const MAX_ENDPOINTS = 20;
 
 export function evolveEndpoints(state: EndpointsState, e: EventRecord<WebhookEvent>): EndpointsState {
   const next = new Map(state);
-  const d = e.data;
   switch (e.type) {
     case 'WebhookEndpointRegistered':
-      next.set(d.endpointId, { endpointId: d.endpointId, url: e.data.url, eventTypes: e.data.eventTypes, secret: e.data.secret, status: 'enabled', created: e.created, since: e.position.toString(), disabledReason: null });
+      next.set(e.data.endpointId, { endpointId: e.data.endpointId, url: e.data.url, eventTypes: e.data.eventTypes, secret: e.data.secret, status: 'enabled', created: e.created, since: e.position.toString(), disabledReason: null });
       break;
     case 'WebhookEndpointSecretRotated': {
-      const ep = next.get(d.endpointId);
-      if (ep) next.set(d.endpointId, { ...ep, secret: e.data.secret });
+      const ep = next.get(e.data.endpointId);
+      if (ep) next.set(e.data.endpointId, { ...ep, secret: e.data.secret });
       break;
     }
     case 'WebhookEndpointDeleted':
-      next.delete(d.endpointId);
+      next.delete(e.data.endpointId);
       break;
     case 'WebhookEndpointDisabled': {
-      const ep = next.get(d.endpointId);
-      if (ep) next.set(d.endpointId, { ...ep, status: 'disabled', disabledReason: e.data.reason });
+      const ep = next.get(e.data.endpointId);
+      if (ep) next.set(e.data.endpointId, { ...ep, status: 'disabled', disabledReason: e.data.reason });
       break;
     }
+    case 'WebhookEndpointEnabled': {
+      const ep = next.get(e.data.endpointId);
+      if (ep) next.set(e.data.endpointId, { ...ep, status: 'enabled', disabledReason: null });
+      break;
+    }
+    case 'BalanceAlertThresholdSet':
+      break;
+    default:
+      assertNever(e);
   }
   return next;
 }
@@ -74,6 +84,13 @@ export function decideEndpoints(cmd: WebhookCommand, s: EndpointsState): Webhook
       const ep = s.get(cmd.data.endpointId);
       return ep && ep.status === 'enabled' ? [{ type: 'WebhookEndpointDisabled', data: cmd.data }] : [];
     }
+    case 'EnableEndpoint':
+      // Enabling an enabled endpoint writes nothing (a double click).
+      return known(s, cmd.data.endpointId).status === 'disabled' ? [{ type: 'WebhookEndpointEnabled', data: cmd.data }] : [];
+    case 'SetBalanceThreshold':
+      return [{ type: 'BalanceAlertThresholdSet', data: cmd.data }];
+    default:
+      return assertNever(cmd);
   }
 }
 

@@ -18,6 +18,7 @@ export const WEBHOOK_EVENT_TYPES = {
   'member.joined': 'MemberJoined',
   'member.removed': 'MemberRemoved',
   'member.left': 'MemberLeft',
+  'balance.below_threshold': 'BalanceThresholdCrossed',
 } as const;
 
 export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;

@@ -8,12 +8,16 @@ import { HttpError } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';
 import { getDelivery, listDeliveries as deliveriesOf, type Delivery } from '../deliveries';
 import type { Endpoint } from '../endpoints';
+import { getReplay, listReplays, type Replay } from '../replays';
 import { webhookEventTypes } from '../event-types';
 import * as uc from '../usecases';
-import { deliveryJobId, type DeliveryJobData } from '../workers/delivery/queue';
+import { deliveryJobId, type WebhookJobData } from '../workers/delivery/queue';
 import * as c from './webhook-schemas';
 
-/** /v1/workspaces/:ws/webhooks…: admins register endpoints, rotate secrets, list and resend deliveries. */
+/**
+ * /v1/workspaces/:ws/webhooks…: admins register endpoints, rotate secrets, enable disabled ones, set the
+ * low-balance threshold, list and resend deliveries, and replay from a point in time.
+ */
 
 const endpointJson = (e: Endpoint): z.input<typeof c.endpointBody> => ({
   endpointId: e.endpointId,
@@ -31,9 +35,22 @@ const deliveryJson = (d: Delivery): z.input<typeof c.deliveryBody> => ({
   attempts: d.attempts,
   created: d.created,
   payload: d.payload,
+  ...(d.position ? { position: d.position } : {}),
 });
 
-export function webhookRoutes(s: Services, queue: () => Promise<Queue<DeliveryJobData>>): Router {
+const replayJson = (r: Replay): z.input<typeof c.replayBody> => ({
+  replayId: r.replayId,
+  since: r.since,
+  fromPosition: r.fromPosition,
+  toPosition: r.toPosition,
+  status: r.status,
+  matched: r.matched,
+  succeeded: r.succeeded,
+  failed: r.failed,
+  created: r.created,
+});
+
+export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJobData>>): Router {
   const r = Router();
   const session = requireSession(s);
   const admin = requireMember(s, { admin: true });
@@ -48,7 +65,8 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<DeliveryJo
 
   r.get(c.listEndpoints.path, session, admin, async (_req, res) => {
     const eps = await uc.listEndpoints(s, workspaceOf(res).workspaceId);
-    res.set('Cache-Control', 'no-store').json({ endpoints: eps.map(endpointJson), eventTypes: webhookEventTypes });
+    const balanceThreshold = await uc.balanceThresholdOf(s, workspaceOf(res).workspaceId);
+    res.set('Cache-Control', 'no-store').json({ endpoints: eps.map(endpointJson), eventTypes: webhookEventTypes, balanceThreshold });
   });
 
   r.delete(c.deleteEndpoint.path, session, admin, async (req, res) => {
@@ -81,6 +99,38 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<DeliveryJo
     const n = d.attempts.length;
     await (await queue()).add('deliver', { workspaceId: ws, endpointId, eventId: deliveryId, resend: n }, { jobId: deliveryJobId(endpointId, deliveryId, n) });
     res.status(202).json(deliveryJson(d));
+  });
+
+  r.put(c.setBalanceThreshold.path, session, admin, async (req, res) => {
+    const { body } = validate(c.setBalanceThreshold, req);
+    res.json(await uc.setBalanceThreshold(s, { workspaceId: workspaceOf(res).workspaceId, threshold: body.threshold, by: userOf(res).userId, metadata: metaOf(res) }));
+  });
+
+  r.post(c.enableEndpoint.path, session, admin, async (req, res) => {
+    const { endpointId } = validate(c.enableEndpoint, req).params;
+    const ws = workspaceOf(res).workspaceId;
+    await uc.enableEndpoint(s, { workspaceId: ws, endpointId, by: userOf(res).userId, metadata: metaOf(res) });
+    res.json(endpointJson(await uc.requireEndpoint(s, ws, endpointId)));
+  });
+
+  r.post(c.startReplay.path, session, admin, async (req, res) => {
+    const { params, body } = validate(c.startReplay, req);
+    const { replay, created } = await uc.startReplay(s, queue, { workspaceId: workspaceOf(res).workspaceId, endpointId: params.endpointId, ...body });
+    res.status(created ? 202 : 200).json(replayJson(replay));
+  });
+
+  r.get(c.listReplays.path, session, admin, async (req, res) => {
+    const { endpointId } = validate(c.listReplays, req).params;
+    await uc.requireEndpoint(s, workspaceOf(res).workspaceId, endpointId);
+    res.set('Cache-Control', 'no-store').json({ replays: (await listReplays(s.redis, s.ks, endpointId)).map(replayJson) });
+  });
+
+  r.get(c.getReplay.path, session, admin, async (req, res) => {
+    const { endpointId, replayId } = validate(c.getReplay, req).params;
+    await uc.requireEndpoint(s, workspaceOf(res).workspaceId, endpointId);
+    const replay = await getReplay(s.redis, s.ks, replayId);
+    if (!replay || replay.endpointId !== endpointId) throw new HttpError(404, 'No replay with this id');
+    res.set('Cache-Control', 'no-store').json(replayJson(replay));
   });
 
   return r;

@@ -29,7 +29,35 @@ export const deliveryBody = z.object({
   attempts: z.array(z.object({ at: z.string(), status: z.number().nullable().describe('The receiver’s HTTP status, null if none'), error: z.string().nullable() })),
   created: z.string(),
   payload: z.string().describe('The exact JSON body sent'),
+  position: z.string().optional().describe('The event’s log position: a replay can start there (sincePosition)'),
 });
+
+export const replayBody = z.object({
+  replayId: z.string().describe('whr_…, derived from the endpoint and the starting point: asking again answers the same replay'),
+  since: z.string().nullable().describe('The ISO time the replay starts at, or null when it starts at sincePosition'),
+  fromPosition: z.string().describe('Inclusive; "0" for a replay since a time (the log is scanned from its start)'),
+  toPosition: z.string().describe('The head of the log when the replay was asked for; later events are delivered live'),
+  status: z.enum(['scanning', 'enqueued']).describe('enqueued: every matching event is queued (see succeeded and failed for the outcome)'),
+  matched: z.number().int().describe('Events queued for this replay so far'),
+  succeeded: z.number().int().describe('Of them, delivered (a 2xx answer)'),
+  failed: z.number().int().describe('Of them, every attempt failed (or the endpoint was disabled or deleted)'),
+  created: z.string(),
+});
+
+const replayRequest = z
+  .object({
+    since: z.string({ error: 'since must be an ISO 8601 time' }).optional(),
+    sincePosition: z.string({ error: 'sincePosition must be a decimal string' }).optional(),
+  })
+  .describe('Exactly one of since and sincePosition');
+
+const thresholdRequest = z.object({
+  threshold: z
+    .string({ error: 'threshold must be a USD amount as a decimal string, such as "25" or "12.50", or null' })
+    .nullable()
+    .describe('USD, more than 0; null turns the alert off'),
+});
+export const thresholdBody = z.object({ threshold: z.string().nullable().describe('USD decimal string, or null: no alert') });
 
 const registerBody = z.object({
   url: z.string({ error: 'url must be a string' }).max(2048, 'url must be at most 2048 characters long'),
@@ -64,7 +92,13 @@ export const listEndpoints = route({
   tags,
   security: ['session'],
   params: wsParams,
-  responses: { 200: { description: 'The endpoints', schema: z.object({ endpoints: z.array(endpointBody), eventTypes: z.array(z.string()) }) }, ...admin },
+  responses: {
+    200: {
+      description: 'The endpoints',
+      schema: z.object({ endpoints: z.array(endpointBody), eventTypes: z.array(z.string()), balanceThreshold: z.string().nullable().describe('The low-balance alert threshold (USD), or null') }),
+    },
+    ...admin,
+  },
 });
 
 export const deleteEndpoint = route({
@@ -112,4 +146,78 @@ export const resendDelivery = route({
   },
 });
 
-export const routes: RouteContract[] = [registerEndpoint, listEndpoints, deleteEndpoint, rotateSecret, listDeliveries, resendDelivery];
+export const enableEndpoint = route({
+  method: 'post',
+  path: '/v1/workspaces/:ws/webhooks/:endpointId/enable',
+  summary: 'Enable a disabled endpoint: events stored from now on are sent to it (replay what it missed)',
+  tags,
+  security: ['session'],
+  params: endpointParams,
+  responses: { 200: { description: 'Enabled (also when it already was)', schema: endpointBody }, ...adminWrite, 404: problem('Workspace or endpoint not found') },
+});
+
+export const setBalanceThreshold = route({
+  method: 'put',
+  path: '/v1/workspaces/:ws/webhooks/balance-threshold',
+  summary: 'Set the workspace’s low-balance alert threshold (balance.below_threshold), or null for none',
+  description: 'One alert each time the balance goes from at or above the threshold to below it; a deposit back to it or above re-arms the alert.',
+  tags,
+  security: ['session'],
+  params: wsParams,
+  body: thresholdRequest,
+  responses: { 200: { description: 'Set', schema: thresholdBody }, ...adminWrite, 422: invalidInput('threshold is not a positive USD decimal string or null (loc body.threshold)') },
+});
+
+export const startReplay = route({
+  method: 'post',
+  path: '/v1/workspaces/:ws/webhooks/:endpointId/replays',
+  summary: 'Send again every event of the endpoint’s types stored since a time (or from a log position)',
+  description:
+    'Each delivery keeps webhook-id = the event id. The replay id is derived from the endpoint and the starting point, so asking again answers the same replay (200) and queues nothing new.',
+  tags,
+  security: ['session'],
+  params: endpointParams,
+  body: replayRequest,
+  responses: {
+    202: { description: 'Replay started', schema: replayBody },
+    200: { description: 'This replay was asked for before: its progress', schema: replayBody },
+    ...adminWrite,
+    404: problem('Workspace or endpoint not found'),
+    409: problem('The endpoint is disabled'),
+    422: invalidInput('Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position'),
+  },
+});
+
+export const listReplays = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/webhooks/:endpointId/replays',
+  summary: 'The endpoint’s latest replays (newest first, at most 20) with their progress',
+  tags,
+  security: ['session'],
+  params: endpointParams,
+  responses: { 200: { description: 'The replays', schema: z.object({ replays: z.array(replayBody) }) }, ...admin, 404: problem('Workspace or endpoint not found') },
+});
+
+export const getReplay = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/webhooks/:endpointId/replays/:replayId',
+  summary: 'One replay’s progress and result',
+  tags,
+  security: ['session'],
+  params: endpointParams.extend({ replayId: z.string() }),
+  responses: { 200: { description: 'The replay', schema: replayBody }, ...admin, 404: problem('Workspace, endpoint or replay not found') },
+});
+
+export const routes: RouteContract[] = [
+  registerEndpoint,
+  listEndpoints,
+  deleteEndpoint,
+  rotateSecret,
+  listDeliveries,
+  resendDelivery,
+  enableEndpoint,
+  setBalanceThreshold,
+  startReplay,
+  listReplays,
+  getReplay,
+];

@@ -51,3 +51,12 @@ export async function requireEndpoint(s: Pick<Services, 'store'>, workspaceId: s
 }
 
 export { endpointsOf as listEndpoints };
+
+/** An admin enables a disabled endpoint: events stored from then on reach it (a replay sends what it missed). */
+export async function enableEndpoint(s: Deps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<void> {
+  const { workspaceId, endpointId, by } = cmd;
+  await runWebhookCommand(s, workspaceId, { type: 'EnableEndpoint', data: { workspaceId, endpointId, by } }, cmd.metadata);
+}
+
+export { setBalanceThreshold, balanceThresholdOf } from './balance-threshold';
+export { startReplay } from './replay';

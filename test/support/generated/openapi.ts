@@ -738,7 +738,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint; the answer shows its signing secret once
-         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
+         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left, balance.below_threshold. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
          */
         post: operations["postV1WorkspacesWsWebhooks"];
         delete?: never;
@@ -809,6 +809,81 @@ export interface paths {
         put?: never;
         /** Send one delivery again (same webhook-id and body, signed anew) */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdDeliveriesDeliveryIdResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/{endpointId}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable a disabled endpoint: events stored from now on are sent to it (replay what it missed) */
+        post: operations["postV1WorkspacesWsWebhooksEndpointIdEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/balance-threshold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the workspace’s low-balance alert threshold (balance.below_threshold), or null for none
+         * @description One alert each time the balance goes from at or above the threshold to below it; a deposit back to it or above re-arms the alert.
+         */
+        put: operations["putV1WorkspacesWsWebhooksBalanceThreshold"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/{endpointId}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint’s latest replays (newest first, at most 20) with their progress */
+        get: operations["getV1WorkspacesWsWebhooksEndpointIdReplays"];
+        put?: never;
+        /**
+         * Send again every event of the endpoint’s types stored since a time (or from a log position)
+         * @description Each delivery keeps webhook-id = the event id. The replay id is derived from the endpoint and the starting point, so asking again answers the same replay (200) and queues nothing new.
+         */
+        post: operations["postV1WorkspacesWsWebhooksEndpointIdReplays"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/webhooks/{endpointId}/replays/{replayId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One replay’s progress and result */
+        get: operations["getV1WorkspacesWsWebhooksEndpointIdReplaysReplayId"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5251,6 +5326,8 @@ export interface operations {
                             created: string;
                         }[];
                         eventTypes: string[];
+                        /** @description The low-balance alert threshold (USD), or null */
+                        balanceThreshold: string | null;
                     };
                 };
             };
@@ -5509,6 +5586,8 @@ export interface operations {
                             created: string;
                             /** @description The exact JSON body sent */
                             payload: string;
+                            /** @description The event’s log position: a replay can start there (sincePosition) */
+                            position?: string;
                         }[];
                     };
                 };
@@ -5576,6 +5655,8 @@ export interface operations {
                         created: string;
                         /** @description The exact JSON body sent */
                         payload: string;
+                        /** @description The event’s log position: a replay can start there (sincePosition) */
+                        position?: string;
                     };
                 };
             };
@@ -5608,6 +5689,403 @@ export interface operations {
             };
             /** @description The endpoint is disabled */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1WorkspacesWsWebhooksEndpointIdEnable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Enabled (also when it already was) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endpointId: string;
+                        url: string;
+                        eventTypes: string[];
+                        /** @enum {string} */
+                        status: "enabled" | "disabled";
+                        disabledReason: string | null;
+                        created: string;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or endpoint not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putV1WorkspacesWsWebhooksBalanceThreshold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description USD, more than 0; null turns the alert off */
+                    threshold: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description USD decimal string, or null: no alert */
+                        threshold: string | null;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description threshold is not a positive USD decimal string or null (loc body.threshold) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsWebhooksEndpointIdReplays: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replays */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        replays: {
+                            /** @description whr_…, derived from the endpoint and the starting point: asking again answers the same replay */
+                            replayId: string;
+                            /** @description The ISO time the replay starts at, or null when it starts at sincePosition */
+                            since: string | null;
+                            /** @description Inclusive; "0" for a replay since a time (the log is scanned from its start) */
+                            fromPosition: string;
+                            /** @description The head of the log when the replay was asked for; later events are delivered live */
+                            toPosition: string;
+                            /**
+                             * @description enqueued: every matching event is queued (see succeeded and failed for the outcome)
+                             * @enum {string}
+                             */
+                            status: "scanning" | "enqueued";
+                            /** @description Events queued for this replay so far */
+                            matched: number;
+                            /** @description Of them, delivered (a 2xx answer) */
+                            succeeded: number;
+                            /** @description Of them, every attempt failed (or the endpoint was disabled or deleted) */
+                            failed: number;
+                            created: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or endpoint not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postV1WorkspacesWsWebhooksEndpointIdReplays: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    since?: string;
+                    sincePosition?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description This replay was asked for before: its progress */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whr_…, derived from the endpoint and the starting point: asking again answers the same replay */
+                        replayId: string;
+                        /** @description The ISO time the replay starts at, or null when it starts at sincePosition */
+                        since: string | null;
+                        /** @description Inclusive; "0" for a replay since a time (the log is scanned from its start) */
+                        fromPosition: string;
+                        /** @description The head of the log when the replay was asked for; later events are delivered live */
+                        toPosition: string;
+                        /**
+                         * @description enqueued: every matching event is queued (see succeeded and failed for the outcome)
+                         * @enum {string}
+                         */
+                        status: "scanning" | "enqueued";
+                        /** @description Events queued for this replay so far */
+                        matched: number;
+                        /** @description Of them, delivered (a 2xx answer) */
+                        succeeded: number;
+                        /** @description Of them, every attempt failed (or the endpoint was disabled or deleted) */
+                        failed: number;
+                        created: string;
+                    };
+                };
+            };
+            /** @description Replay started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whr_…, derived from the endpoint and the starting point: asking again answers the same replay */
+                        replayId: string;
+                        /** @description The ISO time the replay starts at, or null when it starts at sincePosition */
+                        since: string | null;
+                        /** @description Inclusive; "0" for a replay since a time (the log is scanned from its start) */
+                        fromPosition: string;
+                        /** @description The head of the log when the replay was asked for; later events are delivered live */
+                        toPosition: string;
+                        /**
+                         * @description enqueued: every matching event is queued (see succeeded and failed for the outcome)
+                         * @enum {string}
+                         */
+                        status: "scanning" | "enqueued";
+                        /** @description Events queued for this replay so far */
+                        matched: number;
+                        /** @description Of them, delivered (a 2xx answer) */
+                        succeeded: number;
+                        /** @description Of them, every attempt failed (or the endpoint was disabled or deleted) */
+                        failed: number;
+                        created: string;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or endpoint not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint is disabled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsWebhooksEndpointIdReplaysReplayId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                endpointId: string;
+                replayId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replay */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whr_…, derived from the endpoint and the starting point: asking again answers the same replay */
+                        replayId: string;
+                        /** @description The ISO time the replay starts at, or null when it starts at sincePosition */
+                        since: string | null;
+                        /** @description Inclusive; "0" for a replay since a time (the log is scanned from its start) */
+                        fromPosition: string;
+                        /** @description The head of the log when the replay was asked for; later events are delivered live */
+                        toPosition: string;
+                        /**
+                         * @description enqueued: every matching event is queued (see succeeded and failed for the outcome)
+                         * @enum {string}
+                         */
+                        status: "scanning" | "enqueued";
+                        /** @description Events queued for this replay so far */
+                        matched: number;
+                        /** @description Of them, delivered (a 2xx answer) */
+                        succeeded: number;
+                        /** @description Of them, every attempt failed (or the endpoint was disabled or deleted) */
+                        failed: number;
+                        created: string;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Only admins manage webhooks */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace, endpoint or replay not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

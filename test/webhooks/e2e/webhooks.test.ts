@@ -1,9 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { startTestServer, type TestServer } from '../../support/harness';
 import { addMember, api, createWorkspace, fund, newUser as signedUp, type TestUser } from '../../accounts/e2e/helpers';
 import { until } from '../../support/wait';
+import { Receiver } from './receiver';
 import { expectMatchesContract } from '../../support/contract';
 import { registerEndpoint as registerRoute, listDeliveries as deliveriesRoute } from '../../../src/webhooks/routes/webhook-schemas';
 
@@ -12,46 +10,6 @@ import { registerEndpoint as registerRoute, listDeliveries as deliveriesRoute } 
  * on 127.0.0.1 (so WEBHOOKS_ALLOW_PRIVATE_TARGETS=true) that verifies every delivery with the
  * standardwebhooks package. Retries are quick (WEBHOOKS_RETRY_BASE_MS=20, 4 attempts).
  */
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  verified: boolean;
-  answered: number;
-}
-
-class Receiver {
-  received: Received[] = [];
-  secret = '';
-  /** How to answer the n-th request for an event id (0-based). */
-  constructor(private readonly answer: (nth: number) => number) {}
-  private server!: Server;
-  url = '';
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        let verified = false;
-        try {
-          new Webhook(this.secret).verify(body, req.headers as Record<string, string>);
-          verified = true;
-        } catch {
-          verified = false;
-        }
-        const id = String(req.headers['webhook-id']);
-        const nth = this.received.filter((r) => r.headers['webhook-id'] === id).length;
-        const answered = this.answer(nth);
-        this.received.push({ headers: req.headers, body, verified, answered });
-        res.statusCode = answered;
-        res.end();
-      });
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-  close = () => new Promise<void>((r) => this.server.close(() => r()));
-}
 
 let server: TestServer;
 const receivers: Receiver[] = [];

@@ -23,6 +23,16 @@ describe('webhook endpoints decider', () => {
     expect(() => decideEndpoints({ type: 'DeleteEndpoint', data: { workspaceId: ws, endpointId: 'nope', by: 'u' } }, s)).toThrow('No webhook endpoint');
   });
 
+  test('enable: a disabled endpoint is enabled once; an enabled one writes nothing; an unknown one is not found', () => {
+    const disabled: WebhookEvent = { type: 'WebhookEndpointDisabled', data: { workspaceId: ws, endpointId: 'e1', eventId: 'ev', reason: 'HTTP 500' } };
+    const enable = { type: 'EnableEndpoint' as const, data: { workspaceId: ws, endpointId: 'e1', by: 'u' } };
+    const [enabled] = decideEndpoints(enable, fold([reg('e1'), disabled]));
+    expect(enabled.type).toBe('WebhookEndpointEnabled');
+    expect(fold([reg('e1'), disabled, enabled]).get('e1')).toMatchObject({ status: 'enabled', disabledReason: null });
+    expect(decideEndpoints(enable, fold([reg('e1'), disabled, enabled]))).toEqual([]);
+    expect(() => decideEndpoints({ ...enable, data: { ...enable.data, endpointId: 'nope' } }, fold([reg('e1')]))).toThrow('No webhook endpoint');
+  });
+
   test(`at most ${MAX_ENDPOINTS} endpoints`, () => {
     const s = fold(Array.from({ length: MAX_ENDPOINTS }, (_, i) => reg(`e${i}`)));
     expect(() => decideEndpoints({ type: 'RegisterEndpoint', data: regData('new') }, s)).toThrow(/at most/);

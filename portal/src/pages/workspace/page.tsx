@@ -1,7 +1,8 @@
 import { useRef, useState } from 'preact/hooks';
 import { del, enc, get, put } from '../../api';
 import type { InvitationList, Member, MemberList } from '../../api-types';
-import { ConfirmDialog, ErrorMessage, Loading, Message, TrashIcon, useLoad } from '../../components/ui';
+import { ConfirmDialog, ErrorMessage, Link, Loading, Message, TrashIcon, useLoad } from '../../components/ui';
+import { WEBHOOKS_PATH } from '../webhooks/page';
 import { dateTime } from '../../format';
 import { useSession, useWorkspace } from '../../state';
 import { CreateForm, InviteForm, LeaveCard, RenameForm } from './forms';
@@ -70,6 +71,11 @@ export function WorkspacePage() {
       <p class="lede">
         {ws.personal ? 'Your personal workspace. ' : ''}Members share this workspace's keys and billing. You are {isAdmin ? 'an admin' : 'a member'} here.
       </p>
+      {isAdmin && (
+        <p>
+          <Link href={WEBHOOKS_PATH}>Webhooks</Link>: signed notifications to your systems, and the low-balance alert.
+        </p>
+      )}
 
       <div class="grid-2 cards">
         {isAdmin && <RenameForm />}

@@ -13,14 +13,27 @@ export interface DeliveryJobData {
   eventId: string;
   /** Set on a resend: sent even when an earlier delivery of the event succeeded. */
   resend?: number;
+  /** Set on a replayed delivery: the replay it belongs to (sent even when delivered before). */
+  replay?: string;
 }
+
+/** The job that scans the log for a replay and enqueues its deliveries (./replay.ts); its job id is the replay id. */
+export interface ReplayJobData {
+  workspaceId: string;
+  endpointId: string;
+  replayId: string;
+}
+
+export type WebhookJobData = DeliveryJobData | ReplayJobData;
+export const isReplayJob = (d: WebhookJobData): d is ReplayJobData => 'replayId' in d;
 
 /** Deterministic: the same event is enqueued once per endpoint however often the reactor sees it. A resend adds a suffix. */
 export const deliveryJobId = (endpointId: string, eventId: string, resend?: number) =>
   `wh-${endpointId}-${eventId}${resend === undefined ? '' : `-resend-${resend}`}`;
+export const replayDeliveryJobId = (endpointId: string, eventId: string, replayId: string) => `wh-${endpointId}-${eventId}-${replayId}`;
 
-export function webhookQueue(o: { redis: Redis; prefix: string; config: Pick<Config, 'WEBHOOKS_MAX_ATTEMPTS' | 'WEBHOOKS_RETRY_BASE_MS'> }): Queue<DeliveryJobData> {
-  const queue = new Queue<DeliveryJobData>(WEBHOOK_QUEUE, {
+export function webhookQueue(o: { redis: Redis; prefix: string; config: Pick<Config, 'WEBHOOKS_MAX_ATTEMPTS' | 'WEBHOOKS_RETRY_BASE_MS'> }): Queue<WebhookJobData> {
+  const queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, {
     connection: o.redis,
     prefix: o.prefix,
     defaultJobOptions: {

@@ -6,7 +6,7 @@ import type { Services } from '../../../services';
 import { payloadOf, storedEventTypes } from '../../event-types';
 import { recordPending } from '../../deliveries';
 import { endpointsOf } from '../../usecases';
-import { deliveryJobId, type DeliveryJobData } from './queue';
+import { deliveryJobId, type WebhookJobData } from './queue';
 
 /**
  * Sees each event a webhook type maps to, after it is stored, and enqueues one delivery job per
@@ -14,7 +14,7 @@ import { deliveryJobId, type DeliveryJobData } from './queue';
  * run during a rebuild or replay, so a replay sends nothing; at-least-once comes from the reactor
  * checkpoint (an event seen again is enqueued again under the same id, which BullMQ ignores).
  */
-export function webhookReactor(deps: { store: Services['store']; redis: Redis; ks: Keyspace; queue: () => Promise<Queue<DeliveryJobData>> }) {
+export function webhookReactor(deps: { store: Services['store']; redis: Redis; ks: Keyspace; queue: () => Promise<Queue<WebhookJobData>> }) {
   return reactor<{ type: string; data: Record<string, unknown> }>()({
     name: 'webhooks',
     handles: storedEventTypes,
@@ -30,7 +30,7 @@ export function webhookReactor(deps: { store: Services['store']; redis: Redis; k
       const queue = await deps.queue();
       const body = JSON.stringify(payload);
       for (const ep of targets) {
-        await recordPending(deps.redis, deps.ks, { deliveryId: event.id, endpointId: ep.endpointId, workspaceId, eventType: payload.type, payload: body, created: event.created });
+        await recordPending(deps.redis, deps.ks, { deliveryId: event.id, endpointId: ep.endpointId, workspaceId, eventType: payload.type, payload: body, created: event.created, position: event.position.toString() });
         await queue.add('deliver', { workspaceId, endpointId: ep.endpointId, eventId: event.id }, { jobId: deliveryJobId(ep.endpointId, event.id) });
       }
     },

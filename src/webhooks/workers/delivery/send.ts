@@ -7,6 +7,7 @@ import type { Services } from '../../../services';
 import { getDelivery, recordAttempt, setStatus } from '../../deliveries';
 import { targetProblem } from '../../target-guard';
 import { disableEndpoint, endpointOf } from '../../usecases';
+import { replayProgress } from '../../replays';
 import type { DeliveryJobData } from './queue';
 
 export type SendDeps = Pick<Services, 'store' | 'newId' | 'now' | 'log'> & {
@@ -23,13 +24,17 @@ export type SendResult = 'succeeded' | 'skipped';
  * last failed attempt disables the endpoint and tells the workspace's admins.
  */
 export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 'data' | 'attemptsMade' | 'opts'>): Promise<SendResult> {
-  const { workspaceId, endpointId, eventId, resend } = job.data;
+  const { workspaceId, endpointId, eventId, resend, replay } = job.data;
+  // A resend or a replay is asked for by an admin: sent even when an earlier delivery succeeded.
+  const asked = resend !== undefined || replay !== undefined;
+  const replayOutcome = (ok: boolean) => (replay ? replayProgress.outcome(d.redis, d.ks, replay, eventId, ok) : undefined);
   const delivery = await getDelivery(d.redis, d.ks, endpointId, eventId);
   if (!delivery) return 'skipped';
-  if (delivery.status === 'succeeded' && resend === undefined) return 'skipped';
+  if (delivery.status === 'succeeded' && !asked) return 'skipped';
   const ep = await endpointOf(d, workspaceId, endpointId);
   if (!ep || ep.status !== 'enabled') {
     await setStatus(d.redis, d.ks, delivery, 'skipped');
+    await replayOutcome(false);
     return 'skipped';
   }
   const at = d.now();
@@ -63,11 +68,14 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
   }
   if (error === null) {
     await recordAttempt(d.redis, d.ks, delivery, { at: at.toISOString(), status, error }, 'succeeded');
+    await replayOutcome(true);
     return 'succeeded';
   }
   const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
   await recordAttempt(d.redis, d.ks, delivery, { at: at.toISOString(), status, error }, last ? 'failed' : 'pending');
-  if (last && resend === undefined) {
+  if (last) await replayOutcome(false);
+  // Only live deliveries disable an endpoint: an admin's resend or replay reports its own outcome.
+  if (last && !asked) {
     const reason = `Every attempt to deliver event ${eventId} failed; last: ${error}`;
     if (await disableEndpoint(d, { workspaceId, endpointId, eventId, reason })) {
       await postNotice(d.redis, d.ks, { workspaceId }, {

@@ -1,19 +1,39 @@
-import { Job, Worker } from 'bullmq';
+import { Job, Queue, Worker } from 'bullmq';
 import type { Services } from '../../../services';
 import { bullPrefix } from '../../../billing';
 import { sendDelivery, type SendResult } from './send';
-import { WEBHOOK_QUEUE, type DeliveryJobData } from './queue';
+import { runReplay } from './replay';
+import { isReplayJob, WEBHOOK_QUEUE, type WebhookJobData } from './queue';
 
-/** The BullMQ worker that sends webhook deliveries (./send.ts), one job per (endpoint, event). */
-export async function startWebhookWorker(s: Services, opts: { concurrency?: number } = {}): Promise<{ close(): Promise<void> }> {
+/**
+ * The BullMQ worker of the webhook queue: deliveries (./send.ts), one job per (endpoint, event), and
+ * replay scans (./replay.ts), which enqueue deliveries on the same queue.
+ */
+export async function startWebhookWorker(
+  s: Services,
+  opts: {
+    queue: () => Promise<Queue<WebhookJobData>>;
+    concurrency?: number;
+    /** How long a job stays locked to this worker without a renewal (BullMQ's default 30 s); a killed worker's job runs again after it. */
+    lockDurationMs?: number;
+    stalledIntervalMs?: number;
+  },
+): Promise<{ close(): Promise<void> }> {
   const log = s.log.child({ part: 'webhooks' });
-  const worker = new Worker<DeliveryJobData, SendResult>(
+  const worker = new Worker<WebhookJobData, SendResult | 'enqueued'>(
     WEBHOOK_QUEUE,
-    async (job: Job<DeliveryJobData>) => sendDelivery({ store: s.store, newId: s.newId, now: s.now, log, redis: s.redis, ks: s.ks, config: s.config }, job),
+    async (job: Job<WebhookJobData>) => {
+      const data = job.data;
+      if (isReplayJob(data)) return runReplay({ store: s.store, redis: s.redis, ks: s.ks, queue: await opts.queue() }, { data });
+      return sendDelivery({ store: s.store, newId: s.newId, now: s.now, log, redis: s.redis, ks: s.ks, config: s.config }, { data, attemptsMade: job.attemptsMade, opts: job.opts });
+    },
     {
       connection: await s.connectRedis('webhook-worker', { maxRetriesPerRequest: null }),
       prefix: bullPrefix(s.config),
       concurrency: opts.concurrency ?? 8,
+      lockDuration: opts.lockDurationMs ?? 30_000,
+      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      maxStalledCount: 5,
     },
   );
   worker.on('failed', (job, err) => log.info({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery attempt failed'));
