@@ -6,7 +6,7 @@ import { EsdbEventStore, EsdbOptions } from '../../../../src/platform/eventstore
 import type { EventStore, NewEvent, RecordedEvent, Subscription } from '../../../../src/platform/eventstore/port';
 import { SqliteEventStore } from '../../../../src/platform/eventstore/sqlite';
 import { PostgresEventStore } from '../../../../src/platform/eventstore/postgres';
-import { createTestDatabase } from '../../../support/postgres';
+import { perFileTestDatabase } from '../../../support/postgres';
 import { EsdbGrpcServer, startEsdbGrpcServer } from '../../../support/esdb-grpc-server';
 import { FakeEsdbClient } from './fake-esdb-client';
 
@@ -125,8 +125,13 @@ export function realEsdbAdapter(connectionString: string): Adapter {
   };
 }
 
-/** PostgreSQL: a database of its own per test (created on TEST_DATABASE_URL's server, dropped after). */
+/**
+ * PostgreSQL: one database per test file (created on TEST_DATABASE_URL's server, dropped after),
+ * emptied before each test, so every test still starts from a store nobody else wrote to.
+ */
 export function postgresAdapter(): Adapter {
+  const db = perFileTestDatabase('contract', { asyncCommit: true });
+  afterAll(() => db.drop());
   return {
     name: 'postgres',
     fresh: true,
@@ -135,15 +140,8 @@ export function postgresAdapter(): Adapter {
     // stays wide for the 50 x 20 it does now.
     heavyTimeoutMs: 600_000,
     async open() {
-      const db = await createTestDatabase('contract', { asyncCommit: true });
-      const store = new PostgresEventStore({ connectionString: db.url, pollIntervalMs: 50 });
-      return {
-        store,
-        async cleanup() {
-          await store.close();
-          await db.drop();
-        },
-      };
+      const store = new PostgresEventStore({ connectionString: await db.fresh(), pollIntervalMs: 50 });
+      return { store, cleanup: () => store.close() };
     },
   };
 }
