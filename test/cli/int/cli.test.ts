@@ -23,9 +23,10 @@ const REAL_CLI = resolve(__dirname, '../../../src/cli/index.ts');
 const CHILD_LIMIT_MS = 110_000;
 jest.setTimeout(120_000);
 
-/** `node <args>` runs the fixture CLI: the bundle, or tsx when esbuild is missing (KILL_CHILD=tsx). */
+/** `node <args>` runs the fixture CLI (and the shipped one): a bundle, or tsx when esbuild is missing (KILL_CHILD=tsx). */
 let cliArgs: string[] = ['--import', 'tsx', CLI];
-let bundle: { args: string[]; dispose(): void } | null = null;
+let realCliArgs: string[] = ['--import', 'tsx', REAL_CLI];
+const bundles: { args: string[]; dispose(): void }[] = [];
 const ROOT = resolve(__dirname, '../../..');
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
@@ -49,9 +50,9 @@ function baseEnv(): Record<string, string> {
   return { ...env, NODE_PATH: join(ROOT, 'node_modules'), DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
 }
 
-function run(args: string[], env: Record<string, string> = {}, opts: { script?: string; timeoutMs?: number } = {}): Promise<Result> {
+function run(args: string[], env: Record<string, string> = {}, opts: { real?: boolean; timeoutMs?: number } = {}): Promise<Result> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [...(opts.script ? ['--import', 'tsx', opts.script] : cliArgs), ...args], {
+    const child = spawn(process.execPath, [...(opts.real ? realCliArgs : cliArgs), ...args], {
       env: { ...baseEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -82,8 +83,8 @@ function expectOneLineFailure(r: Result, mentions: RegExp) {
 }
 
 beforeAll(async () => {
-  bundle = bundleChild(CLI);
-  cliArgs = bundle.args;
+  bundles.push(bundleChild(CLI), bundleChild(REAL_CLI));
+  [cliArgs, realCliArgs] = bundles.map((b) => b.args);
   store = new SqliteEventStore({ file: join(dir, 'events.sqlite') });
   redis = new Redis(TEST_REDIS_URL);
   await appendFx(store, 30, 10); // streams fx-0, fx-1 and fx-2, 10 events each
@@ -94,7 +95,7 @@ afterAll(async () => {
   redis.disconnect();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
-  bundle?.dispose();
+  for (const b of bundles) b.dispose();
 });
 
 describe('tollgate projections', () => {
@@ -130,7 +131,7 @@ describe('tollgate projections', () => {
   });
 
   test('status with the shipped module list prints a header or a clear line', async () => {
-    const r = await run(['projections', 'status'], {}, { script: REAL_CLI });
+    const r = await run(['projections', 'status'], {}, { real: true });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^(NAME\s+GEN\s+CHECKPOINT\s+HEAD\s+LAG\n|no projections registered \(event store head 30\)\n)/);
   });
@@ -187,14 +188,19 @@ describe('tollgate events', () => {
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
     const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { position: string });
     const deadline = Date.now() + CHILD_LIMIT_MS;
-    while (lines().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(lines().map((l) => l.position)).toEqual(['29', '30']);
-    await appendFx(store, 3, 3);
-    while (lines().length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(lines().map((l) => l.position)).toEqual(['29', '30', '31', '32', '33']);
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
-    expect(err).toBe('');
+    try {
+      while (lines().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(lines().map((l) => l.position)).toEqual(['29', '30']);
+      await appendFx(store, 3, 3);
+      while (lines().length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(lines().map((l) => l.position)).toEqual(['29', '30', '31', '32', '33']);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(err).toBe('');
+    } finally {
+      // A failed expectation must not leave the follower running: it kept jest from exiting.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 
   test('tail --from with a bad position fails with one line', async () => {
