@@ -11,8 +11,8 @@ import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis
 
 /** The real CLI (src/cli/index.ts) with the fixture projection module registered. */
 const CLI = resolve(__dirname, '../../support/fixtures/cli.ts');
-/** The real CLI exactly as shipped (src/modules.ts). */
-const REAL_CLI = resolve(__dirname, '../../../src/cli/index.ts');
+/** The real CLI exactly as shipped (src/modules.ts), started as bin/tollgate.js starts it. */
+const REAL_CLI = resolve(__dirname, '../../support/fixtures/shipped-cli.ts');
 
 /**
  * Each case starts the CLI as a process of its own and waits for it to exit: that is the condition,
