@@ -9,17 +9,24 @@
 const { relative } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 
-/** Seconds each file took alone on a quiet 2-core machine (rounded; only the order matters). */
+/**
+ * Seconds each file took in one full run at load 15-30 on 2 cores (docs/TESTING.md; a quiet machine
+ * takes several times less). Only the order matters.
+ */
 const SLOW = {
-  'test/billing/int/reload-kill.test.ts': 120,
-  'test/platform/contract/eventstore.contract.test.ts': 60,
-  'test/portal/browser/team.test.ts': 50,
-  'test/platform/int/kill.test.ts': 45,
-  'test/billing/e2e/webhooks.test.ts': 45,
-  'test/portal/browser/walk.test.ts': 40,
-  'test/platform/e2e/split-roles.test.ts': 40,
-  'test/cli/int/cli.test.ts': 35,
-  'test/platform/int/rebuild-safety.test.ts': 30,
+  'test/billing/int/reload-kill.test.ts': 366,
+  'test/platform/int/rebuild-safety.test.ts': 218,
+  'test/cli/int/cli.test.ts': 200,
+  'test/portal/browser/policy.test.ts': 196,
+  'test/policy/e2e/usage-policy.test.ts': 155,
+  'test/platform/e2e/split-roles.test.ts': 140,
+  'test/platform/e2e/openapi.test.ts': 113,
+  'test/billing/e2e/statements.test.ts': 108,
+  'test/accounts/e2e/auth.test.ts': 94,
+  'test/portal/browser/walk-findings.test.ts': 91,
+  'test/platform/contract/eventstore.contract.test.ts': 84,
+  'test/portal/browser/portal-details.test.ts': 84,
+  'test/portal/browser/team.test.ts': 76,
 };
 
 class SlowFirst extends Sequencer {

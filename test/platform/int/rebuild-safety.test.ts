@@ -11,7 +11,7 @@ import { createLogger } from '../../../src/platform/log';
 import { rebuildProjection, RebuildRunning, rebuildStatus } from '../../../src/platform/projections/rebuild';
 import { ProjectionRunner } from '../../../src/platform/projections/runner';
 import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
-import { until, patience } from '../../support/wait';
+import { patience, sleep, until } from '../../support/wait';
 import { appendFx, fxExpected, fxLedger, fxSnapshot } from '../../support/fixtures/projections';
 import { TEST_REDIS_URL } from '../../support/redis';
 
@@ -124,8 +124,13 @@ describe('rebuilds next to a live runner', () => {
     const runner = runnerWith({ notifications: true });
     await runner.start();
     let writing = true;
+    // Busy, but not as fast as the machine allows: at full speed the writer could outrun the rebuild
+    // on a loaded machine (the rebuild never caught up within 120 s at load 30).
     const writer = (async () => {
-      while (writing) await appendFx(env.store, 5, 5);
+      while (writing) {
+        await appendFx(env.store, 5, 5);
+        await sleep(10);
+      }
     })();
     // Cleared in finally and never rejecting: when the test fails or times out on a busy machine, a
     // watcher left running read a closed Redis in the next test file and crashed the whole jest run.
