@@ -124,12 +124,13 @@ describe('rebuilds next to a live runner', () => {
     const runner = runnerWith({ notifications: true });
     await runner.start();
     let writing = true;
-    // Busy, but not as fast as the machine allows: at full speed the writer could outrun the rebuild
-    // on a loaded machine (the rebuild never caught up within 120 s at load 30).
+    // Busy, but not as fast as the machine allows: every rebuild reads the whole log, and a writer at
+    // full speed (or even pausing 10 ms) grew it faster than a rebuild read it at load 15-30, so the
+    // test ran past 120 s. 5 events every 50 ms still land during every switch-over.
     const writer = (async () => {
       while (writing) {
         await appendFx(env.store, 5, 5);
-        await sleep(10);
+        await sleep(50);
       }
     })();
     // Cleared in finally and never rejecting: when the test fails or times out on a busy machine, a
