@@ -7,7 +7,15 @@ const base = { transform, testEnvironment: 'node', setupFiles: ['<rootDir>/test/
 // which browser-setup installs from Debian's packages) one line says so before any test starts.
 const needsRedis = { globalSetup: '<rootDir>/test/support/needs-redis.js' };
 module.exports = {
-  testTimeout: 30000,
+  // A limit for a hung test, not a speed target: every test waits on its own conditions. 30 s (and
+  // the 60 s some files set) was passed by working tests on a machine at load 15-25 (docs/TESTING.md).
+  testTimeout: 120_000,
+  // At least two workers: jest's default (cores - 1) runs one file at a time on a 2-core machine, and most files
+  // spend much of their time waiting on child processes, Redis, PostgreSQL or Chromium, so a second
+  // worker fills that time (docs/TESTING.md, "Where the time goes").
+  maxWorkers: Math.max(2, require('node:os').availableParallelism() - 1),
+  // Known-slow files first, so the run does not end on one long file.
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   // Uses the local PostgreSQL when TEST_DATABASE_URL is unset and one answers; else one line says the rows are skipped.
   globalSetup: '<rootDir>/test/support/global-setup.js',
   projects: [

@@ -27,6 +27,10 @@ export function bundleChild(script: string): { args: string[]; dispose(): void }
       // Native, lazily loaded or thread-based packages stay in node_modules (found through NODE_PATH);
       // so does pdfkit, which reads its font data beside its own files (a bundle would move them).
       external: ['better-sqlite3', '@eventstore/db-client', 'pg', 'pino', 'thread-stream', 'pino-pretty', 'tiktoken', 'pdfkit', 'standardwebhooks'],
+      // In one bundle every module shares the entry's `module`, so a `require.main === module` guard
+      // (src/main.ts, src/cli/index.ts) would start that module too: the CLI ran twice over, and a
+      // child importing src/main started a second service. The entry alone runs.
+      define: { 'require.main': 'undefined' },
       logLevel: 'error',
     });
     return { args: [outfile], dispose: () => rmSync(dir, { recursive: true, force: true }) };

@@ -10,6 +10,7 @@ import { rebuildProjection } from '../../../src/platform/projections/rebuild';
 import { profilesOf } from '../../../src/accounts/projections/users/queries';
 import type { Module } from '../../../src/services';
 import { startTestServer, TestServer } from '../../support/harness';
+import { patience } from '../../support/wait';
 
 // Only the account read models: what they hold must come from events alone.
 const readModelsOnly: Module = { name: 'accounts-read-models', projections: accountsModule.projections };
@@ -27,7 +28,7 @@ async function append(stream: string, ...events: [string, Record<string, unknown
     events.map(([type, data]) => ({ id: randomUUID(), type, data })),
     { expectedRevision: 'any' },
   );
-  expect(await s.progress.waitFor(r.position, 5000)).toBe(true);
+  expect(await s.progress.waitFor(r.position, patience(5000))).toBe(true);
 }
 
 const ids = () => ({ ws: randomUUID(), ann: randomUUID(), bob: randomUUID(), carl: randomUUID() });

@@ -8,6 +8,7 @@ import { membersOf, workspacesOf } from '../../../src/accounts/projections/membe
 import { rebuildProjection } from '../../../src/platform/projections/rebuild';
 import type { Module } from '../../../src/services';
 import { startTestServer, TestServer } from '../../support/harness';
+import { patience } from '../../support/wait';
 
 /** Roles, leaving, revoking, renames and budgets in the account read models, from events alone. */
 const readModelsOnly: Module = { name: 'accounts-read-models', projections: accountsModule.projections };
@@ -38,7 +39,7 @@ async function seed() {
     events.map(([type, data]) => ({ id: randomUUID(), type, data, metadata: { actor: String(data.by ?? data.createdBy ?? data.userId) } })),
     { expectedRevision: 'no_stream' },
   );
-  expect(await server.services.progress.waitFor(r.position, 5000)).toBe(true);
+  expect(await server.services.progress.waitFor(r.position, patience(5000))).toBe(true);
   return { ws, ann, bob, carl };
 }
 

@@ -12,6 +12,7 @@ import { ledgerBalance, ledgerPage } from '../../../src/billing/projections/ledg
 import { rebuildProjection } from '../../../src/platform/projections/rebuild';
 import type { Module } from '../../../src/services';
 import { startTestServer, TestServer } from '../../support/harness';
+import { patience } from '../../support/wait';
 
 /**
  * Property: over random sequences of deposits, reservations, debits, releases and reloads, applied
@@ -53,7 +54,7 @@ const NANO_PER_CENT = 10_000_000n;
 async function append(stream: string, type: string, data: Record<string, unknown>) {
   const s = server.services;
   const r = await s.store.append(stream, [{ id: randomUUID(), type, data }], { expectedRevision: 'any' });
-  expect(await s.progress.waitFor(r.position, 10_000)).toBe(true);
+  expect(await s.progress.waitFor(r.position, patience(10_000))).toBe(true);
 }
 
 test('projected balance = replay, never below zero, reservations exact (fast-check, real Redis and SQLite)', async () => {

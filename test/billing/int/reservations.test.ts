@@ -7,6 +7,7 @@ import { getBalance } from '../../../src/billing/projections/balances/queries';
 import { coreReadModels } from '../../../src/core-read-models';
 import { debitData } from '../../support/debit';
 import { startTestServer, TestServer } from '../../support/harness';
+import { patience } from '../../support/wait';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ afterAll(() => server.close());
 async function append(stream: string, type: string, data: Record<string, unknown>) {
   const s = server.services;
   const r = await s.store.append(stream, [{ id: randomUUID(), type, data }], { expectedRevision: 'any' });
-  expect(await s.progress.waitFor(r.position, 5000)).toBe(true);
+  expect(await s.progress.waitFor(r.position, patience(5000))).toBe(true);
 }
 
 const deposit = (ws: string, amount: bigint) =>

@@ -1,7 +1,8 @@
 /**
  * PostgreSQL-only behaviour beyond the shared contract: commit order under concurrent writers,
  * LISTEN/NOTIFY wake-ups and the polling fallback, dropped connections, schema migration, and an
- * unreachable server. Runs when TEST_DATABASE_URL is set; each test gets a database of its own.
+ * unreachable server. Runs when TEST_DATABASE_URL is set; each test starts from an empty database (one per
+ * file, emptied before each test).
  */
 import { Client } from 'pg';
 import { openEventStore } from '../../../src/init';
@@ -9,14 +10,16 @@ import { StoreUnavailable } from '../../../src/platform/eventstore/port';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port';
 import { PostgresEventStore, PostgresOptions } from '../../../src/platform/eventstore/postgres';
 import { MIGRATIONS } from '../../../src/platform/eventstore/postgres-schema';
-import { createTestDatabase, TEST_DATABASE_URL, TestDatabase } from '../../support/postgres';
+import { perFileTestDatabase, TEST_DATABASE_URL } from '../../support/postgres';
 import { Collector, ev, evs } from './support/adapters';
 import { sleep } from '../../support/wait';
 
 const maybe = TEST_DATABASE_URL ? describe : describe.skip;
 
 maybe('PostgreSQL event store', () => {
-  let db: TestDatabase;
+  const dbs = perFileTestDatabase('pg');
+  afterAll(() => dbs.drop());
+  const db = { url: '' };
   const open: PostgresEventStore[] = [];
   const store = (opts: Partial<PostgresOptions> = {}) => {
     const s = new PostgresEventStore({ connectionString: db.url, pollIntervalMs: 50, ...opts });
@@ -34,11 +37,10 @@ maybe('PostgreSQL event store', () => {
   };
 
   beforeEach(async () => {
-    db = await createTestDatabase('pg');
+    db.url = await dbs.fresh();
   });
   afterEach(async () => {
     for (const s of open.splice(0)) await s.close();
-    await db.drop();
   });
 
   test(
@@ -117,7 +119,7 @@ maybe('PostgreSQL event store', () => {
     expect(reader.listening).toBe(true);
     const written: string[] = [];
     for (let round = 0; round < 3; round++) {
-      await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'LISTEN%'`, [db.name]);
+      await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`);
       const batch = evs(3);
       await writer.append(`s${round}`, batch, { expectedRevision: 'no_stream' });
       written.push(...batch.map((e) => e.id));
@@ -140,7 +142,7 @@ maybe('PostgreSQL event store', () => {
     const a = evs(5);
     await writer.append('x', a, { expectedRevision: 'no_stream' });
     expect((await c.take(5)).map((e) => e.id)).toEqual(a.map((e) => e.id));
-    await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name]);
+    await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
     const b = evs(4);
     // The writer's own pooled connections were killed too: its first try may fail as unavailable.
     for (let i = 0; ; i++) {

@@ -20,8 +20,6 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-jest.setTimeout(60_000);
-
 test('the committed generated types are what openapi-typescript makes of the document today (else: npm run openapi:types)', () => {
   // The document the script reads is the one served (test/platform/e2e/openapi.test.ts checks they are equal).
   const root = join(__dirname, '..', '..', '..');

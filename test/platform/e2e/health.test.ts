@@ -10,8 +10,6 @@ import { expectMatchesContract } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { until } from '../../support/wait';
 
-jest.setTimeout(60_000);
-
 const servers: TestServer[] = [];
 const dirs: string[] = [];
 afterAll(async () => {

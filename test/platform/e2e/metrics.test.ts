@@ -9,8 +9,6 @@ import { api, newUser } from '../../accounts/e2e/helpers';
 import { startTestServer, TestServer } from '../../support/harness';
 import { authHeaders, seedKey } from '../../inference/int/support/seed';
 
-jest.setTimeout(60_000);
-
 const TOKEN = 'operator-token-0123456789';
 let server: TestServer;
 beforeAll(async () => {

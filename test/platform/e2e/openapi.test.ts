@@ -11,8 +11,6 @@ import { startTestServer, TestServer } from '../../support/harness';
 import { validateOpenApi } from '../../support/openapi-validator';
 import { appOf, servedRoutes } from '../../support/served-routes';
 
-jest.setTimeout(60_000);
-
 let server: TestServer;
 let doc: Record<string, any>;
 beforeAll(async () => {

@@ -14,8 +14,6 @@ import { startTestServer, TestServer } from '../../support/harness';
 import { cleanupPrefix, TEST_REDIS_URL } from '../../support/redis';
 import { authHeaders, fund, seedKey } from '../../inference/int/support/seed';
 
-jest.setTimeout(60_000);
-
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer({ SWEEPER_ENABLED: 'false' });

@@ -20,6 +20,7 @@ import { createTestDatabase, TEST_DATABASE_URL, TestDatabase } from '../../suppo
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
 import { StripeWireServer } from '../../support/stripe-server';
 import { api, attach, deposit, newUser, TestUser } from '../../billing/e2e/helpers';
+import { patience } from '../../support/wait';
 
 const maybe = TEST_DATABASE_URL ? describe : describe.skip;
 
@@ -56,7 +57,9 @@ maybe('split roles over PostgreSQL and one Redis', () => {
   }
   async function startRole(role: string): Promise<{ child: Child; url: string }> {
     const c = spawnRole(role);
-    const [, port] = await c.waitFor(/^ready (\S+)/, 60_000);
+    // A limit for a child that never starts: four start together, and at load 40 on 2 cores that
+    // took more than the 60 s this was.
+    const [, port] = await c.waitFor(/^ready (\S+)/, 240_000);
     return { child: c, url: `http://127.0.0.1:${port}` };
   }
 
@@ -90,7 +93,7 @@ maybe('split roles over PostgreSQL and one Redis', () => {
     store = new PostgresEventStore({ connectionString: db.url });
     redis = new Redis(TEST_REDIS_URL);
     rm = new ReadModels(redis, new Keyspace(prefix));
-  }, 120_000);
+  }, 600_000);
 
   afterAll(async () => {
     await Promise.all([...children].map((c) => c.kill('SIGTERM')));
@@ -238,7 +241,7 @@ maybe('split roles over PostgreSQL and one Redis', () => {
       const replay = await startTestServer({ ROLE: 'projector', EVENT_STORE: 'postgres', DATABASE_URL: db.url });
       try {
         const head = await store.headPosition();
-        expect(await replay.services.progress.waitFor(head, 30_000)).toBe(true);
+        expect(await replay.services.progress.waitFor(head, patience(30_000))).toBe(true);
         for (const w of [ws, r.personalWs]) {
           expect(await getBalance(replay.services.readModels, w)).toEqual(await getBalance(rm, w));
         }

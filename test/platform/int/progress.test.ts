@@ -1,6 +1,6 @@
 import { RedisProgress } from '../../../src/platform/projections/progress';
 import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
-import { sleep, until } from '../../support/wait';
+import { sleep, until, patience } from '../../support/wait';
 import { appendFx, fxExpected, fxLedger, fxSnapshot } from '../../support/fixtures/projections';
 
 let env: ProjectionEnv;
@@ -18,7 +18,7 @@ describe('RedisProgress (an api process following a projector elsewhere)', () =>
     expect(await progress.waitFor(10n, 100)).toBe(false);
     const runner = env.runner([fxLedger()]);
     await runner.start();
-    expect(await progress.waitFor(10n, 5000)).toBe(true);
+    expect(await progress.waitFor(10n, patience(5000))).toBe(true);
     const waiting = progress.waitFor(13n, 5000);
     await appendFx(env.store, 3, 3);
     expect(await waiting).toBe(true);
@@ -29,17 +29,17 @@ describe('RedisProgress (an api process following a projector elsewhere)', () =>
     await appendFx(env.store, 8, 4);
     const runner = env.runner([fxLedger()]);
     await runner.start();
-    expect(await runner.waitFor(8n, 5000)).toBe(true);
+    expect(await runner.waitFor(8n, patience(5000))).toBe(true);
     await runner.stop();
     const progress = new RedisProgress(env.connect(), env.connect(), env.ks, ['fx-ledger']);
-    expect(await progress.waitFor(8n, 1000)).toBe(true);
+    expect(await progress.waitFor(8n, patience(1000))).toBe(true);
     expect(await progress.waitFor(9n, 100)).toBe(false);
   });
 
   test('with no projections every position counts as reached', async () => {
     const progress = new RedisProgress(env.connect(), env.connect(), env.ks, []);
     await appendFx(env.store, 2, 2);
-    expect(await progress.waitFor(2n, 0)).toBe(true);
+    expect(await progress.waitFor(2n, patience(0))).toBe(true);
   });
 });
 
@@ -48,7 +48,7 @@ describe('ProjectionRunner: Redis emptied under a running runner', () => {
     const runner = env.runner([fxLedger()], { batchSize: 10 });
     await runner.start();
     await appendFx(env.store, 50, 10);
-    expect(await runner.waitFor(50n, 5000)).toBe(true);
+    expect(await runner.waitFor(50n, patience(5000))).toBe(true);
     const keys = await env.redis.keys(`${env.prefix}*`);
     expect(keys.length).toBeGreaterThan(0);
     await env.redis.unlink(...keys);

@@ -11,11 +11,9 @@ import { createLogger } from '../../../src/platform/log';
 import { rebuildProjection, RebuildRunning, rebuildStatus } from '../../../src/platform/projections/rebuild';
 import { ProjectionRunner } from '../../../src/platform/projections/runner';
 import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
-import { until } from '../../support/wait';
+import { patience, sleep, until } from '../../support/wait';
 import { appendFx, fxExpected, fxLedger, fxSnapshot } from '../../support/fixtures/projections';
 import { TEST_REDIS_URL } from '../../support/redis';
-
-jest.setTimeout(60_000);
 
 let env: ProjectionEnv;
 beforeEach(() => {
@@ -68,7 +66,7 @@ describe('rebuilds next to a live runner', () => {
     await runner.start();
     try {
       await appendFx(env.store, 200, 20);
-      expect(await runner.waitFor(await env.store.headPosition(), 5000)).toBe(true);
+      expect(await runner.waitFor(await env.store.headPosition(), patience(5000))).toBe(true);
       const slow = gatedStore(env.store);
       const first = rebuildProjection({ store: slow.store, redis: env.connect(), ks: env.ks, projection: fxLedger() });
       await until(async () => (await rebuildStatus(env.redis, env.ks, 'fx-ledger')) !== null, 5000, 'the lock');
@@ -82,7 +80,7 @@ describe('rebuilds next to a live runner', () => {
 
       // the live runner commits while the rebuild is in progress
       await appendFx(env.store, 60, 6);
-      expect(await runner.waitFor(await env.store.headPosition(), 5000)).toBe(true);
+      expect(await runner.waitFor(await env.store.headPosition(), patience(5000))).toBe(true);
       expect(await env.redis.get(env.ks.active('fx-ledger'))).toBeNull();
       expect(await modelMatchesStore()).toBe(true);
 
@@ -108,7 +106,7 @@ describe('rebuilds next to a live runner', () => {
     await runner.start();
     try {
       const head = await env.store.headPosition();
-      expect(await runner.waitFor(head, 5000)).toBe(true);
+      expect(await runner.waitFor(head, patience(5000))).toBe(true);
       // The rebuild read up to head − 30; the live runner already applied the last 30 events to the
       // old generation. After the switch nothing new is appended: only the runner can close the gap.
       await rebuildProjection({ store: storeUpTo(env.store, head - 30n), redis: env.connect(), ks: env.ks, projection: fxLedger() });
@@ -126,8 +124,14 @@ describe('rebuilds next to a live runner', () => {
     const runner = runnerWith({ notifications: true });
     await runner.start();
     let writing = true;
+    // Busy, but not as fast as the machine allows: every rebuild reads the whole log, and a writer at
+    // full speed (or even pausing 10 ms) grew it faster than a rebuild read it at load 15-30, so the
+    // test ran past 120 s. 5 events every 50 ms still land during every switch-over.
     const writer = (async () => {
-      while (writing) await appendFx(env.store, 5, 5);
+      while (writing) {
+        await appendFx(env.store, 5, 5);
+        await sleep(50);
+      }
     })();
     // Cleared in finally and never rejecting: when the test fails or times out on a busy machine, a
     // watcher left running read a closed Redis in the next test file and crashed the whole jest run.
@@ -146,7 +150,7 @@ describe('rebuilds next to a live runner', () => {
       clearInterval(watcher);
       writing = false;
       await writer;
-      expect(await runner.waitFor(await env.store.headPosition(), 5000)).toBe(true);
+      expect(await runner.waitFor(await env.store.headPosition(), patience(5000))).toBe(true);
       await until(modelMatchesStore, 5000, 'the model');
       // the active checkpoint readers saw never decreased across five switch-overs
       const decreases = observed.filter((p, i) => i > 0 && p < observed[i - 1]);
@@ -165,7 +169,7 @@ describe('rebuilds next to a live runner', () => {
     const runner = runnerWith();
     await runner.start();
     try {
-      expect(await runner.waitFor(await env.store.headPosition(), 5000)).toBe(true);
+      expect(await runner.waitFor(await env.store.headPosition(), patience(5000))).toBe(true);
       const child = spawn(process.execPath, ['--import', 'tsx', resolve(__dirname, '../../support/fixtures/rebuild-child.ts')], {
         env: { ...process.env, DB_FILE: env.dbFile, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: env.prefix, LOCK_TTL_MS: '1000' },
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -11,7 +11,6 @@ import { api, createWorkspace, fund, newUser, TestUser } from '../../accounts/e2
  * B (a separate `tollgate serve --role api` over the same event store and Redis) serves the calls.
  */
 const CLI = resolve(__dirname, '../../../src/cli/index.ts');
-jest.setTimeout(90_000);
 
 let a: TestServer;
 let b: ChildProcess;

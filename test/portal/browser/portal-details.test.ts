@@ -16,8 +16,6 @@ declare const sessionStorage: Record<string, string>;
  * The workspace is set up through the API; everything checked is done in the page.
  */
 
-jest.setTimeout(90_000);
-
 const run = Date.now().toString(36);
 const user = { name: 'Grace Hopper', email: `grace-${run}@example.com`, password: 'cobol is forever' };
 

@@ -10,8 +10,6 @@ import { capture, ensurePortalBuilt, launchChromium, startPortalServer, watchPro
  * under the CSP, only a pm_… id reaches the service, and the card is saved.
  */
 
-jest.setTimeout(60_000);
-
 const FAKE_STRIPE_JS = `
 window.Stripe = function (publishableKey) {
   window.__stripeKey = publishableKey;

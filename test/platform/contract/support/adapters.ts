@@ -6,7 +6,7 @@ import { EsdbEventStore, EsdbOptions } from '../../../../src/platform/eventstore
 import type { EventStore, NewEvent, RecordedEvent, Subscription } from '../../../../src/platform/eventstore/port';
 import { SqliteEventStore } from '../../../../src/platform/eventstore/sqlite';
 import { PostgresEventStore } from '../../../../src/platform/eventstore/postgres';
-import { createTestDatabase } from '../../../support/postgres';
+import { perFileTestDatabase } from '../../../support/postgres';
 import { EsdbGrpcServer, startEsdbGrpcServer } from '../../../support/esdb-grpc-server';
 import { FakeEsdbClient } from './fake-esdb-client';
 
@@ -23,7 +23,7 @@ export interface Adapter {
   name: string;
   /** The store is created empty for each test and nobody else writes to it. */
   fresh: boolean;
-  /** Per-test timeout for the heavy concurrency cases. */
+  /** Per-test limit for the heavy concurrency cases (a hang limit: at load 40 on 2 cores they took 70-120 s). */
   heavyTimeoutMs: number;
   /** Writers x appends each in the heavy cases (default 50 x 20); smaller where every call crosses the wire. */
   heavyLoad?: { writers: number; per: number };
@@ -34,7 +34,7 @@ export function sqliteAdapter(opts: { groupCommit?: boolean } = {}): Adapter {
   return {
     name: opts.groupCommit === false ? 'sqlite (group commit off)' : 'sqlite',
     fresh: true,
-    heavyTimeoutMs: 120_000,
+    heavyTimeoutMs: 600_000,
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'tollgate-contract-'));
       const store = new SqliteEventStore({ file: join(dir, 'events.sqlite'), ...opts });
@@ -53,7 +53,7 @@ export function fakeEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
   return {
     name: 'esdb adapter over an in-memory fake client',
     fresh: true,
-    heavyTimeoutMs: 120_000,
+    heavyTimeoutMs: 600_000,
     async open() {
       const fake = new FakeEsdbClient();
       const store = new EsdbEventStore({ client: fake as never, ...opts });
@@ -74,7 +74,7 @@ export function grpcEsdbAdapter(opts: Partial<EsdbOptions> = {}): Adapter {
   return {
     name: 'esdb over gRPC (real client, test server)',
     fresh: true,
-    heavyTimeoutMs: 120_000,
+    heavyTimeoutMs: 600_000,
     // Each append is a gRPC round trip (plus reads on conflicts): 50 writers would take minutes here.
     heavyLoad: { writers: 12, per: 40 },
     async open() {
@@ -125,8 +125,13 @@ export function realEsdbAdapter(connectionString: string): Adapter {
   };
 }
 
-/** PostgreSQL: a database of its own per test (created on TEST_DATABASE_URL's server, dropped after). */
+/**
+ * PostgreSQL: one database per test file (created on TEST_DATABASE_URL's server, dropped after),
+ * emptied before each test, so every test still starts from a store nobody else wrote to.
+ */
 export function postgresAdapter(): Adapter {
+  const db = perFileTestDatabase('contract', { asyncCommit: true });
+  afterAll(() => db.drop());
   return {
     name: 'postgres',
     fresh: true,
@@ -135,15 +140,8 @@ export function postgresAdapter(): Adapter {
     // stays wide for the 50 x 20 it does now.
     heavyTimeoutMs: 600_000,
     async open() {
-      const db = await createTestDatabase('contract', { asyncCommit: true });
-      const store = new PostgresEventStore({ connectionString: db.url, pollIntervalMs: 50 });
-      return {
-        store,
-        async cleanup() {
-          await store.close();
-          await db.drop();
-        },
-      };
+      const store = new PostgresEventStore({ connectionString: await db.fresh(), pollIntervalMs: 50 });
+      return { store, cleanup: () => store.close() };
     },
   };
 }
