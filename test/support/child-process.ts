@@ -90,6 +90,11 @@ export class Child {
     });
   }
 
+  /** Every line printed so far that matches. */
+  matching(re: RegExp): string[] {
+    return this.lines.filter((l) => re.test(l));
+  }
+
   send(line: string): void {
     this.proc.stdin!.write(line + '\n');
   }
