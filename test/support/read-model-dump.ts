@@ -13,41 +13,54 @@ import { until } from './wait';
  */
 export async function dumpReadModels(redis: Redis, prefix: string, names: string[]): Promise<Record<string, Record<string, unknown>>> {
   const ks = new Keyspace(prefix);
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const name of names) {
-    const gen = (await redis.get(ks.active(name))) ?? '0';
-    const base = ks.genPrefix(name, gen);
-    const model: Record<string, unknown> = {};
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${base.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const rel = key.slice(base.length);
-        if (rel.startsWith('__checkpoint')) continue;
-        model[rel] = await valueOf(redis, key);
-      }
-    } while (cursor !== '0');
-    out[name] = Object.fromEntries(Object.entries(model).sort(([a], [b]) => (a < b ? -1 : 1)));
-  }
+  const gens = await redis.mget(...names.map((n) => ks.active(n)));
+  const bases = names.map((n, i) => ks.genPrefix(n, gens[i] ?? '0'));
+  // One SCAN over the prefix's read-model keys (the Redis may hold many other keys), then pipelines.
+  const keys: Array<{ key: string; name: string; rel: string }> = [];
+  let cursor = '0';
+  do {
+    const [next, page] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}rm:*`, 'COUNT', 5000);
+    cursor = next;
+    for (const key of page) {
+      const i = bases.findIndex((b) => key.startsWith(b));
+      const rel = i < 0 ? '' : key.slice(bases[i].length);
+      if (i >= 0 && !rel.startsWith('__checkpoint')) keys.push({ key, name: names[i], rel });
+    }
+  } while (cursor !== '0');
+  const types = ((await redis.pipeline(keys.map((k) => ['type', k.key])).exec()) ?? []).map(([, t]) => t as string);
+  const values = (await redis.pipeline(keys.map((k, i) => read(k.key, types[i]))).exec()) ?? [];
+  const out: Record<string, Record<string, unknown>> = Object.fromEntries(names.map((n) => [n, {}]));
+  keys.forEach((k, i) => {
+    const v = values[i][1];
+    out[k.name][k.rel] = types[i] === 'set' ? [...(v as string[])].sort() : types[i] === 'hash' ? hashOf(v as string[]) : v;
+  });
+  for (const n of names) out[n] = Object.fromEntries(Object.entries(out[n]).sort(([a], [b]) => (a < b ? -1 : 1)));
   return out;
 }
 
-async function valueOf(redis: Redis, key: string): Promise<unknown> {
-  switch (await redis.type(key)) {
+function read(key: string, type: string): string[] {
+  switch (type) {
     case 'string':
-      return redis.get(key);
+      return ['get', key];
     case 'hash':
-      return redis.hgetall(key);
+      return ['hgetall', key];
     case 'set':
-      return (await redis.smembers(key)).sort();
+      return ['smembers', key];
     case 'zset':
-      return redis.zrange(key, 0, -1, 'WITHSCORES');
+      return ['zrange', key, '0', '-1', 'WITHSCORES'];
     case 'list':
-      return redis.lrange(key, 0, -1);
+      return ['lrange', key, '0', '-1'];
     default:
-      return null;
+      return ['type', key];
   }
+}
+
+/** A pipelined HGETALL answers a flat [field, value, …] list. */
+function hashOf(v: string[] | Record<string, string>): Record<string, string> {
+  if (!Array.isArray(v)) return v;
+  const out: Record<string, string> = {};
+  for (let i = 0; i < v.length; i += 2) out[v[i]] = v[i + 1];
+  return out;
 }
 
 /** Waits until every projection (every partition of it) has applied the store's head. */

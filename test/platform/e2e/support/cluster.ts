@@ -38,6 +38,8 @@ export class Cluster {
   rm!: ReadModels;
   readonly prefix = uniquePrefix('test');
   readonly children = new Set<Child>();
+  /** Loads still running (a failed test leaves its load behind): close() stops them. */
+  readonly loads = new Set<Load>();
   private child!: { args: string[]; dispose(): void };
   env: Record<string, string> = {};
 
@@ -98,6 +100,7 @@ export class Cluster {
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.loads].map((l) => l.stop()));
     // SIGCONT first: a child left stopped would not act on SIGTERM.
     for (const c of this.children) c.proc.kill('SIGCONT');
     await Promise.all([...this.children].map((c) => c.kill('SIGKILL')));
@@ -150,6 +153,7 @@ export class Load {
   readonly results: Array<Infer & { ws: number }> = [];
   private running = true;
   private readonly workers: Promise<void>[];
+  private readonly stopped: () => void;
 
   constructor(
     cluster: Cluster,
@@ -158,6 +162,8 @@ export class Load {
     concurrency: number,
     opts: { maxTokens?: number; max?: number } = {},
   ) {
+    cluster.loads.add(this);
+    this.stopped = () => cluster.loads.delete(this);
     let n = 0;
     this.workers = Array.from({ length: concurrency }, async () => {
       while (this.running && (opts.max === undefined || n < opts.max)) {
@@ -181,6 +187,7 @@ export class Load {
   async stop(): Promise<this> {
     this.running = false;
     await Promise.all(this.workers);
+    this.stopped();
     return this;
   }
 
