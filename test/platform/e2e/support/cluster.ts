@@ -68,6 +68,8 @@ export class Cluster {
       PRICE_INPUT_NANO_USD_PER_TOKEN: '1000000',
       PRICE_OUTPUT_NANO_USD_PER_TOKEN: '5000000',
       RATE_LIMIT_PER_MINUTE: '1000000',
+      // A loaded machine's projectors can lag past the default 5 s an account write waits for them.
+      READ_YOUR_WRITES_TIMEOUT_MS: '30000',
       MODEL_BACKEND: 'openai',
       OPENAI_BASE_URL: this.upstream.baseUrl,
       OPENAI_API_KEY: 'sk-instant',
