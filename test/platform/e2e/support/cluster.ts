@@ -95,8 +95,8 @@ export class Cluster {
         const [, port] = await c.waitFor(/^ready (\S+)/, 90_000);
         return { child: c, url: `http://127.0.0.1:${port}` };
       } catch (err) {
-        // On a loaded machine a starting child can miss its 3 s Redis check: start it again, twice at most.
-        if (attempt >= 3 || !/RedisUnavailable/.test(c.stderr)) throw err;
+        // On a loaded machine a starting child can miss its 3 s Redis check: start it again, four times at most.
+        if (attempt >= 5 || !/RedisUnavailable/.test(c.stderr)) throw err;
       }
     }
   }
