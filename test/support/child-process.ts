@@ -76,6 +76,8 @@ export class Child {
       }
     });
     this.proc.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
+    // A child killed or dead at start can reset its stdio pipes (socket pairs): not the test's failure.
+    for (const s of [this.proc.stdin, this.proc.stdout, this.proc.stderr]) s?.on('error', () => undefined);
   }
 
   /** Resolves with the first line (printed so far or later) that matches. */

@@ -83,7 +83,7 @@ maybe('partitioned projectors under faults (3 processes, 6 partitions, PostgreSQ
     await startProjector();
     const [, , a] = await Promise.all([startProjector(), startProjector(), cluster.role('api')]);
     apiUrl = a.url;
-    await until(balanced, 60_000, 'the 3 projectors to share the 6 partitions', 100);
+    await until(balanced, 120_000, 'the 3 projectors to share the 6 partitions', 100);
     for (const label of ['a', 'b', 'c']) {
       const f = await cluster.funded(apiUrl, `part-${label}`, DEPOSIT_USD);
       wss.push(f.ws);
