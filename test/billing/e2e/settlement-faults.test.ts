@@ -56,7 +56,8 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
     await relay.listen();
     try {
       const { child: doomed, url } = await cluster.role('api', { REDIS_URL: `redis://127.0.0.1:${relay.port}` });
-      const { ws, secret } = await cluster.funded(url, 'killed-api', DEPOSIT_USD);
+      // Set up through the other api: the only connection to the doomed one is the request it dies in.
+      const { ws, secret } = await cluster.funded(apiUrl, 'killed-api', DEPOSIT_USD);
       const seen = cluster.upstream.requests.length;
       const reply = cluster.infer(url, secret, { text: 'SLOW: say hello.' }).catch((err: Error) => err);
       // Generating: admitted, so its hold is in Redis.
@@ -97,7 +98,7 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
       const via = new URL(cluster.db.url);
       via.host = `127.0.0.1:${relay.port}`;
       const { url } = await cluster.role('api', { DATABASE_URL: via.toString() });
-      const { ws, secret } = await cluster.funded(url, 'cut-pg', DEPOSIT_USD);
+      const { ws, secret } = await cluster.funded(apiUrl, 'cut-pg', DEPOSIT_USD);
       // Only the append of a paid completion (not the zero-cost close of an unanswered caller).
       const paidCompletion = (chunk: Buffer) => chunk.includes('InferenceCompleted') && !chunk.includes('store_unavailable');
 
