@@ -80,6 +80,8 @@ export class Child {
       }
     });
     this.proc.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
+    // A child killed or dead at start can reset its stdio pipes (socket pairs): not the test's failure.
+    for (const s of [this.proc.stdin, this.proc.stdout, this.proc.stderr]) s?.on('error', () => undefined);
   }
 
   /** Resolves with the first line (printed so far or later) that matches. */
@@ -92,6 +94,11 @@ export class Child {
       const t = setTimeout(() => reject(new Error(`child did not print ${re} within ${ms} ms; stderr: ${this.stderr}`)), ms);
       this.waiters.push({ re, resolve: (m) => (clearTimeout(t), resolve(m)), reject: (e) => (clearTimeout(t), reject(e)) });
     });
+  }
+
+  /** Every line printed so far that matches. */
+  matching(re: RegExp): string[] {
+    return this.lines.filter((l) => re.test(l));
   }
 
   send(line: string): void {

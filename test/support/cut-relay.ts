@@ -16,7 +16,11 @@ type Mode = 'after-commit' | 'before-send';
 export class CutRelay {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
-  private armed: Mode | null = null;
+  /** What the next matching requests get, in order (see arm). */
+  private armed: Array<{ mode: Mode; when: (chunk: Buffer) => boolean }> = [];
+  private stalled = false;
+  /** What clients sent while stalled: never delivered. */
+  readonly held: Buffer[] = [];
   /** How many connections were cut (the test checks the cut did happen). */
   cuts = 0;
   port = 0;
@@ -32,9 +36,22 @@ export class CutRelay {
     this.port = (this.server.address() as AddressInfo).port;
   }
 
-  /** The next request sent on any connection is cut as `mode` says; after that, the relay passes everything. */
-  arm(mode: Mode): void {
-    this.armed = mode;
+  /**
+   * The next request sent on any connection is cut as `mode` says; after that, the relay passes
+   * everything. With `when`, only a request whose bytes it accepts is cut (the others pass); `times`
+   * cuts that many matching requests (a request's retries, say).
+   */
+  arm(mode: Mode, opts: { when?: (chunk: Buffer) => boolean; times?: number } = {}): void {
+    for (let i = 0; i < (opts.times ?? 1); i++) this.armed.push({ mode, when: opts.when ?? (() => true) });
+  }
+
+  disarm(): void {
+    this.armed = [];
+  }
+
+  /** From now on nothing clients send reaches the server (kept in `held`), as on a network that stalls. */
+  stall(): void {
+    this.stalled = true;
   }
 
   private pair(client: Socket): void {
@@ -52,13 +69,14 @@ export class CutRelay {
       upstream.destroy();
     };
     client.on('data', (chunk: Buffer) => {
-      if (this.armed === 'before-send') {
-        this.armed = null;
-        cut();
+      if (this.stalled) {
+        this.held.push(chunk);
         return;
       }
-      if (this.armed === 'after-commit') {
-        this.armed = null;
+      const next = this.armed[0];
+      if (next?.when(chunk)) {
+        this.armed.shift();
+        if (next.mode === 'before-send') return cut();
         cutOnReply = true;
       }
       upstream.write(chunk);

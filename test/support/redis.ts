@@ -29,3 +29,28 @@ export async function cleanupPrefix(redisUrl: string = TEST_REDIS_URL, prefix: s
   }
   return removed;
 }
+
+// Deletes every key matching ARGV[1] in one script: atomic, as FLUSHDB is (cleanupPrefix's SCAN lets
+// keys written meanwhile survive, which is a different fault: a partial loss).
+const FLUSH_MATCHING = `
+local cursor, n = '0', 0
+repeat
+  local r = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+  cursor = r[1]
+  for i = 1, #r[2], 500 do
+    n = n + redis.call('UNLINK', unpack(r[2], i, math.min(i + 499, #r[2])))
+  end
+until cursor == '0'
+return n`;
+
+/** FLUSHDB for one test's prefix: every key under it gone at one instant. Returns how many were removed. */
+export async function flushPrefix(redisUrl: string = TEST_REDIS_URL, prefix: string): Promise<number> {
+  if (!prefix || prefix.length < 3) throw new Error(`refusing to flush a prefix this short: "${prefix}"`);
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  redis.on('error', () => undefined);
+  try {
+    return (await redis.eval(FLUSH_MATCHING, 0, `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`)) as number;
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -68,7 +68,8 @@ export async function startOpenAiUpstream(behave: OpenAiUpstream['behave'] = ech
     nextDisconnect: () => new Promise<void>((resolve) => waiters.push(resolve)),
     close: async () => undefined,
   };
-  const server: Server = createServer((req, res) => void handle(req, res));
+  // A client that went away mid-request (a killed api process) must not fail the test process.
+  const server: Server = createServer((req, res) => void handle(req, res).catch(() => res.destroy()));
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
@@ -88,6 +89,8 @@ export async function startOpenAiUpstream(behave: OpenAiUpstream['behave'] = ech
     const id = 'chatcmpl-upstream';
     const created = Math.floor(Date.now() / 1000);
     if (!body.stream) {
+      // Model time: the pauses a stream of these chunks would take.
+      if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs! * b.chunks.length));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({

@@ -116,7 +116,8 @@ export class StripeWireServer {
   }
 
   async start(port = 0): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    // A client that went away mid-request (an SDK retry, a killed process) must not fail the test process.
+    this.server = createServer((req, res) => void this.handle(req, res).catch(() => res.destroy()));
     this.server.on('connection', (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
