@@ -111,14 +111,14 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   let redis: Redis;
   try {
     await store.ping();
-    redis = await connectRedis(config.REDIS_URL, 'main');
+    redis = await connectRedis(config.REDIS_URL, 'main', {}, config.REDIS_CONNECT_TIMEOUT_MS);
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;
   }
   const ks = new Keyspace(config.REDIS_PREFIX);
   const connect = async (name: string, opts?: RedisOptions) => {
-    const r = await connectRedis(config.REDIS_URL, name, opts);
+    const r = await connectRedis(config.REDIS_URL, name, opts, config.REDIS_CONNECT_TIMEOUT_MS);
     extra.push(r);
     return r;
   };

@@ -64,6 +64,8 @@ export const envSchema = z
     DATABASE_URL: postgresUrl.optional(),
 
     REDIS_URL: redisUrl,
+    /** How long a connection to Redis may take at start (each connect and its first PING). */
+    REDIS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
     /** Every Redis key this process touches starts with this, so tests and services can share one Redis. */
     REDIS_PREFIX: z
       .string()

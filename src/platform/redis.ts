@@ -4,8 +4,19 @@ export class RedisUnavailable extends Error {
   override readonly name = 'RedisUnavailable';
 }
 
-/** A connection that is known to work when this resolves, or a one-line reason naming REDIS_URL. */
-export async function connectRedis(url: string, name: string, extra: RedisOptions = {}): Promise<Redis> {
+/** How long a start-up connect and its first PING may take (REDIS_CONNECT_TIMEOUT_MS). */
+export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * A connection that is known to work when this resolves, or a one-line reason naming REDIS_URL.
+ * `timeoutMs` bounds the connect and the first PING each: a busy host answers late, not never.
+ */
+export async function connectRedis(
+  url: string,
+  name: string,
+  extra: RedisOptions = {},
+  timeoutMs = DEFAULT_REDIS_CONNECT_TIMEOUT_MS,
+): Promise<Redis> {
   const redis = new Redis(url, {
     lazyConnect: true,
     connectionName: `tollgate:${name}`,
@@ -17,13 +28,14 @@ export async function connectRedis(url: string, name: string, extra: RedisOption
   let firstError: Error | null = null;
   redis.on('error', (err: Error) => (firstError ??= err));
   try {
-    await withTimeout(redis.connect(), 3000);
-    await withTimeout(redis.ping(), 3000);
+    await withTimeout(redis.connect(), timeoutMs);
+    await withTimeout(redis.ping(), timeoutMs);
   } catch (err) {
     redis.disconnect();
     // ioredis rejects connect() with a bare "Connection is closed."; the socket error says why.
     const reason = (firstError as Error | null)?.message || (err as Error).message || 'timed out';
-    throw new RedisUnavailable(`cannot reach Redis at REDIS_URL=${redactUrl(url)}: ${reason}`);
+    const hint = /no answer within/.test(reason) ? ' (REDIS_CONNECT_TIMEOUT_MS)' : '';
+    throw new RedisUnavailable(`cannot reach Redis at REDIS_URL=${redactUrl(url)}: ${reason}${hint}`);
   }
   return redis;
 }
