@@ -27,7 +27,7 @@ describe('POST /v1/workspaces', () => {
     const got = await api(server).get(`/v1/workspaces/${res.body.workspaceId}`).set(eve.auth);
     expect(got.body).toMatchObject({ name: 'Eve Labs', role: 'admin', personal: false });
     const members = await api(server).get(`/v1/workspaces/${res.body.workspaceId}/members`).set(eve.auth);
-    expect(members.body.members).toEqual([{ userId: eve.userId, email: eve.email, name: eve.name, role: 'admin', joined: expect.any(String) }]);
+    expect(members.body.members).toEqual([{ userId: eve.userId, email: eve.email, name: eve.name, role: 'admin', joined: expect.any(String), budget: null }]);
   });
 
   test('a blank or missing name → 422; no session → 401', async () => {
@@ -99,8 +99,8 @@ describe('GET /v1/workspaces/:ws/members', () => {
     const res = await api(server).get(`/v1/workspaces/${team}/members`).set(bob.auth);
     expect(res.status).toBe(200);
     expect(res.body.members).toEqual([
-      { userId: ann.userId, email: ann.email, name: ann.name, role: 'admin', joined: expect.any(String) },
-      { userId: bob.userId, email: bob.email, name: bob.name, role: 'member', joined: expect.any(String) },
+      { userId: ann.userId, email: ann.email, name: ann.name, role: 'admin', joined: expect.any(String), budget: null },
+      { userId: bob.userId, email: bob.email, name: bob.name, role: 'member', joined: expect.any(String), budget: null },
     ]);
   });
 

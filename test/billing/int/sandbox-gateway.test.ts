@@ -6,7 +6,7 @@ import { usd } from '../../../src/platform/money';
 import { GatewayRejected } from '../../../src/billing/payments/port';
 import { SandboxGateway } from '../../../src/billing/payments/sandbox';
 import { Keyspace } from '../../../src/platform/projections/keyspace';
-import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
+import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix, flushPrefix } from '../../support/redis';
 
 const prefix = uniquePrefix('sandbox');
 const redis = new Redis(TEST_REDIS_URL);
@@ -69,7 +69,7 @@ describe('sandbox gateway (no network; Stripe test payment-method ids)', () => {
     expect(first.status).toBe('succeeded');
     const declined = await gw.charge(req('survivor-declined', 'pm_card_chargeDeclined', usd(30)));
     expect(declined.status).toBe('failed');
-    await cleanupPrefix(TEST_REDIS_URL, prefix); // the Redis loss
+    await flushPrefix(TEST_REDIS_URL, prefix); // the Redis loss
 
     // a new process over the same DATA_DIR: reconcile still finds every payment
     const again = new SandboxGateway(redis, new Keyspace(prefix), file);

@@ -6,7 +6,7 @@ import { Reservations } from '../../../src/billing/projections/balances/reservat
 import type { Services } from '../../../src/services';
 import { sweepAbandoned, SweepDeps } from '../../../src/inference/workers/sweeper';
 import type { TestServer } from '../../support/harness';
-import { cleanupPrefix, TEST_REDIS_URL } from '../../support/redis';
+import { flushPrefix, TEST_REDIS_URL } from '../../support/redis';
 import { eventually, until } from '../../support/wait';
 import { authHeaders, balanceOf, fund, inferenceEvents, seedFundedKey, seedKey, settle } from './support/seed';
 import { ScriptedBackend, startInferenceServer } from './support/server';
@@ -161,7 +161,7 @@ test('the sweep schedule comes back after Redis lost its data', async () => {
     const key = await seedKey(s);
     await fund(s, key.workspaceId, { usd: '1' });
     // Redis loses everything, the job scheduler included (a FLUSHDB on the service's own prefix)
-    await cleanupPrefix(TEST_REDIS_URL, server.prefix);
+    await flushPrefix(TEST_REDIS_URL, server.prefix);
     // the read models come back first (the projector rebuilds them), then a request is orphaned
     await eventually(() => s.redis.get(s.ks.ready('balances')), (ready) => ready !== null, 20_000);
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });

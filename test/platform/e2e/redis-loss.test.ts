@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { getBalance } from '../../../src/billing/projections/balances/queries';
 import { startTestServer, TestServer } from '../../support/harness';
-import { cleanupPrefix, TEST_REDIS_URL } from '../../support/redis';
+import { flushPrefix, TEST_REDIS_URL } from '../../support/redis';
 import { authHeaders, fund, seedKey } from '../../inference/int/support/seed';
 
 let server: TestServer;
@@ -47,7 +47,7 @@ test('an idle Redis that lost its data is rebuilt without traffic; meanwhile not
   const balance = await getBalance(s.readModels, workspaceId);
   expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
 
-  await cleanupPrefix(TEST_REDIS_URL, server.prefix);
+  await flushPrefix(TEST_REDIS_URL, server.prefix);
 
   // at once: not ready, and the hot path refuses with 503 rather than a wrong 401
   const ready = await fetch(`${server.url}/readyz`);
