@@ -33,36 +33,39 @@ CREATE TABLE IF NOT EXISTS tollgate_events (
   CONSTRAINT tollgate_events_event_id UNIQUE (event_id)
 );`;
 
-/**
- * One round trip per append. Mirrors the SQLite adapter's rules: exact expected revisions; the same
- * ids re-sent where the expected revision says they went are an idempotent no-op (the original
- * result); any other reuse of an id is a conflict; `any`/`stream_exists` look the ids up first.
- * Returns (ok, revision, position): ok=false is a conflict with revision = the stream's current
- * revision (NULL: no stream).
+/*
+ * The append rules tollgate_append (migration 1) and tollgate_append_decide (migration 2) share, as
+ * SQL text built once. Both migrations are released: the text these produce must stay byte for byte
+ * what it was (a database migrated before would otherwise hold other functions than a new one), so a
+ * change of rules is a new function in a new migration, not an edit here.
  */
-const APPEND_FUNCTION = `
-CREATE OR REPLACE FUNCTION tollgate_append(
-  p_stream text, p_expected text, p_ids text[], p_types text[], p_data text[], p_meta text[], p_created timestamptz
-) RETURNS TABLE (ok boolean, revision bigint, pos bigint)
-LANGUAGE plpgsql AS $$
-DECLARE
+
+/** The DECLARE lines of the decision's variables. */
+const DECIDE_VARIABLES = `\
   v_last bigint;
   v_ok boolean;
   v_n int := coalesce(array_length(p_ids, 1), 0);
   v_first record;
   v_row record;
   v_match boolean;
-  v_pos bigint;
-BEGIN
-  PERFORM pg_advisory_xact_lock(${APPEND_LOCK_KEY});
-  SELECT max(e.stream_revision) INTO v_last FROM tollgate_events e WHERE e.stream_id = p_stream;
-  -- CASE, not OR: it guarantees the cast never sees 'any'.
+`;
+
+/** v_ok := whether the stream's last revision (v_last) satisfies p_expected. */
+const EXPECTED_REVISION_CHECK = `\
   v_ok := CASE p_expected
     WHEN 'any' THEN true
     WHEN 'no_stream' THEN v_last IS NULL
     WHEN 'stream_exists' THEN v_last IS NOT NULL
     ELSE coalesce(v_last = p_expected::bigint, false) END;
+`;
 
+/**
+ * The idempotent re-send: when the first id is stored already, the append is decided by whether all
+ * the ids stand where this append would have put them (the original result) or not (a conflict).
+ * `extraColumns` completes the RETURN QUERY rows for a function that returns more columns.
+ */
+function idempotentResend(extraColumns: string): string {
+  return `\
   IF v_n > 0 AND (NOT v_ok OR p_expected IN ('any', 'stream_exists')) THEN
     SELECT e.stream_id, e.stream_revision, e.position INTO v_first FROM tollgate_events e WHERE e.event_id = p_ids[1];
     IF FOUND THEN
@@ -77,14 +80,36 @@ BEGIN
         v_match := FOUND AND v_row.stream_id = p_stream AND v_row.stream_revision = v_first.stream_revision + i - 1;
       END LOOP;
       IF v_match THEN
-        RETURN QUERY SELECT true, v_row.stream_revision, v_row.position;
+        RETURN QUERY SELECT true, v_row.stream_revision, v_row.position${extraColumns};
       ELSE
-        RETURN QUERY SELECT false, v_last, NULL::bigint;
+        RETURN QUERY SELECT false, v_last, NULL::bigint${extraColumns};
       END IF;
       RETURN;
     END IF;
   END IF;
-  IF NOT v_ok THEN
+`;
+}
+
+/**
+ * One round trip per append. Mirrors the SQLite adapter's rules: exact expected revisions; the same
+ * ids re-sent where the expected revision says they went are an idempotent no-op (the original
+ * result); any other reuse of an id is a conflict; `any`/`stream_exists` look the ids up first.
+ * Returns (ok, revision, position): ok=false is a conflict with revision = the stream's current
+ * revision (NULL: no stream).
+ */
+const APPEND_FUNCTION = `
+CREATE OR REPLACE FUNCTION tollgate_append(
+  p_stream text, p_expected text, p_ids text[], p_types text[], p_data text[], p_meta text[], p_created timestamptz
+) RETURNS TABLE (ok boolean, revision bigint, pos bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+${DECIDE_VARIABLES}  v_pos bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(${APPEND_LOCK_KEY});
+  SELECT max(e.stream_revision) INTO v_last FROM tollgate_events e WHERE e.stream_id = p_stream;
+  -- CASE, not OR: it guarantees the cast never sees 'any'.
+${EXPECTED_REVISION_CHECK}
+${idempotentResend('')}  IF NOT v_ok THEN
     RETURN QUERY SELECT false, v_last, NULL::bigint;
     RETURN;
   END IF;
@@ -146,41 +171,9 @@ CREATE OR REPLACE FUNCTION tollgate_append_decide(p_stream text, p_expected text
 RETURNS TABLE (ok boolean, revision bigint, pos bigint, base bigint)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-  v_last bigint;
-  v_ok boolean;
-  v_n int := coalesce(array_length(p_ids, 1), 0);
-  v_first record;
-  v_row record;
-  v_match boolean;
-BEGIN
+${DECIDE_VARIABLES}BEGIN
   SELECT max(e.stream_revision) INTO v_last FROM tollgate_events e WHERE e.stream_id = p_stream;
-  v_ok := CASE p_expected
-    WHEN 'any' THEN true
-    WHEN 'no_stream' THEN v_last IS NULL
-    WHEN 'stream_exists' THEN v_last IS NOT NULL
-    ELSE coalesce(v_last = p_expected::bigint, false) END;
-  IF v_n > 0 AND (NOT v_ok OR p_expected IN ('any', 'stream_exists')) THEN
-    SELECT e.stream_id, e.stream_revision, e.position INTO v_first FROM tollgate_events e WHERE e.event_id = p_ids[1];
-    IF FOUND THEN
-      v_match := v_first.stream_id = p_stream AND CASE
-        WHEN p_expected = 'no_stream' THEN v_first.stream_revision = 0
-        WHEN p_expected IN ('any', 'stream_exists') THEN true
-        ELSE v_first.stream_revision = p_expected::bigint + 1 END;
-      v_row := v_first;
-      FOR i IN 2..v_n LOOP
-        EXIT WHEN NOT v_match;
-        SELECT e.stream_id, e.stream_revision, e.position INTO v_row FROM tollgate_events e WHERE e.event_id = p_ids[i];
-        v_match := FOUND AND v_row.stream_id = p_stream AND v_row.stream_revision = v_first.stream_revision + i - 1;
-      END LOOP;
-      IF v_match THEN
-        RETURN QUERY SELECT true, v_row.stream_revision, v_row.position, NULL::bigint;
-      ELSE
-        RETURN QUERY SELECT false, v_last, NULL::bigint, NULL::bigint;
-      END IF;
-      RETURN;
-    END IF;
-  END IF;
-  IF NOT v_ok THEN
+${EXPECTED_REVISION_CHECK}${idempotentResend(', NULL::bigint')}  IF NOT v_ok THEN
     RETURN QUERY SELECT false, v_last, NULL::bigint, NULL::bigint;
   ELSIF v_n = 0 THEN
     RETURN QUERY SELECT true, coalesce(v_last, -1), (SELECT coalesce(max(e.position), 0) FROM tollgate_events e), NULL::bigint;
