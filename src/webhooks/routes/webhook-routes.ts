@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { z } from 'zod';
 import { metaOf } from '../../accounts/routes';
 import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
-import { validate } from '../../platform/http/contract';
+import { validate, type Validated } from '../../platform/http/contract';
 import { HttpError } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';
 import { getDelivery, listDeliveries as deliveriesOf, type Delivery } from '../deliveries';
@@ -55,6 +55,20 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
   const session = requireSession(s);
   const admin = requireMember(s, { admin: true });
 
+  /**
+   * A GET of what one endpoint holds (its deliveries, its replays): 404 unless the endpoint in the path
+   * is the workspace's, and never cached (attempts and replay progress change from one second to the next).
+   */
+  const readUnderEndpoint = <C extends typeof c.listDeliveries | typeof c.listReplays | typeof c.getReplay>(
+    contract: C,
+    read: (params: Validated<C>['params']) => Promise<object>,
+  ) =>
+    r.get(contract.path, session, admin, async (req, res) => {
+      const { params } = validate(contract, req);
+      await uc.requireEndpoint(s, workspaceOf(res).workspaceId, params.endpointId);
+      res.set('Cache-Control', 'no-store').json(await read(params));
+    });
+
   r.post(c.registerEndpoint.path, session, admin, async (req, res) => {
     const { body } = validate(c.registerEndpoint, req);
     const ws = workspaceOf(res).workspaceId;
@@ -82,11 +96,7 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
     res.json({ ...endpointJson(await uc.requireEndpoint(s, ws, endpointId)), secret });
   });
 
-  r.get(c.listDeliveries.path, session, admin, async (req, res) => {
-    const { endpointId } = validate(c.listDeliveries, req).params;
-    await uc.requireEndpoint(s, workspaceOf(res).workspaceId, endpointId);
-    res.set('Cache-Control', 'no-store').json({ deliveries: (await deliveriesOf(s.redis, s.ks, endpointId)).map(deliveryJson) });
-  });
+  readUnderEndpoint(c.listDeliveries, async ({ endpointId }) => ({ deliveries: (await deliveriesOf(s.redis, s.ks, endpointId)).map(deliveryJson) }));
 
   r.post(c.resendDelivery.path, session, admin, async (req, res) => {
     const { endpointId, deliveryId } = validate(c.resendDelivery, req).params;
@@ -119,18 +129,12 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
     res.status(created ? 202 : 200).json(replayJson(replay));
   });
 
-  r.get(c.listReplays.path, session, admin, async (req, res) => {
-    const { endpointId } = validate(c.listReplays, req).params;
-    await uc.requireEndpoint(s, workspaceOf(res).workspaceId, endpointId);
-    res.set('Cache-Control', 'no-store').json({ replays: (await listReplays(s.redis, s.ks, endpointId)).map(replayJson) });
-  });
+  readUnderEndpoint(c.listReplays, async ({ endpointId }) => ({ replays: (await listReplays(s.redis, s.ks, endpointId)).map(replayJson) }));
 
-  r.get(c.getReplay.path, session, admin, async (req, res) => {
-    const { endpointId, replayId } = validate(c.getReplay, req).params;
-    await uc.requireEndpoint(s, workspaceOf(res).workspaceId, endpointId);
+  readUnderEndpoint(c.getReplay, async ({ endpointId, replayId }) => {
     const replay = await getReplay(s.redis, s.ks, replayId);
     if (!replay || replay.endpointId !== endpointId) throw new HttpError(404, 'No replay with this id');
-    res.set('Cache-Control', 'no-store').json(replayJson(replay));
+    return replayJson(replay);
   });
 
   return r;
