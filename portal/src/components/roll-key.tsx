@@ -4,7 +4,7 @@ import { enc, post } from '../api';
 import { dateTime } from '../format';
 import type { ApiKey, RolledKey } from '../api-types';
 import { rememberSecret } from '../state';
-import { CopyButton, Dialog, ErrorMessage } from './ui';
+import { CopyButton, Dialog, DialogActions } from './ui';
 import { useAction } from '../action';
 
 /** What POST /v1/workspaces/:ws/keys/:keyId/roll answers. */
@@ -49,15 +49,7 @@ export function RollKeyDialog({ workspaceId, apiKey, onClose, onRolled }: { work
           </div>
         ))}
       </fieldset>
-      <ErrorMessage error={error} />
-      <div class="actions">
-        <button type="button" class="button" onClick={close} autofocus>
-          Cancel
-        </button>
-        <button type="button" class="button button-danger" onClick={roll} disabled={busy}>
-          {busy ? 'Rolling…' : 'Roll key'}
-        </button>
-      </div>
+      <DialogActions error={error} onCancel={close} onConfirm={roll} busy={busy} label="Roll key" busyLabel="Rolling…" danger />
     </Dialog>
   );
 }

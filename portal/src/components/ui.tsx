@@ -127,16 +127,44 @@ export function ConfirmDialog({
   return (
     <Dialog open={open} title={title} onClose={onCancel}>
       <div class="dialog-text">{children}</div>
+      <DialogActions error={error} onCancel={onCancel} onConfirm={onConfirm} busy={busy} label={confirmLabel} busyLabel="Working…" danger />
+    </Dialog>
+  );
+}
+
+/**
+ * A dialog's last rows: the action's error, Cancel, then the one action. Without `onConfirm` the action
+ * submits the dialog's form. `danger`: the action destroys or replaces something, so Cancel has focus first.
+ */
+export function DialogActions({
+  error,
+  onCancel,
+  onConfirm,
+  busy,
+  label,
+  busyLabel,
+  danger = false,
+}: {
+  error?: unknown;
+  onCancel: () => void;
+  onConfirm?: () => void;
+  busy?: boolean;
+  label: string;
+  busyLabel: string;
+  danger?: boolean;
+}) {
+  return (
+    <>
       <ErrorMessage error={error} />
       <div class="actions">
-        <button type="button" class="button" onClick={onCancel} autofocus>
+        <button type="button" class="button" onClick={onCancel} autofocus={danger}>
           Cancel
         </button>
-        <button type="button" class="button button-danger" onClick={onConfirm} disabled={busy}>
-          {busy ? 'Working…' : confirmLabel}
+        <button type={onConfirm ? 'button' : 'submit'} class={danger ? 'button button-danger' : 'button button-primary'} onClick={onConfirm} disabled={busy}>
+          {busy ? busyLabel : label}
         </button>
       </div>
-    </Dialog>
+    </>
   );
 }
 

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { enc, patch } from '../api';
 import { amountNano, checkDollars } from '../amount';
 import { Cents } from '../components/money';
-import { Dialog, ErrorMessage, Field } from '../components/ui';
+import { Dialog, DialogActions, Field } from '../components/ui';
 import { usd } from '../format';
 import { KEY_NAME_MAX, KEY_NAME_MIN, type ApiKey } from '../resources';
 import { useAction } from '../action';
@@ -108,15 +108,7 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
           {(p) => <input {...p} name="budget" inputMode="decimal" placeholder="no budget" value={budget} onInput={(e) => setBudget((e.target as HTMLInputElement).value)} />}
         </Field>
         <PeriodSelect value={period} onChange={setPeriod} name="budgetPeriod" />
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={busy}>
-            {busy ? 'Saving…' : 'Save key'}
-          </button>
-        </div>
+        <DialogActions error={error} onCancel={onClose} busy={busy} label="Save key" busyLabel="Saving…" />
       </form>
     </Dialog>
   );

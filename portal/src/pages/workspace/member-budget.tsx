@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { enc, put } from '../../api';
 import { checkDollars } from '../../amount';
 import type { Member } from '../../api-types';
-import { Dialog, ErrorMessage, Field } from '../../components/ui';
+import { Dialog, DialogActions, Field } from '../../components/ui';
 import { usd } from '../../format';
 import { useAction } from '../../action';
 import { BudgetMeter, perPeriod, PeriodSelect, type BudgetPeriod } from '../key-budget';
@@ -58,15 +58,7 @@ export function MemberBudgetDialog({ workspaceId, m, onClose, onSaved }: { works
           {(p) => <input {...p} name="memberBudget" inputMode="decimal" placeholder="no budget" value={budget} onInput={(e) => setBudget((e.target as HTMLInputElement).value)} />}
         </Field>
         <PeriodSelect value={period} onChange={setPeriod} name="memberBudgetPeriod" />
-        <ErrorMessage error={error} />
-        <div class="actions">
-          <button type="button" class="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={busy}>
-            {busy ? 'Saving…' : 'Save budget'}
-          </button>
-        </div>
+        <DialogActions error={error} onCancel={onClose} busy={busy} label="Save budget" busyLabel="Saving…" />
       </form>
     </Dialog>
   );
