@@ -175,9 +175,21 @@ export class Collector {
     this.it = sub[Symbol.asyncIterator]();
   }
 
-  private next(): Promise<IteratorResult<RecordedEvent>> {
+  /**
+   * The next event (or the end) if it comes within `ms`, else 'timeout': the pending pull is then kept,
+   * so the event it brings later goes to the next call, not lost.
+   */
+  private async nextWithin(ms: number): Promise<IteratorResult<RecordedEvent> | 'timeout'> {
     this.pending ??= this.it.next();
-    return this.pending;
+    let timer: NodeJS.Timeout | undefined;
+    const r = await Promise.race([
+      this.pending,
+      new Promise<'timeout'>((res) => {
+        timer = setTimeout(() => res('timeout'), ms);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (r !== 'timeout') this.pending = null;
+    return r;
   }
 
   async take(n: number, timeoutMs = 5_000): Promise<RecordedEvent[]> {
@@ -186,15 +198,8 @@ export class Collector {
     while (out.length < n) {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out: got ${out.length} of ${n} events`);
-      let timer: NodeJS.Timeout | undefined;
-      const r = await Promise.race([
-        this.next(),
-        new Promise<'timeout'>((res) => {
-          timer = setTimeout(() => res('timeout'), left);
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const r = await this.nextWithin(left);
       if (r === 'timeout') continue;
-      this.pending = null;
       if (r.done) throw new Error(`subscription ended after ${out.length} of ${n} events`);
       if (this.keep(r.value)) out.push(r.value);
     }
@@ -207,15 +212,8 @@ export class Collector {
     for (;;) {
       const left = until - Date.now();
       if (left <= 0) return false;
-      let timer: NodeJS.Timeout | undefined;
-      const r = await Promise.race([
-        this.next(),
-        new Promise<'timeout'>((res) => {
-          timer = setTimeout(() => res('timeout'), left);
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const r = await this.nextWithin(left);
       if (r === 'timeout') return false;
-      this.pending = null;
       if (r.done) return true;
     }
   }
@@ -232,15 +230,8 @@ export class Collector {
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for the marker ${markerId} (${out.length} events before it)`);
-      let timer: NodeJS.Timeout | undefined;
-      const r = await Promise.race([
-        this.next(),
-        new Promise<'timeout'>((res) => {
-          timer = setTimeout(() => res('timeout'), left);
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const r = await this.nextWithin(left);
       if (r === 'timeout') continue;
-      this.pending = null;
       if (r.done) throw new Error(`subscription ended before the marker (${out.length} events before it)`);
       if (r.value.id === markerId) return out;
       if (this.keep(r.value)) out.push(r.value);
@@ -254,15 +245,8 @@ export class Collector {
     for (;;) {
       const left = until - Date.now();
       if (left <= 0) return out;
-      let timer: NodeJS.Timeout | undefined;
-      const r = await Promise.race([
-        this.next(),
-        new Promise<'timeout'>((res) => {
-          timer = setTimeout(() => res('timeout'), left);
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const r = await this.nextWithin(left);
       if (r === 'timeout') return out;
-      this.pending = null;
       if (r.done) return out;
       if (this.keep(r.value)) out.push(r.value);
     }
