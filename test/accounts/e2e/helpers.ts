@@ -3,7 +3,7 @@ import request from 'supertest';
 import type { ApiKeyCreated } from '../../../src/accounts/events';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
-import type { TestServer } from '../../support/harness';
+import { startTestServer, type TestServer } from '../../support/harness';
 import { usagePolicyOf } from '../../../src/policy/policy-document';
 
 export const PASSWORD = 'correct horse battery';
@@ -117,3 +117,41 @@ export async function appendKey(server: TestServer, ws: string, by: string, data
 }
 
 export const api = (server: TestServer) => request(server.url);
+
+/** The cast most account tests play: ann, admin of `team`; bob, a member of it; eve, an outsider. */
+export interface TeamFixture {
+  server: TestServer;
+  ann: TestUser;
+  bob: TestUser;
+  eve: TestUser;
+  team: string;
+  /** With `funded`: eve's own workspace, funded like `team`. */
+  eveWs: string;
+}
+
+/**
+ * Registers the file's beforeAll / afterAll: a test server and the cast of TeamFixture. `funded`
+ * gives `team` and eve's own workspace a card and a deposit. The returned object is filled in
+ * beforeAll: read its fields inside hooks and tests, not at the top level.
+ */
+export function teamFixture(opts: { funded?: boolean } = {}): TeamFixture {
+  const t = {} as TeamFixture;
+  beforeAll(async () => {
+    const server = await startTestServer();
+    t.server = server;
+    [t.ann, t.bob, t.eve] = await Promise.all([newUser(server, 'ann'), newUser(server, 'bob'), newUser(server, 'eve')]);
+    t.team = await createWorkspace(server, t.ann, 'Team');
+    await addMember(server, t.ann, t.team, t.bob);
+    if (opts.funded) {
+      await Promise.all([
+        fund(server, t.team),
+        (async () => {
+          t.eveWs = await createWorkspace(server, t.eve, 'Eve Corp');
+          await fund(server, t.eveWs);
+        })(),
+      ]);
+    }
+  });
+  afterAll(() => t.server?.close());
+  return t;
+}
