@@ -5,23 +5,16 @@
 import { chatCompletions, getModel, inference, listModels, streaming } from '../../../src/inference/routes/schemas';
 import { MODEL_CONFIGS } from '../../../src/inference/models';
 import { expectMatchesContract } from '../../support/contract';
-import type { TestServer } from '../../support/harness';
-import { authHeaders, seedFundedKey, SeededKey } from '../int/support/seed';
-import { ScriptedBackend, startInferenceServer } from '../int/support/server';
+import { authHeaders } from '../int/support/seed';
+import { fundedServerFixture, ScriptedBackend } from '../int/support/server';
 
 const backend = new ScriptedBackend(() => ({ chunks: ['Hi', ' there', '!'] }));
-let server: TestServer;
-let key: SeededKey;
-beforeAll(async () => {
-  server = await startInferenceServer({}, { backend });
-  key = await seedFundedKey(server.services, { usd: '100' });
-});
-afterAll(() => server.close());
+const t = fundedServerFixture({}, { backend });
 
 const spec = { context: [{ type: 'Human', text: 'Hello there' }], config: 'service_3_productivity', max_tokens: 20 };
 const chat = { model: 'service_3_pi', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 20 };
 const call = (path: string, body?: unknown) =>
-  fetch(server.url + path, { method: body ? 'POST' : 'GET', headers: authHeaders(key.secret), ...(body ? { body: JSON.stringify(body) } : {}) });
+  fetch(t.server.url + path, { method: body ? 'POST' : 'GET', headers: authHeaders(t.key.secret), ...(body ? { body: JSON.stringify(body) } : {}) });
 
 test('the spec routes: the whole reply, and the stream of chunks', async () => {
   expect(await expectMatchesContract(await call(inference.path, spec), inference)).toEqual({ created: expect.any(Number), text: 'Hi there!' });

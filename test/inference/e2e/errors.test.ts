@@ -3,7 +3,6 @@ import { Reservations } from '../../../src/billing/projections/balances/reservat
 import { chatCompletions, streaming } from '../../../src/inference/routes/schemas';
 import { countTokens } from '../../../src/inference/tokenizer';
 import { contractFor, expectMatchesContract } from '../../support/contract';
-import type { TestServer } from '../../support/harness';
 import {
   authHeaders,
   balanceOf,
@@ -11,10 +10,9 @@ import {
   inferenceEvents,
   seedFundedKey,
   seedKey,
-  SeededKey,
   settle,
 } from '../int/support/seed';
-import { ScriptedBackend, startInferenceServer } from '../int/support/server';
+import { fundedServerFixture, ScriptedBackend } from '../int/support/server';
 
 /** Every error case of the inference routes, over HTTP. */
 
@@ -25,20 +23,13 @@ const openAiBody = { model: 'service_3_pi', messages: [{ role: 'user', content: 
 const bodyFor = (path: string) => (path.includes('openai') ? openAiBody : body);
 
 const backend = new ScriptedBackend(() => ({ chunks: ['Hi', ' there', '!'] }));
-let server: TestServer;
-let key: SeededKey;
-
-beforeAll(async () => {
-  server = await startInferenceServer({}, { backend });
-  key = await seedFundedKey(server.services, { usd: '100' });
-});
-afterAll(() => server.close());
+const t = fundedServerFixture({}, { backend });
 beforeEach(() => {
   backend.script = () => ({ chunks: ['Hi', ' there', '!'] });
 });
 
-function post(path: string, payload: unknown, headers: Record<string, string> = authHeaders(key.secret)) {
-  return fetch(server.url + path, { method: 'POST', headers, body: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+function post(path: string, payload: unknown, headers: Record<string, string> = authHeaders(t.key.secret)) {
+  return fetch(t.server.url + path, { method: 'POST', headers, body: typeof payload === 'string' ? payload : JSON.stringify(payload) });
 }
 
 async function expectDetail(res: Response, status: number): Promise<unknown> {
@@ -55,11 +46,11 @@ describe('401', () => {
   test.each(ALL)('%s: missing, malformed, unknown, deleted and expired keys', async (path) => {
     const cases: Array<Record<string, string>> = [
       { 'content-type': 'application/json' },
-      { 'content-type': 'application/json', authorization: key.secret },
-      { 'content-type': 'application/json', authorization: `Basic ${key.secret}` },
+      { 'content-type': 'application/json', authorization: t.key.secret },
+      { 'content-type': 'application/json', authorization: `Basic ${t.key.secret}` },
       { 'content-type': 'application/json', authorization: 'Bearer' },
       { 'content-type': 'application/json', authorization: 'Bearer  ' },
-      { 'content-type': 'application/json', authorization: `Bearer ${key.secret} extra` },
+      { 'content-type': 'application/json', authorization: `Bearer ${t.key.secret} extra` },
       authHeaders('tg_unknown_key_000000000000000000'),
     ];
     for (const headers of cases) {
@@ -71,23 +62,23 @@ describe('401', () => {
   });
 
   test('a deleted key fails at once; an expired key fails', async () => {
-    const doomed = await seedFundedKey(server.services);
+    const doomed = await seedFundedKey(t.server.services);
     expect((await post(SPEC[0], body, authHeaders(doomed.secret))).status).toBe(200);
-    await deleteKey(server.services, doomed);
+    await deleteKey(t.server.services, doomed);
     expect(await expectDetail(await post(SPEC[0], body, authHeaders(doomed.secret)), 401)).toBe('Invalid API key');
 
-    const expired = await seedKey(server.services, { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    const expired = await seedKey(t.server.services, { expiresAt: new Date(Date.now() - 1000).toISOString() });
     for (const path of ALL) {
       expect(await expectDetail(await post(path, bodyFor(path), authHeaders(expired.secret)), 401)).toBe('API key expired');
     }
-    const future = await seedFundedKey(server.services);
-    const later = await seedKey(server.services, { workspaceId: future.workspaceId, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    const future = await seedFundedKey(t.server.services);
+    const later = await seedKey(t.server.services, { workspaceId: future.workspaceId, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
     expect((await post(SPEC[0], body, authHeaders(later.secret))).status).toBe(200);
   });
 });
 
 test.each(ALL)('403 {"detail":"Forbidden"} for a key without the inference scope: %s', async (path) => {
-  const k = await seedKey(server.services, { scopes: ['usage:read'] });
+  const k = await seedKey(t.server.services, { scopes: ['usage:read'] });
   const res = await post(path, bodyFor(path), authHeaders(k.secret));
   expect(await expectDetail(res, 403)).toBe('Forbidden');
 });
@@ -123,7 +114,7 @@ describe('422, FastAPI style', () => {
   test.each(ALL)('%s: a body that is not JSON, or no body at all', async (path) => {
     const detail = (await expectDetail(await post(path, '{"context": ['), 422)) as Array<{ loc: unknown[] }>;
     expect(detail[0].loc).toEqual(['body']);
-    const res = await fetch(server.url + path, { method: 'POST', headers: { authorization: `Bearer ${key.secret}` } });
+    const res = await fetch(t.server.url + path, { method: 'POST', headers: { authorization: `Bearer ${t.key.secret}` } });
     expect(await expectDetail(res, 422)).toEqual([
       { loc: ['body'], msg: 'A JSON body is required, sent with the header Content-Type: application/json', type: 'missing' },
     ]);
@@ -131,7 +122,7 @@ describe('422, FastAPI style', () => {
 
   test.each(ALL)('%s: a JSON body sent without Content-Type: application/json says so', async (path) => {
     // What `curl -d '{…}'` without -H 'Content-Type: application/json' sends.
-    const res = await post(path, bodyFor(path), { authorization: `Bearer ${key.secret}`, 'content-type': 'application/x-www-form-urlencoded' });
+    const res = await post(path, bodyFor(path), { authorization: `Bearer ${t.key.secret}`, 'content-type': 'application/x-www-form-urlencoded' });
     expect(await expectDetail(res, 422)).toEqual([
       {
         loc: ['body'],
@@ -142,7 +133,7 @@ describe('422, FastAPI style', () => {
   });
 
   test('the OpenAI route answers a body that is not JSON with an OpenAI error object too', async () => {
-    const res = await post(ALL[2], '{"model": ', authHeaders(key.secret));
+    const res = await post(ALL[2], '{"model": ', authHeaders(t.key.secret));
     expect(res.status).toBe(422);
     const json = (await res.json()) as { detail: unknown; error: unknown };
     expect(json.detail).toEqual([{ loc: ['body'], msg: 'Body is not valid JSON', type: 'json_invalid' }]);
@@ -163,7 +154,7 @@ describe('405: a method the path does not answer', () => {
     ['POST', MODELS, 'GET, HEAD'] as const,
     ['DELETE', `${MODELS}/service_3_pi`, 'GET, HEAD'] as const,
   ])('%s %s: 405 with Allow: %s', async (method, path, allow) => {
-    const res = await fetch(server.url + path, { method, headers: authHeaders(key.secret) });
+    const res = await fetch(t.server.url + path, { method, headers: authHeaders(t.key.secret) });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe(allow);
     const json = (await res.json()) as { detail: string };
@@ -205,26 +196,26 @@ describe('400: prompt + max_tokens over 8192 tokens', () => {
 
 describe('402: insufficient balance', () => {
   test.each(ALL)('%s: USD amounts in the detail; nothing recorded, nothing held', async (path) => {
-    const poor = await seedFundedKey(server.services, { usd: '0.001' });
+    const poor = await seedFundedKey(t.server.services, { usd: '0.001' });
     const res = await post(path, { ...bodyFor(path), max_tokens: 1000 }, authHeaders(poor.secret));
     const detail = (await expectDetail(res, 402)) as string;
     expect(detail).toMatch(/^Insufficient balance: 0\.001 USD available, 0\.01\d* USD required$/);
-    expect(await inferenceEvents(server.services, res.headers.get('x-request-id')!)).toHaveLength(0);
-    expect(await new Reservations(server.services.redis, server.services.ks).held(poor.workspaceId)).toBe(0n);
+    expect(await inferenceEvents(t.server.services, res.headers.get('x-request-id')!)).toHaveLength(0);
+    expect(await new Reservations(t.server.services.redis, t.server.services.ks).held(poor.workspaceId)).toBe(0n);
     // A smaller request fits.
     expect((await post(path, { ...bodyFor(path), max_tokens: 5 }, authHeaders(poor.secret))).status).toBe(200);
   });
 
   test('a workspace that never deposited', async () => {
-    const k = await seedKey(server.services);
+    const k = await seedKey(t.server.services);
     expect(await expectDetail(await post(SPEC[0], body, authHeaders(k.secret)), 402)).toMatch(/^Insufficient balance: 0 USD available/);
   });
 });
 
 describe('503: the event store cannot be written', () => {
   test.each(ALL)('%s: the upstream call aborted, nothing sent or billed, the reservation released', async (path) => {
-    const k = await seedFundedKey(server.services);
-    const store = server.services.store;
+    const k = await seedFundedKey(t.server.services);
+    const store = t.server.services.store;
     const append = store.append.bind(store);
     const spy = jest.spyOn(store, 'append').mockImplementation(async (stream, events, opts) => {
       if (stream.startsWith('inference-')) throw new StoreUnavailable('disk full');
@@ -240,12 +231,12 @@ describe('503: the event store cannot be written', () => {
     }
     // The upstream call starts beside the append (recording.test.ts): if it began, it was aborted.
     expect(backend.calls.every((c) => c.signal.aborted)).toBe(true);
-    expect(await new Reservations(server.services.redis, server.services.ks).held(k.workspaceId)).toBe(0n);
+    expect(await new Reservations(t.server.services.redis, t.server.services.ks).held(k.workspaceId)).toBe(0n);
   });
 
   test('non-streaming: a completion that cannot be recorded is not served', async () => {
-    const k = await seedFundedKey(server.services);
-    const store = server.services.store;
+    const k = await seedFundedKey(t.server.services);
+    const store = t.server.services.store;
     const append = store.append.bind(store);
     const spy = jest.spyOn(store, 'append').mockImplementation(async (stream, events, opts) => {
       if (events.some((e) => e.type === 'TokensDebited')) throw new StoreUnavailable('disk full');
@@ -263,7 +254,7 @@ describe('503: the event store cannot be written', () => {
 describe('the upstream fails', () => {
   test('streaming: a failure after the stream started ends it with an error event carrying a detail', async () => {
     backend.script = () => ({ chunks: ['one', ' two', ' three', ' four'], failAfter: 2 });
-    const k = await seedFundedKey(server.services, { usd: '10' });
+    const k = await seedFundedKey(t.server.services, { usd: '10' });
     const res = await post(SPEC[1], body, authHeaders(k.secret));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
@@ -274,7 +265,7 @@ describe('the upstream fails', () => {
     expect(frames[2]).toMatch(/^event: error\ndata: \{"detail":"[^"]+"\}$/);
     expect(frames).toHaveLength(3);
     // Billed for what was generated: the prompt and "one two".
-    const events = await inferenceEvents(server.services, res.headers.get('x-request-id')!);
+    const events = await inferenceEvents(t.server.services, res.headers.get('x-request-id')!);
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
     expect(events[1].data).toMatchObject({ finishReason: 'upstream_error', outputTokens: 2 });
   });
@@ -290,20 +281,20 @@ describe('the upstream fails', () => {
 
   test.each(ALL)('%s: a failure before any output is a 502, billed nothing', async (path) => {
     backend.script = () => ({ chunks: ['never'], failAfter: 0 });
-    const k = await seedFundedKey(server.services, { usd: '10' });
+    const k = await seedFundedKey(t.server.services, { usd: '10' });
     const res = await post(path, { ...bodyFor(path), stream: path.includes('openai') }, authHeaders(k.secret));
     expect(await expectDetail(res, 502)).toMatch(/upstream/);
-    const events = await inferenceEvents(server.services, res.headers.get('x-request-id')!);
+    const events = await inferenceEvents(t.server.services, res.headers.get('x-request-id')!);
     expect(events[2].data).toMatchObject({ inputTokens: 0, outputTokens: 0, amountNanoUsd: '0' });
-    await settle(server.services);
-    expect(await balanceOf(server.services, k.workspaceId)).toBe(10_000_000_000n);
+    await settle(t.server.services);
+    expect(await balanceOf(t.server.services, k.workspaceId)).toBe(10_000_000_000n);
   });
 
   test('non-streaming: a failure after partial output is a 502 and bills nothing (the caller got nothing)', async () => {
     backend.script = () => ({ chunks: ['one', ' two', ' three'], failAfter: 2 });
     const res = await post(SPEC[0], body);
     await expectDetail(res, 502);
-    const events = await inferenceEvents(server.services, res.headers.get('x-request-id')!);
+    const events = await inferenceEvents(t.server.services, res.headers.get('x-request-id')!);
     expect(events[1].data).toMatchObject({ finishReason: 'upstream_error', inputTokens: 0, outputTokens: 0 });
   });
 });
@@ -325,8 +316,8 @@ test('OpenAI errors also carry an OpenAI error object', async () => {
 
 test("an authenticated request marks the key as used (the key list's last used)", async () => {
   const { keysLastUsed } = await import('../../../src/accounts/key-last-used');
-  const k = await seedFundedKey(server.services);
-  const s = server.services;
+  const k = await seedFundedKey(t.server.services);
+  const s = t.server.services;
   expect((await keysLastUsed(s.redis, s.ks, [k.keyId])).get(k.keyId)).toBeNull();
   expect((await post(SPEC[0], body, authHeaders(k.secret))).status).toBe(200);
   let used: string | null | undefined = null;

@@ -1,19 +1,13 @@
 import OpenAI, { BadRequestError } from 'openai';
-import type { TestServer } from '../../support/harness';
-import { seedFundedKey, SeededKey } from '../int/support/seed';
-import { startInferenceServer } from '../int/support/server';
+import { fundedServerFixture } from '../int/support/server';
 
 /** What real clients found: usage only when asked, and features we lack refused up front. */
 
-let server: TestServer;
-let key: SeededKey;
+const t = fundedServerFixture();
 let client: OpenAI;
-beforeAll(async () => {
-  server = await startInferenceServer();
-  key = await seedFundedKey(server.services, { usd: '100' });
-  client = new OpenAI({ apiKey: key.secret, baseURL: `${server.url}/external/api/inference/openai/v1`, maxRetries: 0 });
+beforeAll(() => {
+  client = new OpenAI({ apiKey: t.key.secret, baseURL: `${t.server.url}/external/api/inference/openai/v1`, maxRetries: 0 });
 });
-afterAll(() => server.close());
 
 const messages = [{ role: 'user' as const, content: 'Say something short' }];
 
@@ -54,12 +48,12 @@ describe('streamed usage', () => {
 describe('features the service does not offer are refused with 400 naming them', () => {
   const tool = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } };
   const refused = async (extra: Record<string, unknown>, content: OpenAI.ChatCompletionMessageParam[] = messages) => {
-    const head = await server.services.store.headPosition();
+    const head = await t.server.services.store.headPosition();
     const err = await client.chat.completions.create({ model: 'service_3_pi', messages: content, ...extra } as never).catch((e) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect(err.status).toBe(400);
     // Nothing was reserved or recorded for a refused request.
-    expect(await server.services.store.headPosition()).toBe(head);
+    expect(await t.server.services.store.headPosition()).toBe(head);
     return err.message as string;
   };
 

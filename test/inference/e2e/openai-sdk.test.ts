@@ -1,20 +1,15 @@
 import OpenAI, { APIError, AuthenticationError, RateLimitError } from 'openai';
 import { countTokens } from '../../../src/inference/tokenizer';
-import type { TestServer } from '../../support/harness';
-import { inferenceEvents, seedFundedKey, seedKey, SeededKey } from '../int/support/seed';
-import { startInferenceServer } from '../int/support/server';
+import { inferenceEvents, seedFundedKey, seedKey } from '../int/support/seed';
+import { fundedServerFixture } from '../int/support/server';
 
 /** The official `openai` SDK against the compatible route, with only a base URL. */
 
-let server: TestServer;
-let key: SeededKey;
+const t = fundedServerFixture();
 let client: OpenAI;
-beforeAll(async () => {
-  server = await startInferenceServer();
-  key = await seedFundedKey(server.services, { usd: '100' });
-  client = new OpenAI({ apiKey: key.secret, baseURL: `${server.url}/external/api/inference/openai/v1`, maxRetries: 0 });
+beforeAll(() => {
+  client = new OpenAI({ apiKey: t.key.secret, baseURL: `${t.server.url}/external/api/inference/openai/v1`, maxRetries: 0 });
 });
-afterAll(() => server.close());
 
 const messages = [
   { role: 'system' as const, content: 'You are helpful.' },
@@ -37,7 +32,7 @@ test('chat.completions.create: a chat.completion with usage that matches the led
   expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
   const requestId = response.headers.get('x-request-id')!;
   expect(completion.id).toBe(`chatcmpl-${requestId}`);
-  const debit = (await inferenceEvents(server.services, requestId)).find((e) => e.type === 'TokensDebited')!.data as {
+  const debit = (await inferenceEvents(t.server.services, requestId)).find((e) => e.type === 'TokensDebited')!.data as {
     inputTokens: number;
     outputTokens: number;
   };
@@ -95,7 +90,7 @@ test('errors are proper APIErrors: 401, 402, 403, 422, 429', async () => {
   expect(e401.status).toBe(401);
   expect(e401.message).toContain('Invalid API key');
 
-  const poor = await seedKey(server.services);
+  const poor = await seedKey(t.server.services);
   const e402 = await new OpenAI({ apiKey: poor.secret, baseURL: client.baseURL, maxRetries: 0 }).chat.completions
     .create({ model: 'service_3_pi', messages })
     .catch((e) => e);
@@ -103,7 +98,7 @@ test('errors are proper APIErrors: 401, 402, 403, 422, 429', async () => {
   expect(e402.status).toBe(402);
   expect(e402.message).toContain('Insufficient balance');
 
-  const noScope = await seedKey(server.services, { scopes: [] });
+  const noScope = await seedKey(t.server.services, { scopes: [] });
   const e403 = await new OpenAI({ apiKey: noScope.secret, baseURL: client.baseURL, maxRetries: 0 }).chat.completions
     .create({ model: 'service_3_pi', messages })
     .catch((e) => e);
@@ -114,7 +109,7 @@ test('errors are proper APIErrors: 401, 402, 403, 422, 429', async () => {
   expect(e422.status).toBe(422);
   expect(e422.message).toContain('temperature');
 
-  const limited = await seedFundedKey(server.services, { rateLimit: 1 });
+  const limited = await seedFundedKey(t.server.services, { rateLimit: 1 });
   const c = new OpenAI({ apiKey: limited.secret, baseURL: client.baseURL, maxRetries: 0 });
   await c.chat.completions.create({ model: 'service_3_pi', messages, max_tokens: 2 });
   const e429 = await c.chat.completions.create({ model: 'service_3_pi', messages, max_tokens: 2 }).catch((e) => e);

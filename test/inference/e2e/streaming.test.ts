@@ -3,7 +3,7 @@ import type { BackendFinish, GenerateParams, ModelBackend } from '../../../src/i
 import { countTokens } from '../../../src/inference/tokenizer';
 import type { TestServer } from '../../support/harness';
 import { authHeaders, balanceOf, inferenceEvents, seedFundedKey, SeededKey, settle } from '../int/support/seed';
-import { ScriptedBackend, startInferenceServer } from '../int/support/server';
+import { fundedServerFixture, ScriptedBackend, startInferenceServer } from '../int/support/server';
 
 const INFER = '/external/api/inference';
 const STREAM = '/external/api/inference/streaming';
@@ -31,16 +31,7 @@ async function readStream(res: Response): Promise<{ chunks: Chunk[]; errors: Eve
 }
 
 describe('with the demo model', () => {
-  let server: TestServer;
-  let key: SeededKey;
-  beforeAll(async () => {
-    server = await startInferenceServer();
-    key = await seedFundedKey(server.services, { usd: '100' });
-  });
-  afterAll(() => server.close());
-
-  const post = (path: string, body: unknown) =>
-    fetch(server.url + path, { method: 'POST', headers: authHeaders(key.secret), body: JSON.stringify(body) });
+  const t = fundedServerFixture();
 
   const cases = [
     { config: 'service_3_pi', seed: 1 },
@@ -61,13 +52,13 @@ describe('with the demo model', () => {
       metadata: { user_firstname: 'Sam', user_timezone: 'Asia/Tokyo' },
       ...c,
     };
-    const plain = await post(INFER, body);
+    const plain = await t.post(INFER, body);
     expect(plain.status).toBe(200);
     const { text, created } = (await plain.json()) as { text: string; created: number };
     expect(typeof created).toBe('number');
     expect(text.length).toBeGreaterThan(0);
 
-    const streamed = await post(STREAM, body);
+    const streamed = await t.post(STREAM, body);
     expect(streamed.status).toBe(200);
     expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(streamed.headers.get('x-request-id')).toBeTruthy();
@@ -85,7 +76,7 @@ describe('with the demo model', () => {
   });
 
   test('the wire format: one `data: {json}` line and a blank line per chunk', async () => {
-    const res = await post(STREAM, { context: [{ type: 'Human', text: 'hello' }], config: 'service_3_pi', seed: 2, max_tokens: 12 });
+    const res = await t.post(STREAM, { context: [{ type: 'Human', text: 'hello' }], config: 'service_3_pi', seed: 2, max_tokens: 12 });
     const wire = await res.text();
     expect(wire).toMatch(/^(data: \{"created":\d+(\.\d+)?,"idx":\d+,"index":\d+,"text":"[^\n]*"\}\n\n)+$/);
   });

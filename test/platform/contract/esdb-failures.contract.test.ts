@@ -7,10 +7,8 @@ import type { Position } from '@eventstore/db-client';
 import { TimeoutError } from '@eventstore/db-client';
 import { EsdbEventStore } from '../../../src/platform/eventstore/esdb';
 import { StoreUnavailable } from '../../../src/platform/eventstore/port';
-import type { RecordedEvent } from '../../../src/platform/eventstore/port';
-import { Collector, ev, evs, overFake } from './support/adapters';
+import { Collector, ev, evs, overFakeEach } from './support/adapters';
 import { sleep, until } from '../../support/wait';
-import { FakeEsdbClient } from './support/fake-esdb-client';
 
 describe('EventStoreDB unreachable (esdb://127.0.0.1:1?tls=false)', () => {
   test('append, reads, headPosition and ping reject with StoreUnavailable, quickly', async () => {
@@ -46,97 +44,86 @@ describe('EventStoreDB unreachable (esdb://127.0.0.1:1?tls=false)', () => {
 });
 
 describe('EsdbEventStore over the fake client: drops and unavailability', () => {
-  let fake: FakeEsdbClient;
-  let store: EsdbEventStore;
-  let drops: { err: unknown; delayMs: number }[];
-  let ns: string;
-  const mine = (e: RecordedEvent) => e.stream.startsWith(`${ns}-`);
-
-  let cleanup: () => Promise<void>;
-
-  beforeEach(() => {
-    // A failed append reads itself back while the server is down, for readBackTimeoutMs: short here.
-    ({ fake, store, drops, ns, cleanup } = overFake({ resubscribeDelayMs: 10, maxResubscribeDelayMs: 40, readBackTimeoutMs: 100 }));
-  });
-  afterEach(() => cleanup());
+  // A failed append reads itself back while the server is down, for readBackTimeoutMs: short here.
+  const t = overFakeEach({ resubscribeDelayMs: 10, maxResubscribeDelayMs: 40, readBackTimeoutMs: 100 });
 
   test('a dropped subscription resubscribes from the last delivered position: no gap, no repeat', async () => {
-    const s = `${ns}-s`;
+    const s = `${t.ns}-s`;
     const ids: string[] = [];
     const append = async (n: number) => {
       const batch = evs(n);
-      await store.append(s, batch, { expectedRevision: 'any' });
+      await t.store.append(s, batch, { expectedRevision: 'any' });
       ids.push(...batch.map((e) => e.id));
     };
     await append(3);
     await append(2);
-    const sub = store.subscribeToAll();
-    const c = new Collector(sub, mine);
+    const sub = t.store.subscribeToAll();
+    const c = new Collector(sub, t.mine);
     const got = await c.take(5);
 
     // Connection lost, then events written while the subscription waits to come back.
-    fake.dropSubscriptions();
+    t.fake.dropSubscriptions();
     await append(2);
     await append(1);
     got.push(...(await c.take(3)));
     // Resubscribed from the exact position of the last record it had received.
-    const resumedFrom = fake.subscribeCalls[1] as Position;
+    const resumedFrom = t.fake.subscribeCalls[1] as Position;
     expect(resumedFrom.commit).toBe(resumedFrom.prepare);
     expect(resumedFrom.commit >= got[4].position && resumedFrom.commit < got[5].position).toBe(true);
 
     // The server ends the call without an error; then it drops a slow consumer (ABORTED).
-    fake.endSubscriptions();
+    t.fake.endSubscriptions();
     await append(1);
     got.push(...(await c.take(1)));
-    fake.dropSubscriptions(new TimeoutError(undefined, 'consumer too slow'));
+    t.fake.dropSubscriptions(new TimeoutError(undefined, 'consumer too slow'));
     await append(3);
     got.push(...(await c.take(3)));
 
     expect(got.map((e) => e.id)).toEqual(ids);
     expect(await c.quiet(200)).toEqual([]);
-    expect(fake.subscribeCalls).toHaveLength(4);
+    expect(t.fake.subscribeCalls).toHaveLength(4);
     // A slow consumer dropped with ABORTED (TimeoutError) is unavailability too, and is waited out.
-    expect(drops.map((d) => (d.err as Error).constructor.name)).toEqual(['StoreUnavailable', 'StoreUnavailable', 'StoreUnavailable']);
-    expect((drops[2].err as Error).cause).toBeInstanceOf(TimeoutError);
+    expect(t.drops.map((d) => (d.err as Error).constructor.name)).toEqual(['StoreUnavailable', 'StoreUnavailable', 'StoreUnavailable']);
+    expect((t.drops[2].err as Error).cause).toBeInstanceOf(TimeoutError);
     // Each drop after a successful resubscription starts the backoff again.
-    expect(drops.map((d) => d.delayMs)).toEqual([10, 10, 10]);
+    expect(t.drops.map((d) => d.delayMs)).toEqual([10, 10, 10]);
     await sub.close();
     expect(await c.ended()).toBe(true);
   });
 
   test('while the server is down it backs off (doubling, capped) and resumes when it is back', async () => {
-    const s = `${ns}-b`;
+    const s = `${t.ns}-b`;
     const before = evs(2);
-    await store.append(s, before, { expectedRevision: 'no_stream' });
-    const sub = store.subscribeToAll();
-    const c = new Collector(sub, mine);
+    await t.store.append(s, before, { expectedRevision: 'no_stream' });
+    const sub = t.store.subscribeToAll();
+    const c = new Collector(sub, t.mine);
     await c.take(2);
 
-    fake.unavailable = true;
-    fake.dropSubscriptions();
+    t.fake.unavailable = true;
+    t.fake.dropSubscriptions();
     // The subscription is pulled lazily: keep a read pending so it notices the drop.
     const pending = c.take(2, 5_000);
-    await until(() => drops.length >= 5, 3_000);
-    expect(drops.slice(0, 5).map((d) => d.delayMs)).toEqual([10, 20, 40, 40, 40]);
-    expect(drops.every((d) => d.err instanceof StoreUnavailable)).toBe(true);
+    await until(() => t.drops.length >= 5, 3_000);
+    expect(t.drops.slice(0, 5).map((d) => d.delayMs)).toEqual([10, 20, 40, 40, 40]);
+    expect(t.drops.every((d) => d.err instanceof StoreUnavailable)).toBe(true);
     // Writes and reads fail meanwhile, as StoreUnavailable.
-    await expect(store.append(s, [ev('X')], { expectedRevision: 1n })).rejects.toBeInstanceOf(StoreUnavailable);
-    await expect(store.readStream(s)).rejects.toBeInstanceOf(StoreUnavailable);
-    await expect(store.readAll()).rejects.toBeInstanceOf(StoreUnavailable);
-    await expect(store.headPosition()).rejects.toBeInstanceOf(StoreUnavailable);
-    await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(t.store.append(s, [ev('X')], { expectedRevision: 1n })).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(t.store.readStream(s)).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(t.store.readAll()).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(t.store.headPosition()).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(t.store.ping()).rejects.toBeInstanceOf(StoreUnavailable);
 
-    fake.unavailable = false;
+    t.fake.unavailable = false;
     const after = evs(2);
-    await store.append(s, after, { expectedRevision: 1n });
+    await t.store.append(s, after, { expectedRevision: 1n });
     expect((await pending).map((e) => e.id)).toEqual(after.map((e) => e.id));
     expect(await c.quiet(100)).toEqual([]);
     await sub.close();
   });
 
   test('closing a subscription that waits to resubscribe ends it at once', async () => {
-    fake.unavailable = true;
-    const slow = new EsdbEventStore({ client: fake as never, resubscribeDelayMs: 60_000 });
+    t.fake.unavailable = true;
+    const slow = new EsdbEventStore({ client: t.fake as never, resubscribeDelayMs: 60_000 });
     const sub = slow.subscribeToAll();
     const next = sub[Symbol.asyncIterator]().next();
     await sleep(50);
@@ -149,12 +136,12 @@ describe('EsdbEventStore over the fake client: drops and unavailability', () => 
   });
 
   test('close() ends open subscriptions', async () => {
-    const sub = store.subscribeToAll();
+    const sub = t.store.subscribeToAll();
     const c = new Collector(sub, () => true);
-    await store.append(`${ns}-x`, [ev('A')], { expectedRevision: 'no_stream' });
+    await t.store.append(`${t.ns}-x`, [ev('A')], { expectedRevision: 'no_stream' });
     await c.take(1);
-    await store.close();
+    await t.store.close();
     expect(await c.ended()).toBe(true);
-    expect(fake.liveSubscriptions).toBe(0);
+    expect(t.fake.liveSubscriptions).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import { createInferenceModule, InferenceModuleOptions } from '../../../../src/i
 import type { BackendFinish, GenerateParams, ModelBackend } from '../../../../src/inference/backend';
 import { coreReadModels } from '../../../../src/core-read-models';
 import { startTestServer, TestServer } from '../../../support/harness';
+import { authHeaders, seedFundedKey, type SeededKey } from './seed';
 
 /** A test server running the read models the hot path needs and the inference module. */
 export function startInferenceServer(
@@ -12,6 +13,32 @@ export function startInferenceServer(
     { SWEEPER_ENABLED: 'false', ...overrides },
     { modules: [coreReadModels, createInferenceModule({ search: null, ...moduleOpts })] },
   );
+}
+
+export interface FundedServer {
+  server: TestServer;
+  /** A key of a workspace with $100 on it. */
+  key: SeededKey;
+  /** POSTs `body` as JSON to `path` with the key. */
+  post(path: string, body: unknown): Promise<Response>;
+}
+
+/**
+ * Registers the file's (or describe block's) beforeAll / afterAll: startInferenceServer(...args) and
+ * a funded key. The returned object is filled in beforeAll: read its fields inside hooks and tests.
+ */
+export function fundedServerFixture(...args: Parameters<typeof startInferenceServer>): FundedServer {
+  const t: FundedServer = {
+    server: undefined as unknown as TestServer,
+    key: undefined as unknown as SeededKey,
+    post: (path, body) => fetch(t.server.url + path, { method: 'POST', headers: authHeaders(t.key.secret), body: JSON.stringify(body) }),
+  };
+  beforeAll(async () => {
+    t.server = await startInferenceServer(...args);
+    t.key = await seedFundedKey(t.server.services, { usd: '100' });
+  });
+  afterAll(() => t.server.close());
+  return t;
 }
 
 /** A backend that replies with fixed chunks (optionally slowly, optionally failing after some). */

@@ -113,6 +113,21 @@ export function overFake(opts: Partial<EsdbOptions> = {}) {
   };
 }
 
+export type OverFake = ReturnType<typeof overFake> & { mine(e: RecordedEvent): boolean };
+
+/**
+ * A fresh overFake(opts) for each test of the calling describe block (beforeEach / afterEach). The
+ * fields are replaced before each test: read them inside tests. `mine` keeps the test's own events.
+ */
+export function overFakeEach(opts: Partial<EsdbOptions> = {}): OverFake {
+  const t = { mine: (e: RecordedEvent) => e.stream.startsWith(`${t.ns}-`) } as OverFake;
+  beforeEach(() => {
+    Object.assign(t, overFake(opts));
+  });
+  afterEach(() => t.cleanup());
+  return t;
+}
+
 export function realEsdbAdapter(connectionString: string): Adapter {
   return {
     name: `esdb (${connectionString})`,
