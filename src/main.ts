@@ -107,7 +107,7 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
     let port: number | undefined;
     let metricsPort: number | undefined;
     // Also behind the operator token at /admin/metrics, so always collected.
-    const collectors = await registerCollectors(s, { projections: projections.map((p) => p.name), queues: queueNames() });
+    const collectors = await registerCollectors(s, { projections: projections.map((p) => p.name), queues: parts.queuesOf(modules) });
     closers.push(() => collectors.close());
     if (config.METRICS_PORT !== undefined) {
       const metricsServer = await listenOn(createServer(metricsHandler(s.metrics.registry)), 'METRICS_PORT', config.METRICS_PORT, config.HOST);
@@ -176,15 +176,6 @@ function closeServer(server: Server): Promise<void> {
 }
 
 export { describeStartupError, ListenFailed };
-
-/** The BullMQ queues whose depth /metrics reports (loaded on use, like the modules). */
-function queueNames(): string[] {
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const { RELOAD_QUEUE } = require('./billing/workers/auto-reload/queue') as typeof import('./billing/workers/auto-reload/queue');
-  const { SWEEPER_QUEUE } = require('./inference/workers/sweeper') as typeof import('./inference/workers/sweeper');
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  return [RELOAD_QUEUE, SWEEPER_QUEUE];
-}
 
 export async function serve(overrides: Record<string, string> = {}, opts: { modules?: Module[] } = {}): Promise<void> {
   let running: Running;

@@ -48,4 +48,6 @@ export interface Module {
   errorMiddleware?(): import('express').ErrorRequestHandler;
   /** Background workers (BullMQ processors, sweepers); the worker role runs them. */
   startWorkers?(s: Services): Promise<{ close(): Promise<void> }>;
+  /** The BullMQ queues whose depth /metrics reports. */
+  queues?: readonly string[];
 }

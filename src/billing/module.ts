@@ -4,7 +4,7 @@ import { ledgerProjection } from './projections/ledger/projection';
 import { billingNoticesProjection } from './projections/notices/projection';
 import { usageProjection } from './projections/usage/projection';
 import type { Module, Services } from '../services';
-import { autoReloadReactor, ReloadWorkerOptions, startReloadWorkerFor } from './workers/auto-reload';
+import { autoReloadReactor, RELOAD_QUEUE, ReloadWorkerOptions, startReloadWorkerFor } from './workers/auto-reload';
 import { keyBudgetAlertReactor } from './workers/budget-alerts/reactor';
 import { stripeWebhookRoutes } from './routes/stripe-webhook';
 import { billingRoutes } from './routes/billing-routes';
@@ -33,6 +33,7 @@ export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Modu
       const running = await startReloadWorkerFor(s, workerOptions);
       return { close: () => running.close() };
     },
+    queues: [RELOAD_QUEUE],
   };
 }
 

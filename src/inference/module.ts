@@ -5,7 +5,7 @@ import { warmTokenizer } from './tokenizer';
 import { Reservations } from '../billing';
 import { KeyIndex, touchKeyLastUsed } from '../accounts';
 import type { Module, Services } from '../services';
-import { startSweeper } from './workers/sweeper';
+import { startSweeper, SWEEPER_QUEUE } from './workers/sweeper';
 import type { OnKeyUsed } from './routes/auth';
 import { InferenceEngine } from './usecases/engine';
 import { Admission } from './routes/admission';
@@ -81,6 +81,7 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
       if (!s.config.SWEEPER_ENABLED) return { close: async () => undefined };
       return startSweeper(s);
     },
+    queues: [SWEEPER_QUEUE],
   };
 }
 
