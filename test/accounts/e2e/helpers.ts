@@ -3,7 +3,7 @@ import request from 'supertest';
 import type { ApiKeyCreated } from '../../../src/accounts/events';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
-import { startTestServer, type TestServer } from '../../support/harness';
+import type { TestServer } from '../../support/harness';
 import { usagePolicyOf } from '../../../src/policy/policy-document';
 
 export const PASSWORD = 'correct horse battery';
@@ -137,6 +137,8 @@ export interface TeamFixture {
 export function teamFixture(opts: { funded?: boolean } = {}): TeamFixture {
   const t = {} as TeamFixture;
   beforeAll(async () => {
+    // Loaded here: files that import these helpers without a fixture (child-process tests) do not load the app.
+    const { startTestServer } = await import('../../support/harness');
     const server = await startTestServer();
     t.server = server;
     [t.ann, t.bob, t.eve] = await Promise.all([newUser(server, 'ann'), newUser(server, 'bob'), newUser(server, 'eve')]);
