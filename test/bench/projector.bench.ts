@@ -11,12 +11,16 @@
  * With --baseline <tree> (a checkout of an older commit, with node_modules), rounds alternate
  * between that tree and this one over the same stores, so both columns see the same machine load.
  *
+ * Also the Redis server's CPU per event (INFO cpu around each round): the projector's alone only
+ * when REDIS_URL points at a private redis-server (e.g. `redis-server --port 6393 --save ''`).
+ *
  *   npm run bench:projector -- [--events 200000] [--rounds 3] [--stores sqlite,postgres] [--baseline dir] [--no-each]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { openEventStore } from '../../src/init';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
@@ -41,6 +45,20 @@ interface Round {
   ms: number;
   eventsPerSecond: number;
   cpuUsPerEvent: number;
+  /** The Redis server's CPU per event over the round (used_cpu_user + used_cpu_sys): its own only on a private redis-server. */
+  redisCpuUsPerEvent: number;
+}
+
+/** The Redis server's CPU seconds so far (INFO cpu). */
+async function redisCpuSeconds(): Promise<number> {
+  const r = new Redis(REDIS_URL);
+  try {
+    const info = await r.info('cpu');
+    const num = (k: string) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+    return num('used_cpu_user') + num('used_cpu_sys');
+  } finally {
+    r.disconnect();
+  }
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -57,9 +75,15 @@ async function admin(sql: string) {
   }
 }
 
-function replay(root: string, env: Record<string, string>): Promise<Round> {
+async function replay(root: string, env: Record<string, string>): Promise<Round> {
+  const redis0 = await redisCpuSeconds();
+  const res = await replayOnly(root, env);
+  return { ...res, redisCpuUsPerEvent: ((await redisCpuSeconds()) - redis0) * 1e6 / res.events };
+}
+
+function replayOnly(root: string, env: Record<string, string>): Promise<Omit<Round, 'redisCpuUsPerEvent'>> {
   const prefix = uniquePrefix('bench-projector');
-  return new Promise<Round>((ok, fail) => {
+  return new Promise<Omit<Round, 'redisCpuUsPerEvent'>>((ok, fail) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'test/bench/projector-replay.ts')], {
       cwd: root,
       env: { ...process.env, ...env, ROOT: root, REDIS_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'silent' },
@@ -111,15 +135,18 @@ async function main() {
         for (const [label, root] of order) {
           const res = await replay(root, envs[kind]);
           rounds.get(label)!.push(res);
-          console.log(`  ${kind} round ${r + 1} ${label}: ${fmt(res.eventsPerSecond)} events/s, ${res.cpuUsPerEvent.toFixed(1)} µs CPU/event, load ${load()}`);
+          console.log(
+            `  ${kind} round ${r + 1} ${label}: ${fmt(res.eventsPerSecond)} events/s, ${res.cpuUsPerEvent.toFixed(1)} µs CPU/event, Redis ${res.redisCpuUsPerEvent.toFixed(1)} µs CPU/event, load ${load()}`,
+          );
         }
       }
       console.log(`\n${kind}, all projections, one process (median of ${ROUNDS}):`);
-      console.log('| tree | events/s | CPU µs/event (projector) | rounds (events/s) |\n|---|---:|---:|---|');
+      console.log('| tree | events/s | CPU µs/event (projector) | CPU µs/event (Redis) | rounds (events/s) |\n|---|---:|---:|---:|---|');
       for (const [label] of trees) {
         const rs = rounds.get(label)!;
         const eps = rs.map((x) => x.eventsPerSecond);
-        console.log(`| ${label} | ${fmt(median(eps))} | ${median(rs.map((x) => x.cpuUsPerEvent)).toFixed(1)} | ${eps.map(fmt).join(', ')} |`);
+        const cpu = (f: (x: Round) => number) => median(rs.map(f)).toFixed(1);
+        console.log(`| ${label} | ${fmt(median(eps))} | ${cpu((x) => x.cpuUsPerEvent)} | ${cpu((x) => x.redisCpuUsPerEvent)} | ${eps.map(fmt).join(', ')} |`);
       }
       if (BASELINE) {
         const ratio = median(rounds.get('after')!.map((x) => x.eventsPerSecond)) / median(rounds.get('before')!.map((x) => x.eventsPerSecond));

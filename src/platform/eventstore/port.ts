@@ -62,6 +62,12 @@ export interface ReadAllOptions {
    */
   fromPosition?: bigint;
   maxCount?: number;
+  /**
+   * The event types whose data and metadata the reader will look into. Events of other types are
+   * still returned, with the same values, but an adapter may parse their JSON only when first read
+   * (./decode.ts): the projector skips most of the events it replays. Default: every type.
+   */
+  decode?: ReadonlySet<string>;
 }
 
 export interface SubscribeOptions {

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { recordedFromJson } from './decode';
 import { Client, Pool, types as pgTypes } from 'pg';
 import {
   AppendResult,
@@ -69,6 +70,10 @@ interface PendingAppend {
 const COLUMNS = `position, event_id, stream_id, stream_revision, type, data, metadata,
   to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created`;
 type Row = [position: string, eventId: string, streamId: string, revision: string, type: string, data: unknown, metadata: unknown, created: string];
+/** The same columns with the JSON as text, parsed by us (./decode.ts): only when read, for types a reader skips. */
+const COLUMNS_JSON_TEXT = `position, event_id, stream_id, stream_revision, type, data::text, metadata::text,
+  to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created`;
+type TextRow = [position: string, eventId: string, streamId: string, revision: string, type: string, data: string, metadata: string, created: string];
 
 /** int8 stays a string (parsed to bigint by us); json is parsed; nothing else is touched. */
 const TYPES = {
@@ -387,16 +392,29 @@ export class PostgresEventStore implements EventStore {
 
   async readAll(opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    return this.readFrom(opts.fromPosition ?? 0n, opts.maxCount ?? null);
+    return this.readFrom(opts.fromPosition ?? 0n, opts.maxCount ?? null, opts.decode);
   }
 
-  private async readFrom(from: bigint, max: number | null): Promise<RecordedEvent[]> {
-    const rows = await this.query<Row>(
+  private async readFrom(from: bigint, max: number | null, decode?: ReadonlySet<string>): Promise<RecordedEvent[]> {
+    if (!decode) {
+      const rows = await this.query<Row>(
+        'read',
+        `SELECT ${COLUMNS} FROM tollgate_events WHERE position >= $1 ORDER BY position ASC LIMIT $2`,
+        [from.toString(), max],
+      );
+      return rows.map(toRecorded);
+    }
+    const rows = await this.query<TextRow>(
       'read',
-      `SELECT ${COLUMNS} FROM tollgate_events WHERE position >= $1 ORDER BY position ASC LIMIT $2`,
+      `SELECT ${COLUMNS_JSON_TEXT} FROM tollgate_events WHERE position >= $1 ORDER BY position ASC LIMIT $2`,
       [from.toString(), max],
     );
-    return rows.map(toRecorded);
+    const events = new Array<RecordedEvent>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      events[i] = recordedFromJson(BigInt(r[0]), r[1], r[2], BigInt(r[3]), r[4], r[5], r[6], r[7], decode);
+    }
+    return events;
   }
 
   async headPosition(): Promise<bigint> {

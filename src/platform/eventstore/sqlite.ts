@@ -18,6 +18,7 @@ import {
   Subscription,
   WrongExpectedVersion,
 } from './port';
+import { recordedFromJson } from './decode';
 import { BatchWriter, Encoded, openDatabase, openWriter, WireError, WriteOutcome, WriteRequest, WriterMessage } from './sqlite-writer';
 
 export { SCHEMA } from './sqlite-writer';
@@ -412,11 +413,17 @@ export class SqliteEventStore implements EventStore {
 
   async readAll(opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    return this.readAllSync(opts.fromPosition ?? 0n, opts.maxCount ?? Number.MAX_SAFE_INTEGER);
+    return this.readAllSync(opts.fromPosition ?? 0n, opts.maxCount ?? Number.MAX_SAFE_INTEGER, opts.decode);
   }
 
-  private readAllSync(from: bigint, max: number): RecordedEvent[] {
-    return (this.stmts.readAll.all(from, max) as Row[]).map(toRecorded);
+  private readAllSync(from: bigint, max: number, decode?: ReadonlySet<string>): RecordedEvent[] {
+    const rows = this.stmts.readAll.all(from, max) as Row[];
+    const events = new Array<RecordedEvent>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      events[i] = recordedFromJson(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], decode);
+    }
+    return events;
   }
 
   private head(): bigint {
@@ -507,14 +514,5 @@ export class SqliteEventStore implements EventStore {
 }
 
 function toRecorded(r: Row): RecordedEvent {
-  return {
-    id: r[1],
-    stream: r[2],
-    revision: r[3],
-    position: r[0],
-    type: r[4],
-    data: JSON.parse(r[5]),
-    metadata: JSON.parse(r[6]),
-    created: r[7],
-  };
+  return recordedFromJson(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], undefined);
 }

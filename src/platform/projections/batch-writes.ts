@@ -87,8 +87,11 @@ export class BatchWrites {
     let fields = this.incr.get(key);
     if (!fields) this.incr.set(key, (fields = new Map()));
     const cur = fields.get(field) ?? 0;
-    if (typeof delta === 'number' && typeof cur === 'number') {
-      const sum = cur + delta;
+    // Money comes as bigint or a decimal string; most amounts are far below 2^53, and a number sum
+    // allocates nothing where a bigint sum allocates at every step.
+    const d = typeof delta === 'number' ? delta : asSafeNumber(delta);
+    if (d !== null && typeof cur === 'number') {
+      const sum = cur + d;
       if (Number.isSafeInteger(sum)) return void fields.set(field, sum);
     }
     fields.set(field, BigInt(cur) + BigInt(delta));
@@ -127,3 +130,13 @@ export class BatchWrites {
     this.scripts.clear();
   }
 }
+
+/** The delta as a number when that is exact (a safe integer), else null (the bigint path). */
+function asSafeNumber(delta: string | bigint): number | null {
+  if (typeof delta === 'bigint') return delta >= -MAX_SAFE && delta <= MAX_SAFE ? Number(delta) : null;
+  // A plain decimal integer of at most 15 digits: no sign other than '-', no spaces, exponents or '+'.
+  if (delta.length === 0 || delta.length > 16 || !/^-?\d{1,15}$/.test(delta)) return null;
+  return Number(delta);
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

@@ -250,8 +250,9 @@ export class ProjectionRunner {
     let lastLog = Date.now();
     // Up to the head seen on entry: under constant writes the live subscription takes over from there.
     const head = await this.opts.store.headPosition();
+    const decode = typesRead(this.opts);
     const read = (from: bigint) =>
-      this.opts.store.readAll({ fromPosition: from, maxCount: size + 1 }).then((es) => es.filter((e) => e.position > from));
+      this.opts.store.readAll({ fromPosition: from, maxCount: size + 1, decode }).then((es) => es.filter((e) => e.position > from));
     let next: Promise<RecordedEvent[]> | null = null;
     // The batch whose MULTI is in flight, and the checkpoints it leaves once committed.
     let inflight: { done: Promise<void>; events: RecordedEvent[]; leaves: Map<string, bigint> } | null = null;
@@ -347,4 +348,16 @@ export class ProjectionRunner {
     await runReactors(reactors, this.reactorCheckpoints, events, redis, ks);
     this.updateMin();
   }
+}
+
+/**
+ * The event types whose data the runner's projections and reactors read: the store may leave the
+ * others' JSON unparsed (ReadAllOptions.decode), which is most of the traffic. Anything else that
+ * looks into an event (partitionOf's workspaceId) still gets the same value, parsed when read.
+ */
+export function typesRead(opts: Pick<RunnerOptions, 'projections' | 'reactors'>): ReadonlySet<string> {
+  const types = new Set<string>();
+  for (const p of opts.projections) for (const t of p.handles) types.add(t);
+  for (const r of opts.reactors ?? []) for (const t of r.handles) types.add(t);
+  return types;
 }

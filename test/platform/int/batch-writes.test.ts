@@ -37,6 +37,30 @@ describe('BatchWrites', () => {
     expect(await again.exec()).toEqual([]);
   });
 
+  it('sums small bigint and decimal-string deltas as numbers while exact, and as bigint once past 2^53', async () => {
+    const b = new BatchWrites();
+    const h = `${prefix}small`;
+    const near = 2n ** 52n + 1n; // each fits a double; three of them do not
+    for (let i = 0; i < 3; i++) b.hincrby(h, 'big', near);
+    for (let i = 0; i < 3; i++) b.hincrby(h, 'str', near.toString());
+    b.hincrby(h, 'mixed', '-007');
+    b.hincrby(h, 'mixed', 10n);
+    b.hincrby(h, 'mixed', 1);
+    b.hincrby(h, 'long', '1234567890123456789'); // 19 digits: never a number
+    b.hincrby(h, 'long', '-1');
+    b.hincrby(h, 'neg', '-0');
+    const multi = redis.multi();
+    b.flush(multi);
+    expect((await multi.exec())!.filter(([err]) => err)).toEqual([]);
+    expect(await redis.hgetall(h)).toEqual({
+      big: (3n * near).toString(),
+      str: (3n * near).toString(),
+      mixed: '4',
+      long: '1234567890123456788',
+      neg: '0',
+    });
+  });
+
   it("sums a script's incr() calls per field over the batch, exactly near and beyond 2^53", async () => {
     const b = new BatchWrites();
     const h = `${prefix}incr`;
