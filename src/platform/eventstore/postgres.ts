@@ -352,6 +352,8 @@ export class PostgresEventStore implements EventStore {
       return res.rows;
     } catch (err) {
       const unknown = isUnavailable(err);
+      // A client going back to the pool (a conflict, 23505) must not keep this listener: retries add one each.
+      if (!unknown) client.off('error', ignore);
       client.release(unknown ? true : undefined);
       if (!unknown) throw err;
       const pid = (client as unknown as { processID?: number }).processID ?? null;
