@@ -433,45 +433,51 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Everything committed before the call (up to maxCount): when events already committed wait above
-   * the safe point, it polls until the safe point passes them, for at most safePointWaitMs; then it
-   * returns what is safe (never less than a prefix of the final order).
+   * Everything committed before the call (up to maxCount): when events already committed then wait
+   * above the safe point, it polls until the safe point passes the newest of them (not later ones:
+   * under constant writes something is always above it), for at most safePointWaitMs; then it
+   * returns what is safe (always a prefix of the final order).
    */
   async readAll(opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
     const from = opts.fromPosition ?? 0n;
     const max = opts.maxCount ?? null;
     const deadline = Date.now() + this.safePointWaitMs;
+    let target: bigint | null = null;
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-      const { events, behind } = await this.readFrom(from, max);
-      if (!behind || Date.now() + pause > deadline) return events;
+      const { events, waiting } = await this.readFrom(from, max);
+      target ??= waiting?.head ?? -1n;
+      if (waiting === null || waiting.safe > target || Date.now() + pause > deadline) return events;
       await new Promise((r) => setTimeout(r, pause));
     }
   }
 
   /**
-   * Events at or after `from` below the safe point, in position order. `behind`: the read came back
-   * short while committed events wait at or above the safe point (a transaction with an older xid is
-   * still running somewhere in the cluster); they become readable once it ends.
+   * Events at or after `from` below the safe point, in position order. `waiting` (only when the read
+   * came back short): the newest committed position and the safe point, when that position is at or
+   * above both `from` and the safe point, i.e. committed events wait for a transaction with an older
+   * xid, still running somewhere in the cluster, to end.
    */
   // The safe point as a scalar subquery: computed once per statement (an InitPlan), so the read is an
-  // index range scan (called per row it was a sequential scan), and `behind` one index probe (max).
-  private async readFrom(from: bigint, max: number | null): Promise<{ events: RecordedEvent[]; behind: boolean }> {
+  // index range scan (called per row it was a sequential scan), and the head one index probe (max).
+  private async readFrom(from: bigint, max: number | null): Promise<{ events: RecordedEvent[]; waiting: { head: bigint; safe: bigint } | null }> {
     const rows = await this.query<Row>(
       'read',
       `SELECT ${COLUMNS} FROM tollgate_events WHERE position >= $1 AND position < (SELECT tollgate_safe_position()) ORDER BY position ASC LIMIT $2`,
       [from.toString(), max],
     );
-    let behind = false;
+    let waiting: { head: bigint; safe: bigint } | null = null;
     if (max === null || rows.length < max) {
-      const [[b]] = await this.query<[boolean]>(
+      const [[h, sp]] = await this.query<[string, string]>(
         'read',
-        'SELECT coalesce(max(position) >= greatest($1::bigint, (SELECT tollgate_safe_position())), false) FROM tollgate_events',
-        [from.toString()],
+        'SELECT coalesce(max(position), 0), (SELECT tollgate_safe_position()) FROM tollgate_events',
+        [],
       );
-      behind = b;
+      const head = BigInt(h);
+      const safe = BigInt(sp);
+      if (head >= safe && head >= from) waiting = { head, safe };
     }
-    return { events: rows.map(toRecorded), behind };
+    return { events: rows.map(toRecorded), waiting };
   }
 
   async headPosition(): Promise<bigint> {
@@ -522,7 +528,9 @@ export class PostgresEventStore implements EventStore {
           let events: RecordedEvent[];
           let behind: boolean;
           try {
-            ({ events, behind } = await store.readFrom(position + 1n, batch));
+            let waiting: unknown;
+            ({ events, waiting } = await store.readFrom(position + 1n, batch));
+            behind = waiting !== null;
             backoff = 100;
           } catch (err) {
             // A dropped connection: resume from the last position once the store answers again.
