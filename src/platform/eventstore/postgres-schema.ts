@@ -5,9 +5,9 @@
  * Commit order (schema version 3, no append lock): a reader must never move its bigint cursor past a
  * position that a transaction still in flight may yet commit. So a position is a function of the
  * writing transaction's id: base + (xid8 << 16) + index within the transaction. Every transaction with
- * an xid below the oldest one still running (`pg_snapshot_xmin` of the reader's own snapshot) has
- * ended, so positions below base + (xmin << 16) are final: readers read only below that safe point
- * (tollgate_safe_position). Versions 1 and 2 serialized every append under one advisory lock held
+ * an xid below the oldest one still running (`pg_snapshot_xmin` of the reader's own snapshot; the
+ * oldest in this database, see tollgate_safe_position) has ended, so positions below base + (xmin << 16)
+ * are final: readers read only below that safe point (tollgate_safe_position). Versions 1 and 2 serialized every append under one advisory lock held
  * through COMMIT instead. docs/ARCHITECTURE.md ("Commit order (PostgreSQL)") has the proof.
  */
 
@@ -275,13 +275,20 @@ INSERT INTO tollgate_positions (base, floor, min_xid)
 
 /*
  * The exclusive upper bound of what a reader may read, from the calling statement's own snapshot
- * (STABLE: the same snapshot the statement's scan uses). Every transaction with an xid below that
- * snapshot's xmin has ended, and any transaction still to commit has an xid >= xmin, so every position
- * it writes is >= base + (xmin << 16): nothing below the bound can still appear.
+ * (STABLE: the same snapshot the statement's scan uses): base + (x << 16), x = the oldest xid still
+ * running in that snapshot, leaving out the xids pg_stat_activity shows belong to a session of
+ * ANOTHER database (a session never writes another database's tables; an xid it cannot place, e.g. a
+ * prepared transaction's, counts), or the snapshot's xmax when none is left. Every transaction that
+ * may still commit an event here has an xid >= x: it is running here, or unplaced, or gets its xid
+ * later (>= xmax). So every position it writes is >= the bound, and nothing below it can still appear.
  */
 CREATE FUNCTION tollgate_safe_position() RETURNS bigint
 LANGUAGE sql STABLE AS $$
-  SELECT greatest(p.floor + 1, p.base + (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << ${TX_INDEX_BITS}))
+  SELECT greatest(p.floor + 1, p.base + (coalesce(
+    (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+        WHERE a.backend_xid = x::xid AND a.datid IS NOT NULL AND a.datname <> current_database())),
+    pg_snapshot_xmax(pg_current_snapshot()))::text::bigint << ${TX_INDEX_BITS}))
   FROM tollgate_positions p
 $$;
 

@@ -456,28 +456,25 @@ export class PostgresEventStore implements EventStore {
    * Events at or after `from` below the safe point, in position order. `waiting` (only when the read
    * came back short): the newest committed position and the safe point, when that position is at or
    * above both `from` and the safe point, i.e. committed events wait for a transaction with an older
-   * xid, still running somewhere in the cluster, to end.
+   * xid, still running, to end. One statement, so the events, the safe point and the head all come
+   * from one snapshot (a head read later could pass a safe point the events were not read up to).
+   * The safe point is computed once (a MATERIALIZED CTE), so the read is an index range scan (called
+   * per row it was a sequential scan) and the head one index probe (max).
    */
-  // The safe point as a scalar subquery: computed once per statement (an InitPlan), so the read is an
-  // index range scan (called per row it was a sequential scan), and the head one index probe (max).
   private async readFrom(from: bigint, max: number | null): Promise<{ events: RecordedEvent[]; waiting: { head: bigint; safe: bigint } | null }> {
-    const rows = await this.query<Row>(
+    const rows = await this.query<[string, string, ...Row]>(
       'read',
-      `SELECT ${COLUMNS} FROM tollgate_events WHERE position >= $1 AND position < (SELECT tollgate_safe_position()) ORDER BY position ASC LIMIT $2`,
+      `WITH b AS MATERIALIZED (SELECT tollgate_safe_position() AS safe, (SELECT coalesce(max(position), 0) FROM tollgate_events) AS head)
+       SELECT b.safe, b.head, e.* FROM b LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM tollgate_events WHERE position >= $1 AND position < b.safe ORDER BY position ASC LIMIT $2
+       ) e ON true`,
       [from.toString(), max],
     );
-    let waiting: { head: bigint; safe: bigint } | null = null;
-    if (max === null || rows.length < max) {
-      const [[h, sp]] = await this.query<[string, string]>(
-        'read',
-        'SELECT coalesce(max(position), 0), (SELECT tollgate_safe_position()) FROM tollgate_events',
-        [],
-      );
-      const head = BigInt(h);
-      const safe = BigInt(sp);
-      if (head >= safe && head >= from) waiting = { head, safe };
-    }
-    return { events: rows.map(toRecorded), waiting };
+    const safe = BigInt(rows[0][0]);
+    const head = BigInt(rows[0][1]);
+    const events = rows.filter((r) => r[2] !== null).map((r) => toRecorded(r.slice(2) as Row));
+    const short = max === null || events.length < max;
+    return { events, waiting: short && head >= safe && head >= from ? { head, safe } : null };
   }
 
   async headPosition(): Promise<bigint> {

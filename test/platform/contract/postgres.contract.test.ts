@@ -121,6 +121,30 @@ maybe('PostgreSQL event store', () => {
     await sub.close();
   });
 
+  test('a transaction holding an xid in ANOTHER database of the cluster does not hold readers back', async () => {
+    const reader = store({ pollIntervalMs: 50, safePointWaitMs: 60_000 });
+    const writer = store();
+    // The admin database: another database on the same server.
+    const blocker = new Client({ connectionString: TEST_DATABASE_URL! });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT pg_current_xact_id()'); // older than the append's xid, and still running
+      const a = ev('A');
+      await writer.append('s', [a], { expectedRevision: 'no_stream' });
+      const sub = reader.subscribeToAll();
+      const c = new Collector(sub, () => true);
+      expect((await c.take(1, 15_000)).map((e) => e.id)).toEqual([a.id]);
+      const t0 = Date.now();
+      expect((await reader.readAll()).map((e) => e.id)).toEqual([a.id]);
+      expect(Date.now() - t0).toBeLessThan(30_000);
+      await sub.close();
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+  });
+
   test('readAll waits (briefly) for the safe point: an append then readAll sees the append', async () => {
     const s = store();
     const blocker = new Client({ connectionString: db.url });
