@@ -57,7 +57,7 @@ export interface PostgresOptions {
   appendLock?: boolean;
   /**
    * How long readAll may wait for the safe point to pass events already committed when it was called
-   * (a transaction elsewhere in the PostgreSQL cluster that holds an xid keeps it back). Past it,
+   * (a transaction in this database that holds an older xid keeps it back). Past it,
    * readAll returns what is safe; subscriptions never wait, they poll again.
    */
   safePointWaitMs?: number;
