@@ -5,18 +5,20 @@
  *  (a) raw single-row INSERT (autocommit) vs PostgresEventStore.append of one event;
  *  (b) raw 10-row INSERT vs append of 10 events;
  *  (a2) 50 concurrent writers x 40 single-event appends: raw inserts over a pool of 10 (no commit-order
- *      guarantee) vs the adapter with group commit, and without;
+ *      guarantee) vs the adapter with group commit, and without: lock-free (schema version 3) against
+ *      the same batches under the old append lock (`appendLock`), in alternating rounds;
+ *  (a3) how long a live subscriber (another store) waits for each of those appends, lock-free;
  *  (c) readAll of n events in batches of 5,000 vs raw SELECT of the same rows, and a projection
  *      rebuild (rebuild.bench.ts's balance-like projection) from PostgreSQL into Redis.
- * Raw writes use the adapter's table (same indexes); they skip the advisory lock, the revision check
- * and the idempotency lookups, so adapter/raw is the price of those.
+ * Raw writes use the adapter's table (same indexes; positions from a sequence of their own, below the
+ * adapter's); they skip the revision check, the idempotency lookups and any commit-order guarantee,
+ * so adapter/raw is the price of those.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
 import type { NewEvent } from '../../src/platform/eventstore/port';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
-import { APPEND_LOCK_KEY } from '../../src/platform/eventstore/postgres-schema';
 import { Keyspace } from '../../src/platform/projections/keyspace';
 import { rebuildProjection } from '../../src/platform/projections/rebuild';
 import { cleanupPrefix } from '../support/redis';
@@ -30,6 +32,10 @@ export interface PostgresBenchOptions {
   roundCapMs: number;
   events: number;
   rebuild: boolean;
+  /** Only (a2)/(a3), the concurrent writers (`--concurrent-only`). */
+  concurrentOnly?: boolean;
+  /** Batches in flight per lock-free store in (a2) (`--in-flight N`; default: the adapter's). */
+  inFlight?: number;
   say: (line: string) => void;
 }
 
@@ -40,7 +46,9 @@ const now = () => performance.now();
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const range = (xs: number[]) => `${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))}`;
 
-const INSERT_COLUMNS = '(event_id, stream_id, stream_revision, type, data, metadata, created)';
+const INSERT_COLUMNS = '(position, event_id, stream_id, stream_revision, type, data, metadata, created)';
+/** Raw inserts take positions from this sequence, downwards from -1: never one the adapter writes. */
+const RAW_SEQUENCE = 'CREATE SEQUENCE IF NOT EXISTS bench_raw_position INCREMENT -1 START -1';
 
 /** One multi-row INSERT (its own transaction), the way a store with no rules at all would write. */
 function rawInsert(pool: Pool, stream: string, first: number, events: NewEvent[]) {
@@ -48,7 +56,7 @@ function rawInsert(pool: Pool, stream: string, first: number, events: NewEvent[]
   const rows = events.map((e, i) => {
     values.push(e.id, stream, first + i, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}));
     const b = i * 6;
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, now())`;
+    return `(nextval('bench_raw_position'), $${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, now())`;
   });
   return pool.query(`INSERT INTO tollgate_events ${INSERT_COLUMNS} VALUES ${rows.join(', ')}`, values);
 }
@@ -83,12 +91,14 @@ async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, t
 
 /**
  * 50 writers of single-event appends, each to a stream of its own: raw inserts over a pool of 10, then
- * the adapter's two append paths in alternating rounds, over `processes` stores (each its own pool and
- * group-commit queue, as separate api processes would be): 'serialized' (the whole batch under the
- * append lock, the only path before schema version 2) and 'grouped' (decided outside the lock, one
- * INSERT under it). Medians over the rounds.
+ * the adapter in alternating rounds, over `processes` stores (each its own pool and group-commit
+ * queue, as separate api processes would be): 'locked' (the design before schema version 3: one
+ * batch in flight per store, decided outside the append lock, lock → one INSERT → COMMIT) and
+ * 'lock-free' (no lock, up to 4 batches in flight per store, readers below the safe point). Then one
+ * more lock-free 1-store round times a live subscriber on a store of its own: from each append's
+ * resolve to the moment the subscriber yields it. Medians over the rounds.
  */
-async function concurrentBench(url: string, writers: number, perWriter: number, rounds = 3) {
+async function concurrentBench(url: string, writers: number, perWriter: number, rounds = 3, inFlight?: number) {
   const total = writers * perWriter;
   const pool = new Pool({ connectionString: url, max: 10 });
   let t = now();
@@ -100,92 +110,70 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
   const raw = (total * 1000) / (now() - t);
   await pool.end();
   let run = 0;
-  const runAdapter = async (groupCommit: boolean, appendPath: 'grouped' | 'serialized', processes: number) => {
-    const stores = Array.from({ length: processes }, () => new PostgresEventStore({ connectionString: url, groupCommit, appendPath, poolSize: 4 }));
+  const lags: number[] = [];
+  const runAdapter = async (groupCommit: boolean, appendLock: boolean, processes: number, watch = false) => {
+    const stores = Array.from({ length: processes }, () => new PostgresEventStore({ connectionString: url, groupCommit, appendLock, poolSize: 4, maxBatchesInFlight: inFlight }));
     await Promise.all(stores.map((s) => s.ping()));
     run++;
+    const resolved = new Map<string, number>();
+    const seen = new Map<string, number>();
+    let sub: { close(): Promise<void> } | null = null;
+    let reading: Promise<void> = Promise.resolve();
+    const reader = watch ? new PostgresEventStore({ connectionString: url, pollIntervalMs: 250 }) : null;
+    if (reader) {
+      const s = reader.subscribeToAll({ after: await reader.headPosition() });
+      sub = s;
+      reading = (async () => {
+        for await (const e of s) {
+          seen.set(e.id, now());
+          if (seen.size === total) return;
+        }
+      })();
+    }
     t = now();
     await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
         const store = stores[w % processes];
         let expected: bigint | 'no_stream' = 'no_stream';
         for (let i = 0; i < perWriter; i++) {
-          expected = (await store.append(`c-${run}-${w}`, [event(i)], { expectedRevision: expected })).nextExpectedRevision;
+          const e = event(i);
+          expected = (await store.append(`c-${run}-${w}`, [e], { expectedRevision: expected })).nextExpectedRevision;
+          resolved.set(e.id, now());
         }
       }),
     );
     const rate = (total * 1000) / (now() - t);
+    if (reader && sub) {
+      await reading;
+      await sub.close();
+      await reader.close();
+      for (const [id, at] of seen) lags.push(Math.max(0, at - resolved.get(id)!));
+    }
     await Promise.all(stores.map((s) => s.close()));
     return rate;
   };
   const shapes = [1, 4];
-  const serialized: Record<number, number[]> = { 1: [], 4: [] };
-  const grouped: Record<number, number[]> = { 1: [], 4: [] };
+  const locked: Record<number, number[]> = { 1: [], 4: [] };
+  const lockFree: Record<number, number[]> = { 1: [], 4: [] };
   for (let r = 0; r < rounds; r++) {
     for (const n of shapes) {
-      serialized[n].push(await runAdapter(true, 'serialized', n));
-      grouped[n].push(await runAdapter(true, 'grouped', n));
+      locked[n].push(await runAdapter(true, true, n));
+      lockFree[n].push(await runAdapter(true, false, n));
     }
   }
-  const noGroup = { serialized: await runAdapter(false, 'serialized', 1), grouped: await runAdapter(false, 'grouped', 1) };
+  const noGroup = { locked: await runAdapter(false, true, 1), lockFree: await runAdapter(false, false, 1) };
+  // One more lock-free round with a live subscriber on a store of its own (not in the rates above).
+  await runAdapter(true, false, 1, true);
   const shape = (n: number) => ({
-    serialized: median(serialized[n]),
-    grouped: median(grouped[n]),
-    ratio: median(grouped[n].map((g, i) => g / serialized[n][i])),
-    serializedRange: range(serialized[n]),
-    groupedRange: range(grouped[n]),
+    locked: median(locked[n]),
+    lockFree: median(lockFree[n]),
+    ratio: median(lockFree[n].map((g, i) => g / locked[n][i])),
+    lockedRange: range(locked[n]),
+    lockFreeRange: range(lockFree[n]),
   });
-  return { raw, oneProcess: shape(1), fourProcesses: shape(4), noGroup };
-}
-
-/**
- * Time inside the append lock per append, timed by the client: batches of N single-event appends.
- * 'serialized' takes the lock before its first decision and holds it through COMMIT, so the whole
- * call + COMMIT is inside it. 'grouped' decides first (untimed), then lock → one INSERT → COMMIT,
- * the statements tollgate_append_grouped runs under the lock, timed from the lock request on.
- */
-async function lockHoldBench(url: string, batchSize: number, rounds: number) {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  const serialized: number[] = [];
-  const grouped: number[] = [];
-  try {
-    for (let r = 0; r < rounds; r++) {
-      const ids = Array.from({ length: batchSize }, () => randomUUID());
-      const streams = ids.map((id) => `lock-${id}`);
-      const data = ids.map((_, i) => JSON.stringify(event(i).data));
-      const meta = ids.map(() => '{}');
-      const types = ids.map(() => 'BenchEvent');
-      const offsets = ids.map((_, i) => i);
-      const counts = ids.map(() => 1);
-      const expected = ids.map(() => 'no_stream');
-      // serialized: lock taken before the first decision, so lock→COMMIT ≈ the whole call + COMMIT.
-      let t0 = now();
-      await c.query('BEGIN');
-      await c.query('SELECT count(*) FROM tollgate_append_batch($1, $2, $3, $4, $5, $6, $7, $8, now())', [
-        streams, expected, offsets, counts, ids, types, data, meta,
-      ]);
-      await c.query('COMMIT');
-      serialized.push(((now() - t0) * 1000) / batchSize);
-      // grouped: the decisions first (outside the lock), then lock → one INSERT → COMMIT, timed.
-      const ids2 = ids.map(() => randomUUID());
-      const streams2 = ids2.map((id) => `lock-${id}`);
-      await c.query('BEGIN');
-      await c.query('SELECT count(*) FROM unnest($1::text[], $2::text[]) AS u(s, e), LATERAL tollgate_append_decide(u.s, u.e, ARRAY[u.s])', [streams2, expected]);
-      t0 = now();
-      await c.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`);
-      await c.query(
-        `INSERT INTO tollgate_events ${INSERT_COLUMNS}
-         SELECT u.id, u.s, 0, u.t, u.d::json, u.m::json, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(id, s, t, d, m, k) ORDER BY k`,
-        [ids2, streams2, types, data, meta],
-      );
-      await c.query('COMMIT');
-      grouped.push(((now() - t0) * 1000) / batchSize);
-    }
-  } finally {
-    await c.end();
-  }
-  return { serialized: median(serialized), grouped: median(grouped), ratio: median(serialized) / median(grouped) };
+  const sorted = [...lags].sort((a, b) => a - b);
+  const lag = { median: median(lags), p99: sorted[Math.floor(sorted.length * 0.99)], max: sorted[sorted.length - 1] };
+  return { raw, oneProcess: shape(1), fourProcesses: shape(4), noGroup, lag };
 }
 
 async function readBench(url: string, o: PostgresBenchOptions) {
@@ -259,6 +247,21 @@ async function readBench(url: string, o: PostgresBenchOptions) {
 }
 
 /** Runs the PostgreSQL column; a server that does not answer makes it a one-line skip. */
+function sayConcurrent(o: PostgresBenchOptions, conc: Awaited<ReturnType<typeof concurrentBench>>) {
+  o.say(
+    `(a2) 50 concurrent writers x 40 single-event appends: raw (pool of 10, 1 tx each, no order guarantee) ${fmt(conc.raw)} appends/s`,
+  );
+  for (const [label, r] of [['1 store', conc.oneProcess], ['4 stores (as 4 processes)', conc.fourProcesses]] as const) {
+    o.say(
+      `     ${label}, group commit: locked (the old append lock, 1 batch in flight) ${fmt(r.locked)} appends/s (${r.lockedRange}), lock-free ${fmt(r.lockFree)} appends/s (${r.lockFreeRange}), lock-free/locked ${r.ratio.toFixed(2)}`,
+    );
+  }
+  o.say(`     1 store, no group commit: locked ${fmt(conc.noGroup.locked)} appends/s, lock-free ${fmt(conc.noGroup.lockFree)} appends/s`);
+  o.say(
+    `(a3) live subscriber, lock-free 1-store rounds: append resolved -> event yielded, median ${conc.lag.median.toFixed(1)} ms, p99 ${conc.lag.p99.toFixed(1)} ms, max ${conc.lag.max.toFixed(1)} ms`,
+  );
+}
+
 export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<string, unknown> | string> {
   const admin = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   const name = `tollgate_bench_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
@@ -281,6 +284,15 @@ export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<str
     const schema = new PostgresEventStore({ connectionString: url });
     await schema.ping(); // creates the table the raw inserts use too
     await schema.close();
+    const seq = new Client({ connectionString: url });
+    await seq.connect();
+    await seq.query(RAW_SEQUENCE);
+    await seq.end();
+    if (o.concurrentOnly) {
+      const conc = await concurrentBench(url, 50, 40, o.rounds, o.inFlight);
+      sayConcurrent(o, conc);
+      return { concurrent: conc };
+    }
     const single = await writeBench(url, o, 1, o.singlePerRound);
     out.single = single;
     o.say(
@@ -291,22 +303,9 @@ export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<str
     o.say(
       `(b) 10 events per transaction: raw INSERT ${fmt(ten.raw)} tx/s (${ten.rawRange}; ${fmt(ten.raw * 10)} events/s), adapter ${fmt(ten.adapter)} appends/s (${ten.adapterRange}; ${fmt(ten.adapter * 10)} events/s), adapter/raw ${ten.ratio.toFixed(2)}`,
     );
-    const conc = await concurrentBench(url, 50, 40, o.rounds >= 3 ? 3 : o.rounds);
+    const conc = await concurrentBench(url, 50, 40, o.rounds >= 3 ? 3 : o.rounds, o.inFlight);
     out.concurrent = conc;
-    o.say(
-      `(a2) 50 concurrent writers x 40 single-event appends: raw (pool of 10, 1 tx each, no order guarantee) ${fmt(conc.raw)} appends/s`,
-    );
-    for (const [label, r] of [['1 store', conc.oneProcess], ['4 stores (as 4 processes)', conc.fourProcesses]] as const) {
-      o.say(
-        `     ${label}, group commit: serialized (lock around the batch) ${fmt(r.serialized)} appends/s (${r.serializedRange}), grouped (lock around one INSERT) ${fmt(r.grouped)} appends/s (${r.groupedRange}), grouped/serialized ${r.ratio.toFixed(2)}`,
-      );
-    }
-    o.say(`     1 store, no group commit: serialized ${fmt(conc.noGroup.serialized)} appends/s, grouped ${fmt(conc.noGroup.grouped)} appends/s`);
-    const hold = await lockHoldBench(url, 50, 15);
-    out.lockHold = hold;
-    o.say(
-      `(a3) time inside the append lock per append, batches of 50 single-event appends (median of 15): serialized ${hold.serialized.toFixed(1)} µs, grouped ${hold.grouped.toFixed(1)} µs (${hold.ratio.toFixed(1)}x shorter)`,
-    );
+    sayConcurrent(o, conc);
     const read = await readBench(url, o);
     out.read = read;
     o.say(
@@ -334,6 +333,8 @@ if (require.main === module) {
     roundCapMs: opt('round-ms', 3_000),
     events: opt('pg-events', 200_000),
     rebuild: !args.includes('--no-rebuild'),
+    concurrentOnly: args.includes('--concurrent-only'),
+    inFlight: args.includes('--in-flight') ? opt('in-flight', 4) : undefined,
     say: (l) => console.log(l),
   }).then(
     (r) => typeof r === 'string' && console.log(`PostgreSQL: ${r}`),

@@ -2,16 +2,24 @@
  * The PostgreSQL event store's schema, as numbered migrations. Each process applies the missing ones
  * at start, inside one transaction under an advisory lock, so processes starting together do not race.
  *
- * Commit order: positions come from an identity column, assigned at insert, not at commit. If two
- * appends ran side by side, a subscriber could read position 7 (committed) while position 6 is still
- * in flight, move its checkpoint to 7, and never see 6. Every append therefore takes one
- * transaction-scoped advisory lock before it inserts (tollgate_append below): appends commit one at
- * a time, in position order, so what a reader sees is always a prefix of the final order (plus gaps
- * left by rolled-back transactions, which never fill). docs/ARCHITECTURE.md explains why this and not
- * an xid8 filter: the port's cursor is one bigint.
+ * Commit order (schema version 3, no append lock): a reader must never move its bigint cursor past a
+ * position that a transaction still in flight may yet commit. So a position is a function of the
+ * writing transaction's id: base + (xid8 << 16) + index within the transaction. Every transaction with
+ * an xid below the oldest one still running (`pg_snapshot_xmin` of the reader's own snapshot; the
+ * oldest in this database, see tollgate_safe_position) has ended, so positions below base + (xmin << 16)
+ * are final: readers read only below that safe point (tollgate_safe_position). Versions 1 and 2 serialized every append under one advisory lock held
+ * through COMMIT instead. docs/ARCHITECTURE.md ("Commit order (PostgreSQL)") has the proof.
  */
 
-/** Key of the advisory lock every append takes (an arbitrary constant: "tollgate" in ASCII, truncated). */
+/** Bits of a position that number the events within one transaction (at most 65,536 per transaction). */
+export const TX_INDEX_BITS = 16;
+/** Most events one append transaction (one group-commit batch) may write. */
+export const MAX_EVENTS_PER_TX = 2 ** TX_INDEX_BITS;
+
+/**
+ * Key of the advisory lock appends took before schema version 3 (an arbitrary constant: "tollgate" in
+ * ASCII, truncated). Since version 3 only the bench's `appendLock` comparison takes it.
+ */
 export const APPEND_LOCK_KEY = '7407353474';
 /** Key of the lock held while migrating. */
 export const MIGRATE_LOCK_KEY = '7407353475';
@@ -242,8 +250,124 @@ BEGIN
 END
 $$;`;
 
+/**
+ * Version 3: positions from transaction ids, no append lock. The identity goes (positions are written
+ * by the append); tollgate_positions holds the offset that puts every new position above every old
+ * one: base = (highest old position + 1) - (migrating xid << 16), and floor = that highest old
+ * position. An append transaction gets its xid at its INSERT, which waits for this migration's
+ * ACCESS EXCLUSIVE lock, so its xid is above the migration's and its positions above floor (the
+ * append checks it: min_xid). The safe point never drops below floor + 1: the old rows were all
+ * committed before this migration could take its lock.
+ */
+const POSITIONS_FROM_XIDS = `
+ALTER TABLE tollgate_events ALTER COLUMN position DROP IDENTITY;
+CREATE TABLE tollgate_positions (base bigint NOT NULL, floor bigint NOT NULL, min_xid xid8 NOT NULL);
+INSERT INTO tollgate_positions (base, floor, min_xid)
+  SELECT m.floor + 1 - (pg_current_xact_id()::text::bigint << ${TX_INDEX_BITS}), m.floor, pg_current_xact_id()
+  FROM (SELECT coalesce(max(position), 0) AS floor FROM tollgate_events) m;
+
+/*
+ * The exclusive upper bound of what a reader may read, from the calling statement's own snapshot
+ * (STABLE: the same snapshot the statement's scan uses): base + (x << 16), x = the oldest xid still
+ * running in that snapshot, leaving out the xids pg_stat_activity shows belong to a session of
+ * ANOTHER database (a session never writes another database's tables; an xid it cannot place, e.g. a
+ * prepared transaction's, counts), or the snapshot's xmax when none is left. Every transaction that
+ * may still commit an event here has an xid >= x: it is running here, or unplaced, or gets its xid
+ * later (>= xmax). So every position it writes is >= the bound, and nothing below it can still appear.
+ */
+CREATE FUNCTION tollgate_safe_position() RETURNS bigint
+LANGUAGE sql STABLE AS $$
+  SELECT greatest(p.floor + 1, p.base + (coalesce(
+    (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+        WHERE a.backend_xid = x::xid AND a.datid IS NOT NULL AND a.datname <> current_database())),
+    pg_snapshot_xmax(pg_current_snapshot()))::text::bigint << ${TX_INDEX_BITS}))
+  FROM tollgate_positions p
+$$;
+
+DROP FUNCTION tollgate_append(text, text, text[], text[], text[], text[], timestamptz);
+DROP FUNCTION tollgate_append_grouped(text[], text[], int[], int[], text[], text[], text[], text[], timestamptz);
+
+/*
+ * Group commit without the lock. Every append of the batch is decided from what is committed
+ * (tollgate_append_decide), then all the events that will be written go in with ONE INSERT, whose
+ * positions are base + (this transaction's xid << 16) + the event's index in the batch. The xid is
+ * assigned by that INSERT, after every decision: an append decided on top of another transaction's
+ * committed event therefore gets a larger xid, so positions follow each stream's revisions.
+ * A race the decisions could not see (another transaction took one of these revisions or ids since)
+ * makes the INSERT fail with 23505 (unique_violation): the whole batch rolls back and the client
+ * sends it again as a new transaction (a retry inside this one would keep its older xid and could
+ * place a stream's next revision before the one it raced with). The client sends each stream and each
+ * event id at most once per batch, and at most 65,536 events. p_lock: take the pre-version-3 append
+ * lock around the INSERT (only the bench, to compare with the old design in one run).
+ */
+CREATE FUNCTION tollgate_append_grouped(
+  p_streams text[], p_expected text[], p_offsets int[], p_counts int[],
+  p_ids text[], p_types text[], p_data text[], p_meta text[], p_created timestamptz, p_lock boolean DEFAULT false
+) RETURNS TABLE (ord int, ok boolean, revision bigint, pos bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n int := coalesce(array_length(p_streams, 1), 0);
+  v_ok boolean[] := array_fill(false, ARRAY[v_n]);
+  v_rev bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_pos bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_base bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_write boolean := false;
+  v_first bigint;
+  v_xid xid8;
+  v_p tollgate_positions;
+  v_max bigint;
+  r record;
+BEGIN
+  IF coalesce(array_length(p_ids, 1), 0) > ${MAX_EVENTS_PER_TX} THEN
+    RAISE EXCEPTION 'an append transaction holds at most ${MAX_EVENTS_PER_TX} events' USING ERRCODE = '22003';
+  END IF;
+  FOR i IN 1..v_n LOOP
+    SELECT * INTO r FROM tollgate_append_decide(p_streams[i], p_expected[i],
+      coalesce(p_ids[p_offsets[i] + 1 : p_offsets[i] + p_counts[i]], '{}'));
+    v_ok[i] := r.ok; v_rev[i] := r.revision; v_pos[i] := r.pos; v_base[i] := r.base;
+    v_write := v_write OR r.base IS NOT NULL;
+  END LOOP;
+  IF v_write THEN
+    IF p_lock THEN PERFORM pg_advisory_xact_lock(${APPEND_LOCK_KEY}); END IF;
+    -- The xid is assigned here, after every decision above.
+    v_xid := pg_current_xact_id();
+    SELECT * INTO v_p FROM tollgate_positions;
+    IF v_xid <= v_p.min_xid THEN
+      RAISE EXCEPTION 'append transaction % is older than the schema migration %', v_xid, v_p.min_xid;
+    END IF;
+    v_first := v_p.base + (v_xid::text::bigint << ${TX_INDEX_BITS});
+    INSERT INTO tollgate_events (position, event_id, stream_id, stream_revision, type, data, metadata, created)
+    SELECT v_first + k - 1, p_ids[k], p_streams[b.i], v_base[b.i] + (k - b.off), p_types[k], p_data[k]::json, p_meta[k]::json, p_created
+    FROM unnest(p_offsets, p_counts) WITH ORDINALITY AS b(off, cnt, i)
+    CROSS JOIN LATERAL generate_series(b.off + 1, b.off + b.cnt) AS k
+    WHERE v_base[b.i] IS NOT NULL;
+    -- Positions are computed, not returned: each written append's last event is at offset + count.
+    FOR i IN 1..v_n LOOP
+      IF v_base[i] IS NOT NULL THEN
+        v_pos[i] := v_first + p_offsets[i] + p_counts[i] - 1;
+        v_max := greatest(v_max, v_pos[i]);
+      END IF;
+    END LOOP;
+    PERFORM pg_notify('${NOTIFY_CHANNEL}', v_max::text);
+  END IF;
+  RETURN QUERY SELECT i, v_ok[i], v_rev[i], v_pos[i] FROM generate_series(1, v_n) AS i;
+END
+$$;
+
+/* Processes still running version 2's code fall back to this name: the same lock-free path. */
+CREATE OR REPLACE FUNCTION tollgate_append_batch(
+  p_streams text[], p_expected text[], p_offsets int[], p_counts int[],
+  p_ids text[], p_types text[], p_data text[], p_meta text[], p_created timestamptz
+) RETURNS TABLE (ord int, ok boolean, revision bigint, pos bigint)
+LANGUAGE sql AS $$
+  SELECT * FROM tollgate_append_grouped(p_streams, p_expected, p_offsets, p_counts, p_ids, p_types, p_data, p_meta, p_created)
+$$;
+`;
+
 /** Index i holds the statements that bring the schema from version i to i + 1. Never edit a released one. */
 export const MIGRATIONS: string[] = [
   EVENTS_TABLE + APPEND_FUNCTION + APPEND_BATCH_FUNCTION,
   APPEND_DECIDE_FUNCTION + APPEND_GROUPED_FUNCTION,
+  POSITIONS_FROM_XIDS,
 ];

@@ -15,13 +15,16 @@ import {
   Subscription,
   WrongExpectedVersion,
 } from './port';
-import { MIGRATE_LOCK_KEY, MIGRATIONS, NOTIFY_CHANNEL } from './postgres-schema';
+import { MAX_EVENTS_PER_TX, MIGRATE_LOCK_KEY, MIGRATIONS, NOTIFY_CHANNEL } from './postgres-schema';
 
 /**
  * The event store on PostgreSQL, for several processes on several machines writing one store.
- * Appends are one call of the `tollgate_append` function (one round trip, serialized by an advisory
- * lock: see ./postgres-schema). Subscriptions read `position > checkpoint` and wake on LISTEN/NOTIFY
- * (one dedicated connection per store), polling as a fallback while that connection is down.
+ * Appends are one call of `tollgate_append_grouped` per group-commit batch (one round trip, no lock;
+ * several batches in flight). Every read of the global order stops below the safe point
+ * (`tollgate_safe_position()`: nothing below it can still be committed, see ./postgres-schema).
+ * Subscriptions read `position > checkpoint` and wake on LISTEN/NOTIFY (one dedicated connection per
+ * store), polling as a fallback while that connection is down, and quickly while committed events
+ * wait above the safe point.
  */
 
 export interface PostgresOptions {
@@ -44,11 +47,21 @@ export interface PostgresOptions {
    */
   groupCommit?: boolean;
   /**
-   * 'grouped' (default): each batch is decided without the append lock and written by one set-based
-   * INSERT under it (tollgate_append_grouped). 'serialized': the whole batch under the lock
-   * (tollgate_append_batch, the only path before schema version 2; kept as the fallback and for the bench).
+   * Group-commit batches one store may have in flight at once (default 4; each holds a pooled
+   * connection). Batches never share a stream, so each stream's appends still go one after another.
    */
-  appendPath?: 'grouped' | 'serialized';
+  maxBatchesInFlight?: number;
+  /**
+   * Only for the bench: take the pre-version-3 append lock around each batch's INSERT, one batch in
+   * flight, to measure the old design against the lock-free one in one run. Never in production.
+   */
+  appendLock?: boolean;
+  /**
+   * How long readAll may wait for the safe point to pass events already committed when it was called
+   * (a transaction in this database that holds an older xid keeps it back). Past it,
+   * readAll returns what is safe; subscriptions never wait, they poll again.
+   */
+  safePointWaitMs?: number;
   /**
    * How long an append whose outcome is unknown (the connection dropped after the statement was sent)
    * may spend finding out, by reading its event ids back, before it fails as StoreUnavailable anyway.
@@ -123,19 +136,26 @@ export class PostgresEventStore implements EventStore {
   private listenerBackoff = 100;
   private subscribers = 0;
   private readonly groupCommit: boolean;
-  private readonly appendPath: 'grouped' | 'serialized';
+  private readonly appendLock: boolean;
+  private readonly maxBatchesInFlight: number;
+  private readonly safePointWaitMs: number;
   private readonly readBackTimeoutMs: number;
   private queue: PendingAppend[] = [];
-  private flushing = false;
+  /** Batches being written, and the streams they hold (a stream is in at most one batch at a time). */
+  private inFlight = 0;
+  private readonly streamsInFlight = new Set<string>();
   private flushScheduled: NodeJS.Immediate | null = null;
-  private flushDone: Promise<void> = Promise.resolve();
+  private idle: Promise<void> = Promise.resolve();
+  private settleIdle: (() => void) | null = null;
 
   constructor(opts: PostgresOptions) {
     this.opts = opts;
     this.pollIntervalMs = opts.pollIntervalMs ?? 250;
     this.now = opts.now ?? (() => new Date());
     this.groupCommit = opts.groupCommit ?? true;
-    this.appendPath = opts.appendPath ?? 'grouped';
+    this.appendLock = opts.appendLock ?? false;
+    this.maxBatchesInFlight = this.appendLock ? 1 : Math.max(1, opts.maxBatchesInFlight ?? 4);
+    this.safePointWaitMs = opts.safePointWaitMs ?? 5_000;
     this.readBackTimeoutMs = opts.readBackTimeoutMs ?? 5_000;
     this.appended.setMaxListeners(0);
     this.pool = new Pool({
@@ -196,6 +216,9 @@ export class PostgresEventStore implements EventStore {
   async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     const p: Omit<PendingAppend, 'resolve' | 'reject'> = { stream, expected: opts.expectedRevision, ids: [], types: [], data: [], meta: [] };
     assertAppendable(stream, events);
+    if (events.length > MAX_EVENTS_PER_TX) {
+      throw new RangeError(`append to ${stream}: at most ${MAX_EVENTS_PER_TX} events per append on PostgreSQL (positions number the events of one transaction in 16 bits)`);
+    }
     for (const e of events) {
       p.ids.push(e.id);
       p.types.push(e.type);
@@ -217,33 +240,53 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  /** One batch in flight at a time: what queues up meanwhile becomes the next batch. */
+  /**
+   * Up to maxBatchesInFlight batches at a time: what queues up meanwhile becomes the next batch. A
+   * batch takes each stream at most once and no stream another batch in flight holds (every append is
+   * decided against what is committed, so a stream's appends must commit one after another), each
+   * event id at most once (tollgate_append_grouped decides them all before inserting any), and at
+   * most MAX_EVENTS_PER_TX events; the rest waits, in order.
+   */
   private scheduleFlush(): void {
-    if (this.flushing || this.flushScheduled || this.queue.length === 0) return;
+    if (this.flushScheduled || this.inFlight >= this.maxBatchesInFlight || this.queue.length === 0) return;
     this.flushScheduled = setImmediate(() => {
       this.flushScheduled = null;
-      this.flushing = true;
-      this.flushDone = this.flush().finally(() => {
-        this.flushing = false;
+      const batch = this.takeBatch();
+      if (batch.length === 0) return;
+      if (this.inFlight++ === 0) this.idle = new Promise((r) => (this.settleIdle = r));
+      for (const p of batch) this.streamsInFlight.add(p.stream);
+      void this.flush(batch).finally(() => {
+        for (const p of batch) this.streamsInFlight.delete(p.stream);
+        if (--this.inFlight === 0) this.settleIdle?.();
         this.scheduleFlush();
       });
+      this.scheduleFlush();
     });
   }
 
-  private async flush(): Promise<void> {
-    // Each stream at most once per batch (tollgate_append_grouped decides every append against what
-    // is committed): a second append to a stream waits for the next batch, in order.
+  private takeBatch(): PendingAppend[] {
     const batch: PendingAppend[] = [];
     const later: PendingAppend[] = [];
-    const seen = new Set<string>();
+    const blocked = new Set(this.streamsInFlight);
+    const ids = new Set<string>();
+    let events = 0;
     for (const p of this.queue) {
-      if (seen.has(p.stream) || later.some((q) => q.stream === p.stream)) later.push(p);
-      else {
-        seen.add(p.stream);
-        batch.push(p);
+      const fits = !blocked.has(p.stream) && events + p.ids.length <= MAX_EVENTS_PER_TX && !p.ids.some((id) => ids.has(id));
+      // A stream passed over stays blocked for the rest of this turn: its appends keep their order.
+      blocked.add(p.stream);
+      if (!fits) {
+        later.push(p);
+        continue;
       }
+      batch.push(p);
+      events += p.ids.length;
+      for (const id of p.ids) ids.add(id);
     }
     this.queue = later;
+    return batch;
+  }
+
+  private async flush(batch: PendingAppend[]): Promise<void> {
     try {
       await this.init();
     } catch (err) {
@@ -253,27 +296,29 @@ export class PostgresEventStore implements EventStore {
     await this.write(batch);
   }
 
-  /** Writes one batch in one transaction and settles each of its appends. */
-  private async write(batch: PendingAppend[]): Promise<void> {
-    const args = batchArgs(batch, this.now());
+  /**
+   * Writes one batch in one transaction and settles each of its appends. A unique violation (23505)
+   * means another transaction committed one of these revisions or ids after the batch was decided:
+   * the batch rolled back whole, and is sent again as a new transaction (with a new, larger xid, so
+   * its positions stay after the events it raced with), with a short random pause; from the third
+   * try each append goes alone, so one append that keeps losing cannot hold the others back.
+   */
+  private async write(batch: PendingAppend[], attempt = 0): Promise<void> {
+    const args = batchArgs(batch, this.now(), this.appendLock);
     let rows: BatchRow[];
-    const fn = this.appendPath === 'grouped' ? 'tollgate_append_grouped' : 'tollgate_append_batch';
     try {
-      rows = await this.appendCall(fn, args, batch);
+      rows = await this.appendCall(args, batch);
     } catch (err) {
-      if (fn === 'tollgate_append_grouped' && (err as { code?: string }).code === '23505') {
-        // Another writer took one of these revisions or ids between the decision and the insert:
-        // decide again, under the lock.
-        try {
-          rows = await this.appendCall('tollgate_append_batch', args, batch);
-        } catch (again) {
-          for (const p of batch) p.reject(mapError(again, 'append'));
+      if ((err as { code?: string }).code === '23505' && attempt < MAX_RACE_RETRIES) {
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
+        if (attempt >= 1 && batch.length > 1) {
+          await Promise.all(batch.map((p) => this.write([p], attempt + 1)));
           return;
         }
-      } else {
-        if (!(err instanceof OutcomeKnown)) for (const p of batch) p.reject(mapError(err, 'append'));
-        return;
+        return this.write(batch, attempt + 1);
       }
+      if (!(err instanceof OutcomeKnown)) for (const p of batch) p.reject(mapError(err, 'append'));
+      return;
     }
     let wrote = false;
     for (const [ord, ok, revision, pos] of rows) {
@@ -294,7 +339,7 @@ export class PostgresEventStore implements EventStore {
    * anyone is answered: the server process that ran it is ended, then the event ids are read back.
    * Settles the batch itself then and throws OutcomeKnown.
    */
-  private async appendCall(fn: string, args: unknown[], batch: PendingAppend[]): Promise<BatchRow[]> {
+  private async appendCall(args: unknown[], batch: PendingAppend[]): Promise<BatchRow[]> {
     const client = await this.pool.connect().catch((err) => {
       throw mapError(err, 'append');
     });
@@ -303,7 +348,7 @@ export class PostgresEventStore implements EventStore {
     client.on('error', ignore);
     try {
       const res = await client.query<BatchRow>({
-        text: `SELECT ord, ok, revision, pos FROM ${fn}($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        text: 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
         values: args,
         rowMode: 'array',
       });
@@ -312,6 +357,8 @@ export class PostgresEventStore implements EventStore {
       return res.rows;
     } catch (err) {
       const unknown = isUnavailable(err);
+      // A client going back to the pool (a conflict, 23505) must not keep this listener: retries add one each.
+      if (!unknown) client.off('error', ignore);
       client.release(unknown ? true : undefined);
       if (!unknown) throw err;
       const pid = (client as unknown as { processID?: number }).processID ?? null;
@@ -390,31 +437,64 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  /**
+   * Everything committed before the call (up to maxCount): when events already committed then wait
+   * above the safe point, it polls until the safe point passes the newest of them (not later ones:
+   * under constant writes something is always above it), for at most safePointWaitMs; then it
+   * returns what is safe (always a prefix of the final order).
+   */
   async readAll(opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    return this.readFrom(opts.fromPosition ?? 0n, opts.maxCount ?? null, opts.decode);
+    const from = opts.fromPosition ?? 0n;
+    const max = opts.maxCount ?? null;
+    const deadline = Date.now() + this.safePointWaitMs;
+    let target: bigint | null = null;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      const { events, waiting } = await this.readFrom(from, max, opts.decode);
+      target ??= waiting?.head ?? -1n;
+      if (waiting === null || waiting.safe > target || Date.now() + pause > deadline) return events;
+      await new Promise((r) => setTimeout(r, pause));
+    }
   }
 
-  private async readFrom(from: bigint, max: number | null, decode?: ReadonlySet<string>): Promise<RecordedEvent[]> {
-    if (!decode) {
-      const rows = await this.query<Row>(
-        'read',
-        `SELECT ${COLUMNS} FROM tollgate_events WHERE position >= $1 ORDER BY position ASC LIMIT $2`,
-        [from.toString(), max],
-      );
-      return rows.map(toRecorded);
-    }
-    const rows = await this.query<TextRow>(
+  /**
+   * Events at or after `from` below the safe point, in position order. `waiting` (only when the read
+   * came back short): the newest committed position and the safe point, when that position is at or
+   * above both `from` and the safe point, i.e. committed events wait for a transaction with an older
+   * xid, still running, to end. One statement, so the events, the safe point and the head all come
+   * from one snapshot (a head read later could pass a safe point the events were not read up to).
+   * The safe point is computed once (a MATERIALIZED CTE), so the read is an index range scan (called
+   * per row it was a sequential scan) and the head one index probe (max).
+   */
+  private async readFrom(
+    from: bigint,
+    max: number | null,
+    decode?: ReadonlySet<string>,
+  ): Promise<{ events: RecordedEvent[]; waiting: { head: bigint; safe: bigint } | null }> {
+    // With `decode`, data and metadata come back as JSON text, parsed only for the types the reader
+    // looks into (./decode.ts); without it, pg parses every row's JSON.
+    const rows = await this.query<[string, string, ...Row] | [string, string, ...TextRow]>(
       'read',
-      `SELECT ${COLUMNS_JSON_TEXT} FROM tollgate_events WHERE position >= $1 ORDER BY position ASC LIMIT $2`,
+      `WITH b AS MATERIALIZED (SELECT tollgate_safe_position() AS safe, (SELECT coalesce(max(position), 0) FROM tollgate_events) AS head)
+       SELECT b.safe, b.head, e.* FROM b LEFT JOIN LATERAL (
+         SELECT ${decode ? COLUMNS_JSON_TEXT : COLUMNS} FROM tollgate_events WHERE position >= $1 AND position < b.safe ORDER BY position ASC LIMIT $2
+       ) e ON true`,
       [from.toString(), max],
     );
-    const events = new Array<RecordedEvent>(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i];
-      events[i] = recordedFromJson(BigInt(r[0]), r[1], r[2], BigInt(r[3]), r[4], r[5], r[6], r[7], decode);
+    const safe = BigInt(rows[0][0]);
+    const head = BigInt(rows[0][1]);
+    const events: RecordedEvent[] = [];
+    for (const r of rows) {
+      if (r[2] === null) continue;
+      if (!decode) {
+        events.push(toRecorded(r.slice(2) as Row));
+        continue;
+      }
+      const t = r as [string, string, ...TextRow];
+      events.push(recordedFromJson(BigInt(t[2]), t[3], t[4], BigInt(t[5]), t[6], t[7], t[8], t[9], decode));
     }
-    return events;
+    const short = max === null || events.length < max;
+    return { events, waiting: short && head >= safe && head >= from ? { head, safe } : null };
   }
 
   async headPosition(): Promise<bigint> {
@@ -459,11 +539,15 @@ export class PostgresEventStore implements EventStore {
 
     async function* iterate(): AsyncGenerator<RecordedEvent> {
       let backoff = 100;
+      let fast = 1;
       try {
         while (!stopped && !store.closed) {
           let events: RecordedEvent[];
+          let behind: boolean;
           try {
-            events = await store.readFrom(position + 1n, batch);
+            let waiting: unknown;
+            ({ events, waiting } = await store.readFrom(position + 1n, batch));
+            behind = waiting !== null;
             backoff = 100;
           } catch (err) {
             // A dropped connection: resume from the last position once the store answers again.
@@ -478,7 +562,17 @@ export class PostgresEventStore implements EventStore {
             position = e.position;
             yield e;
           }
-          if (events.length < batch) await pause(store.pollIntervalMs);
+          if (events.length < batch) {
+            // Committed events above the safe point: look again soon (the transaction holding it back
+            // may not be an append, so no notification says when it ends).
+            if (behind) {
+              await pause(Math.min(fast, store.pollIntervalMs));
+              fast = Math.min(fast * 2, 50);
+            } else {
+              fast = 1;
+              await pause(store.pollIntervalMs);
+            }
+          }
         }
       } finally {
         release();
@@ -548,7 +642,7 @@ export class PostgresEventStore implements EventStore {
     if (this.closing) return;
     this.closing = true;
     // Appends already accepted are written before the pool closes.
-    while (this.flushing || this.flushScheduled) await this.flushDone.then(() => new Promise((r) => setImmediate(r)));
+    while (this.inFlight > 0 || this.flushScheduled || this.queue.length > 0) await this.idle.then(() => new Promise((r) => setImmediate(r)));
     this.closed = true;
     this.stopListener();
     this.appended.emit('appended');
@@ -566,8 +660,11 @@ type ReadBackRow = [eventId: string, streamId: string, revision: string, positio
 /** Thrown by appendCall once the read-back has settled every append of the batch itself. */
 class OutcomeKnown extends Error {}
 
-/** The arrays tollgate_append_grouped / tollgate_append_batch take. */
-function batchArgs(batch: PendingAppend[], created: Date): unknown[] {
+/** Tries of a batch that lost a race (23505) before its appends fail with that error. */
+const MAX_RACE_RETRIES = 20;
+
+/** The arguments tollgate_append_grouped takes. */
+function batchArgs(batch: PendingAppend[], created: Date, lock: boolean): unknown[] {
   const streams: string[] = [];
   const expected: string[] = [];
   const offsets: number[] = [];
@@ -586,7 +683,7 @@ function batchArgs(batch: PendingAppend[], created: Date): unknown[] {
     data.push(...p.data);
     meta.push(...p.meta);
   }
-  return [streams, expected, offsets, counts, ids, types, data, meta, created];
+  return [streams, expected, offsets, counts, ids, types, data, meta, created, lock];
 }
 
 function toResult(stream: string, expected: ExpectedRevision, [ok, revision, pos]: [boolean, string | null, string | null]): AppendResult {

@@ -4,6 +4,7 @@
  * unreachable server. Runs when TEST_DATABASE_URL is set; each test starts from an empty database (one per
  * file, emptied before each test).
  */
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { openEventStore } from '../../../src/init';
 import { StoreUnavailable } from '../../../src/platform/eventstore/port';
@@ -90,6 +91,141 @@ maybe('PostgreSQL event store', () => {
     },
     120_000,
   );
+
+  test('a transaction holding an xid elsewhere holds the safe point: committed events wait (readAll, subscription) until it ends', async () => {
+    const reader = store({ pollIntervalMs: 50, safePointWaitMs: 300 });
+    const writer = store();
+    const first = ev('A');
+    await writer.append('s', [first], { expectedRevision: 'no_stream' });
+    const sub = reader.subscribeToAll();
+    const c = new Collector(sub, () => true);
+    expect((await c.take(1, 15_000)).map((e) => e.id)).toEqual([first.id]);
+    // Another session's transaction takes an xid (older than the append's below) and stays open.
+    const blocker = new Client({ connectionString: db.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT pg_current_xact_id()');
+      const held = ev('B');
+      const r = await writer.append('s', [held], { expectedRevision: 0n });
+      expect((await writer.readStream('s')).map((e) => e.id)).toEqual([first.id, held.id]); // committed
+      // It may still be joined by that older transaction's events, so no reader may pass it yet.
+      expect((await reader.readAll({ fromPosition: r.position })).map((e) => e.id)).toEqual([]);
+      await expect(c.take(1, 500)).rejects.toThrow(/timed out/);
+      await blocker.query('COMMIT');
+      expect((await c.take(1, 15_000)).map((e) => e.id)).toEqual([held.id]);
+      expect((await reader.readAll({ fromPosition: r.position })).map((e) => e.id)).toEqual([held.id]);
+    } finally {
+      await blocker.end();
+    }
+    await sub.close();
+  });
+
+  test('a transaction holding an xid in ANOTHER database of the cluster does not hold readers back', async () => {
+    const reader = store({ pollIntervalMs: 50, safePointWaitMs: 60_000 });
+    const writer = store();
+    // The admin database: another database on the same server.
+    const blocker = new Client({ connectionString: TEST_DATABASE_URL! });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT pg_current_xact_id()'); // older than the append's xid, and still running
+      const a = ev('A');
+      await writer.append('s', [a], { expectedRevision: 'no_stream' });
+      const sub = reader.subscribeToAll();
+      const c = new Collector(sub, () => true);
+      expect((await c.take(1, 15_000)).map((e) => e.id)).toEqual([a.id]);
+      const t0 = Date.now();
+      expect((await reader.readAll()).map((e) => e.id)).toEqual([a.id]);
+      expect(Date.now() - t0).toBeLessThan(30_000);
+      await sub.close();
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+  });
+
+  test('readAll waits (briefly) for the safe point: an append then readAll sees the append', async () => {
+    const s = store();
+    const blocker = new Client({ connectionString: db.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT pg_current_xact_id()');
+      const a = ev('A');
+      await s.append('s', [a], { expectedRevision: 'no_stream' });
+      const reading = s.readAll();
+      await sleep(100);
+      await blocker.query('COMMIT');
+      expect((await reading).map((e) => e.id)).toEqual([a.id]);
+    } finally {
+      await blocker.end();
+    }
+  });
+
+  test('4 processes racing on one stream (any): revisions 0..n-1 and, in the global order, each stream in revision order', async () => {
+    const stores = Array.from({ length: 4 }, () => store({ poolSize: 3 }));
+    await Promise.all(
+      stores.map(async (s, w) => {
+        for (let i = 0; i < 15; i++) {
+          await Promise.all([
+            s.append('hot', [ev('H', { w, i })], { expectedRevision: 'any' }),
+            s.append(`own-${w}`, evs(1 + (i % 3)), { expectedRevision: 'any' }),
+          ]);
+        }
+      }),
+    );
+    const all = await store().readAll();
+    expect(all.every((e, i) => i === 0 || e.position > all[i - 1].position)).toBe(true);
+    const hot = all.filter((e) => e.stream === 'hot');
+    expect(hot.map((e) => e.revision)).toEqual(hot.map((_, i) => BigInt(i)));
+    expect(hot).toHaveLength(60);
+    for (let w = 0; w < 4; w++) {
+      const own = all.filter((e) => e.stream === `own-${w}`);
+      expect(own.map((e) => e.revision)).toEqual(own.map((_, i) => BigInt(i)));
+    }
+  });
+
+  test('schema version 2 with events in it: migrated to 3, the old positions stay, new ones come after them, readers see both', async () => {
+    const admin = new Client({ connectionString: db.url });
+    await admin.connect();
+    try {
+      await admin.query('BEGIN');
+      await admin.query('CREATE TABLE tollgate_schema (version int NOT NULL)');
+      for (const m of MIGRATIONS.slice(0, 2)) await admin.query(m);
+      await admin.query('INSERT INTO tollgate_schema (version) VALUES (2)');
+      await admin.query('COMMIT');
+      // Version 2's own path: identity positions 1..n.
+      for (let i = 0; i < 3; i++) {
+        await admin.query('SELECT * FROM tollgate_append_batch($1, $2, $3, $4, $5, $6, $7, $8, now())', [
+          [`old-${i}`],
+          ['no_stream'],
+          [0],
+          [2],
+          [randomUUID(), randomUUID()],
+          ['T', 'T'],
+          ['{}', '{}'],
+          ['{}', '{}'],
+        ]);
+      }
+    } finally {
+      await admin.end();
+    }
+    const s = store();
+    const before = await s.readAll();
+    expect(before.map((e) => e.position)).toEqual([1n, 2n, 3n, 4n, 5n, 6n]);
+    expect(await sql('SELECT version FROM tollgate_schema')).toEqual([{ version: MIGRATIONS.length }]);
+    const r = await s.append('old-0', [ev('New')], { expectedRevision: 1n });
+    expect(r.position).toBeGreaterThan(6n);
+    const sub = s.subscribeToAll({ after: 4n });
+    const c = new Collector(sub, () => true);
+    expect((await c.take(3, 15_000)).map((e) => [e.stream, e.revision])).toEqual([
+      ['old-2', 0n],
+      ['old-2', 1n],
+      ['old-0', 2n],
+    ]);
+    await sub.close();
+  });
 
   test('LISTEN/NOTIFY wakes a subscriber at once when another process appends', async () => {
     const reader = store({ pollIntervalMs: 60_000 });
