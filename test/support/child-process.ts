@@ -1,29 +1,59 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
+/** Where a bundle finds the packages it leaves out (a bundle lives outside the checkout): pass it as NODE_PATH. */
+export const BUNDLE_NODE_PATH = join(ROOT, 'node_modules');
+/** Bundles kept between test files and runs, one folder per script and build options. */
+const CACHE = join(tmpdir(), 'tollgate-child-bundles');
+
+const sha1 = (data: string | Buffer) => createHash('sha1').update(data).digest('hex');
+
+/** What a cached bundle was built from: every input file (paths relative to ROOT) and its content hash. */
+interface BundleIndex {
+  bundle: string;
+  inputs: Record<string, string>;
+}
+
+/** The cached bundle, if every file it was built from still has the content it had then. */
+function cachedBundle(indexFile: string): string | null {
+  try {
+    const index = JSON.parse(readFileSync(indexFile, 'utf8')) as BundleIndex;
+    if (!existsSync(index.bundle)) return null;
+    for (const [file, hash] of Object.entries(index.inputs)) if (sha1(readFileSync(join(ROOT, file))) !== hash) return null;
+    return index.bundle;
+  } catch {
+    return null;
+  }
+}
 
 /**
- * How a test's child script runs. By default it is bundled once with esbuild (the transpiler tsx
- * uses) and each child runs the bundle: a start under tsx costs ~0.8 s of CPU against ~0.25 s.
- * KILL_CHILD=tsx runs `node --import tsx <script>` instead. dispose() removes the bundle.
+ * How a test's child script runs. By default it is bundled with esbuild (the transpiler tsx uses)
+ * and each child runs the bundle: a start under tsx costs ~0.8 s of CPU against ~0.25 s.
+ * KILL_CHILD=tsx runs `node --import tsx <script>` instead.
+ *
+ * The bundle is cached under the system's temp folder by the content of every file it was built
+ * from (sources and packages, listed by esbuild's metafile), so the test files that start the same
+ * script (the cluster files, the CLI) and later runs build it once; a changed file builds it anew.
+ * A bundle is never replaced in place: each content gets its own folder, so a run that started
+ * children from an older one is not disturbed. dispose() is kept for the callers and does nothing.
  */
 export function bundleChild(script: string): { args: string[]; dispose(): void } {
-  if (process.env.KILL_CHILD === 'tsx') return { args: ['--import', 'tsx', script], dispose: () => undefined };
+  const tsx = { args: ['--import', 'tsx', script], dispose: () => undefined };
+  if (process.env.KILL_CHILD === 'tsx') return tsx;
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const esbuild = require('esbuild') as typeof import('esbuild');
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-child-'));
-    const outfile = join(dir, `${basename(script, '.ts')}.cjs`);
-    esbuild.buildSync({
+    const options = {
       entryPoints: [script],
+      absWorkingDir: ROOT,
       bundle: true,
       platform: 'node',
       target: 'node20',
       format: 'cjs',
-      outfile,
       // Native, lazily loaded or thread-based packages stay in node_modules (found through NODE_PATH);
       // so does pdfkit, which reads its font data beside its own files (a bundle would move them).
       external: ['better-sqlite3', '@eventstore/db-client', 'pg', 'pino', 'thread-stream', 'pino-pretty', 'tiktoken', 'pdfkit', 'standardwebhooks'],
@@ -32,11 +62,24 @@ export function bundleChild(script: string): { args: string[]; dispose(): void }
       // child importing src/main started a second service. The entry alone runs.
       define: { 'require.main': 'undefined' },
       logLevel: 'error',
-    });
-    return { args: [outfile], dispose: () => rmSync(dir, { recursive: true, force: true }) };
+    } satisfies import('esbuild').BuildOptions;
+    const dir = join(CACHE, sha1(JSON.stringify({ options, esbuild: esbuild.version })).slice(0, 16));
+    const indexFile = join(dir, 'index.json');
+    const cached = cachedBundle(indexFile);
+    if (cached) return { args: [cached], dispose: () => undefined };
+    mkdirSync(dir, { recursive: true });
+    const build = mkdtempSync(join(dir, 'build-'));
+    const outfile = join(build, `${basename(script, '.ts')}.cjs`);
+    const { metafile } = esbuild.buildSync({ ...options, outfile, metafile: true });
+    const inputs = Object.fromEntries(Object.keys(metafile.inputs).map((f) => [f, sha1(readFileSync(join(ROOT, f)))]));
+    // Written whole, then renamed: another worker reading the index sees the old one or this one.
+    const tmpIndex = join(build, 'index.json');
+    writeFileSync(tmpIndex, JSON.stringify({ bundle: outfile, inputs } satisfies BundleIndex));
+    renameSync(tmpIndex, indexFile);
+    return { args: [outfile], dispose: () => undefined };
   } catch (err) {
     process.stderr.write(`esbuild unavailable (${(err as Error).message}); children run under tsx\n`);
-    return { args: ['--import', 'tsx', script], dispose: () => undefined };
+    return tsx;
   }
 }
 
@@ -53,7 +96,7 @@ export class Child {
   constructor(args: string[], env: Record<string, string>) {
     this.proc = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env },
+      env: { ...process.env, NODE_PATH: BUNDLE_NODE_PATH, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolve) =>

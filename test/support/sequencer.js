@@ -10,23 +10,24 @@ const { relative } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 
 /**
- * Seconds each file took in one full run at load 15-30 on 2 cores (docs/TESTING.md; a quiet machine
- * takes several times less). Only the order matters.
+ * Seconds each file took in the near-quiet full run of 2026-11-26 01:27 UTC (851 s, two workers;
+ * docs/TESTING.md), before the cuts of the 03:00 UTC change (reload-kill, the kill test and
+ * rebuild-under-load do about half their runs now; import-cycles no longer uses madge and left the
+ * list). Only the order matters.
  */
 const SLOW = {
-  'test/billing/int/reload-kill.test.ts': 366,
-  'test/platform/int/rebuild-safety.test.ts': 218,
-  'test/cli/int/cli.test.ts': 200,
-  'test/portal/browser/policy.test.ts': 196,
-  'test/policy/e2e/usage-policy.test.ts': 155,
-  'test/platform/e2e/split-roles.test.ts': 140,
-  'test/platform/e2e/openapi.test.ts': 113,
-  'test/billing/e2e/statements.test.ts': 108,
-  'test/accounts/e2e/auth.test.ts': 94,
-  'test/portal/browser/walk-findings.test.ts': 91,
-  'test/platform/contract/eventstore.contract.test.ts': 84,
-  'test/portal/browser/portal-details.test.ts': 84,
-  'test/portal/browser/team.test.ts': 76,
+  'test/platform/int/rebuild-safety.test.ts': 99,
+  'test/billing/int/reload-kill.test.ts': 99,
+  'test/platform/int/kill.test.ts': 80,
+  'test/platform/contract/eventstore.contract.test.ts': 61,
+  'test/inference/e2e/fuzz.test.ts': 59,
+  'test/platform/e2e/rebuild-under-load.test.ts': 59,
+  'test/portal/browser/team.test.ts': 42,
+  'test/portal/browser/walk.test.ts': 36,
+  'test/cli/int/cli.test.ts': 35,
+  'test/platform/int/runner.test.ts': 34,
+  'test/platform/e2e/partitioned-projector-faults.test.ts': 33,
+  'test/billing/e2e/settlement-faults.test.ts': 33,
 };
 
 class SlowFirst extends Sequencer {

@@ -5,15 +5,18 @@ import { streams } from '../../../src/platform/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, deposit, newUser, TestUser } from '../e2e/helpers';
 import { debit } from '../../support/debit';
+import { BUNDLE_NODE_PATH, bundleChild } from '../../support/child-process';
 
 /** `tollgate ledger …` as finance runs it: the real CLI in its own process, over the service's store and Redis. */
 let server: TestServer;
 let u: TestUser;
-const CLI = join(__dirname, '..', '..', '..', 'src', 'cli', 'index.ts');
+/** The shipped CLI as bin/tollgate.js starts it, bundled once (test/support/child-process.ts): a start under tsx cost about 1.7 s of CPU. */
+const CLI = join(__dirname, '..', '..', 'support', 'fixtures', 'shipped-cli.ts');
+let cliArgs: string[];
 
 function tollgate(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
-    env: { ...process.env, REDIS_PREFIX: server.prefix, DATA_DIR: server.dataDir, REDIS_URL: server.services.config.REDIS_URL, LOG_LEVEL: 'silent' },
+  const r = spawnSync(process.execPath, [...cliArgs, ...args], {
+    env: { ...process.env, NODE_PATH: BUNDLE_NODE_PATH, REDIS_PREFIX: server.prefix, DATA_DIR: server.dataDir, REDIS_URL: server.services.config.REDIS_URL, LOG_LEVEL: 'silent' },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -21,6 +24,7 @@ function tollgate(...args: string[]) {
 }
 
 beforeAll(async () => {
+  cliArgs = bundleChild(CLI).args;
   server = await startTestServer();
   u = await newUser(server, 'finance');
   await attach(server, u, u.personalWs);

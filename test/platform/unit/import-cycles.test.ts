@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import madge from 'madge';
+import { compilerOptionsOf, cycles, ImportGraph, runtimeImportGraph, typedImportGraph } from '../../support/import-graph';
 import { isHttp, isUseCase, PURE_FILES } from '../../support/layers';
 
 const root = join(__dirname, '../../..');
@@ -8,33 +8,23 @@ const src = join(root, 'src');
 
 /**
  * No import cycle under src/: a cycle makes load order decide what is undefined at start-up.
- * `require()` calls count too (mixedImports), so a lazy require cannot hide one. Type-only imports
- * count as well: they vanish at runtime, but a cycle of types still ties two parts together (the
- * composition root's Services naming an area's type that names Services, say).
+ * `require()` calls count too, so a lazy require cannot hide one. Type-only imports count as well:
+ * they vanish at runtime, but a cycle of types still ties two parts together (the composition
+ * root's Services naming an area's type that names Services, say). The graphs come from esbuild
+ * (what runs) and TypeScript's pre-processor (types too): test/support/import-graph.ts.
  */
 describe('import graph of src/', () => {
   /** What runs: imports and requires. */
-  let graph: Awaited<ReturnType<typeof madge>>;
+  let graph: ImportGraph;
   /** The same with type-only imports. */
-  let typed: Awaited<ReturnType<typeof madge>>;
-  const read = (skipTypeImports: boolean) =>
-    madge(src, {
-      fileExtensions: ['ts'],
-      tsConfig: join(root, 'tsconfig.json'),
-      detectiveOptions: { ts: { skipTypeImports, mixedImports: true } },
-    });
+  let typed: ImportGraph;
   beforeAll(async () => {
-    // The parser warns (DeprecationWarning) once per `import('…')` type it walks: not ours to fix.
-    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-    try {
-      [graph, typed] = await Promise.all([read(true), read(false)]);
-    } finally {
-      warn.mockRestore();
-    }
-  }, 90_000);
+    graph = await runtimeImportGraph(src);
+    typed = typedImportGraph(src, compilerOptionsOf(join(root, 'tsconfig.json')));
+  });
 
   it('is read whole, lazy requires and the use-case layer included', () => {
-    const deps = graph.obj();
+    const deps = graph;
     expect(Object.keys(deps).length).toBeGreaterThan(100);
     expect(deps['main.ts']).toContain('load-modules.ts');
     // The lazy require('./modules'): if this edge vanished, a cycle through it could not be seen.
@@ -46,15 +36,15 @@ describe('import graph of src/', () => {
 
   it('has no cycle, not even one of types', () => {
     // A type-only edge is in the typed graph and not in the runtime one: the typed graph really has them.
-    expect(typed.obj()['main.ts']).toContain('services.ts');
-    expect(graph.obj()['main.ts']).not.toContain('services.ts');
-    expect(graph.circular()).toEqual([]);
-    expect(typed.circular()).toEqual([]);
+    expect(typed['main.ts']).toContain('services.ts');
+    expect(graph['main.ts']).not.toContain('services.ts');
+    expect(cycles(graph)).toEqual([]);
+    expect(cycles(typed)).toEqual([]);
   });
 
   /** Every file a module loads at runtime, itself included. */
   const closure = (from: string): Set<string> => {
-    const deps = graph.obj();
+    const deps = graph;
     const seen = new Set<string>();
     const todo = [from];
     while (todo.length) {
@@ -67,7 +57,7 @@ describe('import graph of src/', () => {
   };
 
   it('loads nothing of the HTTP side, nor the composition root, from the pure files or the use cases', () => {
-    const inner = Object.keys(graph.obj()).filter((f) => PURE_FILES.includes(f) || isUseCase(f));
+    const inner = Object.keys(graph).filter((f) => PURE_FILES.includes(f) || isUseCase(f));
     expect(inner.length).toBeGreaterThan(20);
     const bad = inner.flatMap((f) => [...closure(f)].filter((d) => isHttp(d) || /^(main|modules|load-modules|services)\.ts$/.test(d)).map((d) => `${f} → ${d}`));
     expect(bad).toEqual([]);
@@ -80,22 +70,10 @@ describe('import graph of src/', () => {
  */
 describe('layers of the pure files and the use cases', () => {
   let deps: Record<string, string[]>;
-  beforeAll(async () => {
-    // The parser warns (DeprecationWarning) once per `import('…')` type it walks: not ours to fix.
-    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-    try {
-      const entries = [...PURE_FILES.map((f) => join(src, f)), ...['accounts', 'billing', 'inference', 'policy'].map((a) => join(src, a, 'usecases'))];
-      const g = await madge(entries.filter((p) => existsSync(p)), {
-        baseDir: src,
-        fileExtensions: ['ts'],
-        tsConfig: join(root, 'tsconfig.json'),
-        detectiveOptions: { ts: { skipTypeImports: false, mixedImports: true } },
-      });
-      deps = g.obj();
-    } finally {
-      warn.mockRestore();
-    }
-  }, 60_000);
+  beforeAll(() => {
+    // Every file under src/ with its imports, types included; the checks below read the pure files' and the use cases'.
+    deps = typedImportGraph(src, compilerOptionsOf(join(root, 'tsconfig.json')));
+  });
 
   const importsOf = (keep: (f: string) => boolean) =>
     Object.entries(deps)

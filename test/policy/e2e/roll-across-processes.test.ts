@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { startTestServer, TestServer } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/redis';
+import { BUNDLE_NODE_PATH, bundleChild } from '../../support/child-process';
 import { api, createWorkspace, fund, newUser, TestUser } from '../../accounts/e2e/helpers';
 
 /**
@@ -10,7 +11,8 @@ import { api, createWorkspace, fund, newUser, TestUser } from '../../accounts/e2
  * not only in the one that handled the roll. Process A (this one, role all) rolls the key; process
  * B (a separate `tollgate serve --role api` over the same event store and Redis) serves the calls.
  */
-const CLI = resolve(__dirname, '../../../src/cli/index.ts');
+/** The shipped CLI as bin/tollgate.js starts it, as one bundle (test/support/child-process.ts) rather than under tsx. */
+const CLI = resolve(__dirname, '../../support/fixtures/shipped-cli.ts');
 
 let a: TestServer;
 let b: ChildProcess;
@@ -33,8 +35,8 @@ async function startApiProcess(): Promise<void> {
   const port = await freePort();
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(PORT|HOST|ROLE|EVENT_STORE|EVENTSTORE_|REDIS_|DATA_DIR|USAGE_POLICY)/.test(k)) env[k] = v;
-  Object.assign(env, { DATA_DIR: a.dataDir, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: a.prefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', NODE_ENV: 'test' });
-  b = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--role', 'api'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  Object.assign(env, { NODE_PATH: BUNDLE_NODE_PATH, DATA_DIR: a.dataDir, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: a.prefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', NODE_ENV: 'test' });
+  b = spawn(process.execPath, [...bundleChild(CLI).args, 'serve', '--role', 'api'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   b.stderr!.on('data', (d) => (stderr += d));
   bUrl = `http://127.0.0.1:${port}`;
