@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log';
 import { PartitionLease } from './partition-lease';
-import { forPartition, partitionKeyspaces, PartitionKeyspace, reactorForPartition } from './partitions';
+import { forPartition, ownedBy, partitionKeyspaces, PartitionKeyspace, reactorForPartition } from './partitions';
 import type { RunnerOptions } from './runner';
 import { ProjectionRunner } from './runner';
 
@@ -105,6 +105,7 @@ export class PartitionedProjector {
       ks,
       projections: this.opts.projections.map((p) => forPartition(p, ks)),
       reactors: (this.opts.reactors ?? []).map((r) => reactorForPartition(r, ks)),
+      owns: ownedBy(ks, this.opts.projections),
       log: this.opts.log.child({ partition: i }),
       fence: { key: ks.fence, token: () => lease.token },
       onFencedOut: () => void (this.ticking = this.ticking.then(() => this.drop(i, false))),

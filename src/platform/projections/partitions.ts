@@ -117,3 +117,10 @@ export function reactorForPartition(reactor: Reactor, ks: PartitionKeyspace): Re
     },
   };
 }
+
+/** The events the owner of one partition acts on: its workspaces' and, on partition 0, any a projection that is not per workspace handles. */
+export function ownedBy(ks: PartitionKeyspace, projections: readonly Projection[]): ((e: RecordedEvent) => boolean) | undefined {
+  if (ks.count <= 1) return undefined;
+  const shared = ks.index === 0 ? projections.filter((p) => p.partitioned === false) : [];
+  return (e) => partitionOf(e, ks.count) === ks.index || shared.some((p) => p.handles.has(e.type));
+}

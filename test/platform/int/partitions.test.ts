@@ -3,7 +3,7 @@ import { createLogger } from '../../../src/platform/log';
 import { PartitionLease } from '../../../src/platform/projections/partition-lease';
 import { PartitionedProjector } from '../../../src/platform/projections/partitioned-projector';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port';
-import { forPartition, partitionKeyspaces, partitionOf } from '../../../src/platform/projections/partitions';
+import { forPartition, ownedBy, partitionKeyspaces, partitionOf } from '../../../src/platform/projections/partitions';
 import type { Reactor } from '../../../src/platform/projections/projection';
 import { ProjectionRunner } from '../../../src/platform/projections/runner';
 import { fxExpected, fxLedger } from '../../support/fixtures/projections';
@@ -121,4 +121,44 @@ it("runs the reactors in each partition over that partition's events only, each 
   expect(mine.length).toBeGreaterThan(0);
   expect(reacted.map((r) => r.e.id)).toEqual(mine.map((e) => e.id));
   expect(reacted.filter((r) => r.applied !== '1')).toEqual([]);
+});
+
+it("moves a partition's checkpoints over batches of other partitions' events in one script, which the fence refuses too", async () => {
+  const [p0] = partitionKeyspaces(env.prefix, 2);
+  const lease = new PartitionLease(env.connect(), p0, 'first', 60_000);
+  expect(await lease.acquire()).toBe(true);
+  let fencedOut = false;
+  const projections = [forPartition(fxLedger(), p0)];
+  const runner = new ProjectionRunner({
+    store: env.store,
+    redis: env.connect(),
+    ks: p0,
+    projections,
+    batchSize: 50,
+    log,
+    fence: { key: p0.fence, token: () => lease.token },
+    onFencedOut: () => (fencedOut = true),
+    owns: ownedBy(p0, projections),
+  });
+  await runner.start();
+  // Events of partition 1's workspaces only, one at a time: every live batch is another partition's.
+  const others = Array.from({ length: 40 }, (_, i) => `ws-${i}`).filter((w) => partitionOf({ data: { workspaceId: w } } as never, 2) === 1);
+  const append = async (n: number) => {
+    let last = 0n;
+    for (let i = 0; i < n; i++) {
+      const data = { workspaceId: others[i % others.length], account: 'a', amount: '1' };
+      last = (await env.store.append('fx-other', [{ id: randomUUID(), type: 'FxCredited', data }], { expectedRevision: 'any' })).position;
+    }
+    return last;
+  };
+  const head = await append(6);
+  await until(async () => (await env.redis.get(p0.checkpoint('fx-ledger', '0'))) === head.toString(), 10_000);
+  expect(await env.redis.hgetall(env.ks.rm('fx-ledger', '0', 'applied'))).toEqual({});
+  // The lease moved while this runner was paused: its next checkpoint-only batch must be refused.
+  await env.redis.del(p0.lease);
+  expect(await new PartitionLease(env.connect(), p0, 'second', 60_000).acquire()).toBe(true);
+  await append(3);
+  await until(async () => fencedOut, 10_000);
+  expect(await env.redis.get(p0.checkpoint('fx-ledger', '0'))).toBe(head.toString());
+  await runner.stop();
 });
