@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log';
 import { PartitionLease } from './partition-lease';
-import { forPartition, partitionKeyspaces, PartitionKeyspace } from './partitions';
+import { forPartition, ownedBy, partitionKeyspaces, PartitionKeyspace, reactorForPartition } from './partitions';
 import type { RunnerOptions } from './runner';
 import { ProjectionRunner } from './runner';
 
@@ -23,7 +23,9 @@ export interface PartitionedOptions extends Omit<RunnerOptions, 'redis' | 'ks' |
  * members set, holds about partitions / members leases (./partition-lease.ts) and runs one
  * ProjectionRunner per partition it holds. A dead projector's leases expire and the others take
  * its partitions; one that joins (or comes back) gets its share as the others give up their
- * extras. Reactors run with partition 0 (they see every event).
+ * extras. Each partition's runner also runs the reactors over that partition's events, so the
+ * reactors' work (read-model reads, queue writes) is shared like the projections'; the few events
+ * that name no workspace and the projections that are not per workspace stay with partition 0.
  */
 export class PartitionedProjector {
   private readonly owner: string;
@@ -96,12 +98,14 @@ export class PartitionedProjector {
   private async run(i: number, lease: PartitionLease): Promise<void> {
     const ks = this.keyspaces[i];
     const redis = await this.opts.connect(`projector-p${i}`);
+    await this.adoptLegacyReactorCheckpoints(redis, ks);
     const runner = new ProjectionRunner({
       ...this.opts,
       redis,
       ks,
       projections: this.opts.projections.map((p) => forPartition(p, ks)),
-      reactors: i === 0 ? this.opts.reactors : [],
+      reactors: (this.opts.reactors ?? []).map((r) => reactorForPartition(r, ks)),
+      owns: ownedBy(ks, this.opts.projections),
       log: this.opts.log.child({ partition: i }),
       fence: { key: ks.fence, token: () => lease.token },
       onFencedOut: () => void (this.ticking = this.ticking.then(() => this.drop(i, false))),
@@ -109,6 +113,17 @@ export class PartitionedProjector {
     this.held.set(i, { lease, runner, redis });
     this.opts.log.info({ partition: i, token: lease.token }, 'took partition');
     await runner.start();
+  }
+
+  /**
+   * A deployment that ran the reactors on partition 0 alone kept one checkpoint per reactor: each
+   * partition starts from it (SET NX) rather than from the head, so nothing between is missed.
+   */
+  private async adoptLegacyReactorCheckpoints(redis: Redis, ks: PartitionKeyspace): Promise<void> {
+    for (const r of this.opts.reactors ?? []) {
+      const legacy = await redis.get(ks.legacyReactorCheckpoint(r.name));
+      if (legacy !== null) await redis.set(ks.reactorCheckpoint(r.name), legacy, 'NX');
+    }
   }
 
   private async drop(i: number, release: boolean): Promise<void> {

@@ -1,14 +1,16 @@
 import type { RecordedEvent } from '../eventstore/port';
 import { Keyspace } from './keyspace';
-import type { Projection } from './projection';
+import type { Projection, Reactor } from './projection';
 
 /**
  * Partitioned projections (PROJECTION_PARTITIONS = N > 1): the events of a workspace belong to
  * partition fnv1a(workspaceId) mod N, and each partition is applied by one projector at a time
  * (./partition-lease.ts), with checkpoints and ready markers of its own. Events that name no
  * workspace (UserRegistered, EmailClaimed, …) and every event of a projection that is not per
- * workspace (`partitioned: false`, e.g. users) belong to partition 0. With N = 1 there is one
- * partition, whose keys are the unpartitioned ones: a single projector is unchanged.
+ * workspace (`partitioned: false`, e.g. users) belong to partition 0. Reactors too run per
+ * partition, over its own events, after its projections committed them: a reactor reads the read
+ * models of the event's workspace, which its own runner has just brought up to the event. With N = 1
+ * there is one partition, whose keys are the unpartitioned ones: a single projector is unchanged.
  */
 
 /** FNV-1a, 32 bits, over the UTF-16 code units: stable across processes, versions and platforms. */
@@ -21,10 +23,21 @@ export function fnv1a(s: string): number {
   return h;
 }
 
+/**
+ * Each event's partition, computed once: a partition's runner asks for every event of the stream,
+ * once per projection and reactor, and most are another partition's (the answer depends only on
+ * the event and the count, which is the same in every runner of a process).
+ */
+const seen = new WeakMap<RecordedEvent, number>();
+
 export function partitionOf(event: RecordedEvent, count: number): number {
   if (count <= 1) return 0;
+  const cached = seen.get(event);
+  if (cached !== undefined) return cached;
   const ws = (event.data as { workspaceId?: unknown } | null)?.workspaceId;
-  return typeof ws === 'string' ? fnv1a(ws) % count : 0;
+  const p = typeof ws === 'string' ? fnv1a(ws) % count : 0;
+  seen.set(event, p);
+  return p;
 }
 
 /** One partition's own keys: the checkpoints and ready markers carry `p{index}of{count}`. */
@@ -47,6 +60,16 @@ export class PartitionKeyspace extends Keyspace {
 
   override ready(name: string): string {
     return super.ready(name) + this.suffix;
+  }
+
+  /** Each partition runs the reactors over its own events, with checkpoints of its own. */
+  override reactorCheckpoint(name: string): string {
+    return super.reactorCheckpoint(name) + this.suffix;
+  }
+
+  /** Where reactors kept their checkpoints when partition 0 ran them over every event (before per-partition reactors). */
+  legacyReactorCheckpoint(name: string): string {
+    return super.reactorCheckpoint(name);
   }
 
   /** The current owner's fencing token, replaced at each change of owner. */
@@ -82,4 +105,22 @@ export function forPartition(projection: Projection, ks: PartitionKeyspace): Pro
       if (mine(e)) projection.apply(e, tx);
     },
   };
+}
+
+/** `reactor` as run by the owner of one partition: it reacts only to that partition's events. */
+export function reactorForPartition(reactor: Reactor, ks: PartitionKeyspace): Reactor {
+  if (ks.count <= 1) return reactor;
+  return {
+    ...reactor,
+    async react(e) {
+      if (partitionOf(e, ks.count) === ks.index) await reactor.react(e);
+    },
+  };
+}
+
+/** The events the owner of one partition acts on: its workspaces' and, on partition 0, any a projection that is not per workspace handles. */
+export function ownedBy(ks: PartitionKeyspace, projections: readonly Projection[]): ((e: RecordedEvent) => boolean) | undefined {
+  if (ks.count <= 1) return undefined;
+  const shared = ks.index === 0 ? projections.filter((p) => p.partitioned === false) : [];
+  return (e) => partitionOf(e, ks.count) === ks.index || shared.some((p) => p.handles.has(e.type));
 }

@@ -62,7 +62,9 @@ export interface Projection<E extends EventShape = EventShape> {
 /**
  * A reactor turns events into side effects (enqueue a charge, say). It is never part of a rebuild
  * or replay, and runs at least once per event after the projections committed: it must be idempotent.
- * Like a projection, it is handed only the types in `handles`.
+ * Like a projection, it is handed only the types in `handles`. With PROJECTION_PARTITIONS > 1 it
+ * runs in the partition of the event's workspace (./partitions.ts): it may read that workspace's
+ * read models, which are up to the event, but not another workspace's.
  */
 export interface Reactor<E extends EventShape = EventShape> {
   readonly name: string;

@@ -8,7 +8,7 @@ import { dropAbandonedGenerations } from './generations';
 import { Keyspace } from './keyspace';
 import { PositionWaiters } from './position-waiters';
 import type { Projection, Reactor } from './projection';
-import { adoptRebuilt, Fence, FencedOut, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
+import { adoptRebuilt, advanceCheckpoints, Fence, FencedOut, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
 
 export interface RunnerOptions {
   store: EventStore;
@@ -31,6 +31,11 @@ export interface RunnerOptions {
   /** A partition owner's fencing token: every batch commits only while Redis holds it. */
   fence?: Fence;
   /** Told when the fence refused a batch: the runner has stopped (its partition moved). */ onFencedOut?: () => void;
+  /**
+   * A partition's events (those some projection or reactor of this runner acts on). A live batch
+   * with none of them only moves the checkpoints, in one script (advanceOnly).
+   */
+  owns?: (e: RecordedEvent) => boolean;
 }
 
 const DEFAULT_WATCH_MS = 500;
@@ -304,7 +309,31 @@ export class ProjectionRunner {
   }
 
   private async commit(events: RecordedEvent[], live: boolean): Promise<void> {
+    const owns = this.opts.owns;
+    if (owns && this.opts.projections.length > 0 && !events.some(owns)) return this.advanceOnly(events);
     await this.send(this.prepare(events, live));
+  }
+
+  /**
+   * A batch of other partitions' events: every projection and reactor checkpoint moves past it in
+   * one script (switch-over.ts advanceCheckpoints), with nothing to apply or react to. Most live
+   * batches of a partition's runner are such when each holds one request's events.
+   */
+  private async advanceOnly(events: RecordedEvent[]): Promise<void> {
+    const { redis, ks, projections } = this.opts;
+    const last = events[events.length - 1].position;
+    if (last > this.processed) this.processed = last;
+    const moved = projections.filter((p) => this.state.get(p.name)!.checkpoint < last);
+    const reactors = [...this.reactorCheckpoints].filter(([, cp]) => cp < last).map(([name]) => name);
+    if (moved.length + reactors.length === 0) return;
+    const keys = [...moved.map((p) => ks.checkpoint(p.name, this.state.get(p.name)!.gen)), ...reactors.map((n) => ks.reactorCheckpoint(n))];
+    // What every checkpoint will be once the script ran: the lowest is the progress announced.
+    const after = (c: bigint) => (c > last ? c : last);
+    const progress = [...[...this.state.values()].map((s) => after(s.checkpoint)), ...[...this.reactorCheckpoints.values()].map(after)].reduce((a, b) => (b < a ? b : a));
+    await advanceCheckpoints(redis, ks, projections, this.state, this.opts.fence, last, keys, progress);
+    for (const p of moved) this.state.get(p.name)!.checkpoint = last;
+    for (const n of reactors) this.reactorCheckpoints.set(n, last);
+    this.updateMin();
   }
 
   /**

@@ -42,6 +42,21 @@ end
 for i = 1, #ARGV, 5 do redis.call('SET', ARGV[i + 4], ARGV[i + 3]) end
 return 1`;
 
+// ARGV: fence key ('' for none), fence token, new checkpoint, progress channel, progress, projection
+// count n, then n × (pointer key, generation, checkpoint key, checkpoint), then the checkpoint keys to
+// move. Moves them only while the fence holds the token (else -1) and every pointer and checkpoint is
+// still what the runner holds (else 0), then publishes the progress.
+const ADVANCE = `
+if ARGV[1] ~= '' and redis.call('GET', ARGV[1]) ~= ARGV[2] then return -1 end
+local n = tonumber(ARGV[6])
+for i = 7, 6 + 4 * n, 4 do
+  if (redis.call('GET', ARGV[i]) or '0') ~= ARGV[i + 1] then return 0 end
+  if (redis.call('GET', ARGV[i + 2]) or '0') ~= ARGV[i + 3] then return 0 end
+end
+for i = 7 + 4 * n, #ARGV do redis.call('SET', ARGV[i], ARGV[3]) end
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1`;
+
 // KEYS: active pointer, the old generation's checkpoint, pending, building set. ARGV: old generation,
 // its checkpoint, the new generation. Switches to a rebuild's generation the runner has caught up,
 // only if nothing moved meanwhile; -1 for an offer whose rebuild is gone (its generation was dropped).
@@ -67,8 +82,8 @@ export async function watchUnchanged(redis: Redis, ks: Keyspace, projections: Pr
   const pointers = projections.map((p) => ks.active(p.name));
   const checkpoints = projections.map((p) => ks.checkpoint(p.name, state.get(p.name)!.gen));
   const fenced = fence ? [fence.key] : [];
-  await redis.watch(...pointers, ...checkpoints, ...fenced);
-  const seen = await redis.mget(...pointers, ...checkpoints, ...fenced);
+  // Sent back to back on the one connection (WATCH is queued before the MGET): one round trip, not two.
+  const [, seen] = await Promise.all([redis.watch(...pointers, ...checkpoints, ...fenced), redis.mget(...pointers, ...checkpoints, ...fenced)]);
   if (fence && (fence.token() === null || seen[2 * projections.length] !== fence.token())) {
     await redis.unwatch();
     throw new FencedOut(`partition fenced: token ${fence.token()} is not the current ${seen[2 * projections.length]}`);
@@ -176,4 +191,32 @@ export async function markReady(redis: Redis, ks: Keyspace, projections: Project
     return [ks.active(p.name), st.gen, ks.checkpoint(p.name, st.gen), st.checkpoint.toString(), ks.ready(p.name)];
   });
   if ((await redis.eval(MARK_READY, 0, ...args)) !== 1) throw new GenerationSwitched();
+}
+
+/**
+ * Moves checkpoints over a batch that holds none of a partition's events, in one script instead of
+ * WATCH, MGET, MULTI, EXEC and PUBLISH: with the same checks as watchUnchanged (the fence first:
+ * FencedOut; then every pointer and checkpoint: GenerationSwitched), nothing applied.
+ * `keys` are the projection and reactor checkpoint keys to set to `last`.
+ */
+export async function advanceCheckpoints(
+  redis: Redis,
+  ks: Keyspace,
+  projections: Projection[],
+  state: RunnerState,
+  fence: Fence | undefined,
+  last: bigint,
+  keys: string[],
+  progress: bigint,
+): Promise<void> {
+  const held = projections.flatMap((p) => {
+    const st = state.get(p.name)!;
+    return [ks.active(p.name), st.gen, ks.checkpoint(p.name, st.gen), st.checkpoint.toString()];
+  });
+  const token = fence ? fence.token() : '';
+  if (token === null) throw new FencedOut('partition fenced: this runner holds no token');
+  const args = [fence?.key ?? '', token, last.toString(), ks.progressChannel, progress.toString(), String(projections.length), ...held, ...keys];
+  const r = (await redis.eval(ADVANCE, 0, ...args)) as number;
+  if (r === -1) throw new FencedOut(`partition fenced: token ${token} is no longer the current one`);
+  if (r !== 1) throw new GenerationSwitched();
 }

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '../../../src/platform/log';
 import { PartitionLease } from '../../../src/platform/projections/partition-lease';
 import { PartitionedProjector } from '../../../src/platform/projections/partitioned-projector';
-import { forPartition, partitionKeyspaces, partitionOf } from '../../../src/platform/projections/partitions';
+import type { RecordedEvent } from '../../../src/platform/eventstore/port';
+import { forPartition, ownedBy, partitionKeyspaces, partitionOf } from '../../../src/platform/projections/partitions';
+import type { Reactor } from '../../../src/platform/projections/projection';
 import { ProjectionRunner } from '../../../src/platform/projections/runner';
 import { fxExpected, fxLedger } from '../../support/fixtures/projections';
 import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
@@ -92,6 +94,70 @@ it("refuses the batch of an owner whose lease moved while it was paused, and tha
   const second = new PartitionLease(env.connect(), p0, 'second', 60_000);
   expect(await second.acquire()).toBe(true);
   await appendWs(24, seq);
+  await until(async () => fencedOut, 10_000);
+  expect(await env.redis.get(p0.checkpoint('fx-ledger', '0'))).toBe(head.toString());
+  await runner.stop();
+});
+
+it("runs the reactors in each partition over that partition's events only, each after its partition applied it", async () => {
+  const [p0, p1] = partitionKeyspaces(env.prefix, 2);
+  // Partition 1 belongs to a projector that applies nothing (as one far behind would).
+  expect(await new PartitionLease(env.connect(), p1, 'stalled', 60_000).acquire()).toBe(true);
+  const reacted: Array<{ e: RecordedEvent; applied: string | null }> = [];
+  const reactor: Reactor = {
+    name: 'fx-reactor',
+    handles: new Set(['FxCredited', 'FxDebited']),
+    async react(e) {
+      reacted.push({ e, applied: await env.redis.hget(env.ks.rm('fx-ledger', '0', 'applied'), e.id) });
+    },
+  };
+  const a = new PartitionedProjector({ store: env.store, prefix: env.prefix, partitions: 2, leaseMs: 60_000, connect: async () => env.connect(), projections: [fxLedger()], reactors: [reactor], batchSize: 8, log });
+  await a.start();
+  expect(a.partitions).toEqual([0]);
+  const head = await appendWs(60);
+  await until(async () => (await env.redis.get(p0.reactorCheckpoint('fx-reactor'))) === head.toString(), 20_000);
+  await a.stop();
+  const mine = (await env.store.readAll()).filter((e) => reactor.handles.has(e.type) && partitionOf(e, 2) === 0);
+  expect(mine.length).toBeGreaterThan(0);
+  expect(reacted.map((r) => r.e.id)).toEqual(mine.map((e) => e.id));
+  expect(reacted.filter((r) => r.applied !== '1')).toEqual([]);
+});
+
+it("moves a partition's checkpoints over batches of other partitions' events in one script, which the fence refuses too", async () => {
+  const [p0] = partitionKeyspaces(env.prefix, 2);
+  const lease = new PartitionLease(env.connect(), p0, 'first', 60_000);
+  expect(await lease.acquire()).toBe(true);
+  let fencedOut = false;
+  const projections = [forPartition(fxLedger(), p0)];
+  const runner = new ProjectionRunner({
+    store: env.store,
+    redis: env.connect(),
+    ks: p0,
+    projections,
+    batchSize: 50,
+    log,
+    fence: { key: p0.fence, token: () => lease.token },
+    onFencedOut: () => (fencedOut = true),
+    owns: ownedBy(p0, projections),
+  });
+  await runner.start();
+  // Events of partition 1's workspaces only, one at a time: every live batch is another partition's.
+  const others = Array.from({ length: 40 }, (_, i) => `ws-${i}`).filter((w) => partitionOf({ data: { workspaceId: w } } as never, 2) === 1);
+  const append = async (n: number) => {
+    let last = 0n;
+    for (let i = 0; i < n; i++) {
+      const data = { workspaceId: others[i % others.length], account: 'a', amount: '1' };
+      last = (await env.store.append('fx-other', [{ id: randomUUID(), type: 'FxCredited', data }], { expectedRevision: 'any' })).position;
+    }
+    return last;
+  };
+  const head = await append(6);
+  await until(async () => (await env.redis.get(p0.checkpoint('fx-ledger', '0'))) === head.toString(), 10_000);
+  expect(await env.redis.hgetall(env.ks.rm('fx-ledger', '0', 'applied'))).toEqual({});
+  // The lease moved while this runner was paused: its next checkpoint-only batch must be refused.
+  await env.redis.del(p0.lease);
+  expect(await new PartitionLease(env.connect(), p0, 'second', 60_000).acquire()).toBe(true);
+  await append(3);
   await until(async () => fencedOut, 10_000);
   expect(await env.redis.get(p0.checkpoint('fx-ledger', '0'))).toBe(head.toString());
   await runner.stop();
