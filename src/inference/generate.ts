@@ -19,13 +19,20 @@ export interface GenerationOptions {
   timeoutMs: number;
   /** Receives the reply's text as it is released; a throw means the caller is gone. */
   onText: (text: string) => void | Promise<void>;
+  /**
+   * A rejection cuts the upstream off (the caller's InferenceRequested append failed); the outcome is
+   * then the caller's to decide. One controller per generation serves the caller's signal, the
+   * timeout and this, so the backend needs none of its own.
+   */
+  cancelOn?: Promise<unknown>;
 }
 
 /**
  * Runs a backend under our own enforcement of stop strings and max_tokens, and classifies the
  * end: stop / length (the reply is complete), client_disconnected (the caller left: the reply is
  * what was sent), upstream_error (the backend failed or timed out: the reply is what was sent).
- * The backend is always released: its generator is closed and its signal aborted.
+ * The backend is always released: its generator is closed and, unless it ended by itself, its
+ * signal aborted first (the backend relies on that to end its upstream call).
  */
 export async function runGeneration(
   backend: ModelBackend,
@@ -43,6 +50,7 @@ export async function runGeneration(
     ac.abort(new UpstreamError(`generation took longer than ${opts.timeoutMs} ms`));
   }, opts.timeoutMs);
   timer.unref?.();
+  opts.cancelOn?.catch((err: unknown) => ac.abort(err));
 
   let reason: GenerationResult['finishReason'] | null = null;
   let error: unknown;

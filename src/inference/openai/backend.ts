@@ -72,79 +72,69 @@ export class OpenAiBackend implements ModelBackend {
 
   async *generate(p: GenerateParams): AsyncGenerator<string, BackendFinish | void, undefined> {
     const route = this.route(p.config);
-    // Our own controller: aborted by the caller's signal, and by us when the consumer stops early.
-    const ac = new AbortController();
-    const onAbort = () => ac.abort(p.signal.reason);
-    if (p.signal.aborted) return;
-    p.signal.addEventListener('abort', onAbort, { once: true });
-    let finished = false;
+    // No controller of our own: the consumer (runGeneration) aborts p.signal whenever it stops
+    // before our natural end, and stopping the body's iteration destroys the upstream call anyway.
+    const signal = p.signal;
+    if (signal.aborted) return;
+    let res: Awaited<ReturnType<Pool['request']>>;
     try {
-      let res: Awaited<ReturnType<Pool['request']>>;
-      try {
-        res = await route.pool.request({
-          path: route.path,
-          method: 'POST',
-          headers: route.headers,
-          body: JSON.stringify({
-            model: route.model,
-            messages: p.prompt.messages,
-            temperature: p.temperature,
-            top_p: p.topP,
-            max_tokens: p.maxTokens,
-            ...(p.stop.length ? { stop: p.stop.slice(0, MAX_UPSTREAM_STOPS) } : {}),
-            ...(p.requestSeed !== undefined ? { seed: p.requestSeed } : {}),
-            stream: true,
-          }),
-          signal: ac.signal,
-        });
-      } catch (err) {
-        if (ac.signal.aborted) throw err;
-        throw new UpstreamError(`model upstream unreachable: ${(err as Error).message}`, undefined, { cause: err });
-      }
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        const text = await res.body.text().catch(() => '');
-        finished = true;
-        throw new UpstreamError(`model upstream answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ''}`, res.statusCode);
-      }
-      let finish: BackendFinish | undefined;
-      let done = false;
-      try {
-        // Read to the end of the body even after [DONE]: leaving the loop early would destroy the
-        // body and with it the keep-alive connection.
-        for await (const ev of readSse(res.body)) {
-          if (done) continue;
-          if (ev.data === '[DONE]') {
-            done = true;
-            continue;
-          }
-          let json: {
-            choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
-            error?: { message?: string };
-          };
-          try {
-            json = JSON.parse(ev.data);
-          } catch {
-            throw new UpstreamError('model upstream sent a malformed stream event');
-          }
-          if (json.error || ev.event === 'error') {
-            throw new UpstreamError(`model upstream failed: ${json.error?.message ?? 'error event'}`);
-          }
-          const choice = json.choices?.[0];
-          const content = choice?.delta?.content;
-          if (typeof content === 'string' && content.length) yield content;
-          if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : 'stop';
-        }
-      } catch (err) {
-        if (ac.signal.aborted || err instanceof UpstreamError) throw err;
-        throw new UpstreamError(`model upstream stream broke: ${(err as Error).message}`, undefined, { cause: err });
-      }
-      if (!done && !finish) throw new UpstreamError('model upstream closed the stream before it finished');
-      finished = true;
-      return finish ?? 'stop';
-    } finally {
-      p.signal.removeEventListener('abort', onAbort);
-      // Ends the upstream call if we stopped reading early (stop string, max_tokens, disconnect).
-      if (!finished) ac.abort();
+      res = await route.pool.request({
+        path: route.path,
+        method: 'POST',
+        headers: route.headers,
+        body: JSON.stringify({
+          model: route.model,
+          messages: p.prompt.messages,
+          temperature: p.temperature,
+          top_p: p.topP,
+          max_tokens: p.maxTokens,
+          ...(p.stop.length ? { stop: p.stop.slice(0, MAX_UPSTREAM_STOPS) } : {}),
+          ...(p.requestSeed !== undefined ? { seed: p.requestSeed } : {}),
+          stream: true,
+        }),
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new UpstreamError(`model upstream unreachable: ${(err as Error).message}`, undefined, { cause: err });
     }
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const text = await res.body.text().catch(() => '');
+      throw new UpstreamError(`model upstream answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ''}`, res.statusCode);
+    }
+    let finish: BackendFinish | undefined;
+    let done = false;
+    try {
+      // Read to the end of the body even after [DONE]: leaving the loop early would destroy the
+      // body and with it the keep-alive connection.
+      for await (const ev of readSse(res.body)) {
+        if (done) continue;
+        if (ev.data === '[DONE]') {
+          done = true;
+          continue;
+        }
+        let json: {
+          choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
+          error?: { message?: string };
+        };
+        try {
+          json = JSON.parse(ev.data);
+        } catch {
+          throw new UpstreamError('model upstream sent a malformed stream event');
+        }
+        if (json.error || ev.event === 'error') {
+          throw new UpstreamError(`model upstream failed: ${json.error?.message ?? 'error event'}`);
+        }
+        const choice = json.choices?.[0];
+        const content = choice?.delta?.content;
+        if (typeof content === 'string' && content.length) yield content;
+        if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : 'stop';
+      }
+    } catch (err) {
+      if (signal.aborted || err instanceof UpstreamError) throw err;
+      throw new UpstreamError(`model upstream stream broke: ${(err as Error).message}`, undefined, { cause: err });
+    }
+    if (!done && !finish) throw new UpstreamError('model upstream closed the stream before it finished');
+    return finish ?? 'stop';
   }
 }

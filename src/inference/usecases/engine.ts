@@ -203,38 +203,30 @@ export class InferenceEngine {
   ): Promise<Executed> {
     const { request } = p;
     const seedSource = request.seed !== undefined ? `seed:${request.seed}` : `request:${p.facts.requestId}`;
-    // The upstream call starts now, while InferenceRequested commits; its text waits for the commit.
-    const stop = new AbortController();
-    const onCallerGone = () => stop.abort(opts.signal.reason);
-    if (opts.signal.aborted) onCallerGone();
-    else opts.signal.addEventListener('abort', onCallerGone, { once: true });
-    p.committed.catch((err: unknown) => stop.abort(err));
-    let result: GenerationResult;
-    try {
-      result = await runGeneration(
-        this.opts.backend,
-        {
-          config: request.config,
-          prompt: p.prompt,
-          temperature: request.temperature,
-          topP: request.topP,
-          maxTokens: request.maxTokens,
-          stop: request.stop,
-          seed: this.opts.seedHash(`${seedSource}\u0000${p.prompt.text}`),
-          ...(request.seed !== undefined ? { requestSeed: request.seed } : {}),
+    // The upstream call starts now, while InferenceRequested commits; its text waits for the commit,
+    // and a failed commit cuts the upstream off (cancelOn).
+    const result: GenerationResult = await runGeneration(
+      this.opts.backend,
+      {
+        config: request.config,
+        prompt: p.prompt,
+        temperature: request.temperature,
+        topP: request.topP,
+        maxTokens: request.maxTokens,
+        stop: request.stop,
+        seed: this.opts.seedHash(`${seedSource}\u0000${p.prompt.text}`),
+        ...(request.seed !== undefined ? { requestSeed: request.seed } : {}),
+      },
+      {
+        signal: opts.signal,
+        timeoutMs: this.opts.timeoutMs,
+        cancelOn: p.committed,
+        onText: async (text) => {
+          await p.committed;
+          return opts.onText(text);
         },
-        {
-          signal: stop.signal,
-          timeoutMs: this.opts.timeoutMs,
-          onText: async (text) => {
-            await p.committed;
-            return opts.onText(text);
-          },
-        },
-      );
-    } finally {
-      opts.signal.removeEventListener('abort', onCallerGone);
-    }
+      },
+    );
     // Not recorded: nothing was sent, nothing is billed, the hold is released; StoreUnavailable → 503.
     await p.committed;
     if (result.error) this.s.log.warn({ err: result.error, requestId: p.facts.requestId }, 'model upstream failed');

@@ -147,4 +147,15 @@ describe.each(PATHS)('%s', (path) => {
     expect(await new Reservations(server.services.redis, server.services.ks).held(k.workspaceId)).toBe(0n);
     expect(await inferenceEvents(server.services, r.headers.get('x-request-id')!)).toEqual([]);
   });
+
+  test('the commit fails while the upstream has sent nothing: the upstream call is cut off at once, not at its first chunk', async () => {
+    const k = await seedFundedKey(server.services);
+    const { res } = await start(path, k.secret);
+    held.fail(new StoreUnavailable('disk full'));
+    // The upstream stays silent: only the failed commit itself can end its call.
+    await until(() => backend.calls[0].signal.aborted, 10_000, 'the upstream call aborted');
+    const r = await res;
+    expect(r.status).toBe(503);
+    expect(backend.yielded).toBe(0);
+  });
 });
