@@ -41,7 +41,9 @@ async function main() {
   const cpu = process.cpuUsage(cpu0);
   await runner.stop();
   await s.close();
-  const events = Number(head);
+  // The parent knows how many events it filled; a position is not a count (PostgreSQL's are
+  // base + xid << 16 + index), so the head is only the fallback for a store of 1, 2, 3… positions.
+  const events = process.env.EVENTS ? Number(process.env.EVENTS) : Number(head);
   process.stdout.write(
     JSON.stringify({ events, ms, eventsPerSecond: (events / ms) * 1000, cpuUsPerEvent: (cpu.user + cpu.system) / events, projections: projections.map((p) => p.name) }) + '\n',
   );

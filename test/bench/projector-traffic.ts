@@ -122,8 +122,14 @@ export async function fillPostgresRaw(client: { query(sql: string, values: unkno
   for (let at = 0; at < rows.length; at += 1000) {
     const chunk = rows.slice(at, at + 1000);
     const values = chunk.flat();
-    const tuples = chunk.map((_, i) => `($${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}, $${i * 6 + 4}, $${i * 6 + 5}, $${i * 6 + 6}, now())`);
-    await client.query(`INSERT INTO tollgate_events (event_id, stream_id, stream_revision, type, data, metadata, created) VALUES ${tuples.join(', ')}`, values);
+    // Positions as the adapter makes them (schema version 3): base + (this transaction's xid << 16) + index.
+    const tuples = chunk.map((_, i) => `(p.first + ${i}, $${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}::bigint, $${i * 6 + 4}, $${i * 6 + 5}::json, $${i * 6 + 6}::json, now())`);
+    await client.query(
+      `INSERT INTO tollgate_events (position, event_id, stream_id, stream_revision, type, data, metadata, created)
+       SELECT v.* FROM (SELECT base + (pg_current_xact_id()::text::bigint << 16) AS first FROM tollgate_positions) p,
+       LATERAL (VALUES ${tuples.join(', ')}) v`,
+      values,
+    );
   }
   return rows.length;
 }
