@@ -64,6 +64,11 @@ export function projectionsCommand(modules?: Module[]): Command {
         const { rebuildProjection } = require('../platform/projections/rebuild') as typeof import('../platform/projections/rebuild');
         /* eslint-enable @typescript-eslint/no-require-imports */
         const head = await s.store.headPosition();
+        // Progress is measured along the positions from just before the first event: PostgreSQL's
+        // (base + xid << 16 + index) and EventStoreDB's (byte offsets) do not start near 0, so a bar
+        // from 0 would open at a large percentage.
+        const first = (await s.store.readAll({ maxCount: 1 }))[0]?.position ?? 1n;
+        const along = (p: bigint) => Number(p - first + 1n);
         const bar = new SingleBar({
           format: `${name} [{bar}] {percentage}% | {value}/{total} positions | {eta_formatted} left`,
           stream: process.stderr,
@@ -72,7 +77,7 @@ export function projectionsCommand(modules?: Module[]): Command {
           etaBuffer: 50,
         });
         // Nothing to replay, nothing to show.
-        if (head > 0n) bar.start(Number(head), 0);
+        if (head > 0n) bar.start(along(head), 0);
         try {
           const result = await rebuildProjection({
             store: s.store,
@@ -82,9 +87,9 @@ export function projectionsCommand(modules?: Module[]): Command {
             batchSize,
             partitions: s.config.PROJECTION_PARTITIONS,
             onProgress: (_applied, h, position) => {
-              if (!bar.isActive) bar.start(Number(h), 0);
-              bar.setTotal(Number(h));
-              bar.update(Number(position));
+              if (!bar.isActive) bar.start(along(h), 0);
+              bar.setTotal(along(h));
+              bar.update(along(position));
             },
           });
           bar.update(bar.getTotal());
