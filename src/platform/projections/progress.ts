@@ -24,8 +24,33 @@ export class RedisProgress implements ProjectionProgress {
     /** PROJECTION_PARTITIONS: a write is applied once every partition's checkpoint passed it. */
     private readonly partitions = 1,
   ) {
-    this.sub.on('message', (_ch: string, msg: string) => this.advance(BigInt(msg)));
+    // With partitions, every partition's runner announces its OWN checkpoint on the one channel: a
+    // partition with none of a write's events passes its position long before the partition that
+    // applies them. So an announcement only says "look again", and the minimum over every
+    // partition's checkpoints decides.
+    this.sub.on('message', (_ch: string, msg: string) => (this.partitions > 1 ? this.pollSoon() : this.advance(BigInt(msg))));
     this.ready = this.sub.subscribe(ks.progressChannel);
+  }
+
+  private polling: Promise<void> | null = null;
+  private pollAgain = false;
+
+  /** One poll at a time; announcements that arrive during one ask for one more after it. */
+  private pollSoon(): void {
+    if (this.waiters.size === 0) return;
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    this.polling = this.poll()
+      .catch(() => undefined)
+      .finally(() => {
+        this.polling = null;
+        if (this.pollAgain) {
+          this.pollAgain = false;
+          this.pollSoon();
+        }
+      });
   }
 
   private advance(p: bigint): void {

@@ -36,6 +36,22 @@ describe('RedisProgress (an api process following a projector elsewhere)', () =>
     expect(await progress.waitFor(9n, 100)).toBe(false);
   });
 
+  test('with partitions, one partition announcing a position does not satisfy a waiter: every partition must have passed it', async () => {
+    const { partitionKeyspaces } = await import('../../../src/platform/projections/partitions');
+    const [p0, p1] = partitionKeyspaces(env.ks.prefix, 2);
+    const progress = new RedisProgress(env.connect(), env.connect(), env.ks, ['fx-ledger'], 2);
+    await env.redis.mset(p0.checkpoint('fx-ledger', '0'), '0', p1.checkpoint('fx-ledger', '0'), '0');
+    const waiting = progress.waitFor(10n, 600_000);
+    // Partition 0 (none of the write's events) passes 10 and says so; partition 1 has not applied it.
+    await env.redis.set(p0.checkpoint('fx-ledger', '0'), '10');
+    await env.redis.publish(env.ks.progressChannel, '10');
+    const early = await Promise.race([waiting.then(() => 'resolved'), sleep(300).then(() => 'waiting')]);
+    expect(early).toBe('waiting');
+    await env.redis.set(p1.checkpoint('fx-ledger', '0'), '10');
+    await env.redis.publish(env.ks.progressChannel, '10');
+    expect(await waiting).toBe(true);
+  });
+
   test('with no projections every position counts as reached', async () => {
     const progress = new RedisProgress(env.connect(), env.connect(), env.ks, []);
     await appendFx(env.store, 2, 2);

@@ -15,8 +15,13 @@ export function LeaveCard() {
   const { run: leave, busy, error, setError } = useAction(async () => {
     await post(`/v1/workspaces/${enc(ws.workspaceId)}/leave`);
     setOpen(false);
-    setFlash(`You left ${ws.name}. The keys you created there stay with it.`);
-    await refresh();
+    // The message comes once the workspace list no longer holds the workspace left, so what it says
+    // and what the switcher shows agree (the other way round, the old list showed beside it).
+    try {
+      await refresh();
+    } finally {
+      setFlash(`You left ${ws.name}. The keys you created there stay with it.`);
+    }
   });
   return (
     <div class="card">

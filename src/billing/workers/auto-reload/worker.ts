@@ -86,7 +86,7 @@ export async function startReloadWorkerFor(
   opts: ReloadWorkerOptions = {},
 ): Promise<RunningReloadWorker> {
   const progress =
-    s.config.ROLE === 'all' ? s.progress : new RedisProgress(await s.connectRedis('reload-progress'), s.redis, s.ks, [BALANCES]);
+    s.config.ROLE === 'all' ? s.progress : new RedisProgress(await s.connectRedis('reload-progress'), s.redis, s.ks, [BALANCES], s.config.PROJECTION_PARTITIONS);
   return startReloadWorker(
     {
       store: s.store,
