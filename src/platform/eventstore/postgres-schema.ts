@@ -205,6 +205,26 @@ $$;`;
  * under the lock. The client sends each stream at most once per batch (two appends to one stream in one
  * batch would both be decided against the same revision).
  */
+/** A grouped append's per-append results, shared by versions 2 and 3 of tollgate_append_grouped. */
+const GROUPED_DECISION_VARIABLES = `\
+  v_n int := coalesce(array_length(p_streams, 1), 0);
+  v_ok boolean[] := array_fill(false, ARRAY[v_n]);
+  v_rev bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_pos bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_base bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_write boolean := false;
+`;
+
+/** Decides every append of a group from what is committed (tollgate_append_decide), before anything is written. */
+const DECIDE_EACH_APPEND = `\
+  FOR i IN 1..v_n LOOP
+    SELECT * INTO r FROM tollgate_append_decide(p_streams[i], p_expected[i],
+      coalesce(p_ids[p_offsets[i] + 1 : p_offsets[i] + p_counts[i]], '{}'));
+    v_ok[i] := r.ok; v_rev[i] := r.revision; v_pos[i] := r.pos; v_base[i] := r.base;
+    v_write := v_write OR r.base IS NOT NULL;
+  END LOOP;
+`;
+
 const APPEND_GROUPED_FUNCTION = `
 CREATE OR REPLACE FUNCTION tollgate_append_grouped(
   p_streams text[], p_expected text[], p_offsets int[], p_counts int[],
@@ -212,24 +232,12 @@ CREATE OR REPLACE FUNCTION tollgate_append_grouped(
 ) RETURNS TABLE (ord int, ok boolean, revision bigint, pos bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_n int := coalesce(array_length(p_streams, 1), 0);
-  v_ok boolean[] := array_fill(false, ARRAY[v_n]);
-  v_rev bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
-  v_pos bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
-  v_base bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
-  v_write boolean := false;
-  v_max bigint;
+${GROUPED_DECISION_VARIABLES}  v_max bigint;
   v_is int[];
   v_lasts bigint[];
   r record;
 BEGIN
-  FOR i IN 1..v_n LOOP
-    SELECT * INTO r FROM tollgate_append_decide(p_streams[i], p_expected[i],
-      coalesce(p_ids[p_offsets[i] + 1 : p_offsets[i] + p_counts[i]], '{}'));
-    v_ok[i] := r.ok; v_rev[i] := r.revision; v_pos[i] := r.pos; v_base[i] := r.base;
-    v_write := v_write OR r.base IS NOT NULL;
-  END LOOP;
-  IF v_write THEN
+${DECIDE_EACH_APPEND}  IF v_write THEN
     PERFORM pg_advisory_xact_lock(${APPEND_LOCK_KEY});
     WITH ins AS (
       INSERT INTO tollgate_events (event_id, stream_id, stream_revision, type, data, metadata, created)
@@ -307,13 +315,7 @@ CREATE FUNCTION tollgate_append_grouped(
 ) RETURNS TABLE (ord int, ok boolean, revision bigint, pos bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_n int := coalesce(array_length(p_streams, 1), 0);
-  v_ok boolean[] := array_fill(false, ARRAY[v_n]);
-  v_rev bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
-  v_pos bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
-  v_base bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
-  v_write boolean := false;
-  v_first bigint;
+${GROUPED_DECISION_VARIABLES}  v_first bigint;
   v_xid xid8;
   v_p tollgate_positions;
   v_max bigint;
@@ -322,13 +324,7 @@ BEGIN
   IF coalesce(array_length(p_ids, 1), 0) > ${MAX_EVENTS_PER_TX} THEN
     RAISE EXCEPTION 'an append transaction holds at most ${MAX_EVENTS_PER_TX} events' USING ERRCODE = '22003';
   END IF;
-  FOR i IN 1..v_n LOOP
-    SELECT * INTO r FROM tollgate_append_decide(p_streams[i], p_expected[i],
-      coalesce(p_ids[p_offsets[i] + 1 : p_offsets[i] + p_counts[i]], '{}'));
-    v_ok[i] := r.ok; v_rev[i] := r.revision; v_pos[i] := r.pos; v_base[i] := r.base;
-    v_write := v_write OR r.base IS NOT NULL;
-  END LOOP;
-  IF v_write THEN
+${DECIDE_EACH_APPEND}  IF v_write THEN
     IF p_lock THEN PERFORM pg_advisory_xact_lock(${APPEND_LOCK_KEY}); END IF;
     -- The xid is assigned here, after every decision above.
     v_xid := pg_current_xact_id();
