@@ -73,6 +73,8 @@ export interface ReadAllOptions {
 export interface SubscribeOptions {
   /** Exclusive: the subscription yields events strictly after this position (0n or an event's). Default: from the start. */
   after?: bigint;
+  /** As ReadAllOptions.decode: the types whose data the subscriber looks into; others may be parsed only when read. */
+  decode?: ReadonlySet<string>;
 }
 
 export interface Subscription extends AsyncIterable<RecordedEvent> {

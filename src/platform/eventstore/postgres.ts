@@ -546,7 +546,7 @@ export class PostgresEventStore implements EventStore {
           let behind: boolean;
           try {
             let waiting: unknown;
-            ({ events, waiting } = await store.readFrom(position + 1n, batch));
+            ({ events, waiting } = await store.readFrom(position + 1n, batch, opts.decode));
             behind = waiting !== null;
             backoff = 100;
           } catch (err) {

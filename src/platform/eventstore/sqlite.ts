@@ -456,7 +456,7 @@ export class SqliteEventStore implements EventStore {
     async function* iterate(): AsyncGenerator<RecordedEvent> {
       try {
         while (!stopped && !store.closed) {
-          const events = store.readAllSync(position + 1n, batch);
+          const events = store.readAllSync(position + 1n, batch, opts.decode);
           for (const e of events) {
             if (stopped) return;
             position = e.position;

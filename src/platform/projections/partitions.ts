@@ -1,3 +1,4 @@
+import { dataString } from '../eventstore/decode';
 import type { RecordedEvent } from '../eventstore/port';
 import { Keyspace } from './keyspace';
 import type { Projection, Reactor } from './projection';
@@ -34,8 +35,9 @@ export function partitionOf(event: RecordedEvent, count: number): number {
   if (count <= 1) return 0;
   const cached = seen.get(event);
   if (cached !== undefined) return cached;
-  const ws = (event.data as { workspaceId?: unknown } | null)?.workspaceId;
-  const p = typeof ws === 'string' ? fnv1a(ws) % count : 0;
+  // From the JSON text when the store left it unparsed: another partition's event is never parsed.
+  const ws = dataString(event, 'workspaceId');
+  const p = ws !== undefined ? fnv1a(ws) % count : 0;
   seen.set(event, p);
   return p;
 }

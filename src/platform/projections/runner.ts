@@ -167,7 +167,7 @@ export class ProjectionRunner {
         await adoptRebuilt(this.opts, this.state);
         this.updateMin();
         if (!this.running) break;
-        this.sub = this.opts.store.subscribeToAll({ after: this.minCheckpoint });
+        this.sub = this.opts.store.subscribeToAll({ after: this.minCheckpoint, decode: typesRead(this.opts) });
         // stop() may have run while catching up, before this subscription existed.
         if (!this.running) break;
         this.idle = true;
@@ -382,10 +382,13 @@ export class ProjectionRunner {
 /**
  * The event types whose data the runner's projections and reactors read: the store may leave the
  * others' JSON unparsed (ReadAllOptions.decode), which is most of the traffic. Anything else that
- * looks into an event (partitionOf's workspaceId) still gets the same value, parsed when read.
+ * looks into an event still gets the same value, parsed when read. A partition's runner (`owns`)
+ * has every event left unparsed: most are other partitions', whose workspace it reads from the
+ * JSON text (partitionOf), and its own are parsed when its projections first read them.
  */
-export function typesRead(opts: Pick<RunnerOptions, 'projections' | 'reactors'>): ReadonlySet<string> {
+export function typesRead(opts: Pick<RunnerOptions, 'projections' | 'reactors' | 'owns'>): ReadonlySet<string> {
   const types = new Set<string>();
+  if (opts.owns) return types;
   for (const p of opts.projections) for (const t of p.handles) types.add(t);
   for (const r of opts.reactors ?? []) for (const t of r.handles) types.add(t);
   return types;

@@ -290,6 +290,26 @@ function contract(adapter: Adapter): void {
     expect(skipped.data).toEqual({ replaced: true });
   });
 
+  test('subscribeToAll with decode: the same events and values; SQLite and PostgreSQL leave the other types unparsed', async () => {
+    const s = `${ns}-sd`;
+    await store.append(s, [...evs(2, 'Kept'), ...evs(1, 'Skipped')], { expectedRevision: 'no_stream' });
+    const firstPos = (await store.readStream(s))[0].position;
+    const sub = store.subscribeToAll({ after: firstPos, decode: new Set(['Kept']) });
+    const c = new Collector(sub, mine);
+    const before = await c.take(2);
+    // Live: appended while subscribed.
+    await store.append(s, [...evs(1, 'Skipped'), ...evs(1, 'Kept')], { expectedRevision: 2n });
+    const got = [...before, ...(await c.take(2))];
+    await sub.close();
+    const plain = (await store.readAll({ fromPosition: firstPos })).filter(mine).slice(1);
+    expect(got.map((e) => e.type)).toEqual(['Kept', 'Skipped', 'Skipped', 'Kept']);
+    if (store.kind !== 'esdb') {
+      const unparsed = got.map((e) => Object.getOwnPropertyDescriptor(e, 'data')!.get !== undefined);
+      expect(unparsed).toEqual([false, true, true, false]);
+    }
+    expect(got).toEqual(plain);
+  });
+
   test('readAll pages through more events than one page', async () => {
     const s = `${ns}-p`;
     const ids: string[] = [];

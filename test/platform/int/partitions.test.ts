@@ -3,7 +3,7 @@ import { createLogger } from '../../../src/platform/log';
 import { PartitionLease } from '../../../src/platform/projections/partition-lease';
 import { PartitionedProjector } from '../../../src/platform/projections/partitioned-projector';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port';
-import { forPartition, ownedBy, partitionKeyspaces, partitionOf } from '../../../src/platform/projections/partitions';
+import { fnv1a, forPartition, ownedBy, partitionKeyspaces, partitionOf } from '../../../src/platform/projections/partitions';
 import type { Reactor } from '../../../src/platform/projections/projection';
 import { ProjectionRunner } from '../../../src/platform/projections/runner';
 import { fxExpected, fxLedger } from '../../support/fixtures/projections';
@@ -161,4 +161,37 @@ it("moves a partition's checkpoints over batches of other partitions' events in 
   await until(async () => fencedOut, 10_000);
   expect(await env.redis.get(p0.checkpoint('fx-ledger', '0'))).toBe(head.toString());
   await runner.stop();
+});
+
+it("never parses another partition's events: their workspace is read from the JSON text, catching up and live", async () => {
+  const [p0] = partitionKeyspaces(env.prefix, 2);
+  // Every event the store hands the runner, by id (the store's own objects, as the runner got them).
+  const handed = new Map<string, RecordedEvent>();
+  const keep = (e: RecordedEvent) => void handed.set(e.id, e);
+  const store = Object.create(env.store) as typeof env.store;
+  store.readAll = async (o) => (await env.store.readAll(o)).map((e) => (keep(e), e));
+  store.subscribeToAll = (o) => {
+    const sub = env.store.subscribeToAll(o);
+    return {
+      close: () => sub.close(),
+      async *[Symbol.asyncIterator]() {
+        for await (const e of sub) yield (keep(e), e);
+      },
+    };
+  };
+  const runner = new ProjectionRunner({ store, redis: env.connect(), ks: p0, projections: [forPartition(fxLedger(), p0)], owns: ownedBy(p0, [fxLedger()]), batchSize: 8, log });
+  const seq = { i: 0 };
+  await appendWs(36, seq); // read by the catch-up
+  await runner.start();
+  const head = await appendWs(36, seq); // read live
+  await until(async () => (await env.redis.get(p0.checkpoint('fx-ledger', '0'))) === head.toString(), 10_000);
+  await runner.stop();
+  const stored = await env.store.readAll();
+  const partitionOfId = new Map(stored.map((e) => [e.id, fnv1a((e.data as { workspaceId: string }).workspaceId) % 2]));
+  const seen = [...handed.values()].filter((e) => partitionOfId.has(e.id));
+  expect(new Set(seen.map((e) => e.id)).size).toBe(72);
+  const parsed = (e: RecordedEvent) => Object.getOwnPropertyDescriptor(e, 'data')!.get === undefined;
+  expect(seen.filter((e) => partitionOfId.get(e.id) === 1 && parsed(e)).map((e) => e.type)).toEqual([]);
+  // Its own events were applied (parsed when its projection read them).
+  expect(seen.some((e) => partitionOfId.get(e.id) === 0 && e.type !== 'FxNoise' && parsed(e))).toBe(true);
 });
