@@ -12,6 +12,7 @@
  *            --projector-share <0..1> (0.1) --period-ms <ms> (200)
  *            --cost-rate <req/s> (30) --cost-seconds <s> (8; 0 skips the cost phase)
  *            --redis-url <url>: use that Redis (with a prefix of its own) instead of a private one
+ *   BENCH_PROJECTOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>": node options for the projector processes alone
  *
  * Each layout round gets a fresh PostgreSQL database (BENCH_DATABASE_URL, TEST_DATABASE_URL or
  * postgres://postgres@127.0.0.1:5432/postgres as the admin connection) and a fresh Redis prefix;
@@ -32,7 +33,7 @@
  *
  * The cost phase runs the first layout unthrottled at --cost-rate with Redis MONITOR on, and counts
  * per request: appends (the processes' own `tollgate_eventstore_append_duration_seconds_count`),
- * events (head position), Redis commands sent and run inside scripts, by role (each MONITOR line's
+ * events (counted in the store), Redis commands sent and run inside scripts, by role (each MONITOR line's
  * client port is mapped to its process through /proc/<pid>/fd and /proc/net/tcp), and CPU per request
  * of every process (/proc/<pid>/stat), Redis's included when it is private. What the same processes
  * do in an idle window of the same length (lease renewals, readiness polls) is subtracted first.
@@ -240,7 +241,9 @@ async function startCluster(layout: Layout, bundle: string[], upstreamUrl: strin
   });
   // Projectors first: the first creates the schema; each api seeds through the projectors.
   const projectors: Part[] = [];
-  for (let i = 0; i < layout.projectors; i++) projectors.push(await launch(bundle, env('projector')));
+  // BENCH_PROJECTOR_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", which NODE_OPTIONS refuses) go to the projector processes alone.
+  const projectorArgs = [...(process.env.BENCH_PROJECTOR_NODE_ARGS ?? '').split(' ').filter(Boolean), ...bundle];
+  for (let i = 0; i < layout.projectors; i++) projectors.push(await launch(projectorArgs, env('projector')));
   const apis: Part[] = [await launch(bundle, { ...env('api'), BENCH_SEED_KEYS: String(workspaces), BENCH_SPREAD: String(spread) })];
   for (let i = 1; i < layout.apis; i++) apis.push(await launch(bundle, env('api')));
   const store = new PostgresEventStore({ connectionString: db.url, poolSize: 2 });
@@ -305,6 +308,20 @@ async function sampleLag(c: Cluster): Promise<LagSample> {
     seconds.push(next ? Math.max(0, (Date.now() - Date.parse(next.created)) / 1000) : 0);
   }
   return { t, events, seconds };
+}
+
+/**
+ * Events stored after position `from` (up to `to`), counted: PostgreSQL positions are made from
+ * transaction ids (schema version 3: xid << 16 plus the index), so head minus head is not a count.
+ */
+async function eventsAfter(store: PostgresEventStore, from: bigint, to?: bigint): Promise<number> {
+  let n = 0;
+  for (let at = from; ; ) {
+    const page = (await store.readAll({ fromPosition: at, maxCount: 5000 })).filter((e) => e.position > at && (to === undefined || e.position <= to));
+    n += page.length;
+    if (page.length === 0) return n;
+    at = page[page.length - 1].position;
+  }
 }
 
 function cpuMs(pid: number): number {
@@ -410,7 +427,7 @@ async function round(
     sampling = false;
     await sampler;
     const cpu1 = procs.map(cpuMs);
-    const events = Number((await c.store.headPosition()) - head0);
+    const events = await eventsAfter(c.store, head0);
     const requests = results.reduce((a, r) => a + r.requests.total, 0);
     const apiCpu = c.apis.reduce((a, _, i) => a + cpu1[i] - cpu0[i], 0);
     const projCpu = c.projectors.reduce((a, _, j) => a + cpu1[c.apis.length + j] - cpu0[c.apis.length + j], 0);
@@ -574,7 +591,7 @@ async function costs(layout: Layout, bundle: string[], upstreamUrl: string, rate
       const t = tally;
       t.cpu = { api: b.cpu.api - a.cpu.api, projector: b.cpu.projector - a.cpu.projector, redis: b.cpu.redis - a.cpu.redis };
       t.appends = { api: b.appends.api - a.appends.api, projector: b.appends.projector - a.appends.projector };
-      t.events = Number(b.head - a.head);
+      t.events = await eventsAfter(c.store, a.head, b.head);
       t.ms = b.t - a.t;
       return t;
     };
@@ -692,7 +709,7 @@ function table(r: Report): string {
       '| per request | api side | projector side |',
       '|---|---:|---:|',
       `| appends (successful, the processes' own metric) | ${f(c.appendsPerRequest.api)} | ${f(c.appendsPerRequest.projector)} |`,
-      `| events (store head) | ${f(c.eventsPerRequest)} | — |`,
+      `| events (counted in the store) | ${f(c.eventsPerRequest)} | — |`,
       `| Redis commands sent | ${f(c.redisPerRequest.api.sent)} | ${f(c.redisPerRequest.projector.sent)} |`,
       `| Redis commands run inside scripts | ${f(c.redisPerRequest.api.inScripts)} | ${f(c.redisPerRequest.projector.inScripts)} |`,
       `| CPU ms (user + system) | ${f(c.cpuMsPerRequest.api, 3)} | ${f(c.cpuMsPerRequest.projector, 3)} (${Math.round(c.projectorCpuUsPerEvent)} µs per event) |`,
