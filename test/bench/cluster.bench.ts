@@ -9,7 +9,7 @@
  *   options: --layouts 2x1x1,2x2x2  (api processes x projector processes x PROJECTION_PARTITIONS)
  *            --rate <req/s> (30, over all api processes) --duration <s> (20) --rounds <n> (2; 0: the cost phase only)
  *            --connections <n per api> (16) --workspaces <n> (32)
- *            --projector-share <0..1> (0.1) --period-ms <ms> (200)
+ *            --projector-share <0..1> (0.1) --period-ms <ms> (200) --staggered (each projector's window apart)
  *            --cost-rate <req/s> (30) --cost-seconds <s> (8; 0 skips the cost phase)
  *            --redis-url <url>: use that Redis (with a prefix of its own) instead of a private one
  *   BENCH_PROJECTOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>": node options for the projector processes alone
@@ -261,21 +261,36 @@ async function stopCluster(c: Cluster): Promise<void> {
   prefixes.delete(c.prefix);
 }
 
-/** The CPU share throttle: SIGCONT every period, SIGSTOP after share × period. Returns its stop. */
-function throttle(procs: ChildProcess[], share: number, periodMs: number): () => void {
+/**
+ * The CPU share throttle: SIGCONT every period, SIGSTOP after share × period. Returns its stop.
+ * `staggered`: each process runs in a window of its own (process j of n starts j/n of a period
+ * later), as separate `cpulimit`s or separate machines would; else every process runs in the same
+ * window, where they and the Redis they all wait on compete for the same moments of CPU.
+ */
+function throttle(procs: ChildProcess[], share: number, periodMs: number, staggered = false): () => void {
   if (share >= 1) return () => undefined;
-  let stopTimer: NodeJS.Timeout | null = null;
-  const signal = (s: NodeJS.Signals) => {
-    for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill(s);
+  const timers = new Set<NodeJS.Timeout>();
+  const signal = (group: ChildProcess[], s: NodeJS.Signals) => {
+    for (const p of group) if (p.exitCode === null && p.signalCode === null) p.kill(s);
   };
-  const tick = setInterval(() => {
-    signal('SIGCONT');
-    stopTimer = setTimeout(() => signal('SIGSTOP'), share * periodMs);
-  }, periodMs);
+  const groups = staggered ? procs.map((p) => [p]) : [procs];
+  const ticks = groups.map((group, j) => {
+    let tick: NodeJS.Timeout | null = null;
+    const start = setTimeout(() => {
+      timers.delete(start);
+      tick = setInterval(() => {
+        signal(group, 'SIGCONT');
+        const stop = setTimeout(() => (timers.delete(stop), signal(group, 'SIGSTOP')), share * periodMs);
+        timers.add(stop);
+      }, periodMs);
+    }, (j * periodMs) / groups.length);
+    timers.add(start);
+    return () => tick && clearInterval(tick);
+  });
   return () => {
-    clearInterval(tick);
-    if (stopTimer) clearTimeout(stopTimer);
-    signal('SIGCONT');
+    for (const t of ticks) t();
+    for (const t of timers) clearTimeout(t);
+    signal(procs, 'SIGCONT');
   };
 }
 
@@ -401,13 +416,14 @@ async function round(
   layout: Layout,
   bundle: string[],
   upstreamUrl: string,
-  o: { rate: number; seconds: number; connections: number; workspaces: number; share: number; periodMs: number },
+  o: { rate: number; seconds: number; connections: number; workspaces: number; share: number; periodMs: number; staggered: boolean },
 ): Promise<RoundResult> {
   const c = await startCluster(layout, bundle, upstreamUrl, o.workspaces);
   const release = throttle(
     c.projectors.map((p) => p.child.proc),
     o.share,
     o.periodMs,
+    o.staggered,
   );
   try {
     await drive(c, o.rate, 3, o.connections); // warm-up: JIT, pools
@@ -686,7 +702,7 @@ function table(r: Report): string {
     `Measured ${r.measured} on ${r.machine}; load average (1/5/15 min) at the start ${r.loadStart.map((x) => f(x)).join(' / ')}, at the end ${r.loadEnd.map((x) => f(x)).join(' / ')}. ` +
       `PostgreSQL event store (a fresh database per round), one ${o.redis} Redis, instant upstream. ` +
       `Offered load ${o.rate} requests/s (autocannon overallRate, ${o.connections} connections per api), ${o.duration} s per round after 3 s of warm-up, ${o.rounds} alternating rounds per layout, ${o.workspaces} workspaces. ` +
-      `Every projector process throttled to a ${Number(o.share) * 100}% CPU share (SIGCONT, then SIGSTOP after ${Number(o.share) * Number(o.periodMs)} ms of every ${o.periodMs} ms). ` +
+      `Every projector process throttled to a ${Number(o.share) * 100}% CPU share (SIGCONT, then SIGSTOP after ${Number(o.share) * Number(o.periodMs)} ms of every ${o.periodMs} ms${Number(o.staggered) ? ', each projector in a window of its own' : ', every projector in the same window'}). ` +
       `Lag: every ${SAMPLE_MS} ms, per partition, the age of the oldest event its slowest projection has not applied; the worst round is shown. Latencies in ms.`,
     '',
     '| layout | requests/s | p50 | p99 | non-2xx + errors | partition | lag p50 s | lag p99 s | lag max s | lag at the end | lag trend (s per s, 2nd half) | caught up after the load | api CPU ms/request | projector CPU µs/event | Redis CPU ms/request |',
@@ -732,6 +748,7 @@ async function main(): Promise<void> {
     workspaces: numberArg('workspaces', 32),
     share: numberArg('projector-share', 0.1),
     periodMs: numberArg('period-ms', 200),
+    staggered: process.argv.includes('--staggered'),
     costRate: numberArg('cost-rate', 30),
     costSeconds: numberArg('cost-seconds', 8),
   };
@@ -770,6 +787,7 @@ async function main(): Promise<void> {
       options: {
         ...o,
         duration: o.seconds,
+        staggered: o.staggered ? 1 : 0,
         layouts: layouts.map((l) => `${l.apis}x${l.projectors}x${l.partitions}`).join(','),
         redis: redisProc ? 'private (redis-server started by the bench)' : 'shared',
       },
