@@ -63,7 +63,11 @@ export async function memberBudgets(rm: ReadModels, ks: Keyspace, workspaceId: s
 
 /** A key's budget and its spend in the budget's period that `at` falls in; null for a key without a budget. */
 export async function keyBudgetAt(rm: ReadModels, keyId: string, at: Date): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
-  const [budget, period, spend] = (await rm.read(BALANCES, (tx, k) => tx.get(k('key-budget', keyId)).get(k('key-budget-period', keyId)).hgetall(k('key-spend', keyId)))) as [
+  const [budget, period, spend] = (await rm.read(BALANCES, (k) => [
+    ['get', k('key-budget', keyId)],
+    ['get', k('key-budget-period', keyId)],
+    ['hgetall', k('key-spend', keyId)],
+  ])) as [
     string | null,
     string | null,
     Record<string, string> | null,

@@ -10,7 +10,7 @@ export interface Balance {
 }
 
 export async function getBalance(rm: ReadModels, workspaceId: string): Promise<Balance> {
-  const [found] = await rm.read(BALANCES, (tx, k) => tx.hgetall(k('ws', workspaceId)));
+  const [found] = await rm.read(BALANCES, (k) => [['hgetall', k('ws', workspaceId)]]);
   const h = (found as Record<string, string> | null) ?? {};
   const n = (v?: string) => BigInt(v ?? '0');
   return { balance: n(h.balance), deposited: n(h.deposited), reloaded: n(h.reloaded), debited: n(h.debited) };

@@ -23,7 +23,10 @@ export interface BillingSettings {
 }
 
 export async function getBillingSettings(rm: ReadModels, workspaceId: string, month: string): Promise<BillingSettings> {
-  const [settings, monthly] = await rm.read(BILLING_SETTINGS, (tx, k) => tx.hgetall(k('ws', workspaceId)).hget(k('ws', workspaceId, 'months'), month));
+  const [settings, monthly] = await rm.read(BILLING_SETTINGS, (k) => [
+    ['hgetall', k('ws', workspaceId)],
+    ['hget', k('ws', workspaceId, 'months'), month],
+  ]);
   const h = (settings as Record<string, string> | null) ?? {};
   return {
     paymentMethod: h.pm ? { id: h.pm, brand: h.brand ?? '', last4: h.last4 ?? '', gateway: h.gateway ?? '' } : null,
