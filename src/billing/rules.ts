@@ -75,13 +75,24 @@ export interface ReloadFacts {
   reloadedThisMonth: NanoUsd;
 }
 
-/** Why auto-reload would not charge now, or null when it would: the rules over facts however they were read. */
-export function reloadBlockerOf(f: ReloadFacts, balance: NanoUsd): TriggerSkip | null {
+/**
+ * The reasons not to charge that the settings alone decide (no balance, no deposit needed), or
+ * null. The reactor checks them before it reads the balance: most workspaces have no auto-reload.
+ */
+export function settingsBlockerOf(f: Pick<ReloadFacts, 'inFlight' | 'autoReload' | 'suspended' | 'paymentMethod'>): TriggerSkip | null {
   const ar = f.autoReload;
   if (f.inFlight) return 'in_flight';
   if (!ar || !ar.enabled) return 'disabled';
   if (f.suspended) return 'suspended';
   if (!f.paymentMethod) return 'no_payment_method';
+  return null;
+}
+
+/** Why auto-reload would not charge now, or null when it would: the rules over facts however they were read. */
+export function reloadBlockerOf(f: ReloadFacts, balance: NanoUsd): TriggerSkip | null {
+  const early = settingsBlockerOf(f);
+  if (early) return early;
+  const ar = f.autoReload!;
   // Auto-reload tops up a funded balance: before the first deposit there is nothing to top up.
   if (f.deposited === 0n) return 'no_deposit';
   if (balance >= effectiveThreshold(ar)) return 'above_threshold';

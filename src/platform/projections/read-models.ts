@@ -1,20 +1,84 @@
 import type { Redis } from 'ioredis';
 import { Keyspace } from './keyspace';
+import { defineScript, Script } from './scripts';
+
+/** Builds a key in one generation of a read model. */
+export type KeyFn = (...parts: string[]) => string;
+
+/** A read `ReadModels.read` makes: the command and its arguments (hgetall's reply becomes an object). */
+export type ReadCommand = ['get', string] | ['hget', string, string] | ['hgetall', string];
+
+/** How many times `read` follows a generation that moved under it before it gives up. */
+const SWITCHES_FOLLOWED = 5;
+
+// KEYS: the active pointer. ARGV: the generation the keys are in, then per read its argument count
+// and the command with its arguments. The reads only while that generation is the active one; the
+// active generation first either way.
+const READ_IN_GENERATION = `
+local active = redis.call('GET', KEYS[1]) or '0'
+if active ~= ARGV[1] then return {active} end
+local out = {active}
+local i = 2
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  out[#out + 1] = redis.call(unpack(ARGV, i + 1, i + n))
+  i = i + n + 1
+end
+return out`;
 
 /** Resolves a projection's active generation for queries. */
 export class ReadModels {
+  /** The generation each read model was last read in (`read` assumes it, and checks it). */
+  private readonly seen = new Map<string, string>();
+  private readonly script: Script;
+
   constructor(
     readonly redis: Redis,
     readonly ks: Keyspace,
-  ) {}
+  ) {
+    this.script = defineScript(redis, 'tollgateReadInGeneration', 1, READ_IN_GENERATION);
+  }
 
   async gen(name: string): Promise<string> {
     return (await this.redis.get(this.ks.active(name))) ?? '0';
   }
 
   /** A function that builds keys in the active generation of `name`. */
-  async keys(name: string): Promise<(...parts: string[]) => string> {
+  async keys(name: string): Promise<KeyFn> {
     const gen = await this.gen(name);
     return (...parts: string[]) => this.ks.rm(name, gen, ...parts);
   }
+
+  /**
+   * Reads in the active generation of `name` in one round trip (one script) where `keys` and a
+   * read take two: the reads are made in the generation seen last, in the script that checks it is
+   * still the active one; if a rebuild switched the pointer since, they are made again in the new
+   * generation. So they are never made in a generation that was not active. Each debit's reactions
+   * (auto-reload, budget and balance alerts) read this way. Returns the replies of `reads(k)` in
+   * order (hgetall's as an object, a missing value as null); a command's error is thrown.
+   */
+  async read(name: string, reads: (k: KeyFn) => ReadCommand[]): Promise<unknown[]> {
+    let gen = this.seen.get(name) ?? (await this.gen(name));
+    for (let i = 0; ; i++) {
+      const g = gen;
+      const commands = reads((...parts: string[]) => this.ks.rm(name, g, ...parts));
+      const args: string[] = [g];
+      for (const c of commands) args.push(String(c.length), ...c);
+      const res = (await this.script(this.ks.active(name), ...args)) as unknown[];
+      const active = res[0] as string;
+      if (active === g) {
+        this.seen.set(name, g);
+        return commands.map((c, j) => (c[0] === 'hgetall' ? pairs(res[j + 1] as string[]) : (res[j + 1] ?? null)));
+      }
+      if (i >= SWITCHES_FOLLOWED) throw new Error(`read model ${name}: its generation kept switching (last ${active})`);
+      gen = active;
+    }
+  }
+}
+
+/** HGETALL's flat [field, value, …] reply as an object (what ioredis makes of it outside a script). */
+function pairs(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]] = flat[i + 1];
+  return out;
 }

@@ -31,7 +31,7 @@ export function balanceAlertReactor(deps: Deps) {
     handles: ['TokensDebited'],
     async react(event) {
       const ws = event.data.workspaceId;
-      const crossing = await deps.readModels.redis.hget((await deps.readModels.keys(BALANCE_ALERTS))('crossings', ws), event.id);
+      const [crossing] = (await deps.readModels.read(BALANCE_ALERTS, (k) => [['hget', k('crossings', ws), event.id]])) as [string | null];
       if (!crossing) return;
       const [thresholdNanoUsd, balanceNanoUsd] = crossing.split(':');
       await handleCommand<Set<string>, void, BalanceThresholdCrossed>(

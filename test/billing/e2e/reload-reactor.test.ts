@@ -40,6 +40,20 @@ describe('auto-reload reactor', () => {
     expect(await jobs()).toBe(0);
   });
 
+  test('reads no balance when the settings alone rule a reload out (auto-reload off)', async () => {
+    const u = await fundedUser(server);
+    await debit(server.services, u.personalWs, { amountNanoUsd: usd(99) });
+    const rm = server.services.readModels;
+    const read = jest.spyOn(rm, 'read');
+    try {
+      await autoReloadReactor({ readModels: rm, queue: async () => queue, now: () => new Date() }).react(debitSeen(u.personalWs));
+      expect(read.mock.calls.map(([name]) => name)).toEqual(['billing-settings']);
+    } finally {
+      read.mockRestore();
+    }
+    expect(await jobs()).toBe(0);
+  });
+
   test('enqueues nothing once the monthly cap is reached', async () => {
     const u = await fundedUser(server);
     const ws = u.personalWs;

@@ -84,3 +84,28 @@ test('a key without a budget, or spend below 80%, writes no alert', async () => 
   expect(await alertsOf(plain)).toEqual([]);
   expect(await alertsOf(budgeted)).toEqual([]);
 });
+
+test("keyBudgetAt reads the spend of the budget's period and never the key's whole spend history", async () => {
+  const { keyBudgetAt } = await import('../../../src/billing/projections/balances/key-spend');
+  const { BALANCES } = await import('../../../src/billing/projections/balances/projection');
+  const ws = randomUUID();
+  const keyId = randomUUID();
+  await fund(server.services, ws, { nano: usd(100) });
+  await append(streams.workspace(ws), 'ApiKeyBudgetChangedV2', { workspaceId: ws, keyId, budgetNanoUsd: '1000', period: 'weekly', previousBudgetNanoUsd: null, previousPeriod: null, by: 'u1' });
+  await debit(ws, keyId, 300n);
+  const rm = server.services.readModels;
+  // A long-lived key: many past periods in its spend hash.
+  const spendKey = (await rm.keys(BALANCES))('key-spend', keyId);
+  await rm.redis.hset(spendKey, Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`2020-old-${i}`, '5'])));
+  const at = new Date();
+  const read = jest.spyOn(rm, 'read');
+  try {
+    const status = await keyBudgetAt(rm, keyId, at);
+    expect(status).toMatchObject({ budget: 1000n, period: 'weekly', spent: 300n, window: { id: periodIdsAt(at).weekly } });
+    const commands = read.mock.calls.flatMap(([, reads]) => reads((...parts: string[]) => parts.join(':')));
+    expect(commands.some(([cmd]) => cmd === 'hgetall')).toBe(false);
+  } finally {
+    read.mockRestore();
+  }
+  expect(await keyBudgetAt(rm, randomUUID(), at)).toBeNull();
+});

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { NanoUsd } from '../../../platform/money';
-import { DEFAULT_BUDGET_PERIOD, isBudgetPeriod, periodWindow, type BudgetPeriod } from '../../../platform/budget-periods';
+import { BUDGET_PERIODS, DEFAULT_BUDGET_PERIOD, isBudgetPeriod, periodIdsAt, periodWindow, type BudgetPeriod } from '../../../platform/budget-periods';
 import type { Keyspace } from '../../../platform/projections/keyspace';
-import type { ReadModels } from '../../../platform/projections/read-models';
+import type { ReadCommand, ReadModels } from '../../../platform/projections/read-models';
 import { BALANCES } from './projection';
 import { reservationKeys } from './reservations';
 
@@ -61,16 +61,20 @@ export async function memberBudgets(rm: ReadModels, ks: Keyspace, workspaceId: s
   return out;
 }
 
-/** A key's budget and its spend in the budget's period that `at` falls in; null for a key without a budget. */
+/**
+ * A key's budget and its spend in the budget's period that `at` falls in; null for a key without a
+ * budget. One trip; of the key's spend it reads only the periods `at` falls in (the hash keeps every
+ * past day, week and month, and this runs for every debit).
+ */
 export async function keyBudgetAt(rm: ReadModels, keyId: string, at: Date): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
-  const k = await rm.keys(BALANCES);
-  const [budget, period, spend] = ((await rm.redis.multi().get(k('key-budget', keyId)).get(k('key-budget-period', keyId)).hgetall(k('key-spend', keyId)).exec()) ?? []).map((r) => r[1]) as [
-    string | null,
-    string | null,
-    Record<string, string> | null,
-  ];
+  const ids = periodIdsAt(at);
+  const [budget, period, ...spends] = (await rm.read(BALANCES, (k) => [
+    ['get', k('key-budget', keyId)],
+    ['get', k('key-budget-period', keyId)],
+    ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k('key-spend', keyId), ids[p]]),
+  ])) as Array<string | null>;
   if (budget === null) return null;
   const p = isBudgetPeriod(period) ? period : DEFAULT_BUDGET_PERIOD;
   const window = periodWindow(p, at);
-  return { budget: BigInt(budget), period: p, spent: BigInt(spend?.[window.id] ?? '0'), window };
+  return { budget: BigInt(budget), period: p, spent: BigInt(spends[BUDGET_PERIODS.indexOf(p)] ?? '0'), window };
 }

@@ -10,8 +10,8 @@ export interface Balance {
 }
 
 export async function getBalance(rm: ReadModels, workspaceId: string): Promise<Balance> {
-  const key = (await rm.keys(BALANCES))('ws', workspaceId);
-  const h = await rm.redis.hgetall(key);
+  const [found] = await rm.read(BALANCES, (k) => [['hgetall', k('ws', workspaceId)]]);
+  const h = (found as Record<string, string> | null) ?? {};
   const n = (v?: string) => BigInt(v ?? '0');
   return { balance: n(h.balance), deposited: n(h.deposited), reloaded: n(h.reloaded), debited: n(h.debited) };
 }

@@ -23,10 +23,11 @@ export interface BillingSettings {
 }
 
 export async function getBillingSettings(rm: ReadModels, workspaceId: string, month: string): Promise<BillingSettings> {
-  const k = await rm.keys(BILLING_SETTINGS);
-  const res = await rm.redis.multi().hgetall(k('ws', workspaceId)).hget(k('ws', workspaceId, 'months'), month).exec();
-  const h = (res?.[0]?.[1] as Record<string, string>) ?? {};
-  const monthly = (res?.[1]?.[1] as string | null) ?? '0';
+  const [settings, monthly] = await rm.read(BILLING_SETTINGS, (k) => [
+    ['hgetall', k('ws', workspaceId)],
+    ['hget', k('ws', workspaceId, 'months'), month],
+  ]);
+  const h = (settings as Record<string, string> | null) ?? {};
   return {
     paymentMethod: h.pm ? { id: h.pm, brand: h.brand ?? '', last4: h.last4 ?? '', gateway: h.gateway ?? '' } : null,
     customerId: h.customer || null,
@@ -44,7 +45,7 @@ export async function getBillingSettings(rm: ReadModels, workspaceId: string, mo
     revision: h.rev !== undefined ? BigInt(h.rev) : null,
     position: h.position !== undefined ? BigInt(h.position) : null,
     depositsSucceeded: Number(h.depositsSucceeded ?? '0'),
-    reloadedThisMonth: BigInt(monthly),
+    reloadedThisMonth: BigInt((monthly as string | null) ?? '0'),
   };
 }
 

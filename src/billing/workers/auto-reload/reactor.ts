@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { reloadBlockerOf } from '../../rules';
+import { reloadBlockerOf, settingsBlockerOf } from '../../rules';
 import { monthOf } from '../../state';
 import { getBalance } from '../../projections/balances/queries';
 import { getBillingSettings } from '../../projections/billing-settings/queries';
@@ -24,11 +24,11 @@ export function autoReloadReactor(deps: {
     handles: ['TokensDebited', 'AutoReloadConfigured', 'PaymentMethodAttached'],
     async react(event) {
       const { workspaceId } = event.data;
-      const [settings, { balance, deposited }] = await Promise.all([
-        getBillingSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString())),
-        getBalance(deps.readModels, workspaceId),
-      ]);
+      const settings = await getBillingSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString()));
       // A reload in flight is finished by its own job (retried by BullMQ, or re-enqueued by the sweep).
+      // Settings that rule a reload out (no auto-reload, the usual case) spare the balance read.
+      if (settingsBlockerOf(settings)) return;
+      const { balance, deposited } = await getBalance(deps.readModels, workspaceId);
       if (reloadBlockerOf({ ...settings, deposited }, balance)) return;
       await enqueueReload(await deps.queue(), workspaceId, settings.revision, event.id);
     },

@@ -1,0 +1,37 @@
+import { ReadModels } from '../../../src/platform/projections/read-models';
+import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+
+let env: ProjectionEnv;
+beforeEach(() => {
+  env = projectionEnv();
+});
+afterEach(async () => {
+  await env.dispose();
+});
+
+/** ReadModels.read: one round trip in the generation seen last, checked against the pointer in the same script. */
+describe('ReadModels.read', () => {
+  const put = (gen: string, value: string) => env.redis.hset(env.ks.rm('m', gen, 'ws', 'a'), 'balance', value);
+  const read = async (rm: ReadModels) => ((await rm.read('m', (k) => [['hgetall', k('ws', 'a')]]))[0] as Record<string, string>).balance;
+
+  test('reads the active generation, and follows a switch made after its last read', async () => {
+    const rm = new ReadModels(env.redis, env.ks);
+    await put('0', 'zero');
+    expect(await read(rm)).toBe('zero'); // no pointer yet: generation 0
+    await put('1', 'one');
+    await env.redis.set(env.ks.active('m'), '1');
+    expect(await read(rm)).toBe('one');
+    await put('2', 'two');
+    await env.redis.set(env.ks.active('m'), '2');
+    expect(await read(rm)).toBe('two');
+    expect(await rm.gen('m')).toBe('2');
+  });
+
+  test('returns each queued reply in order, and throws a command error instead of returning it', async () => {
+    const rm = new ReadModels(env.redis, env.ks);
+    await env.redis.set(env.ks.rm('m', '0', 'x'), '7');
+    await put('0', 'zero');
+    expect(await rm.read('m', (k) => [['get', k('x')], ['get', k('missing')], ['hget', k('ws', 'a'), 'balance'], ['hgetall', k('ws', 'a')], ['hgetall', k('missing')]])).toEqual(['7', null, 'zero', { balance: 'zero' }, {}]);
+    await expect(rm.read('m', (k) => [['hgetall', k('x')]])).rejects.toThrow(/WRONGTYPE/);
+  });
+});
