@@ -165,7 +165,7 @@ export class SqliteEventStore implements EventStore {
   /** Appends sent to the writer, by sequence number, until their outcome comes back. */
   private readonly inflight = new Map<number, PendingAppend>();
   private drained: (() => void) | null = null;
-  /** Appends of this event-loop turn, sent to the writer as one message. */
+  /** Appends waiting to go to the writer, sent as one message (the next batch). */
   private queue: WriteRequest[] = [];
   private batchInFlight = false;
   /** Sequence numbers of the appends not yet resolved, per stream (in append order). */
