@@ -1,6 +1,7 @@
 /** What the HTTP benches (gateway, peer) share: options, percentiles, time to first chunk, the doc section. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cpuTimeMs } from './slow-stream';
 
 /** `--name <number>` from the command line, or `def`. */
 export function numberArg(name: string, def: number): number {
@@ -40,4 +41,36 @@ export function replaceDocSection(heading: string, section: string): void {
   const next = rest.search(/^## /m);
   const tail = next >= 0 ? rest.slice(next) : '';
   writeFileSync(file, head + `## ${heading}\n\n${section}` + (tail ? `\n${tail}` : ''));
+}
+
+export interface IdleOptions {
+  /** Length of one window, ms. */
+  windowMs?: number;
+  /** Most CPU (user + system, all threads) the process may use in a window to count as idle, percent of one core. */
+  maxPercent?: number;
+  /** Consecutive idle windows needed. */
+  windows?: number;
+  /** Gives up (and returns) after this long, ms. */
+  timeoutMs?: number;
+}
+
+/**
+ * Waits until process `pid` is idle: at most `maxPercent` of a core in each of `windows` consecutive
+ * windows. A 1-connection phase measured right after a load phase would otherwise measure the
+ * target finishing that load's work (tollgate's in-process projector catching up on the events of
+ * thousands of requests), not one request at a time. Returns the ms waited (`timeoutMs` or more if
+ * the process never went idle).
+ */
+export async function waitForIdle(pid: number, opts: IdleOptions = {}): Promise<number> {
+  const { windowMs = 1000, maxPercent = 8, windows = 2, timeoutMs = 120_000 } = opts;
+  const start = performance.now();
+  let idle = 0;
+  let last = cpuTimeMs(pid);
+  while (idle < windows && performance.now() - start < timeoutMs) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const now = cpuTimeMs(pid);
+    idle = ((now - last) / windowMs) * 100 <= maxPercent ? idle + 1 : 0;
+    last = now;
+  }
+  return performance.now() - start;
 }

@@ -40,7 +40,7 @@ import { loadConfig } from '../../src/platform/config';
 import { start } from '../../src/main';
 import { seedFundedKey } from '../inference/int/support/seed';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../support/redis';
-import { numberArg, percentile, replaceDocSection, timeToFirstChunk } from './bench-http';
+import { numberArg, percentile, replaceDocSection, timeToFirstChunk, waitForIdle } from './bench-http';
 import { cpuTimeMs, driveSlowStreams, rssMb, serveSlowUpstream, slowFirstChunks, SlowRun, SlowTarget } from './slow-stream';
 
 const REPLY = 'Hello! This is the instant benchmark upstream: a fixed reply, no model time at all.';
@@ -387,10 +387,21 @@ async function instantScenario(portkey: Proc): Promise<string> {
       runs[i].push({ cpuMs, rps: res.requests.average, p50: res.latency.p50, p99: res.latency.p99, bad: res.non2xx + res.errors });
     }
   }
-  for (const t of targets.filter((x) => x.stream)) ttfc.set(t, await firstChunks(t, ttfcN));
+  // Each sequential phase starts once its target has finished the work the load left it (tollgate's
+  // in-process projector catching up): the phase measures one request at a time, not that backlog.
+  const waited = new Map<string, number>();
+  const idle = async (t: Target) => {
+    const ms = await waitForIdle(t.proc().child.pid!);
+    waited.set(t.name, Math.max(waited.get(t.name) ?? 0, ms));
+  };
+  for (const t of targets.filter((x) => x.stream)) {
+    await idle(t);
+    ttfc.set(t, await firstChunks(t, ttfcN));
+  }
   const single = new Map<Target, number[]>();
   const singleCpu = new Map<Target, number>();
   for (const t of targets.filter((x) => !x.stream)) {
+    await idle(t);
     const pid = t.proc().child.pid!;
     const cpu0 = cpuTimeMs(pid);
     single.set(t, await oneConnection(t, ttfcN + 20));
@@ -419,7 +430,8 @@ async function instantScenario(portkey: Proc): Promise<string> {
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}; ` +
       `autocannon, ${connections} connections, ${seconds} s per round, the mean of ${rounds} alternating rounds after a 1 s warm-up each; ` +
       `instant upstream (fixed reply); the ratio columns compare streaming targets with Portkey streaming where it was measured. ` +
-      `First chunk: ${ttfcN} sequential streaming requests; 1 connection: ${ttfcN} sequential requests on one keep-alive connection (after 20 unmeasured). Latencies in ms; peak RSS is the process's VmHWM at the end; CPU per request is the target process's user + system time (all its threads) over the requests it answered under load, which the machine's other load disturbs far less than requests/s. ` +
+      `First chunk: ${ttfcN} sequential streaming requests; 1 connection: ${ttfcN} sequential requests on one keep-alive connection (after 20 unmeasured); ` +
+      `each of these sequential phases starts once its target's process has been idle (at most 8% of a core for 2 s in a row; longest wait: ${[...waited].map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join(', ')}). Latencies in ms; peak RSS is the process's VmHWM at the end; CPU per request is the target process's user + system time (all its threads) over the requests it answered under load, which the machine's other load disturbs far less than requests/s. ` +
       `Load average (1/5/15 min) at the start ${loadStart.map((x) => x.toFixed(2)).join(' / ')}, at the end ${loadEnd.map((x) => x.toFixed(2)).join(' / ')}.`,
     '',
     '| target | requests/s | vs Portkey | vs upstream | p50 | p99 | 1 connection p50 (added to upstream) | first chunk p50 / p99 | peak RSS MB | CPU ms per request | non-2xx + errors |',
@@ -486,9 +498,14 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
       );
     }
   }
+  // As in the instant scenario: each target first finishes what the last round left it.
+  const waits: string[] = [];
+  const settle = async (name: string, t: SlowTarget) => waits.push(`${name} ${((await waitForIdle(t.pids[0])) / 1000).toFixed(1)} s`);
+  await settle('upstream alone', upAlone);
   const upFirst = percentile(await slowFirstChunks(upAlone, ttfcN), 50);
   const firstRows = [`| upstream alone | ${f(upFirst, 3)} | — |`];
   for (const { name, t } of targets.slice(1)) {
+    await settle(name, t);
     const p50 = percentile(await slowFirstChunks(t, ttfcN), 50);
     firstRows.push(`| ${name} | ${f(p50, 3)} | +${f(p50 - upFirst, 3)} |`);
   }
@@ -508,7 +525,8 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
     ...rows,
     ...(failures.length ? ['', `Failed streams: ${failures.join('. ')}.`] : []),
     '',
-    `Time to the first chunk at 1 connection: ${ttfcN} sequential streams on one keep-alive connection (after 10 unmeasured), p50 in ms.`,
+    `Time to the first chunk at 1 connection: ${ttfcN} sequential streams on one keep-alive connection (after 10 unmeasured), p50 in ms; ` +
+      `each target's phase starts once its process has been idle (at most 8% of a core for 2 s in a row; waited: ${waits.join(', ')}).`,
     '',
     '| target | first chunk p50 | added to the upstream |',
     '|---|---|---|',

@@ -65,10 +65,10 @@ export interface SqliteOptions {
   /** Clock for `created`; injectable for tests. */
   now?: () => Date;
   /**
-   * Group commit (default on): appends made in the same event-loop turn are written in one
-   * BEGIN IMMEDIATE transaction with one fsync, each in its own savepoint, so each append still
-   * succeeds or fails on its own (a conflict rolls back only that append). A promise resolves only
-   * after the COMMIT. Off: one transaction per append.
+   * Group commit (default on): appends made together (in one synchronous run, or while the writer
+   * is busy with the batch before) are written in one BEGIN IMMEDIATE transaction with one fsync,
+   * each in its own savepoint, so each append still succeeds or fails on its own (a conflict rolls
+   * back only that append). A promise resolves only after the COMMIT. Off: one transaction per append.
    */
   groupCommit?: boolean;
 }
@@ -165,14 +165,17 @@ export class SqliteEventStore implements EventStore {
   /** Appends sent to the writer, by sequence number, until their outcome comes back. */
   private readonly inflight = new Map<number, PendingAppend>();
   private drained: (() => void) | null = null;
-  /** Appends of this event-loop turn, sent to the writer as one message. */
+  /** Appends waiting to go to the writer, sent as one message (the next batch). */
   private queue: WriteRequest[] = [];
   private batchInFlight = false;
   /** Sequence numbers of the appends not yet resolved, per stream (in append order). */
   private readonly pendingByStream = new Map<string, Set<number>>();
   /** Reads waiting for the appends to their stream that were made before them. */
   private readonly readers = new Map<string, Array<{ upTo: number; go: () => void }>>();
-  private flushScheduled: NodeJS.Immediate | null = null;
+  private flushQueued = false;
+  /** The highest position committed whose subscribers have not been woken yet (-1n: none). */
+  private wakeAt = -1n;
+  private wakeQueued = false;
   /**
    * The last revision this store committed, per stream, for the streams it wrote most recently
    * (oldest forgotten first): what lets the check before the trip (staleConflict) skip the read.
@@ -267,7 +270,14 @@ export class SqliteEventStore implements EventStore {
     if (pending) pending.add(p.request.seq);
     else this.pendingByStream.set(p.request.stream, new Set([p.request.seq]));
     this.queue.push(p.request);
-    this.flushScheduled ??= setImmediate(this.flush);
+    // With the writer idle the batch leaves once the caller's synchronous work is done (a microtask),
+    // not a loop turn later: on the inference path the COMMIT then starts before the upstream call
+    // is even built, and runs beside it. Appends of the same synchronous run still go together;
+    // with a batch at the writer they wait for its outcome (resolveBatch flushes): the next group.
+    if (!this.batchInFlight && !this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flush);
+    }
   }
 
   /**
@@ -277,8 +287,7 @@ export class SqliteEventStore implements EventStore {
    * contention on one stream the losers re-read right away instead of filling a batch that fails.
    */
   private readonly flush = (): void => {
-    if (this.flushScheduled) clearImmediate(this.flushScheduled);
-    this.flushScheduled = null;
+    this.flushQueued = false;
     if (this.batchInFlight || this.queue.length === 0) return;
     const batch: WriteRequest[] = [];
     const later: WriteRequest[] = [];
@@ -339,9 +348,26 @@ export class SqliteEventStore implements EventStore {
         p.reject(fromWire(o.err));
       }
     }
-    if (head >= 0n) this.appended.emit('appended', head);
+    if (head >= 0n) this.wakeSubscribers(head);
     this.flush();
     this.afterBatch();
+  }
+
+  /**
+   * Subscriptions (the in-process projector) are woken a turn later (setImmediate): the appenders'
+   * continuations run first. Woken at once, a subscription's read of the new rows and its batch's
+   * work ran between a commit and the first byte its request was waiting for.
+   */
+  private wakeSubscribers(head: bigint): void {
+    if (head > this.wakeAt) this.wakeAt = head;
+    if (this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      const at = this.wakeAt;
+      this.wakeAt = -1n;
+      this.appended.emit('appended', at);
+    });
   }
 
   private noteCommitted(stream: string, revision: bigint): void {

@@ -12,8 +12,8 @@ export interface AppendFailure {
  * the store can currently be written (for /readyz). Every other call goes straight through.
  *
  * Group-commit size is observed from outside the adapter: appends whose results arrive in one
- * event-loop turn were committed together (the SQLite adapter writes a turn's appends in one
- * transaction and resolves them together).
+ * event-loop turn were committed together (the SQLite adapter writes the appends queued together in
+ * one transaction and resolves them together).
  */
 export class ObservedStore implements EventStore {
   private turnCount = 0;

@@ -6,9 +6,10 @@ import type Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { openEventStore } from '../../../src/init';
 import { StoreUnavailable, WrongExpectedVersion } from '../../../src/platform/eventstore/port';
-import type { AppendResult } from '../../../src/platform/eventstore/port';
+import type { AppendResult, RecordedEvent } from '../../../src/platform/eventstore/port';
 import { SqliteEventStore } from '../../../src/platform/eventstore/sqlite';
 import { Collector, ev, evs } from './support/adapters';
 
@@ -100,6 +101,34 @@ test('group commit: appends of one turn share a transaction, yet each succeeds o
   const positions = fulfilled.map((r) => r.value.position);
   expect(positions).toEqual([...positions].sort((x, y) => (x < y ? -1 : 1)));
   expect(await s.headPosition()).toBe(positions[positions.length - 1]);
+});
+
+test('an append leaves for the writer before the loop turns; subscriptions wake only after its caller went on', async () => {
+  const s = store();
+  await s.append('warm', [ev('W')], { expectedRevision: 'no_stream' }); // the writer thread is up
+  const sub = s.subscribeToAll({ after: await s.headPosition() });
+  const it = sub[Symbol.asyncIterator]();
+  let seen: RecordedEvent | undefined;
+  const next = it.next().then((r) => (seen = r.value as RecordedEvent));
+  await new Promise((r) => setImmediate(r)); // the subscription has read nothing and waits
+  const post = jest.spyOn(Worker.prototype, 'postMessage');
+  try {
+    const appended = s.append('x', [ev('A')], { expectedRevision: 'no_stream' });
+    // Microtasks only, no turn of the loop: the batch is already with the writer thread, so its
+    // COMMIT runs beside whatever the caller does next (the upstream call on the inference path).
+    await null;
+    await null;
+    expect(post).toHaveBeenCalledWith(expect.objectContaining({ type: 'append' }));
+    await appended;
+    // The caller goes on (on the inference path: its first byte) before the subscription reads the row.
+    for (let i = 0; i < 20; i++) await null;
+    expect(seen).toBeUndefined();
+    await next;
+    expect(seen?.type).toBe('A');
+  } finally {
+    post.mockRestore();
+    await sub.close();
+  }
 });
 
 test('close() writes the appends it has already accepted', async () => {
