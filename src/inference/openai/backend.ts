@@ -170,9 +170,14 @@ export class OpenAiBackend implements ModelBackend {
       ended = true;
       settle();
     };
+    // Closed without 'end' or 'error' (destroyed quietly): never wait on it.
+    const onClose = () => {
+      if (!ended) fail(new Error('the body closed before its end'));
+    };
     body.on('data', onData);
     body.on('end', onEnd);
     body.on('error', fail);
+    body.on('close', onClose);
     try {
       // Read to the end of the body even after [DONE]: stopping early would destroy the body and
       // with it the keep-alive connection.
@@ -198,6 +203,7 @@ export class OpenAiBackend implements ModelBackend {
     } finally {
       body.off('data', onData);
       body.off('end', onEnd);
+      body.off('close', onClose);
       // A consumer that stopped early (or a failure) leaves the body unread: destroy it, which
       // releases the upstream call. 'error' stays listened to so a late one is not unhandled.
       if (!ended) body.destroy();

@@ -66,3 +66,13 @@ test('a malformed event after some deltas: the deltas, then an UpstreamError; th
   await expect(it.next()).rejects.toThrow('malformed stream event');
   expect(body.destroyed).toBe(true);
 });
+
+test('a body destroyed without an error mid-stream ends the generation with an UpstreamError, never a hang', async () => {
+  const body = new Readable({ read() {} });
+  body.push(Buffer.from(event('partial')));
+  const it = backendOn(body).generate(params);
+  expect((await it.next()).value).toBe('partial');
+  const next = it.next();
+  body.destroy();
+  await expect(next).rejects.toThrow('model upstream stream broke: the body closed before its end');
+});
