@@ -55,12 +55,21 @@ export async function runGeneration(
   let reason: GenerationResult['finishReason'] | null = null;
   let error: unknown;
   let callerGone = false;
-  const send = async (text: string) => {
+  // Awaits only what onText returns: a caller whose socket takes the chunk costs no promise.
+  const send = (text: string): Promise<void> | void => {
     if (!text || callerGone) return;
+    let pending: void | Promise<void>;
     try {
-      await opts.onText(text);
+      pending = opts.onText(text);
     } catch {
       callerGone = true;
+      return;
+    }
+    if (pending) {
+      return pending.then(
+        () => undefined,
+        () => void (callerGone = true),
+      );
     }
   };
 
@@ -76,7 +85,8 @@ export async function runGeneration(
         finishedNaturally = true;
         break;
       }
-      await send(enforcer.push(step.value));
+      const sending = send(enforcer.push(step.value));
+      if (sending) await sending;
       if (opts.signal.aborted || callerGone) break;
       if (enforcer.finished) {
         reason = enforcer.finished;

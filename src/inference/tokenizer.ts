@@ -133,6 +133,47 @@ function isHardBoundary(t: string, p: number): boolean {
   return t.charCodeAt(p - 1) === 10 && !SPACE.test(t[p]);
 }
 
+/** Words (text between hard boundaries) of at most this many characters are remembered. */
+const WORD_MAX_CHARS = 32;
+/** Per generation of the word cache: the hot words survive a turnover, the rest are dropped. */
+const WORD_CACHE_ENTRIES = 4096;
+let words = new Map<string, number>();
+let oldWords = new Map<string, number>();
+
+/**
+ * Tokens of one word (a text with no hard boundary inside, or any text), remembered while it is
+ * used: a reply is mostly words seen before, and a lookup costs far less than a call into the
+ * encoder (which copies the string into WebAssembly memory and runs the pre-tokenizer's regex).
+ */
+function countWord(word: string): number {
+  if (word.length > WORD_MAX_CHARS) return countTokens(word);
+  let n = words.get(word);
+  if (n !== undefined) return n;
+  n = oldWords.get(word) ?? countTokens(word);
+  if (words.size >= WORD_CACHE_ENTRIES) {
+    oldWords = words;
+    words = new Map();
+  }
+  words.set(word, n);
+  return n;
+}
+
+/**
+ * Tokens of t[0..end), where `end` is a hard boundary and positions 1..from-1 are known to hold
+ * none: the sum of its words' counts (cut at the hard boundaries in [from, end)).
+ */
+function countPieces(t: string, from: number, end: number): number {
+  let total = 0;
+  let start = 0;
+  for (let p = Math.max(1, from); p < end; p++) {
+    if (isHardBoundary(t, p)) {
+      total += countWord(t.slice(start, p));
+      start = p;
+    }
+  }
+  return total + countWord(t.slice(start, end));
+}
+
 /**
  * Counts a growing text (a reply as it streams) without re-encoding it: the part before the tail's
  * last hard boundary is counted once and dropped; only the tail (usually the last word) is kept.
@@ -182,7 +223,7 @@ export class IncrementalCounter {
     for (let p = t.length - 2; p >= this.scanned; p--) {
       if (isHardBoundary(t, p)) {
         const head = t.slice(0, p);
-        this.stableCount += countTokens(head);
+        this.stableCount += countPieces(t, this.scanned, p);
         this.tail = t.slice(p);
         this.tailBytes -= Buffer.byteLength(head);
         this.tailCount = -1;
@@ -196,7 +237,7 @@ export class IncrementalCounter {
 
   count(): number {
     this.settle();
-    if (this.tailCount < 0) this.tailCount = countTokens(this.tail);
+    if (this.tailCount < 0) this.tailCount = countWord(this.tail);
     return this.stableCount + this.tailCount;
   }
 

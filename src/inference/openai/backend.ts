@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { ModelConfig } from '../events';
 import { BackendFinish, GenerateParams, ModelBackend, UpstreamError } from '../backend';
-import { readSse } from './sse';
+import { SseEvent, SseParser } from './sse';
 
 /**
  * Any OpenAI-compatible chat-completions upstream (vLLM, llama.cpp server, Ollama, OpenAI, …):
@@ -17,6 +17,9 @@ export interface UpstreamTarget {
 
 /** OpenAI itself refuses more than 4 stop sequences; the rest are enforced by our layer alone. */
 const MAX_UPSTREAM_STOPS = 4;
+
+/** Deltas read ahead of the consumer before the upstream body is paused. */
+const MAX_QUEUED = 16;
 
 /** Where one config's requests go: a keep-alive connection pool per upstream origin, built once. */
 interface Route {
@@ -102,37 +105,108 @@ export class OpenAiBackend implements ModelBackend {
       const text = await res.body.text().catch(() => '');
       throw new UpstreamError(`model upstream answered HTTP ${res.statusCode}${text ? `: ${text.slice(0, 200)}` : ''}`, res.statusCode);
     }
+    // The body is read from its 'data' events into a queue of deltas, parsed as they arrive: no
+    // async iterator over the body and no generator per SSE event, one step per delta at most.
+    const body = res.body;
+    const parser = new SseParser();
+    const queue: string[] = [];
+    let taken = 0;
     let finish: BackendFinish | undefined;
     let done = false;
+    let ended = false;
+    let failure: unknown;
+    let wake: (() => void) | null = null;
+    const onEvent = (ev: SseEvent) => {
+      if (done) return;
+      if (ev.data === '[DONE]') {
+        done = true;
+        return;
+      }
+      let json: {
+        choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
+        error?: { message?: string };
+      };
+      try {
+        json = JSON.parse(ev.data);
+      } catch {
+        throw new UpstreamError('model upstream sent a malformed stream event');
+      }
+      if (json.error || ev.event === 'error') {
+        throw new UpstreamError(`model upstream failed: ${json.error?.message ?? 'error event'}`);
+      }
+      const choice = json.choices?.[0];
+      const content = choice?.delta?.content;
+      if (typeof content === 'string' && content.length) queue.push(content);
+      if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : 'stop';
+    };
+    const settle = () => {
+      const w = wake;
+      wake = null;
+      w?.();
+    };
+    const fail = (err: unknown) => {
+      if (failure === undefined) failure = err;
+      settle();
+    };
+    const onData = (chunk: Uint8Array) => {
+      if (failure !== undefined) return;
+      try {
+        const events = parser.push(chunk);
+        for (let i = 0; i < events.length; i++) onEvent(events[i]);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      // Backpressure: a consumer more than a few deltas behind (a slow caller) pauses the upstream.
+      if (queue.length - taken > MAX_QUEUED) body.pause();
+      settle();
+    };
+    const onEnd = () => {
+      try {
+        for (const ev of parser.end()) onEvent(ev);
+      } catch (err) {
+        return fail(err);
+      }
+      ended = true;
+      settle();
+    };
+    // Closed without 'end' or 'error' (destroyed quietly): never wait on it.
+    const onClose = () => {
+      if (!ended) fail(new Error('the body closed before its end'));
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', fail);
+    body.on('close', onClose);
     try {
-      // Read to the end of the body even after [DONE]: leaving the loop early would destroy the
-      // body and with it the keep-alive connection.
-      for await (const ev of readSse(res.body)) {
-        if (done) continue;
-        if (ev.data === '[DONE]') {
-          done = true;
+      // Read to the end of the body even after [DONE]: stopping early would destroy the body and
+      // with it the keep-alive connection.
+      for (;;) {
+        if (taken < queue.length) {
+          const delta = queue[taken];
+          queue[taken++] = '';
+          if (taken === queue.length) {
+            queue.length = 0;
+            taken = 0;
+            if (body.isPaused()) body.resume();
+          }
+          yield delta;
           continue;
         }
-        let json: {
-          choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
-          error?: { message?: string };
-        };
-        try {
-          json = JSON.parse(ev.data);
-        } catch {
-          throw new UpstreamError('model upstream sent a malformed stream event');
-        }
-        if (json.error || ev.event === 'error') {
-          throw new UpstreamError(`model upstream failed: ${json.error?.message ?? 'error event'}`);
-        }
-        const choice = json.choices?.[0];
-        const content = choice?.delta?.content;
-        if (typeof content === 'string' && content.length) yield content;
-        if (choice?.finish_reason) finish = choice.finish_reason === 'length' ? 'length' : 'stop';
+        if (failure !== undefined) throw failure;
+        if (ended) break;
+        await new Promise<void>((resolve) => (wake = resolve));
       }
     } catch (err) {
       if (signal.aborted || err instanceof UpstreamError) throw err;
       throw new UpstreamError(`model upstream stream broke: ${(err as Error).message}`, undefined, { cause: err });
+    } finally {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('close', onClose);
+      // A consumer that stopped early (or a failure) leaves the body unread: destroy it, which
+      // releases the upstream call. 'error' stays listened to so a late one is not unhandled.
+      if (!ended) body.destroy();
     }
     if (!done && !finish) throw new UpstreamError('model upstream closed the stream before it finished');
     return finish ?? 'stop';

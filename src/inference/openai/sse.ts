@@ -8,16 +8,37 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let event = '';
-  let data: string[] = [];
-  let sawData = false;
-  // Complete lines of `buffer` to `handle`, the events they end to `ready`. A scan with indexOf and
-  // one slice of what is left per network chunk: no generator, regex match or re-slice per line.
-  const ready: SseEvent[] = [];
-  const drain = (final: boolean) => {
+/**
+ * The reader as a plain object fed network chunks: `push` returns the events they complete, with
+ * no promise or generator step per chunk or event (the upstream's chunk path calls it from the
+ * body's 'data' handler). Complete lines are found with indexOf and what is left is sliced once
+ * per network chunk: no regex match or re-slice per line.
+ */
+export class SseParser {
+  private readonly decoder = new TextDecoder();
+  private buffer = '';
+  private event = '';
+  private data: string[] = [];
+  private sawData = false;
+
+  /** The events that `chunk` completes (often none or one). */
+  push(chunk: Uint8Array): SseEvent[] {
+    this.buffer += this.decoder.decode(chunk, { stream: true });
+    return this.drain(false);
+  }
+
+  /** The body ended: the events still open (a last event without its blank line included). */
+  end(): SseEvent[] {
+    this.buffer += this.decoder.decode();
+    const out = this.drain(true);
+    const last = this.line('');
+    if (last) out.push(last);
+    return out;
+  }
+
+  private drain(final: boolean): SseEvent[] {
+    const out: SseEvent[] = [];
+    const buffer = this.buffer;
     let start = 0;
     let lf = -2;
     let cr = -2;
@@ -32,46 +53,48 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
         if (!final && end === buffer.length - 1) break;
         if (buffer.charCodeAt(next) === 10) next++;
       }
-      const e = handle(buffer.slice(start, end));
-      if (e) ready.push(e);
+      const e = this.line(buffer.slice(start, end));
+      if (e) out.push(e);
       start = next;
     }
-    buffer = start ? buffer.slice(start) : buffer;
-    if (final && buffer) {
-      const e = handle(buffer);
-      if (e) ready.push(e);
-      buffer = '';
+    this.buffer = start ? buffer.slice(start) : buffer;
+    if (final && this.buffer) {
+      const e = this.line(this.buffer);
+      if (e) out.push(e);
+      this.buffer = '';
     }
-  };
-  const handle = (line: string): SseEvent | null => {
+    return out;
+  }
+
+  private line(line: string): SseEvent | null {
     if (line === '') {
-      const out = sawData ? { event: event || 'message', data: data.join('\n') } : null;
-      event = '';
-      data = [];
-      sawData = false;
+      const out = this.sawData ? { event: this.event || 'message', data: this.data.length === 1 ? this.data[0] : this.data.join('\n') } : null;
+      this.event = '';
+      this.data = [];
+      this.sawData = false;
       return out;
     }
-    if (line.startsWith(':')) return null;
+    if (line.charCodeAt(0) === 58 /* : */) return null;
     const i = line.indexOf(':');
     const field = i < 0 ? line : line.slice(0, i);
     let value = i < 0 ? '' : line.slice(i + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
     if (field === 'data') {
-      data.push(value);
-      sawData = true;
-    } else if (field === 'event') event = value;
+      this.data.push(value);
+      this.sawData = true;
+    } else if (field === 'event') this.event = value;
     return null;
-  };
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    drain(false);
-    // One by one: `yield*` over an array in an async generator costs a promise per element.
-    for (let i = 0; i < ready.length; i++) yield ready[i];
-    ready.length = 0;
   }
-  buffer += decoder.decode();
-  drain(true);
-  const last = handle('');
-  if (last) ready.push(last);
-  for (let i = 0; i < ready.length; i++) yield ready[i];
+}
+
+/** The events of a body, as an async iterable (for readers that can afford a step per event). */
+export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const parser = new SseParser();
+  for await (const chunk of body) {
+    const events = parser.push(chunk);
+    // One by one: `yield*` over an array in an async generator costs a promise per element.
+    for (let i = 0; i < events.length; i++) yield events[i];
+  }
+  const events = parser.end();
+  for (let i = 0; i < events.length; i++) yield events[i];
 }

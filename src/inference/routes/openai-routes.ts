@@ -67,9 +67,10 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
       const out = await engine.execute(prepared, {
         signal: disconnectSignal(res),
         streaming: true,
-        onText: async (text) => {
-          await writer.write(frames.text(text, first));
+        onText: (text) => {
+          const frame = frames.text(text, first);
           first = false;
+          return writer.write(frame);
         },
       });
       const failure = streamFailure(out, writer.isStarted);

@@ -6,7 +6,7 @@ import { validate } from '../../platform/http/contract';
 import { methodNotAllowed } from '../../platform/http/middleware/errors';
 import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
 import { inference, streaming } from './schemas';
-import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
+import { disconnectSignal, EventStreamWriter, sseFrame } from '../../platform/http/sse';
 import { setUsageHeaders, usageFrame } from './usage-headers';
 
 export type { RouterDeps } from './route-kit';
@@ -48,9 +48,9 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
       const out = await engine.execute(prepared, {
         signal: disconnectSignal(res),
         streaming: true,
-        onText: async (text) => {
+        onText: (text) => {
           const i = idx++;
-          await writer.send({ created: now(), idx: i, index: i, text });
+          return writer.write(sseFrame({ created: now(), idx: i, index: i, text }));
         },
       });
       const failure = streamFailure(out, writer.isStarted);

@@ -205,6 +205,11 @@ export class InferenceEngine {
     const seedSource = request.seed !== undefined ? `seed:${request.seed}` : `request:${p.facts.requestId}`;
     // The upstream call starts now, while InferenceRequested commits; its text waits for the commit,
     // and a failed commit cuts the upstream off (cancelOn).
+    let isCommitted = false;
+    p.committed.then(
+      () => void (isCommitted = true),
+      () => undefined,
+    );
     const result: GenerationResult = await runGeneration(
       this.opts.backend,
       {
@@ -221,10 +226,8 @@ export class InferenceEngine {
         signal: opts.signal,
         timeoutMs: this.opts.timeoutMs,
         cancelOn: p.committed,
-        onText: async (text) => {
-          await p.committed;
-          return opts.onText(text);
-        },
+        // Text waits for the commit; once it landed, each chunk goes straight through (no await).
+        onText: (text) => (isCommitted ? opts.onText(text) : p.committed.then(() => opts.onText(text))),
       },
     );
     // Not recorded: nothing was sent, nothing is billed, the hold is released; StoreUnavailable → 503.

@@ -58,7 +58,7 @@ export class EventStreamWriter {
   }
 
   /** `data: <json>` (+ `event: <name>` when given), then a blank line. Rejects when the caller is gone. */
-  send(data: unknown, event?: string): Promise<void> {
+  async send(data: unknown, event?: string): Promise<void> {
     return this.write(sseFrame(data, event));
   }
 
@@ -80,12 +80,16 @@ export class EventStreamWriter {
     return true;
   }
 
-  /** A raw frame, awaiting 'drain' when the socket's buffer is full. Rejects when the caller is gone. */
-  async write(frame: string): Promise<void> {
+  /**
+   * A raw frame. Returns nothing when the socket took it, a promise of its 'drain' when the
+   * socket's buffer is full: a producer awaits only then (no promise per chunk otherwise). Throws
+   * when the caller is gone.
+   */
+  write(frame: string): Promise<void> | void {
     this.start(false);
     if (!this.isOpen) throw new Error('the caller is gone');
     if (!this.res.write(frame)) {
-      await new Promise<void>((resolve) => {
+      return new Promise<void>((resolve) => {
         const done = () => {
           this.res.off('drain', done);
           this.res.off('close', done);

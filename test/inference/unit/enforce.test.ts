@@ -157,3 +157,24 @@ test('the work per chunk does not grow with the reply: each character is encoded
     spy.mockRestore();
   }
 });
+
+test('words seen before are not encoded again: a reply of a few distinct words costs the encoder a few words', () => {
+  // The slow-stream profile: encoding each word of every reply (a WebAssembly call, the
+  // pre-tokenizer's regex) was most of the enforcer's time; replies repeat their words.
+  const { Tiktoken } = jest.requireActual<typeof import('tiktoken/lite')>('tiktoken/lite');
+  const words = Array.from({ length: 600 }, (_, i) => (i % 17 === 16 ? '\n' : ' ') + ['kappa', 'lambda', 'sigma', 'omega'][i % 4]);
+  const reply = words.join('');
+  const expected = countTokens(reply);
+  const spy = jest.spyOn(Tiktoken.prototype, 'encode_ordinary');
+  try {
+    for (let n = 0; n < 3; n++) {
+      const r = run(words, { maxTokens: 4000, stop: ['STOP'] });
+      expect(r.text).toBe(reply);
+      expect(r.tokens).toBe(expected);
+    }
+    const encoded = spy.mock.calls.reduce((n, [t]) => n + t.length, 0);
+    expect(encoded).toBeLessThan(200);
+  } finally {
+    spy.mockRestore();
+  }
+});
