@@ -6,8 +6,8 @@ import type { ChainableCommander } from 'ioredis';
  * the projector does (bench:projector: about 45 commands per TokensDebited, 35% of the time in
  * the garbage collector); here a batch of events becomes a few scripts with many arguments:
  *   - increments of one hash field are summed (exactly, as bigint) and sent in one script;
- *   - EXPIREATs follow the increments, the last time given per key;
- *   - each per-event script runs once per call, in call order, all calls in one EVAL.
+ *   - each per-event script runs once per call, in call order, all calls in one EVAL;
+ *   - EXPIREATs come last (after the keys they expire exist), the last time given per key.
  * They are queued on the same MULTI as the checkpoint, so exactly-once is unchanged.
  */
 
@@ -108,7 +108,7 @@ export class BatchWrites {
     groups.push(String(keys.length), String(args.length), ...keys, ...args);
   }
 
-  /** Queues everything on `multi` (increments, expiries, then each script) and forgets it. */
+  /** Queues everything on `multi` (increments, each script, then expiries) and forgets it. */
   flush(multi: ChainableCommander): void {
     if (this.incr.size > 0) {
       const args: string[] = [];
@@ -117,14 +117,15 @@ export class BatchWrites {
         for (const [field, delta] of fields) args.push(field, delta.toString());
       }
       // EVAL, not EVALSHA: inside MULTI a NOSCRIPT (script cache flushed) would fail only this command.
-      multi.eval(HINCRBY_MANY, 0, ...args);
+      multi.eval(HINCRBY_MANY, 0, args);
     }
-    for (const [key, at] of this.expire) multi.expireat(key, at);
     for (const [lua, groups] of this.scripts) {
       let script = wrapped.get(lua);
       if (!script) wrapped.set(lua, (script = eachScript(lua)));
-      multi.eval(script, 0, ...groups);
+      multi.eval(script, 0, groups);
     }
+    // Last: an EXPIREAT on a key that a script creates (usage's buckets) would find no key before it.
+    for (const [key, at] of this.expire) multi.expireat(key, at);
     this.incr.clear();
     this.expire.clear();
     this.scripts.clear();
