@@ -17,12 +17,16 @@ import type { ProjectionTx } from '../../../platform/projections/projection';
  * The same script counts the debit's other fields too (t:, k:{keyId}:, m:{model}:; countDebit).
  */
 const COUNT_DEBIT = `
-local owner = redis.call('HGET', KEYS[4], ARGV[1]) or 'unknown'
+if ARGV[1] == 'requested' then
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+  return 1
+end
+local owner = redis.call('HGET', KEYS[4], ARGV[2]) or 'unknown'
 local ep = redis.call('GET', KEYS[5]) or 'unknown'
 redis.call('DEL', KEYS[5])
-local inp, out, cost = ARGV[2], ARGV[3], ARGV[4]
+local inp, out, cost = ARGV[3], ARGV[4], ARGV[5]
 local names = {}
-for _, p in ipairs({'t', 'k:' .. ARGV[1], 'm:' .. ARGV[5], 'u:' .. owner, 'e:' .. ep}) do
+for _, p in ipairs({'t', 'k:' .. ARGV[2], 'm:' .. ARGV[6], 'u:' .. owner, 'e:' .. ep}) do
   names[#names + 1] = {p .. ':req', p .. ':in', p .. ':out', p .. ':cost'}
 end
 for i = 1, 3 do
@@ -43,9 +47,16 @@ export function rememberKeyOwner(d: ApiKeyCreated['data'], tx: ProjectionTx): vo
   tx.multi.hset(tx.key('owner', d.workspaceId), d.keyId, d.createdBy);
 }
 
+/**
+ * A call of the debit's script, not a SET on the MULTI: one per request was most of a catch-up
+ * batch's ioredis Commands (each with its promise and QUEUED reply). The same script keeps the call
+ * order, so a debit later in the batch finds the endpoint.
+ */
 export function rememberEndpoint(d: InferenceRequested['data'], tx: ProjectionTx): void {
-  tx.multi.set(tx.key('endpoint', d.requestId), d.endpoint, 'EX', ENDPOINT_TTL_SECONDS);
+  tx.evalEach(COUNT_DEBIT, [tx.key('endpoint', d.requestId)], ['requested', d.endpoint, ENDPOINT_TTL]);
 }
+
+const ENDPOINT_TTL = String(ENDPOINT_TTL_SECONDS);
 
 /**
  * Counts a debit into its minute, hour and day buckets (`buckets`), every grouping: totals (t:), key
@@ -62,6 +73,6 @@ export function countDebit(d: TokensDebited['data'], buckets: [string, string, s
   tx.evalEach(
     COUNT_DEBIT,
     [buckets[0], buckets[1], buckets[2], tx.key('owner', d.workspaceId), tx.key('endpoint', d.requestId)],
-    [d.keyId, String(d.inputTokens), String(d.outputTokens), d.amountNanoUsd, d.config],
+    ['debited', d.keyId, String(d.inputTokens), String(d.outputTokens), d.amountNanoUsd, d.config],
   );
 }

@@ -33,7 +33,7 @@ describe('usage projection', () => {
     };
     const requested = {
       type: 'InferenceRequested' as const,
-      data: { requestId: 'q1', workspaceId: 'w1', keyId: 'k1', config: 'service_3_pi' as const, endpoint: 'openai' as const, promptTokens: 10, maxTokens: 20 },
+      data: { requestId: 'q1', workspaceId: 'w1', keyId: 'k1', config: 'service_3_pi' as const, endpoint: 'openai' as const, promptTokens: 10, maxTokens: 20, reservedNanoUsd: '30', webSearch: false },
     };
     // 15 digits: past what the script sums as a double, so it goes to HINCRBY as written.
     return spec.given(keyCreated, requested, debit('q1', 'k1', 'service_3_pi', minute + 5, '999999999999999'), debit('q2', 'k1', 'service_3_pi', minute + 30, '7')).then(async ({ redis, readModels }) => {
@@ -54,6 +54,18 @@ describe('usage projection', () => {
       expect(await redis.call('EXPIRETIME', k('minute', 'w1', String(minute)))).toBe(minute + 60 + 8 * 86400);
       expect(await redis.call('EXPIRETIME', k('hour', 'w1', String(hour)))).toBe(hour + 3600 + 100 * 86400);
       expect(await redis.call('EXPIRETIME', k('day', 'w1', String(hour - (hour % 86400))))).toBe(-1);
+    });
+  });
+
+  // A rebuild of debits older than the minute buckets' retention: their minute bucket must not stay
+  // behind (without an expiry, holding only the member and endpoint fields, as it did when the
+  // EXPIREATs ran before the bucket script).
+  test('a debit older than its minute retention leaves no minute bucket', () => {
+    const old = hour - 9 * 86400;
+    return spec.given(debit('q1', 'k1', 'service_3_pi', old + 5)).then(async ({ redis, readModels }) => {
+      const k = await readModels.keys(USAGE);
+      expect(await redis.exists(k('minute', 'w1', String(old)))).toBe(0);
+      expect(await redis.hget(k('day', 'w1', String(old - (old % 86400))), 'u:unknown:req')).toBe('1');
     });
   });
 });
