@@ -67,6 +67,30 @@ describe('BatchWrites', () => {
     });
   });
 
+  // A call travels packed in one argument (NUL-separated), or unpacked when a value holds a NUL.
+  it('hands each call exactly its keys and arguments: empty, non-ASCII, NUL-holding, no keys, in call order', async () => {
+    const b = new BatchWrites();
+    const list = `${prefix}calls`;
+    const echo = `local out = {tostring(#KEYS), tostring(#ARGV)}
+for _, k in ipairs(KEYS) do out[#out + 1] = k end
+for _, a in ipairs(ARGV) do out[#out + 1] = a end
+redis.call('RPUSH', KEYS[1] or ARGV[1], cjson.encode(out))`;
+    const calls: Array<[string[], string[]]> = [
+      [[list], ['a', '', 'é€😀', '']],
+      [[list, 'k\0x'], ['b']],
+      [[], [list, 'c\0d', '']],
+      [[], [list]],
+      [[list], []],
+      [[list], ['\0']],
+    ];
+    for (const [keys, args] of calls) b.evalEach(echo, keys, args);
+    const multi = redis.multi();
+    b.flush(multi);
+    expect((await multi.exec())!.filter(([err]) => err)).toEqual([]);
+    const got = (await redis.lrange(list, 0, -1)).map((s) => JSON.parse(s) as string[]);
+    expect(got).toEqual(calls.map(([keys, args]) => [String(keys.length), String(args.length), ...keys, ...args]));
+  });
+
   it("sums a script's incr() calls per field over the batch, exactly near and beyond 2^53", async () => {
     const b = new BatchWrites();
     const h = `${prefix}incr`;
