@@ -17,8 +17,8 @@ export interface ProjectionTx {
   readonly live: boolean;
   /**
    * Batched writes (./batch-writes.ts), applied at the end of the projection's batch, after its
-   * `multi` commands and in this order: summed HINCRBYs, EXPIREATs, then each `evalEach` script
-   * once per call in call order. Cheaper than one command per event; a projection must not mix
+   * `multi` commands and in this order: summed HINCRBYs, each `evalEach` script once per call in
+   * call order, then EXPIREATs. Cheaper than one command per event; a projection must not mix
    * them with `multi` commands on the same keys, whose order they would not keep.
    */
   hincrby(key: string, field: string, delta: string | number | bigint): void;

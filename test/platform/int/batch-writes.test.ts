@@ -12,7 +12,7 @@ describe('BatchWrites', () => {
     await cleanupPrefix(TEST_REDIS_URL, prefix);
   });
 
-  it('sums increments exactly beyond 2^53, sets expiries after them, runs each script once per call in order', async () => {
+  it('sums increments exactly beyond 2^53, runs each script once per call in order, sets expiries after both', async () => {
     const b = new BatchWrites();
     const h = `${prefix}h`;
     const big = 2n ** 60n + 7n;
@@ -24,6 +24,11 @@ describe('BatchWrites', () => {
     const list = `${prefix}l`;
     const push = "redis.call('RPUSH', KEYS[1], ARGV[1] .. ':' .. redis.call('LLEN', KEYS[1]))";
     for (const v of ['x', 'y', 'z']) b.evalEach(push, [list], [v]);
+    // A key that only a script creates still gets its expiry (the last one given).
+    const made = `${prefix}made`;
+    b.expireAt(made, 4_000_000_100);
+    b.evalEach("redis.call('SET', KEYS[1], ARGV[1])", [made], ['v']);
+    b.expireAt(made, 4_000_000_200);
     const multi = redis.multi();
     b.flush(multi);
     const results = await multi.exec();
@@ -31,6 +36,7 @@ describe('BatchWrites', () => {
     expect(await redis.hgetall(h)).toEqual({ a: (big - 2n).toString(), zero: '0' });
     expect(await redis.expiretime(h)).toBe(4_000_000_000);
     expect(await redis.lrange(list, 0, -1)).toEqual(['x:0', 'y:1', 'z:2']);
+    expect(await redis.expiretime(made)).toBe(4_000_000_200);
     // Flushed: a second flush queues nothing.
     const again = redis.multi();
     b.flush(again);
@@ -59,6 +65,30 @@ describe('BatchWrites', () => {
       long: '1234567890123456788',
       neg: '0',
     });
+  });
+
+  // A call travels packed in one argument (NUL-separated), or unpacked when a value holds a NUL.
+  it('hands each call exactly its keys and arguments: empty, non-ASCII, NUL-holding, no keys, in call order', async () => {
+    const b = new BatchWrites();
+    const list = `${prefix}calls`;
+    const echo = `local out = {tostring(#KEYS), tostring(#ARGV)}
+for _, k in ipairs(KEYS) do out[#out + 1] = k end
+for _, a in ipairs(ARGV) do out[#out + 1] = a end
+redis.call('RPUSH', KEYS[1] or ARGV[1], cjson.encode(out))`;
+    const calls: Array<[string[], string[]]> = [
+      [[list], ['a', '', 'é€😀', '']],
+      [[list, 'k\0x'], ['b']],
+      [[], [list, 'c\0d', '']],
+      [[], [list]],
+      [[list], []],
+      [[list], ['\0']],
+    ];
+    for (const [keys, args] of calls) b.evalEach(echo, keys, args);
+    const multi = redis.multi();
+    b.flush(multi);
+    expect((await multi.exec())!.filter(([err]) => err)).toEqual([]);
+    const got = (await redis.lrange(list, 0, -1)).map((s) => JSON.parse(s) as string[]);
+    expect(got).toEqual(calls.map(([keys, args]) => [String(keys.length), String(args.length), ...keys, ...args]));
   });
 
   it("sums a script's incr() calls per field over the batch, exactly near and beyond 2^53", async () => {

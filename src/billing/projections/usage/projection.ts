@@ -3,7 +3,7 @@ import type { TokensDebited } from '../../../inference/events';
 import type { ApiKeyCreated, MemberLeft, MemberRemoved } from '../../../accounts/events';
 import type { InferenceRequested } from '../../../inference/events';
 import { accessEndedMessage } from './access-ended';
-import { countByMemberAndEndpoint, rememberEndpoint, rememberKeyOwner } from './by-member-endpoint';
+import { countDebit, rememberEndpoint, rememberKeyOwner } from './by-member-endpoint';
 import { projection } from '../../../platform/projections/projection';
 
 export const USAGE = 'usage';
@@ -46,6 +46,8 @@ export interface UsageLiveEvent {
 
 export const liveChannel = (sharedKey: (...p: string[]) => string, workspaceId: string) => sharedKey('usage-live', workspaceId);
 
+const GRANULARITIES = ['minute', 'hour', 'day'] as const;
+
 export const bucketStart = (unixSeconds: number, g: Granularity) => unixSeconds - (unixSeconds % BUCKET_SECONDS[g]);
 
 export const usageProjection = projection<TokensDebited | InferenceRequested | ApiKeyCreated | MemberRemoved | MemberLeft>()({
@@ -61,22 +63,16 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
     }
     const d = event.data;
     const t = Math.floor(Date.parse(event.created) / 1000);
-    const cost = BigInt(d.amountNanoUsd);
-    const buckets = (['minute', 'hour', 'day'] as const).map((g) => tx.key(g, d.workspaceId, String(bucketStart(t, g)))) as [string, string, string];
-    for (const g of ['minute', 'hour', 'day'] as const) {
+    const buckets: [string, string, string] = ['', '', ''];
+    for (let i = 0; i < 3; i++) {
+      const g = GRANULARITIES[i];
       const start = bucketStart(t, g);
-      const key = tx.key(g, d.workspaceId, String(start));
-      // Batched (tx.hincrby): a batch's debits in one bucket become one sum per field.
-      for (const prefix of ['t', `k:${d.keyId}`, `m:${d.config}`]) {
-        tx.hincrby(key, `${prefix}:req`, 1);
-        tx.hincrby(key, `${prefix}:in`, d.inputTokens);
-        tx.hincrby(key, `${prefix}:out`, d.outputTokens);
-        tx.hincrby(key, `${prefix}:cost`, cost);
-      }
+      buckets[i] = tx.key(g, d.workspaceId, String(start));
       const keep = RETENTION_SECONDS[g];
-      if (keep !== null) tx.expireAt(key, start + BUCKET_SECONDS[g] + keep);
+      if (keep !== null) tx.expireAt(buckets[i], start + BUCKET_SECONDS[g] + keep);
     }
-    countByMemberAndEndpoint(d, buckets, tx);
+    // Every bucket field, in one script call per debit (./by-member-endpoint.ts).
+    countDebit(d, buckets, tx);
     if (tx.live) {
       const live: UsageLiveEvent = {
         requestId: d.requestId,
