@@ -703,7 +703,7 @@ function table(r: Report): string {
       `PostgreSQL event store (a fresh database per round), one ${o.redis} Redis, instant upstream. ` +
       `Offered load ${o.rate} requests/s (autocannon overallRate, ${o.connections} connections per api), ${o.duration} s per round after 3 s of warm-up, ${o.rounds} alternating rounds per layout, ${o.workspaces} workspaces. ` +
       `Every projector process throttled to a ${Number(o.share) * 100}% CPU share (SIGCONT, then SIGSTOP after ${Number(o.share) * Number(o.periodMs)} ms of every ${o.periodMs} ms${Number(o.staggered) ? ', each projector in a window of its own' : ', every projector in the same window'}). ` +
-      `Lag: every ${SAMPLE_MS} ms, per partition, the age of the oldest event its slowest projection has not applied; the worst round is shown. Latencies in ms.`,
+      `Lag: every ${SAMPLE_MS} ms, per partition, the age of the oldest event its slowest projection has not applied; the worst round is shown; the lag at the end also in store positions (on PostgreSQL a transaction spans 65,536 of them, so they are not an event count). Latencies in ms.`,
     '',
     '| layout | requests/s | p50 | p99 | non-2xx + errors | partition | lag p50 s | lag p99 s | lag max s | lag at the end | lag trend (s per s, 2nd half) | caught up after the load | api CPU ms/request | projector CPU µs/event | Redis CPU ms/request |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -713,7 +713,7 @@ function table(r: Report): string {
       const head = i === 0 ? `| ${l.layout} | ${Math.round(l.rps)} | ${f(l.p50, 1)} | ${f(l.p99, 1)} | ${l.bad}` : '| | | | |';
       const tail =
         i === 0 ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} | ${l.redisCpuMsPerRequest === null ? '—' : f(l.redisCpuMsPerRequest, 3)} |` : '| | | |';
-      lines.push(`${head} | ${p.partition} | ${f(p.lagP50s)} | ${f(p.lagP99s)} | ${f(p.lagMaxS)} | ${f(p.lagEndS)} s (${p.lagEndEvents} events) | ${p.trendSps >= 0 ? '+' : ''}${f(p.trendSps, 3)} | ${tail}`);
+      lines.push(`${head} | ${p.partition} | ${f(p.lagP50s)} | ${f(p.lagP99s)} | ${f(p.lagMaxS)} | ${f(p.lagEndS)} s (${p.lagEndEvents} positions) | ${p.trendSps >= 0 ? '+' : ''}${f(p.trendSps, 3)} | ${tail}`);
     });
   }
   if (r.costs) {
