@@ -86,15 +86,3 @@ export class SseParser {
     return null;
   }
 }
-
-/** The events of a body, as an async iterable (for readers that can afford a step per event). */
-export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const parser = new SseParser();
-  for await (const chunk of body) {
-    const events = parser.push(chunk);
-    // One by one: `yield*` over an array in an async generator costs a promise per element.
-    for (let i = 0; i < events.length; i++) yield events[i];
-  }
-  const events = parser.end();
-  for (let i = 0; i < events.length; i++) yield events[i];
-}

@@ -15,6 +15,20 @@ import { perFileTestDatabase, TEST_DATABASE_URL } from '../../support/postgres';
 import { Collector, ev, evs } from './support/adapters';
 import { sleep } from '../../support/wait';
 
+/** A session whose transaction has taken an xid and stays open until the caller commits, rolls back or ends it. */
+async function holdXid(connectionString: string): Promise<Client> {
+  const c = new Client({ connectionString });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query('SELECT pg_current_xact_id()');
+  } catch (err) {
+    await c.end();
+    throw err;
+  }
+  return c;
+}
+
 const maybe = TEST_DATABASE_URL ? describe : describe.skip;
 
 maybe('PostgreSQL event store', () => {
@@ -101,11 +115,8 @@ maybe('PostgreSQL event store', () => {
     const c = new Collector(sub, () => true);
     expect((await c.take(1, 15_000)).map((e) => e.id)).toEqual([first.id]);
     // Another session's transaction takes an xid (older than the append's below) and stays open.
-    const blocker = new Client({ connectionString: db.url });
-    await blocker.connect();
+    const blocker = await holdXid(db.url);
     try {
-      await blocker.query('BEGIN');
-      await blocker.query('SELECT pg_current_xact_id()');
       const held = ev('B');
       const r = await writer.append('s', [held], { expectedRevision: 0n });
       expect((await writer.readStream('s')).map((e) => e.id)).toEqual([first.id, held.id]); // committed
@@ -125,11 +136,8 @@ maybe('PostgreSQL event store', () => {
     const reader = store({ pollIntervalMs: 50, safePointWaitMs: 60_000 });
     const writer = store();
     // The admin database: another database on the same server.
-    const blocker = new Client({ connectionString: TEST_DATABASE_URL! });
-    await blocker.connect();
+    const blocker = await holdXid(TEST_DATABASE_URL!); // older than the append's xid, and still running
     try {
-      await blocker.query('BEGIN');
-      await blocker.query('SELECT pg_current_xact_id()'); // older than the append's xid, and still running
       const a = ev('A');
       await writer.append('s', [a], { expectedRevision: 'no_stream' });
       const sub = reader.subscribeToAll();
@@ -147,11 +155,8 @@ maybe('PostgreSQL event store', () => {
 
   test('readAll waits (briefly) for the safe point: an append then readAll sees the append', async () => {
     const s = store();
-    const blocker = new Client({ connectionString: db.url });
-    await blocker.connect();
+    const blocker = await holdXid(db.url);
     try {
-      await blocker.query('BEGIN');
-      await blocker.query('SELECT pg_current_xact_id()');
       const a = ev('A');
       await s.append('s', [a], { expectedRevision: 'no_stream' });
       const reading = s.readAll();
