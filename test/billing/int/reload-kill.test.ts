@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError } from '../../../src/platform/errors';
 import { attachPaymentMethod, makeDeposit } from '../../../src/billing/usecases';
@@ -29,7 +30,8 @@ import { StripeWireServer } from '../../support/stripe-server';
  * (for "mid-charge": as soon as Stripe has charged, before the answer is sent), a warm spare takes
  * over, BullMQ hands it the stalled job, and the run ends when the ledger has the reload's outcome.
  *
- * KILL_RUNS (default 48) and KILL_LANES (default 8) scale it; KILL_VERBOSE=1 prints each run.
+ * KILL_RUNS (default 48) and KILL_LANES (default 8) scale it; KILL_VERBOSE=1 prints each run and
+ * how long its reload took to settle; KILL_CHILD_LOG_DIR=<dir> keeps the workers' logs.
  * 48 runs are 6 per lane: every step killed once in every lane (each lane starts at another step),
  * with declined (5) and authentication-required (1) cards among them, against the same 20% of
  * failing Stripe calls. The defaults of 200 and then 96 repeated those same cases (25 and 12 per
@@ -110,11 +112,14 @@ class Lane {
       DATA_DIR: this.tg.dataDir,
       REDIS_URL: this.tg.services.config.REDIS_URL,
       LOG_LEVEL: 'silent',
+      // The worker's warnings and errors (failed attempts, lost locks) go into a stuck run's report.
+      CHILD_LOG_LEVEL: process.env.CHILD_LOG_LEVEL ?? 'warn',
       ROLE: 'worker',
     };
     const s = this.tg.services;
     const meta = { actor: 'kill-test' };
-    await attachPaymentMethod(s, { workspaceId: this.ws, paymentMethodId: 'pm_card_visa', metadata: meta });
+    // Through attach(): at load 35-40 the 700 ms Stripe timeout passed here too ('unavailable' before any run).
+    await this.attach('pm_card_visa');
     for (let i = 0; ; i++) {
       // No faults yet, but the 700 ms Stripe timeout: at load 25-30 on 2 cores an answer came later
       // and the deposit failed with 'unavailable' before any run started. Same key: a retry.
@@ -163,7 +168,11 @@ class Lane {
   }
 
   private spawn(): Child {
-    return new Child(childArgs, this.env);
+    const c = new Child(childArgs, this.env);
+    // KILL_CHILD_LOG_DIR=<dir>: every worker's output (its warnings and errors) kept in <dir>/lane-<n>.log.
+    const dir = process.env.KILL_CHILD_LOG_DIR;
+    if (dir) c.proc.stdout!.on('data', (d: Buffer) => appendFileSync(join(dir, `lane-${this.index}.log`), `[pid ${c.proc.pid} ${new Date().toISOString()}] ${d}`));
+    return c;
   }
 
   /** The warm spare becomes the running worker; a new spare boots. */
@@ -202,6 +211,20 @@ class Lane {
     const jobs = reloadQueue({ redis: await this.tg.services.connectRedis('kill-test-drain'), prefix: bullPrefix(this.tg.services.config) });
     try {
       await until(async () => (await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized'])).length === 0, 60_000, `lane ${this.index}'s reload jobs to finish`);
+    } finally {
+      await jobs.close();
+    }
+  }
+
+  /** The lane's reload jobs and their states, for a run that did not settle. */
+  private async jobsReport(): Promise<string> {
+    const jobs = reloadQueue({ redis: await this.tg.services.connectRedis('kill-test-report'), prefix: bullPrefix(this.tg.services.config) });
+    try {
+      const all = await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized', 'failed', 'completed', 'paused', 'waiting-children']);
+      const described = await Promise.all(
+        all.map(async (j) => `${j.id} ${await j.getState()} attempts=${j.attemptsMade} stalled=${j.stalledCounter} reason=${j.failedReason ?? ''}`),
+      );
+      return `[${described.join('; ')}] counts ${JSON.stringify(await jobs.getJobCounts())}`;
     } finally {
       await jobs.close();
     }
@@ -250,7 +273,9 @@ class Lane {
     }
     const killsBefore = this.totalKills();
     await trigger();
+    const t0 = Date.now();
     const outcome = await this.outcomeOf(reloadId);
+    if (process.env.KILL_VERBOSE) process.stderr.write(`lane ${this.index} run ${i} step ${step}: ${reloadId} settled (${outcome}) after ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
     // An after-outcome stop comes just after the outcome is written: wait for it (briefly).
     for (let t = 0; t < 100 && this.totalKills() === killsBefore; t++) await new Promise((r) => setTimeout(r, 20));
     await this.killing;
@@ -300,18 +325,52 @@ class Lane {
     );
   }
 
+  /**
+   * Waits for the reload's outcome for as long as something can still write it: the lane is
+   * replacing a killed worker, or one of its reload jobs waits, is delayed (a retry's backoff) or
+   * runs. On a loaded machine that can take minutes (a new worker's start, BullMQ's backoff of up to
+   * 64 s between attempts), and a fixed limit (120 s until now) failed such runs. A reload that is in
+   * flight with no job left to finish it is lost (its job ran out of attempts, or a killed worker's
+   * job never came back): that fails at once, whatever the load, since sweeps are off in this test.
+   * The hang limit (10 min, before jest's) is for anything else.
+   */
   private async outcomeOf(reloadId: string): Promise<string> {
-    const end = Date.now() + 120_000;
-    while (Date.now() < end) {
-      const events = await this.tg.services.store.readStream(streams.billing(this.ws));
-      const o = events.find(
-        (e) => (e.type === 'AutoReloadSucceeded' || e.type === 'AutoReloadFailed') && (e.data as { reloadId: string }).reloadId === reloadId,
-      );
-      if (o) return o.type;
-      await new Promise((r) => setTimeout(r, 20));
+    const s = this.tg.services;
+    const jobs = reloadQueue({ redis: await s.connectRedis('kill-test-outcome'), prefix: bullPrefix(s.config) });
+    const hangLimit = Date.now() + 600_000;
+    let noJobSince: number | null = null;
+    try {
+      for (;;) {
+        const events = await s.store.readStream(streams.billing(this.ws));
+        const ours = events.filter((e) => (e.data as { reloadId?: string }).reloadId === reloadId);
+        const o = ours.find((e) => e.type === 'AutoReloadSucceeded' || e.type === 'AutoReloadFailed');
+        if (o) return o.type;
+        const triggered = ours.some((e) => e.type === 'AutoReloadTriggered');
+        // Before the trigger the reactor may not have enqueued yet (projection lag): only the hang limit applies.
+        if (triggered && !this.killing) {
+          const counts = await jobs.getJobCounts('waiting', 'delayed', 'active', 'prioritized', 'paused');
+          const pending = Object.values(counts).reduce((a, b) => a + b, 0);
+          noJobSince = pending > 0 ? null : (noJobSince ?? Date.now());
+          // Seen without a job for 3 s: not a job between two states, nor one completing after the outcome.
+          if (noJobSince !== null && Date.now() - noJobSince > 3000) {
+            throw new Error(`lane ${this.index}: reload ${reloadId} is in flight and no reload job is left to finish it; ${await this.stuck()}`);
+          }
+        }
+        if (Date.now() > hangLimit) throw new Error(`lane ${this.index}: reload ${reloadId} did not settle within 10 min; ${await this.stuck()}`);
+        await new Promise((r) => setTimeout(r, triggered ? 200 : 20));
+      }
+    } finally {
+      await jobs.close();
     }
+  }
+
+  /** What a run that did not settle left: the last events, the lane's jobs, the worker's warnings and stderr. */
+  private async stuck(): Promise<string> {
     const types = (await this.tg.services.store.readStream(streams.billing(this.ws))).map((e) => e.type).slice(-6);
-    throw new Error(`lane ${this.index}: reload ${reloadId} did not settle within 120 s (last events ${types.join(', ')}); child stderr: ${this.current.stderr}`);
+    return (
+      `last events ${types.join(', ')}; jobs: ${await this.jobsReport()}; ` +
+      `worker log: ${this.current.matching(/"level":(4|5)0/).slice(-10).join('\n')}; worker stderr: ${this.current.stderr}`
+    );
   }
 
   async stop(): Promise<void> {
