@@ -23,8 +23,11 @@
  *
  * The slow-stream scenario (./slow-stream.ts): an upstream streaming 60 chunks 10 ms apart, N
  * streaming clients at once on the OpenAI route of Portkey and of a tollgate (all roles) on that
- * upstream, alternating rounds. It reports completed streams/s, CPU ms per stream of each gateway
- * process, p50/p99, time to first chunk under load and at 1 connection, and RSS idle and at peak.
+ * upstream, alternating rounds. The clients open their connections at most 256 at a time (each
+ * waits until its first answer starts): 1,000 at once overflowed the listen backlog (511) of a
+ * starved gateway, and the kernel reset ~8% of them after 35-120 s (slow-stream.ts, MAX_OPENING).
+ * It reports completed streams/s, CPU ms per stream of each gateway process, p50/p99, time to
+ * first chunk under load and at 1 connection, and RSS idle and at peak.
  * Portkey runs with ./portkey-headers-shim.cjs preloaded: without it 1.15.2 fails every streamed
  * reply on Node 20 (`TypeError: immutable`).
  */
@@ -41,7 +44,7 @@ import { start } from '../../src/main';
 import { seedFundedKey } from '../inference/int/support/seed';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../support/redis';
 import { numberArg, percentile, replaceDocSection, timeToFirstChunk, waitForIdle } from './bench-http';
-import { cpuTimeMs, driveSlowStreams, rssMb, serveSlowUpstream, slowFirstChunks, SlowRun, SlowTarget } from './slow-stream';
+import { cpuTimeMs, driveSlowStreams, MAX_OPENING, rssMb, serveSlowUpstream, slowFirstChunks, SlowRun, SlowTarget } from './slow-stream';
 
 const REPLY = 'Hello! This is the instant benchmark upstream: a fixed reply, no model time at all.';
 const TOLLGATE_PATH = '/external/api/inference/openai/v1/chat/completions';
@@ -514,6 +517,7 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
   return [
     `Slow streams, measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}: ` +
       `an upstream streaming 60 chunks (one word each) 10 ms apart, then [DONE]; N clients each streaming one request after another on the OpenAI route (max_tokens 256: every chunk passes) for ${seconds} s per round, ` +
+      `opening their connections at most ${MAX_OPENING} at a time (a client's first request waits until ${MAX_OPENING} others have their first answer: below the listen backlog of 511), ` +
       `then the open streams finish; the mean of ${rounds} alternating rounds per level after a warm-up. Streams/s counts the streams that ended with [DONE] over the time from the window's start until the last one ended; ` +
       `CPU per stream is the gateway process's user + system time (all its threads, /proc/<pid>/stat) from the window's start until its last stream ended, over the streams it completed; ` +
       `latency is the whole stream's, first chunk the time to the first \`data:\` under that load (ms); RSS is sampled every 100 ms (idle: just before the round; KB per open stream: (peak − idle) / streams open at once). ` +

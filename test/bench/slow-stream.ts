@@ -106,12 +106,16 @@ interface StreamTimes {
   end: number;
 }
 
-function oneStream(agent: Agent, t: SlowTarget, i: number): Promise<StreamTimes> {
+/** `answered` is called once: when the response's headers arrive, or when the request fails before. */
+function oneStream(agent: Agent, t: SlowTarget, i: number, answered: () => void = () => undefined): Promise<StreamTimes> {
   return new Promise((resolve) => {
     const t0 = performance.now();
     let firstMs = -1;
     let tail = Buffer.alloc(0);
-    const fail = (err: Error) => resolve({ ok: false, why: err.message, firstMs, totalMs: performance.now() - t0, end: performance.now() });
+    const fail = (err: Error) => {
+      answered();
+      resolve({ ok: false, why: err.message, firstMs, totalMs: performance.now() - t0, end: performance.now() });
+    };
     const payload = t.body(i);
     const req = request(
       {
@@ -123,6 +127,7 @@ function oneStream(agent: Agent, t: SlowTarget, i: number): Promise<StreamTimes>
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...t.headers },
       },
       (res) => {
+        answered();
         res.on('data', (c: Buffer) => {
           if (firstMs < 0 && c.includes(DATA)) firstMs = performance.now() - t0;
           // Only the end matters: is the last frame [DONE]?
@@ -159,10 +164,44 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
 const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 
 /**
- * Keeps `concurrency` streams open for `seconds` (each client sends its next request when its
- * stream ends), then lets the open ones finish. RSS is sampled every 100 ms.
+ * How many clients may wait at once for the answer to their first request, i.e. for a connection
+ * the gateway has not yet been seen to accept. Below Node's listen backlog (511): 1,000 connections
+ * opened at once overflow the kernel's accept queue whenever the gateway is slow to accept (a starved
+ * process at load 17-40); with net.ipv4.tcp_abort_on_overflow=0 the kernel keeps such a connection
+ * half-open, re-sends its SYN-ACK 5 times (about 60 s), then drops it, and the client's next
+ * segment is answered with a RST: `read ECONNRESET` after 35-120 s, on a fresh connection, before
+ * any response (docs/BENCHMARKS.md, "bench:peer's ECONNRESET at 1,000 slow streams"). Measured: a
+ * load generator, not the gateway, was losing those streams.
  */
-export async function driveSlowStreams(t: SlowTarget, concurrency: number, seconds: number): Promise<SlowRun> {
+export const MAX_OPENING = 256;
+
+/** A counting gate: at most `n` holders at once, the others wait in order. */
+function gate(n: number) {
+  let free = n;
+  const waiting: Array<() => void> = [];
+  return {
+    async enter(): Promise<() => void> {
+      if (free > 0) free--;
+      else await new Promise<void>((r) => waiting.push(r));
+      let left = false;
+      return () => {
+        if (left) return;
+        left = true;
+        const next = waiting.shift();
+        if (next) next();
+        else free++;
+      };
+    },
+  };
+}
+
+/**
+ * Keeps `concurrency` streams open for `seconds` (each client sends its next request when its
+ * stream ends), then lets the open ones finish. A client's first request (a new connection) waits
+ * for one of MAX_OPENING places, held until its answer starts. RSS is sampled every 100 ms.
+ */
+export async function driveSlowStreams(t: SlowTarget, concurrency: number, seconds: number, maxOpening = MAX_OPENING): Promise<SlowRun> {
+  const opening = gate(maxOpening);
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
   const idleRssMb = t.pids.map((p) => rssMb(p));
   const peakRssMb = [...idleRssMb];
@@ -175,12 +214,16 @@ export async function driveSlowStreams(t: SlowTarget, concurrency: number, secon
   let open = 0;
   let maxOpen = 0;
   const client = async () => {
-    while (performance.now() < until) {
+    // The first request opens this client's connection (the agent keeps it for the next ones); it
+    // is sent even when the window has passed while it waited, so every client streams at least once.
+    let answered: (() => void) | undefined = await opening.enter();
+    do {
       open++;
       maxOpen = Math.max(maxOpen, open);
-      times.push(await oneStream(agent, t, next++));
+      times.push(await oneStream(agent, t, next++, answered));
+      answered = undefined;
       open--;
-    }
+    } while (performance.now() < until);
   };
   try {
     await Promise.all(Array.from({ length: concurrency }, client));
