@@ -57,6 +57,18 @@ export interface PostgresOptions {
    */
   appendLock?: boolean;
   /**
+   * Only for the bench: append the way schema version 3's store did (tollgate_append_grouped, each
+   * append decided by a call of its own; everything queued sent as one batch), to measure it against
+   * this one in one run. Never in production. appendLock implies it.
+   */
+  version3Append?: boolean;
+  /**
+   * Share what is queued among the free batch slots (several smaller batches at once) instead of
+   * sending it all as one batch. Default off: measured on 2 cores, smaller batches cost more server
+   * CPU per append (a COMMIT and its WAL flush each) than their overlap saves.
+   */
+  spreadBatches?: boolean;
+  /**
    * How long readAll may wait for the safe point to pass events already committed when it was called
    * (a transaction in this database that holds an older xid keeps it back). Past it,
    * readAll returns what is safe; subscriptions never wait, they poll again.
@@ -138,6 +150,8 @@ export class PostgresEventStore implements EventStore {
   private readonly groupCommit: boolean;
   private readonly appendLock: boolean;
   private readonly maxBatchesInFlight: number;
+  private readonly version3Append: boolean;
+  private readonly spreadBatches: boolean;
   private readonly safePointWaitMs: number;
   private readonly readBackTimeoutMs: number;
   private queue: PendingAppend[] = [];
@@ -155,6 +169,8 @@ export class PostgresEventStore implements EventStore {
     this.groupCommit = opts.groupCommit ?? true;
     this.appendLock = opts.appendLock ?? false;
     this.maxBatchesInFlight = this.appendLock ? 1 : Math.max(1, opts.maxBatchesInFlight ?? 4);
+    this.version3Append = this.appendLock || (opts.version3Append ?? false);
+    this.spreadBatches = !this.version3Append && (opts.spreadBatches ?? false);
     this.safePointWaitMs = opts.safePointWaitMs ?? 5_000;
     this.readBackTimeoutMs = opts.readBackTimeoutMs ?? 5_000;
     this.appended.setMaxListeners(0);
@@ -251,7 +267,8 @@ export class PostgresEventStore implements EventStore {
     if (this.flushScheduled || this.inFlight >= this.maxBatchesInFlight || this.queue.length === 0) return;
     this.flushScheduled = setImmediate(() => {
       this.flushScheduled = null;
-      const batch = this.takeBatch();
+      const free = this.maxBatchesInFlight - this.inFlight;
+      const batch = this.takeBatch(this.spreadBatches ? Math.ceil(this.queue.length / free) : Infinity);
       if (batch.length === 0) return;
       if (this.inFlight++ === 0) this.idle = new Promise((r) => (this.settleIdle = r));
       for (const p of batch) this.streamsInFlight.add(p.stream);
@@ -264,14 +281,14 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  private takeBatch(): PendingAppend[] {
+  private takeBatch(maxAppends: number): PendingAppend[] {
     const batch: PendingAppend[] = [];
     const later: PendingAppend[] = [];
     const blocked = new Set(this.streamsInFlight);
     const ids = new Set<string>();
     let events = 0;
     for (const p of this.queue) {
-      const fits = !blocked.has(p.stream) && events + p.ids.length <= MAX_EVENTS_PER_TX && !p.ids.some((id) => ids.has(id));
+      const fits = batch.length < maxAppends && !blocked.has(p.stream) && events + p.ids.length <= MAX_EVENTS_PER_TX && !p.ids.some((id) => ids.has(id));
       // A stream passed over stays blocked for the rest of this turn: its appends keep their order.
       blocked.add(p.stream);
       if (!fits) {
@@ -304,7 +321,7 @@ export class PostgresEventStore implements EventStore {
    * try each append goes alone, so one append that keeps losing cannot hold the others back.
    */
   private async write(batch: PendingAppend[], attempt = 0): Promise<void> {
-    const args = batchArgs(batch, this.now(), this.appendLock);
+    const args = batchArgs(batch, this.now());
     let rows: BatchRow[];
     try {
       rows = await this.appendCall(args, batch);
@@ -347,11 +364,11 @@ export class PostgresEventStore implements EventStore {
     const ignore = () => undefined;
     client.on('error', ignore);
     try {
-      const res = await client.query<BatchRow>({
-        text: 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-        values: args,
-        rowMode: 'array',
-      });
+      const res = await client.query<BatchRow>(
+        this.version3Append
+          ? { text: 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', values: [...args, this.appendLock], rowMode: 'array' }
+          : { text: 'SELECT ord, ok, revision, pos FROM tollgate_append_together($1, $2, $3, $4, $5, $6, $7, $8, $9)', values: args, rowMode: 'array' },
+      );
       client.off('error', ignore);
       client.release();
       return res.rows;
@@ -663,8 +680,8 @@ class OutcomeKnown extends Error {}
 /** Tries of a batch that lost a race (23505) before its appends fail with that error. */
 const MAX_RACE_RETRIES = 20;
 
-/** The arguments tollgate_append_grouped takes. */
-function batchArgs(batch: PendingAppend[], created: Date, lock: boolean): unknown[] {
+/** The arguments tollgate_append_together takes (and tollgate_append_grouped, but for p_lock). */
+function batchArgs(batch: PendingAppend[], created: Date): unknown[] {
   const streams: string[] = [];
   const expected: string[] = [];
   const offsets: number[] = [];
@@ -683,7 +700,7 @@ function batchArgs(batch: PendingAppend[], created: Date, lock: boolean): unknow
     data.push(...p.data);
     meta.push(...p.meta);
   }
-  return [streams, expected, offsets, counts, ids, types, data, meta, created, lock];
+  return [streams, expected, offsets, counts, ids, types, data, meta, created];
 }
 
 function toResult(stream: string, expected: ExpectedRevision, [ok, revision, pos]: [boolean, string | null, string | null]): AppendResult {
