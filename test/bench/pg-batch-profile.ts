@@ -33,6 +33,17 @@ async function main() {
     await s.close();
     let c = new Client({ connectionString: u.toString() });
     await c.connect();
+    // 20,000 events already there (negative positions, never the store's) and analyzed: the plans are
+    // the ones a table in use gets (on an empty table the id lookup is planned as a sequential scan).
+    await c.query(`INSERT INTO tollgate_events (position, event_id, stream_id, stream_revision, type, data, metadata, created)
+      SELECT -g, gen_random_uuid()::text, 'fill-' || (g % 500), g / 500, 'T', '{}', '{}', now() FROM generate_series(1, 20000) g`);
+    await c.query('ANALYZE tollgate_events');
+    // --set=<setting>: e.g. plan_cache_mode=force_generic_plan on the function, to measure a function-level setting.
+    const setting = process.argv.find((a) => a.startsWith('--set='))?.slice(6);
+    if (setting) {
+      const [k, v] = setting.split('=');
+      await c.query(`ALTER FUNCTION tollgate_append_together SET ${k} = ${v}`);
+    }
     const rev: number[] = Array(n).fill(-1);
     const args = (lock: boolean) => {
       const ids: string[] = [], types: string[] = [], data: string[] = [], meta: string[] = [];
@@ -41,7 +52,8 @@ async function main() {
         ids.push(e.id); types.push(e.type); data.push(JSON.stringify(e.data)); meta.push(JSON.stringify(e.metadata));
       }
       return [Array.from({ length: n }, (_, i) => `s-${i}`), rev.map((r) => (r < 0 ? 'no_stream' : String(r))),
-        Array.from({ length: n }, (_, i) => i), Array(n).fill(1), ids, types, data, meta, new Date(), ...(together ? [] : [lock])];
+        Array.from({ length: n }, (_, i) => i), Array(n).fill(1), ids, types,
+        ...(together ? [`[${data.join(',')}]`, `[${meta.join(',')}]`] : [data, meta]), new Date(), ...(together ? [] : [lock])];
     };
     // Version 3's call, or (--together) version 4's.
     const together = process.argv.includes('--together');

@@ -111,7 +111,6 @@ const VARIANTS = {
   locked: { appendLock: true },
   version3: { version3Append: true },
   now: {},
-  spread: { spreadBatches: true },
 } as const;
 type Variant = keyof typeof VARIANTS;
 const VARIANT_NAMES = Object.keys(VARIANTS) as Variant[];
@@ -212,7 +211,7 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
   };
   const shapes = [1, 4];
   const figures: Record<number, Record<Variant, RoundFigures[]>> = {};
-  for (const n of shapes) figures[n] = { locked: [], version3: [], now: [], spread: [] };
+  for (const n of shapes) figures[n] = { locked: [], version3: [], now: [] };
   for (let r = 0; r < rounds; r++) {
     for (const n of shapes) {
       // The order rotates each round, so no variant always runs first (or after the same one).
@@ -235,7 +234,6 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
       locked: col('locked'),
       version3: col('version3'),
       now: col('now'),
-      spread: col('spread'),
       nowOverLocked: median(f.now.map((x, i) => x.rate / f.locked[i].rate)),
       nowOverVersion3: median(f.now.map((x, i) => x.rate / f.version3[i].rate)),
       version3OverLocked: median(f.version3.map((x, i) => x.rate / f.locked[i].rate)),
@@ -328,7 +326,6 @@ function sayConcurrent(o: PostgresBenchOptions, conc: Awaited<ReturnType<typeof 
     o.say(`       locked (the old append lock, 1 batch in flight)  ${col(r.locked)}`);
     o.say(`       version 3 (lock-free, decided one by one, 1 batch of all) ${col(r.version3)}`);
     o.say(`       now (decided together, 1 batch of all)            ${col(r.now)}`);
-    o.say(`       now, queue spread over the free batch slots     ${col(r.spread)}`);
     o.say(`       now/locked ${r.nowOverLocked.toFixed(2)}, now/version 3 ${r.nowOverVersion3.toFixed(2)}, version 3/locked ${r.version3OverLocked.toFixed(2)}`);
   }
   o.say(`     1 store, no group commit: locked ${fmt(conc.noGroup.locked)} appends/s, lock-free ${fmt(conc.noGroup.lockFree)} appends/s`);

@@ -63,12 +63,6 @@ export interface PostgresOptions {
    */
   version3Append?: boolean;
   /**
-   * Share what is queued among the free batch slots (several smaller batches at once) instead of
-   * sending it all as one batch. Default off: measured on 2 cores, smaller batches cost more server
-   * CPU per append (a COMMIT and its WAL flush each) than their overlap saves.
-   */
-  spreadBatches?: boolean;
-  /**
    * How long readAll may wait for the safe point to pass events already committed when it was called
    * (a transaction in this database that holds an older xid keeps it back). Past it,
    * readAll returns what is safe; subscriptions never wait, they poll again.
@@ -151,7 +145,6 @@ export class PostgresEventStore implements EventStore {
   private readonly appendLock: boolean;
   private readonly maxBatchesInFlight: number;
   private readonly version3Append: boolean;
-  private readonly spreadBatches: boolean;
   private readonly safePointWaitMs: number;
   private readonly readBackTimeoutMs: number;
   private queue: PendingAppend[] = [];
@@ -170,7 +163,6 @@ export class PostgresEventStore implements EventStore {
     this.appendLock = opts.appendLock ?? false;
     this.maxBatchesInFlight = this.appendLock ? 1 : Math.max(1, opts.maxBatchesInFlight ?? 4);
     this.version3Append = this.appendLock || (opts.version3Append ?? false);
-    this.spreadBatches = !this.version3Append && (opts.spreadBatches ?? false);
     this.safePointWaitMs = opts.safePointWaitMs ?? 5_000;
     this.readBackTimeoutMs = opts.readBackTimeoutMs ?? 5_000;
     this.appended.setMaxListeners(0);
@@ -267,8 +259,7 @@ export class PostgresEventStore implements EventStore {
     if (this.flushScheduled || this.inFlight >= this.maxBatchesInFlight || this.queue.length === 0) return;
     this.flushScheduled = setImmediate(() => {
       this.flushScheduled = null;
-      const free = this.maxBatchesInFlight - this.inFlight;
-      const batch = this.takeBatch(this.spreadBatches ? Math.ceil(this.queue.length / free) : Infinity);
+      const batch = this.takeBatch();
       if (batch.length === 0) return;
       if (this.inFlight++ === 0) this.idle = new Promise((r) => (this.settleIdle = r));
       for (const p of batch) this.streamsInFlight.add(p.stream);
@@ -281,14 +272,14 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  private takeBatch(maxAppends: number): PendingAppend[] {
+  private takeBatch(): PendingAppend[] {
     const batch: PendingAppend[] = [];
     const later: PendingAppend[] = [];
     const blocked = new Set(this.streamsInFlight);
     const ids = new Set<string>();
     let events = 0;
     for (const p of this.queue) {
-      const fits = batch.length < maxAppends && !blocked.has(p.stream) && events + p.ids.length <= MAX_EVENTS_PER_TX && !p.ids.some((id) => ids.has(id));
+      const fits = !blocked.has(p.stream) && events + p.ids.length <= MAX_EVENTS_PER_TX && !p.ids.some((id) => ids.has(id));
       // A stream passed over stays blocked for the rest of this turn: its appends keep their order.
       blocked.add(p.stream);
       if (!fits) {
@@ -321,7 +312,7 @@ export class PostgresEventStore implements EventStore {
    * try each append goes alone, so one append that keeps losing cannot hold the others back.
    */
   private async write(batch: PendingAppend[], attempt = 0): Promise<void> {
-    const args = batchArgs(batch, this.now());
+    const args = batchArgs(batch, this.now(), this.version3Append);
     let rows: BatchRow[];
     try {
       rows = await this.appendCall(args, batch);
@@ -367,7 +358,8 @@ export class PostgresEventStore implements EventStore {
       const res = await client.query<BatchRow>(
         this.version3Append
           ? { text: 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', values: [...args, this.appendLock], rowMode: 'array' }
-          : { text: 'SELECT ord, ok, revision, pos FROM tollgate_append_together($1, $2, $3, $4, $5, $6, $7, $8, $9)', values: args, rowMode: 'array' },
+          : // Named: parsed once per connection.
+            { name: 'tollgate_append_together', text: 'SELECT ord, ok, revision, pos FROM tollgate_append_together($1, $2, $3, $4, $5, $6, $7, $8, $9)', values: args, rowMode: 'array' },
       );
       client.off('error', ignore);
       client.release();
@@ -680,8 +672,11 @@ class OutcomeKnown extends Error {}
 /** Tries of a batch that lost a race (23505) before its appends fail with that error. */
 const MAX_RACE_RETRIES = 20;
 
-/** The arguments tollgate_append_together takes (and tollgate_append_grouped, but for p_lock). */
-function batchArgs(batch: PendingAppend[], created: Date): unknown[] {
+/**
+ * The arguments tollgate_append_together takes: data and metadata as one JSON array each, joined
+ * from each event's JSON text (no escaping into an array literal, no second stringify).
+ */
+function batchArgs(batch: PendingAppend[], created: Date, version3: boolean): unknown[] {
   const streams: string[] = [];
   const expected: string[] = [];
   const offsets: number[] = [];
@@ -700,7 +695,9 @@ function batchArgs(batch: PendingAppend[], created: Date): unknown[] {
     data.push(...p.data);
     meta.push(...p.meta);
   }
-  return [streams, expected, offsets, counts, ids, types, data, meta, created];
+  // tollgate_append_grouped (version 3, the bench's comparison) takes them as text[].
+  if (version3) return [streams, expected, offsets, counts, ids, types, data, meta, created];
+  return [streams, expected, offsets, counts, ids, types, `[${data.join(',')}]`, `[${meta.join(',')}]`, created];
 }
 
 function toResult(stream: string, expected: ExpectedRevision, [ok, revision, pos]: [boolean, string | null, string | null]): AppendResult {
