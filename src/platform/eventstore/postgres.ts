@@ -19,8 +19,8 @@ import { MAX_EVENTS_PER_TX, MIGRATE_LOCK_KEY, MIGRATIONS, NOTIFY_CHANNEL } from 
 
 /**
  * The event store on PostgreSQL, for several processes on several machines writing one store.
- * Appends are one call of `tollgate_append_grouped` per group-commit batch (one round trip, no lock;
- * several batches in flight). Every read of the global order stops below the safe point
+ * Appends are one call of `tollgate_append_together` per group-commit batch (one round trip, no lock;
+ * several batches in flight; the batch's appends decided together, see ./postgres-schema). Every read of the global order stops below the safe point
  * (`tollgate_safe_position()`: nothing below it can still be committed, see ./postgres-schema).
  * Subscriptions read `position > checkpoint` and wake on LISTEN/NOTIFY (one dedicated connection per
  * store), polling as a fallback while that connection is down, and quickly while committed events
@@ -252,7 +252,7 @@ export class PostgresEventStore implements EventStore {
    * Up to maxBatchesInFlight batches at a time: what queues up meanwhile becomes the next batch. A
    * batch takes each stream at most once and no stream another batch in flight holds (every append is
    * decided against what is committed, so a stream's appends must commit one after another), each
-   * event id at most once (tollgate_append_grouped decides them all before inserting any), and at
+   * event id at most once (tollgate_append_together decides them all before inserting any), and at
    * most MAX_EVENTS_PER_TX events; the rest waits, in order.
    */
   private scheduleFlush(): void {
