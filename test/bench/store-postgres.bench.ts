@@ -5,8 +5,9 @@
  *  (a) raw single-row INSERT (autocommit) vs PostgresEventStore.append of one event;
  *  (b) raw 10-row INSERT vs append of 10 events;
  *  (a2) 50 concurrent writers x 40 single-event appends: raw inserts over a pool of 10 (no commit-order
- *      guarantee) vs the adapter with group commit, and without: lock-free (schema version 3) against
- *      the same batches under the old append lock (`appendLock`), in alternating rounds;
+ *      guarantee) vs the adapter with group commit, and without: this store against schema version
+ *      3's append path (`version3Append`) and the old append lock (`appendLock`), in rotating rounds,
+ *      with the CPU per append of this process and of the server processes;
  *  (a3) how long a live subscriber (another store) waits for each of those appends, lock-free;
  *  (c) readAll of n events in batches of 5,000 vs raw SELECT of the same rows, and a projection
  *      rebuild (rebuild.bench.ts's balance-like projection) from PostgreSQL into Redis.
@@ -92,15 +93,6 @@ async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, t
 }
 
 /**
- * 50 writers of single-event appends, each to a stream of its own: raw inserts over a pool of 10, then
- * the adapter in alternating rounds, over `processes` stores (each its own pool and group-commit
- * queue, as separate api processes would be): 'locked' (the design before schema version 3: one
- * batch in flight per store, decided outside the append lock, lock → one INSERT → COMMIT) and
- * 'lock-free' (no lock, up to 4 batches in flight per store, readers below the safe point). Then one
- * more lock-free 1-store round times a live subscriber on a store of its own: from each append's
- * resolve to the moment the subscriber yields it. Medians over the rounds.
- */
-/**
  * The append paths (a2) compares, in one run: 'locked' = before schema version 3 (decide outside the
  * lock, then the advisory lock, one INSERT, COMMIT; one batch in flight); 'version3' = schema version
  * 3's lock-free store as it was (each append decided by a function call of its own, everything queued
@@ -145,6 +137,13 @@ async function serverCpuMs(url: string): Promise<Map<number, number>> {
 /** Linux's USER_HZ. */
 const CLOCK_TICKS = 100;
 
+/**
+ * 50 writers of single-event appends, each to a stream of its own: raw inserts over a pool of 10, then
+ * the adapter over `processes` stores (each its own pool and group-commit queue, as separate api
+ * processes would be), each of VARIANTS once per round in rotating order. Then one more 1-store round
+ * of this store times a live subscriber on a store of its own: from each append's resolve to the
+ * moment the subscriber yields it. Medians over the rounds.
+ */
 async function concurrentBench(url: string, writers: number, perWriter: number, rounds = 3, inFlight?: number) {
   const total = writers * perWriter;
   const pool = new Pool({ connectionString: url, max: 10 });
