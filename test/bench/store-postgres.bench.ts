@@ -66,6 +66,8 @@ function rawInsert(pool: Pool, stream: string, first: number, events: NewEvent[]
 
 async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, txPerRound: number) {
   const pool = new Pool({ connectionString: url, max: 1 });
+  // The database is dropped WITH (FORCE) at the end; a client still closing then must not crash the bench.
+  pool.on('error', () => undefined);
   const store = new PostgresEventStore({ connectionString: url });
   const raw: number[] = [];
   const adapter: number[] = [];
@@ -246,6 +248,8 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
 async function readBench(url: string, o: PostgresBenchOptions) {
   const store = new PostgresEventStore({ connectionString: url });
   const pool = new Pool({ connectionString: url, max: 1 });
+  // The database is dropped WITH (FORCE) at the end; a client still closing then must not crash the bench.
+  pool.on('error', () => undefined);
   try {
     // The tables written so far are dropped: (c) reads exactly n events.
     await pool.query('TRUNCATE tollgate_events');
