@@ -5,8 +5,9 @@
  *  (a) raw single-row INSERT (autocommit) vs PostgresEventStore.append of one event;
  *  (b) raw 10-row INSERT vs append of 10 events;
  *  (a2) 50 concurrent writers x 40 single-event appends: raw inserts over a pool of 10 (no commit-order
- *      guarantee) vs the adapter with group commit, and without: lock-free (schema version 3) against
- *      the same batches under the old append lock (`appendLock`), in alternating rounds;
+ *      guarantee) vs the adapter with group commit, and without: this store against schema version
+ *      3's append path (`version3Append`) and the old append lock (`appendLock`), in rotating rounds,
+ *      with the CPU per append of this process and of the server processes;
  *  (a3) how long a live subscriber (another store) waits for each of those appends, lock-free;
  *  (c) readAll of n events in batches of 5,000 vs raw SELECT of the same rows, and a projection
  *      rebuild (rebuild.bench.ts's balance-like projection) from PostgreSQL into Redis.
@@ -15,6 +16,8 @@
  * so adapter/raw is the price of those.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
 import type { NewEvent } from '../../src/platform/eventstore/port';
@@ -63,6 +66,8 @@ function rawInsert(pool: Pool, stream: string, first: number, events: NewEvent[]
 
 async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, txPerRound: number) {
   const pool = new Pool({ connectionString: url, max: 1 });
+  // The database is dropped WITH (FORCE) at the end; a client still closing then must not crash the bench.
+  pool.on('error', () => undefined);
   const store = new PostgresEventStore({ connectionString: url });
   const raw: number[] = [];
   const adapter: number[] = [];
@@ -90,13 +95,56 @@ async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, t
 }
 
 /**
+ * The append paths (a2) compares, in one run: 'locked' = before schema version 3 (decide outside the
+ * lock, then the advisory lock, one INSERT, COMMIT; one batch in flight); 'version3' = schema version
+ * 3's lock-free store as it was (each append decided by a function call of its own, everything queued
+ * sent as one batch, up to 4 in flight); 'now' = this store (decisions together, what is queued shared
+ * among the free batch slots).
+ */
+const VARIANTS = {
+  locked: { appendLock: true },
+  version3: { version3Append: true },
+  now: {},
+} as const;
+type Variant = keyof typeof VARIANTS;
+const VARIANT_NAMES = Object.keys(VARIANTS) as Variant[];
+interface RoundFigures {
+  rate: number;
+  /** This process's CPU per append (the stores and the writers). */
+  nodeUs: number;
+  /** The CPU per append of every server process of the database (read from /proc; 0 where the server is not local). */
+  serverUs: number;
+}
+
+/** CPU time (ms) of each server process connected to the database at `url`, from /proc (same machine only). */
+async function serverCpuMs(url: string): Promise<Map<number, number>> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  const out = new Map<number, number>();
+  try {
+    const { rows } = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    for (const { pid } of rows) {
+      try {
+        const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        out.set(pid, (Number(f[11]) + Number(f[12])) * (1000 / CLOCK_TICKS));
+      } catch {
+        // Not on this machine, or already gone.
+      }
+    }
+  } finally {
+    await c.end();
+  }
+  return out;
+}
+/** Linux's USER_HZ. */
+const CLOCK_TICKS = 100;
+
+/**
  * 50 writers of single-event appends, each to a stream of its own: raw inserts over a pool of 10, then
- * the adapter in alternating rounds, over `processes` stores (each its own pool and group-commit
- * queue, as separate api processes would be): 'locked' (the design before schema version 3: one
- * batch in flight per store, decided outside the append lock, lock → one INSERT → COMMIT) and
- * 'lock-free' (no lock, up to 4 batches in flight per store, readers below the safe point). Then one
- * more lock-free 1-store round times a live subscriber on a store of its own: from each append's
- * resolve to the moment the subscriber yields it. Medians over the rounds.
+ * the adapter over `processes` stores (each its own pool and group-commit queue, as separate api
+ * processes would be), each of VARIANTS once per round in rotating order. Then one more 1-store round
+ * of this store times a live subscriber on a store of its own: from each append's resolve to the
+ * moment the subscriber yields it. Medians over the rounds.
  */
 async function concurrentBench(url: string, writers: number, perWriter: number, rounds = 3, inFlight?: number) {
   const total = writers * perWriter;
@@ -111,9 +159,13 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
   await pool.end();
   let run = 0;
   const lags: number[] = [];
-  const runAdapter = async (groupCommit: boolean, appendLock: boolean, processes: number, watch = false) => {
-    const stores = Array.from({ length: processes }, () => new PostgresEventStore({ connectionString: url, groupCommit, appendLock, poolSize: 4, maxBatchesInFlight: inFlight }));
-    await Promise.all(stores.map((s) => s.ping()));
+  const runAdapter = async (groupCommit: boolean, variant: Variant, processes: number, watch = false): Promise<RoundFigures> => {
+    const stores = Array.from(
+      { length: processes },
+      () => new PostgresEventStore({ connectionString: url, groupCommit, poolSize: 4, maxBatchesInFlight: inFlight, ...VARIANTS[variant] }),
+    );
+    // Every pooled connection opened before the clock starts, so the server CPU below is the appends'.
+    await Promise.all(stores.flatMap((s) => [s.ping(), s.ping(), s.ping(), s.ping()]));
     run++;
     const resolved = new Map<string, number>();
     const seen = new Map<string, number>();
@@ -130,6 +182,8 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
         }
       })();
     }
+    const server0 = await serverCpuMs(url);
+    const cpu0 = process.cpuUsage();
     t = now();
     await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
@@ -143,6 +197,10 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
       }),
     );
     const rate = (total * 1000) / (now() - t);
+    const cpu = process.cpuUsage(cpu0);
+    const server1 = await serverCpuMs(url);
+    let serverMs = 0;
+    for (const [pid, ms] of server1) serverMs += ms - (server0.get(pid) ?? 0);
     if (reader && sub) {
       await reading;
       await sub.close();
@@ -150,27 +208,38 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
       for (const [id, at] of seen) lags.push(Math.max(0, at - resolved.get(id)!));
     }
     await Promise.all(stores.map((s) => s.close()));
-    return rate;
+    return { rate, nodeUs: (cpu.user + cpu.system) / total, serverUs: (serverMs * 1000) / total };
   };
   const shapes = [1, 4];
-  const locked: Record<number, number[]> = { 1: [], 4: [] };
-  const lockFree: Record<number, number[]> = { 1: [], 4: [] };
+  const figures: Record<number, Record<Variant, RoundFigures[]>> = {};
+  for (const n of shapes) figures[n] = { locked: [], version3: [], now: [] };
   for (let r = 0; r < rounds; r++) {
     for (const n of shapes) {
-      locked[n].push(await runAdapter(true, true, n));
-      lockFree[n].push(await runAdapter(true, false, n));
+      // The order rotates each round, so no variant always runs first (or after the same one).
+      const order = VARIANT_NAMES.map((_, i) => VARIANT_NAMES[(i + r) % VARIANT_NAMES.length]);
+      for (const v of order) figures[n][v].push(await runAdapter(true, v, n));
     }
   }
-  const noGroup = { locked: await runAdapter(false, true, 1), lockFree: await runAdapter(false, false, 1) };
+  const noGroup = { locked: (await runAdapter(false, 'locked', 1)).rate, lockFree: (await runAdapter(false, 'now', 1)).rate };
   // One more lock-free round with a live subscriber on a store of its own (not in the rates above).
-  await runAdapter(true, false, 1, true);
-  const shape = (n: number) => ({
-    locked: median(locked[n]),
-    lockFree: median(lockFree[n]),
-    ratio: median(lockFree[n].map((g, i) => g / locked[n][i])),
-    lockedRange: range(locked[n]),
-    lockFreeRange: range(lockFree[n]),
-  });
+  await runAdapter(true, 'now', 1, true);
+  const shape = (n: number) => {
+    const f = figures[n];
+    const col = (v: Variant) => ({
+      rate: median(f[v].map((x) => x.rate)),
+      range: range(f[v].map((x) => x.rate)),
+      nodeUs: median(f[v].map((x) => x.nodeUs)),
+      serverUs: median(f[v].map((x) => x.serverUs)),
+    });
+    return {
+      locked: col('locked'),
+      version3: col('version3'),
+      now: col('now'),
+      nowOverLocked: median(f.now.map((x, i) => x.rate / f.locked[i].rate)),
+      nowOverVersion3: median(f.now.map((x, i) => x.rate / f.version3[i].rate)),
+      version3OverLocked: median(f.version3.map((x, i) => x.rate / f.locked[i].rate)),
+    };
+  };
   const sorted = [...lags].sort((a, b) => a - b);
   const lag = { median: median(lags), p99: sorted[Math.floor(sorted.length * 0.99)], max: sorted[sorted.length - 1] };
   return { raw, oneProcess: shape(1), fourProcesses: shape(4), noGroup, lag };
@@ -179,6 +248,8 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
 async function readBench(url: string, o: PostgresBenchOptions) {
   const store = new PostgresEventStore({ connectionString: url });
   const pool = new Pool({ connectionString: url, max: 1 });
+  // The database is dropped WITH (FORCE) at the end; a client still closing then must not crash the bench.
+  pool.on('error', () => undefined);
   try {
     // The tables written so far are dropped: (c) reads exactly n events.
     await pool.query('TRUNCATE tollgate_events');
@@ -251,15 +322,35 @@ function sayConcurrent(o: PostgresBenchOptions, conc: Awaited<ReturnType<typeof 
   o.say(
     `(a2) 50 concurrent writers x 40 single-event appends: raw (pool of 10, 1 tx each, no order guarantee) ${fmt(conc.raw)} appends/s`,
   );
+  const col = (c: { rate: number; range: string; nodeUs: number; serverUs: number }) =>
+    `${fmt(c.rate)} appends/s (${c.range}; CPU/append node ${c.nodeUs.toFixed(0)} µs, server ${c.serverUs.toFixed(0)} µs)`;
   for (const [label, r] of [['1 store', conc.oneProcess], ['4 stores (as 4 processes)', conc.fourProcesses]] as const) {
-    o.say(
-      `     ${label}, group commit: locked (the old append lock, 1 batch in flight) ${fmt(r.locked)} appends/s (${r.lockedRange}), lock-free ${fmt(r.lockFree)} appends/s (${r.lockFreeRange}), lock-free/locked ${r.ratio.toFixed(2)}`,
-    );
+    o.say(`     ${label}, group commit:`);
+    o.say(`       locked (the old append lock, 1 batch in flight)  ${col(r.locked)}`);
+    o.say(`       version 3 (lock-free, decided one by one, 1 batch of all) ${col(r.version3)}`);
+    o.say(`       now (decided together, 1 batch of all)            ${col(r.now)}`);
+    o.say(`       now/locked ${r.nowOverLocked.toFixed(2)}, now/version 3 ${r.nowOverVersion3.toFixed(2)}, version 3/locked ${r.version3OverLocked.toFixed(2)}`);
   }
   o.say(`     1 store, no group commit: locked ${fmt(conc.noGroup.locked)} appends/s, lock-free ${fmt(conc.noGroup.lockFree)} appends/s`);
   o.say(
     `(a3) live subscriber, lock-free 1-store rounds: append resolved -> event yielded, median ${conc.lag.median.toFixed(1)} ms, p99 ${conc.lag.p99.toFixed(1)} ms, max ${conc.lag.max.toFixed(1)} ms`,
   );
+}
+
+/** How the events table was read during the run: sequential scans mean a decision read the whole table. */
+async function sayScans(url: string, o: PostgresBenchOptions) {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
+    const { rows } = await c.query(
+      "SELECT seq_scan, seq_tup_read, idx_scan, n_tup_ins FROM pg_stat_user_tables WHERE relname = 'tollgate_events'",
+    );
+    const r = rows[0] as { seq_scan: string; seq_tup_read: string; idx_scan: string; n_tup_ins: string };
+    o.say(`     tollgate_events during the run: ${r.seq_scan} sequential scans (${fmt(Number(r.seq_tup_read))} rows read), ${r.idx_scan} index scans, ${fmt(Number(r.n_tup_ins))} rows inserted`);
+  } finally {
+    await c.end();
+  }
 }
 
 export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<string, unknown> | string> {
@@ -289,8 +380,11 @@ export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<str
     await seq.query(RAW_SEQUENCE);
     await seq.end();
     if (o.concurrentOnly) {
+      o.say(`load average at start ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
       const conc = await concurrentBench(url, 50, 40, o.rounds, o.inFlight);
       sayConcurrent(o, conc);
+      await sayScans(url, o);
+      o.say(`load average at end ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
       return { concurrent: conc };
     }
     const single = await writeBench(url, o, 1, o.singlePerRound);

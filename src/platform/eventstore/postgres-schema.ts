@@ -361,9 +361,105 @@ LANGUAGE sql AS $$
 $$;
 `;
 
+/**
+ * Version 4: the same append as version 3's tollgate_append_grouped (no lock, positions from the xid,
+ * one INSERT after every decision), cheaper per append:
+ * - the decisions are made together: one statement reads every stream's last revision and checks
+ *   every expected revision, one index scan finds which of the ids are stored already. An append whose
+ *   expected revision holds and none of whose ids is stored is written (revisions last+1..); every
+ *   other one (a conflict, an idempotent re-send, an empty append) is decided by
+ *   tollgate_append_decide as before, so the rules stay one text. (Version 3 made a function call of
+ *   four statements per append: about 15 µs more server CPU per append.)
+ * - data and metadata come as one JSON array each (p_data[k] is event k's JSON, its text kept as sent),
+ *   not as text[]: the client joins the JSON texts instead of escaping each into an array literal.
+ * - plans are generic (planned once per connection): a batch of one append was planned again on every
+ *   call (custom plans won on cost), about half of its server CPU (770 -> 370 µs per call, measured).
+ * Version 3's function stays: processes still running version 3's code use it, and the bench
+ * measures it.
+ */
+const APPEND_DECIDED_TOGETHER = `
+CREATE FUNCTION tollgate_append_together(
+  p_streams text[], p_expected text[], p_offsets int[], p_counts int[],
+  p_ids text[], p_types text[], p_data json, p_meta json, p_created timestamptz
+) RETURNS TABLE (ord int, ok boolean, revision bigint, pos bigint)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_n int := coalesce(array_length(p_streams, 1), 0);
+  v_ok boolean[];
+  v_rev bigint[];
+  v_base bigint[];
+  v_pos bigint[] := array_fill(NULL::bigint, ARRAY[v_n]);
+  v_stored text[];
+  v_write boolean := false;
+  v_first bigint;
+  v_xid xid8;
+  v_p tollgate_positions;
+  v_max bigint;
+  r record;
+BEGIN
+  IF coalesce(array_length(p_ids, 1), 0) > ${MAX_EVENTS_PER_TX} THEN
+    RAISE EXCEPTION 'an append transaction holds at most ${MAX_EVENTS_PER_TX} events' USING ERRCODE = '22003';
+  END IF;
+  SELECT coalesce(array_agg(e.event_id), '{}') INTO v_stored FROM tollgate_events e WHERE e.event_id = ANY (p_ids);
+  -- base: revisions base+1.. are written; NULL: decided one by one below. CASE, not OR: the cast never sees 'any'.
+  SELECT array_agg(CASE WHEN d.cnt > 0 AND d.holds AND NOT (p_ids[d.off + 1 : d.off + d.cnt] && v_stored)
+           THEN coalesce(d.last, -1) END ORDER BY d.i),
+         array_agg(coalesce(d.last, -1) + d.cnt ORDER BY d.i)
+    INTO v_base, v_rev
+    FROM (
+      SELECT a.i, a.off, a.cnt, l.last, CASE a.expected
+          WHEN 'any' THEN true
+          WHEN 'no_stream' THEN l.last IS NULL
+          WHEN 'stream_exists' THEN l.last IS NOT NULL
+          ELSE coalesce(l.last = a.expected::bigint, false) END AS holds
+      FROM unnest(p_streams, p_expected, p_offsets, p_counts) WITH ORDINALITY AS a(stream, expected, off, cnt, i)
+      CROSS JOIN LATERAL (SELECT max(e.stream_revision) AS last FROM tollgate_events e WHERE e.stream_id = a.stream) l
+    ) d;
+  v_ok := array_fill(true, ARRAY[v_n]);
+  FOR i IN 1..v_n LOOP
+    IF v_base[i] IS NOT NULL THEN
+      v_write := true;
+    ELSE
+      SELECT * INTO r FROM tollgate_append_decide(p_streams[i], p_expected[i],
+        coalesce(p_ids[p_offsets[i] + 1 : p_offsets[i] + p_counts[i]], '{}'));
+      v_ok[i] := r.ok; v_rev[i] := r.revision; v_pos[i] := r.pos; v_base[i] := r.base;
+      v_write := v_write OR r.base IS NOT NULL;
+    END IF;
+  END LOOP;
+  IF v_write THEN
+    -- The xid is assigned here, after every decision above.
+    v_xid := pg_current_xact_id();
+    SELECT * INTO v_p FROM tollgate_positions;
+    IF v_xid <= v_p.min_xid THEN
+      RAISE EXCEPTION 'append transaction % is older than the schema migration %', v_xid, v_p.min_xid;
+    END IF;
+    v_first := v_p.base + (v_xid::text::bigint << ${TX_INDEX_BITS});
+    INSERT INTO tollgate_events (position, event_id, stream_id, stream_revision, type, data, metadata, created)
+    SELECT v_first + k - 1, p_ids[k], p_streams[b.i], v_base[b.i] + (k - b.off), p_types[k], d.value, m.value, p_created
+    FROM unnest(p_offsets, p_counts) WITH ORDINALITY AS b(off, cnt, i)
+    CROSS JOIN LATERAL generate_series(b.off + 1, b.off + b.cnt) AS k
+    JOIN json_array_elements(p_data) WITH ORDINALITY AS d(value, dk) ON d.dk = k
+    JOIN json_array_elements(p_meta) WITH ORDINALITY AS m(value, mk) ON m.mk = k
+    WHERE v_base[b.i] IS NOT NULL;
+    FOR i IN 1..v_n LOOP
+      IF v_base[i] IS NOT NULL THEN
+        v_pos[i] := v_first + p_offsets[i] + p_counts[i] - 1;
+        v_max := greatest(v_max, v_pos[i]);
+      END IF;
+    END LOOP;
+    PERFORM pg_notify('${NOTIFY_CHANNEL}', v_max::text);
+  END IF;
+  RETURN QUERY SELECT i, v_ok[i], v_rev[i], v_pos[i] FROM generate_series(1, v_n) AS i;
+END
+$$;
+`;
+
 /** Index i holds the statements that bring the schema from version i to i + 1. Never edit a released one. */
 export const MIGRATIONS: string[] = [
   EVENTS_TABLE + APPEND_FUNCTION + APPEND_BATCH_FUNCTION,
   APPEND_DECIDE_FUNCTION + APPEND_GROUPED_FUNCTION,
   POSITIONS_FROM_XIDS,
+  APPEND_DECIDED_TOGETHER,
 ];

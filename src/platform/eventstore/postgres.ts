@@ -19,8 +19,8 @@ import { MAX_EVENTS_PER_TX, MIGRATE_LOCK_KEY, MIGRATIONS, NOTIFY_CHANNEL } from 
 
 /**
  * The event store on PostgreSQL, for several processes on several machines writing one store.
- * Appends are one call of `tollgate_append_grouped` per group-commit batch (one round trip, no lock;
- * several batches in flight). Every read of the global order stops below the safe point
+ * Appends are one call of `tollgate_append_together` per group-commit batch (one round trip, no lock;
+ * several batches in flight; the batch's appends decided together, see ./postgres-schema). Every read of the global order stops below the safe point
  * (`tollgate_safe_position()`: nothing below it can still be committed, see ./postgres-schema).
  * Subscriptions read `position > checkpoint` and wake on LISTEN/NOTIFY (one dedicated connection per
  * store), polling as a fallback while that connection is down, and quickly while committed events
@@ -56,6 +56,12 @@ export interface PostgresOptions {
    * flight, to measure the old design against the lock-free one in one run. Never in production.
    */
   appendLock?: boolean;
+  /**
+   * Only for the bench: append the way schema version 3's store did (tollgate_append_grouped, each
+   * append decided by a call of its own; everything queued sent as one batch), to measure it against
+   * this one in one run. Never in production. appendLock implies it.
+   */
+  version3Append?: boolean;
   /**
    * How long readAll may wait for the safe point to pass events already committed when it was called
    * (a transaction in this database that holds an older xid keeps it back). Past it,
@@ -138,6 +144,7 @@ export class PostgresEventStore implements EventStore {
   private readonly groupCommit: boolean;
   private readonly appendLock: boolean;
   private readonly maxBatchesInFlight: number;
+  private readonly version3Append: boolean;
   private readonly safePointWaitMs: number;
   private readonly readBackTimeoutMs: number;
   private queue: PendingAppend[] = [];
@@ -155,6 +162,7 @@ export class PostgresEventStore implements EventStore {
     this.groupCommit = opts.groupCommit ?? true;
     this.appendLock = opts.appendLock ?? false;
     this.maxBatchesInFlight = this.appendLock ? 1 : Math.max(1, opts.maxBatchesInFlight ?? 4);
+    this.version3Append = this.appendLock || (opts.version3Append ?? false);
     this.safePointWaitMs = opts.safePointWaitMs ?? 5_000;
     this.readBackTimeoutMs = opts.readBackTimeoutMs ?? 5_000;
     this.appended.setMaxListeners(0);
@@ -244,7 +252,7 @@ export class PostgresEventStore implements EventStore {
    * Up to maxBatchesInFlight batches at a time: what queues up meanwhile becomes the next batch. A
    * batch takes each stream at most once and no stream another batch in flight holds (every append is
    * decided against what is committed, so a stream's appends must commit one after another), each
-   * event id at most once (tollgate_append_grouped decides them all before inserting any), and at
+   * event id at most once (tollgate_append_together decides them all before inserting any), and at
    * most MAX_EVENTS_PER_TX events; the rest waits, in order.
    */
   private scheduleFlush(): void {
@@ -304,7 +312,7 @@ export class PostgresEventStore implements EventStore {
    * try each append goes alone, so one append that keeps losing cannot hold the others back.
    */
   private async write(batch: PendingAppend[], attempt = 0): Promise<void> {
-    const args = batchArgs(batch, this.now(), this.appendLock);
+    const args = batchArgs(batch, this.now(), this.version3Append);
     let rows: BatchRow[];
     try {
       rows = await this.appendCall(args, batch);
@@ -347,11 +355,12 @@ export class PostgresEventStore implements EventStore {
     const ignore = () => undefined;
     client.on('error', ignore);
     try {
-      const res = await client.query<BatchRow>({
-        text: 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-        values: args,
-        rowMode: 'array',
-      });
+      const res = await client.query<BatchRow>(
+        this.version3Append
+          ? { text: 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', values: [...args, this.appendLock], rowMode: 'array' }
+          : // Named: parsed once per connection.
+            { name: 'tollgate_append_together', text: 'SELECT ord, ok, revision, pos FROM tollgate_append_together($1, $2, $3, $4, $5, $6, $7, $8, $9)', values: args, rowMode: 'array' },
+      );
       client.off('error', ignore);
       client.release();
       return res.rows;
@@ -663,8 +672,11 @@ class OutcomeKnown extends Error {}
 /** Tries of a batch that lost a race (23505) before its appends fail with that error. */
 const MAX_RACE_RETRIES = 20;
 
-/** The arguments tollgate_append_grouped takes. */
-function batchArgs(batch: PendingAppend[], created: Date, lock: boolean): unknown[] {
+/**
+ * The arguments tollgate_append_together takes: data and metadata as one JSON array each, joined
+ * from each event's JSON text (no escaping into an array literal, no second stringify).
+ */
+function batchArgs(batch: PendingAppend[], created: Date, version3: boolean): unknown[] {
   const streams: string[] = [];
   const expected: string[] = [];
   const offsets: number[] = [];
@@ -683,7 +695,9 @@ function batchArgs(batch: PendingAppend[], created: Date, lock: boolean): unknow
     data.push(...p.data);
     meta.push(...p.meta);
   }
-  return [streams, expected, offsets, counts, ids, types, data, meta, created, lock];
+  // tollgate_append_grouped (version 3, the bench's comparison) takes them as text[].
+  if (version3) return [streams, expected, offsets, counts, ids, types, data, meta, created];
+  return [streams, expected, offsets, counts, ids, types, `[${data.join(',')}]`, `[${meta.join(',')}]`, created];
 }
 
 function toResult(stream: string, expected: ExpectedRevision, [ok, revision, pos]: [boolean, string | null, string | null]): AppendResult {

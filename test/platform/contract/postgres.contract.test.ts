@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { openEventStore } from '../../../src/init';
-import { StoreUnavailable } from '../../../src/platform/eventstore/port';
-import type { RecordedEvent } from '../../../src/platform/eventstore/port';
+import { StoreUnavailable, WrongExpectedVersion } from '../../../src/platform/eventstore/port';
+import type { AppendResult, RecordedEvent } from '../../../src/platform/eventstore/port';
 import { PostgresEventStore, PostgresOptions } from '../../../src/platform/eventstore/postgres';
 import { MIGRATIONS } from '../../../src/platform/eventstore/postgres-schema';
 import { perFileTestDatabase, TEST_DATABASE_URL } from '../../support/postgres';
@@ -189,6 +189,53 @@ maybe('PostgreSQL event store', () => {
       const own = all.filter((e) => e.stream === `own-${w}`);
       expect(own.map((e) => e.revision)).toEqual(own.map((_, i) => BigInt(i)));
     }
+  });
+
+  test('one group-commit batch with fresh appends, a conflict, idempotent re-sends and an id stored elsewhere: each its own outcome, the written ones in one transaction', async () => {
+    const s = store();
+    const a0 = evs(2);
+    await s.append('a', a0, { expectedRevision: 'no_stream' });
+    const elsewhere = ev('E');
+    await s.append('elsewhere', [elsewhere], { expectedRevision: 'no_stream' });
+    // All queued in one turn: one batch.
+    const fresh = [evs(3), evs(1), evs(2)];
+    const outcomes = await Promise.allSettled([
+      s.append('f0', fresh[0], { expectedRevision: 'no_stream' }),
+      s.append('a', a0, { expectedRevision: 'no_stream' }), // idempotent re-send: the original result
+      s.append('f1', fresh[1], { expectedRevision: 'any' }),
+      s.append('c', [ev('C')], { expectedRevision: 4n }), // conflict: no such stream
+      s.append('x', [ev('X'), elsewhere], { expectedRevision: 'no_stream' }), // an id stored in another stream
+      s.append('f2', fresh[2], { expectedRevision: 'no_stream' }),
+    ]);
+    const [f0, again, f1, conflict, stolen, f2] = outcomes;
+    expect(again).toEqual({ status: 'fulfilled', value: { nextExpectedRevision: 1n, position: expect.any(BigInt) } });
+    expect(conflict.status).toBe('rejected');
+    expect((conflict as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedVersion);
+    expect(stolen.status).toBe('rejected');
+    const written = [f0, f1, f2].map((o) => (o as PromiseFulfilledResult<AppendResult>).value);
+    expect(written.map((r) => r.nextExpectedRevision)).toEqual([2n, 0n, 1n]);
+    // One transaction: positions from one xid, each event at its index in the batch (the events of the
+    // appends not written leave their numbers unused): f0 ends at 2, f1 at 5, f2 at 10.
+    expect(written[1].position - written[0].position).toBe(3n);
+    expect(written[2].position - written[1].position).toBe(5n);
+    const all = await s.readAll();
+    expect(all.filter((e) => e.stream.startsWith('f')).map((e) => e.id)).toEqual(fresh.flat().map((e) => e.id));
+    expect((await s.readStream('x')).length).toBe(0);
+    expect((await s.readStream('c')).length).toBe(0);
+  });
+
+  test('data and metadata are stored as the JSON text of the event, byte for byte', async () => {
+    const s = store();
+    const data = { q: 'say "hi"\\ back\nslash', u: 'ünï \u2028 😀', nul: 'a\u0000b', n: -1.5e-7, nested: [{ a: [] }, {}], empty: '' };
+    const metadata = { actor: 'x"y', correlationId: '\\' };
+    const e = { id: randomUUID(), type: 'T', data, metadata };
+    await s.append('j', [e, ev('Second', [1, 'two'])], { expectedRevision: 'no_stream' });
+    const rows = await sql('SELECT data::text AS d, metadata::text AS m FROM tollgate_events ORDER BY position');
+    expect(rows).toEqual([
+      { d: JSON.stringify(data), m: JSON.stringify(metadata) },
+      { d: JSON.stringify([1, 'two']), m: JSON.stringify({ actor: 'contract-test' }) },
+    ]);
+    expect((await s.readStream('j'))[0]).toEqual(expect.objectContaining({ data, metadata }));
   });
 
   test('schema version 2 with events in it: migrated to 3, the old positions stay, new ones come after them, readers see both', async () => {

@@ -1,0 +1,46 @@
+/**
+ * The writer side of (a2) alone, for `node --cpu-prof`: 50 writers x N single-event appends through
+ * one store (lock-free by default; `--lock` for the old append lock). Prints appends/s and the
+ * process's CPU per append. `node --cpu-prof --cpu-prof-dir /tmp/x --import tsx test/bench/pg-writers-profile.ts [N] [--lock]`
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
+import { event } from './bench-events';
+
+const admin = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function main() {
+  const perWriter = Number(process.argv[2] ?? 200);
+  const lock = process.argv.includes('--lock');
+  const writers = 50;
+  const name = `tollgate_prof_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  const a = new Client({ connectionString: admin });
+  await a.connect();
+  await a.query(`CREATE DATABASE ${name}`);
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  try {
+    const store = new PostgresEventStore({ connectionString: u.toString(), appendLock: lock, poolSize: 4 });
+    await store.ping();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        let expected: bigint | 'no_stream' = 'no_stream';
+        for (let i = 0; i < perWriter; i++) {
+          expected = (await store.append(`w-${w}`, [event(i)], { expectedRevision: expected })).nextExpectedRevision;
+        }
+      }),
+    );
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const n = writers * perWriter;
+    console.log(`${lock ? 'locked' : 'lock-free'}: ${Math.round((n * 1000) / ms)} appends/s, node CPU ${(((cpu.user + cpu.system) / n)).toFixed(1)} µs/append`);
+    await store.close();
+  } finally {
+    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await a.end();
+  }
+}
+void main();
