@@ -381,6 +381,33 @@ describe('ProjectionRunner', () => {
     expect(seen.length).toBe(before);
   });
 
+  test('a long catch-up reads in parts of 2,500 events into one MULTI per 10,000; reactors behind see what they handle and reach the head', async () => {
+    // 6,000 events: more than two reads, less than one batch. The last one is an FxNoise no one handles.
+    await appendFx(env.store, 6000, 500);
+    const head = await env.store.headPosition();
+    expect((await env.store.readAll({ fromPosition: head }))[0].type).toBe('FxNoise');
+    const reads: number[] = [];
+    const readAll = env.store.readAll.bind(env.store);
+    env.store.readAll = (opts) => (reads.push(opts?.maxCount ?? Infinity), readAll(opts));
+    // A reactor that was stopped at position 0 (a first-seen one would start at the head).
+    await env.redis.set(env.ks.reactorCheckpoint('fx-reactor'), '0');
+    const reactor = recordingReactor();
+    const runner = env.runner([fxLedger()], { reactors: [reactor] });
+    const multi = jest.spyOn((runner as unknown as { opts: { redis: Redis } }).opts.redis, 'multi');
+    await runner.start();
+    await runner.caughtUp;
+    // Every checkpoint (the reactor's too) is at the head when the catch-up ends: the reactor's moved
+    // past the trailing event it does not handle, with no second read of it by the live subscription.
+    expect(runner.position).toBe(head);
+    expect(reads.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(2_501);
+    expect(multi).toHaveBeenCalledTimes(1);
+    await expectModelMatchesStore();
+    const credited = (await env.store.readAll()).filter((e) => e.type === 'FxCredited');
+    expect(reactor.seen.map((e) => e.id)).toEqual(credited.map((e) => e.id));
+    expect(await env.redis.get(env.ks.reactorCheckpoint('fx-reactor'))).toBe(head.toString());
+  });
+
   test('a failing reactor is retried (at least once) without applying projections twice', async () => {
     let failures = 0;
     const seen: string[] = [];
