@@ -306,6 +306,11 @@ export class ProjectionRunner {
         let count = 0;
         let last = from;
         while (count < size && builder.queued() < CATCH_UP_COMMANDS) {
+          // A turn of the event loop before each read: with a store that reads synchronously
+          // (SQLite) the whole next batch was otherwise built before the batch in flight saw its
+          // WATCH's reply, so its MULTI went out only then, and Redis and this process took turns
+          // instead of working at once (PostgreSQL's reads wait on I/O, which gave that turn).
+          await new Promise<void>((resolve) => setImmediate(resolve));
           const events = await (next ?? read(last));
           next = null;
           if (events.length === 0) break;

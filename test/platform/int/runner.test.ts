@@ -422,6 +422,35 @@ describe('ProjectionRunner', () => {
     expect(await env.redis.get(env.ks.reactorCheckpoint('fx-reactor'))).toBe(head.toString());
   });
 
+  test('over a store that reads synchronously, a catch-up sends a batch while it builds the next one', async () => {
+    await appendFx(env.store, 25_000, 2500); // three batches
+    const seen: string[] = [];
+    const readAll = env.store.readAll.bind(env.store);
+    env.store.readAll = (opts) => (seen.push('read'), readAll(opts));
+    const sums: Projection = {
+      name: 'fx-sums',
+      handles: new Set(['FxCredited']),
+      apply(e, tx) {
+        tx.hincrby(tx.key('total'), 'credited', (e.data as { amount: string }).amount);
+      },
+    };
+    const runner = env.runner([sums]);
+    const redis = (runner as unknown as { opts: { redis: Redis } }).opts.redis;
+    const multi = redis.multi.bind(redis);
+    jest.spyOn(redis, 'multi').mockImplementation(((...args: Parameters<Redis['multi']>) => {
+      const m = multi(...args);
+      const exec = m.exec.bind(m);
+      m.exec = ((...a: Parameters<typeof exec>) => (seen.push('exec'), exec(...a))) as typeof m.exec;
+      return m;
+    }) as Redis['multi']);
+    await runner.start();
+    await runner.caughtUp;
+    // The first batch took 10 reads (of 1,000); its MULTI went out before the second batch's 10 reads were done.
+    const firstExec = seen.indexOf('exec');
+    expect(seen.slice(0, firstExec).filter((s) => s === 'read').length).toBeLessThan(15);
+    expect(seen.filter((s) => s === 'exec')).toHaveLength(3);
+  });
+
   test('a catch-up batch ends early once its MULTI holds 3,000 commands (a projection queuing its own per event)', async () => {
     await appendFx(env.store, 6000, 500);
     const runner = env.runner([fxLedger()]); // five MULTI commands per applied event
