@@ -29,10 +29,48 @@ export function makeTx(ks: Keyspace, name: string, gen: string, multi: Chainable
 }
 
 /**
- * Queues `events` for one projection on `multi` and returns the new checkpoint (unchanged if every
- * event was already applied). Events at or below the checkpoint are skipped: that is what makes a
+ * One projection's part of a batch, built as its events come (in one call or in several chunks):
+ * `add` applies them, queuing the projection's own MULTI commands; `finish` queues its batched
+ * writes and its checkpoint. Events at or below the checkpoint are skipped: that is what makes a
  * replay after a crash, or an overlapping resubscription, harmless.
  */
+export class ProjectionBatch {
+  private readonly writes = new BatchWrites();
+  private readonly tx: ProjectionTx;
+  /** The position applied up to (the checkpoint this batch leaves). */
+  last: bigint;
+
+  constructor(
+    private readonly ks: Keyspace,
+    private readonly projection: Projection,
+    private readonly state: ProjectionState,
+    multi: ChainableCommander,
+    live: boolean,
+  ) {
+    this.tx = makeTx(ks, projection.name, state.gen, multi, live, this.writes);
+    this.last = state.checkpoint;
+  }
+
+  add(events: readonly RecordedEvent[]): void {
+    const { projection, tx } = this;
+    let last = this.last;
+    for (const e of events) {
+      if (e.position <= last) continue;
+      if (projection.handles.has(e.type)) projection.apply(e, tx);
+      last = e.position;
+    }
+    this.last = last;
+  }
+
+  /** Queues the batched writes, then the checkpoint if it moved; returns it. */
+  finish(multi: ChainableCommander): bigint {
+    this.writes.flush(multi);
+    if (this.last > this.state.checkpoint) multi.set(this.ks.checkpoint(this.projection.name, this.state.gen), this.last.toString());
+    return this.last;
+  }
+}
+
+/** Queues `events` for one projection on `multi` and returns the new checkpoint (unchanged if every event was already applied). */
 export function applyBatch(
   ks: Keyspace,
   projection: Projection,
@@ -41,17 +79,9 @@ export function applyBatch(
   multi: ChainableCommander,
   live: boolean,
 ): bigint {
-  const batch = new BatchWrites();
-  const tx = makeTx(ks, projection.name, state.gen, multi, live, batch);
-  let last = state.checkpoint;
-  for (const e of events) {
-    if (e.position <= last) continue;
-    if (projection.handles.has(e.type)) projection.apply(e, tx);
-    last = e.position;
-  }
-  batch.flush(multi);
-  if (last > state.checkpoint) multi.set(ks.checkpoint(projection.name, state.gen), last.toString());
-  return last;
+  const batch = new ProjectionBatch(ks, projection, state, multi, live);
+  batch.add(events);
+  return batch.finish(multi);
 }
 
 export async function loadProjectionState(redis: Redis, ks: Keyspace, name: string): Promise<ProjectionState> {

@@ -1,4 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
+import { RespArgs } from './resp-args';
 
 /**
  * The writes a projection leaves for the end of its batch (ProjectionTx.hincrby, expireAt,
@@ -110,7 +111,8 @@ export class BatchWrites {
   /** Sums stay numbers while they are safe integers (token counts), bigint beyond (nano-USD). */
   private readonly incr = new Map<string, Map<string, number | bigint>>();
   private readonly expire = new Map<string, number>();
-  private readonly scripts = new Map<string, string[]>();
+  /** Each script's calls, already in RESP bytes (./resp-args.ts). */
+  private readonly scripts = new Map<string, RespArgs>();
 
   hincrby(key: string, field: string, delta: string | number | bigint): void {
     let fields = this.incr.get(key);
@@ -132,41 +134,53 @@ export class BatchWrites {
   }
 
   evalEach(lua: string, keys: readonly string[], args: readonly string[]): void {
-    let groups = this.scripts.get(lua);
-    if (!groups) this.scripts.set(lua, (groups = []));
-    // Packed: one RESP argument per call instead of one per key and value. ioredis's encoding of a
-    // batch's arguments (flattening, a string piece and a byte count each) and the strings kept
-    // alive until the batch commits were most of the projector's remaining cost.
-    if (hasNul(keys, args)) return void groups.push('', String(keys.length), String(args.length), ...keys, ...args);
-    let packed = String(keys.length);
-    for (const k of keys) packed += '\0' + k;
-    for (const a of args) packed += '\0' + a;
-    groups.push(packed);
+    let calls = this.scripts.get(lua);
+    if (!calls) this.scripts.set(lua, (calls = new RespArgs()));
+    // Packed: one RESP argument per call instead of one per key and value, written as bytes at
+    // once (./resp-args.ts): ioredis's encoding of a batch's arguments (flattening, a string piece
+    // and a byte count each) and the strings kept alive until the batch commits were most of the
+    // projector's remaining cost.
+    if (hasNul(keys, args)) {
+      calls.add('');
+      calls.add(String(keys.length));
+      calls.add(String(args.length));
+      for (const k of keys) calls.add(k);
+      for (const a of args) calls.add(a);
+      return;
+    }
+    calls.addJoined(String(keys.length), keys, args);
   }
 
   /** Queues everything on `multi` (increments, each script, then expiries) and forgets it. */
   flush(multi: ChainableCommander): void {
     if (this.incr.size > 0) {
-      const args: string[] = [];
+      const args = new RespArgs();
       for (const [key, fields] of this.incr) {
-        args.push(key, String(fields.size));
-        for (const [field, delta] of fields) args.push(field, delta.toString());
+        args.add(key);
+        args.add(String(fields.size));
+        for (const [field, delta] of fields) {
+          args.add(field);
+          args.add(delta.toString());
+        }
       }
       // EVAL, not EVALSHA: inside MULTI a NOSCRIPT (script cache flushed) would fail only this command.
-      multi.eval(HINCRBY_MANY, 0, args);
+      args.queue(multi, 'eval', [HINCRBY_MANY, '0']);
     }
-    for (const [lua, groups] of this.scripts) {
+    for (const [lua, calls] of this.scripts) {
       let script = wrapped.get(lua);
       if (!script) wrapped.set(lua, (script = eachScript(lua)));
-      multi.eval(script, 0, groups);
+      calls.queue(multi, 'eval', [script, '0']);
     }
     // Last: an EXPIREAT on a key that a script creates (usage's buckets) would find no key before it.
     // One EVAL for all of them: an EXPIREAT command each (thousands per catch-up batch) cost an
     // ioredis Command, a promise and a QUEUED reply apiece.
     if (this.expire.size > 0) {
-      const args: string[] = [];
-      for (const [key, at] of this.expire) args.push(key, String(at));
-      multi.eval(EXPIREAT_MANY, 0, args);
+      const args = new RespArgs();
+      for (const [key, at] of this.expire) {
+        args.add(key);
+        args.add(String(at));
+      }
+      args.queue(multi, 'eval', [EXPIREAT_MANY, '0']);
     }
     this.incr.clear();
     this.expire.clear();

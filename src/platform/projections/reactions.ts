@@ -10,6 +10,8 @@ import type { Reactor } from './projection';
  * batch, not one per reactor: with a partition's runner over a stream mostly of other partitions'
  * events, most batches react to nothing and only move checkpoints). A crash before it re-runs the
  * batch's reactions, which at least once allows.
+ * `events` may leave out events no reactor handles: every checkpoint still moves to `through` (the
+ * batch's last position), as it would over all of them.
  */
 export async function runReactors(
   reactors: readonly Reactor[],
@@ -17,6 +19,7 @@ export async function runReactors(
   events: readonly RecordedEvent[],
   redis: Redis,
   ks: Keyspace,
+  through: bigint = events.length > 0 ? events[events.length - 1].position : 0n,
 ): Promise<void> {
   const moved: string[] = [];
   for (const r of reactors) {
@@ -27,6 +30,7 @@ export async function runReactors(
       if (r.handles.has(e.type)) await r.react(e);
       last = e.position;
     }
+    if (through > last) last = through;
     if (last > cp) moved.push(r.name, last.toString());
   }
   if (moved.length === 0) return;

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { createLogger } from '../../../src/platform/log';
 import type { RecordedEvent } from '../../../src/platform/eventstore/port';
-import type { Reactor } from '../../../src/platform/projections/projection';
+import type { Projection, Reactor } from '../../../src/platform/projections/projection';
 import { rebuildProjection } from '../../../src/platform/projections/rebuild';
 import { ProjectionRunner } from '../../../src/platform/projections/runner';
 import { projectionStatus } from '../../../src/platform/projections/status';
@@ -379,6 +379,88 @@ describe('ProjectionRunner', () => {
     });
     await until(async () => (await env.redis.get(env.ks.reactorCheckpoint('fx-reactor'))) === position.toString(), 5000, 'the reactor checkpoint');
     expect(seen.length).toBe(before);
+  });
+
+  test('a long catch-up reads in parts of 1,000 events into one MULTI per 10,000; reactors behind see what they handle and reach the head', async () => {
+    // 6,000 events: several reads, less than one batch. The last one is an FxNoise no one handles.
+    await appendFx(env.store, 6000, 500);
+    const head = await env.store.headPosition();
+    expect((await env.store.readAll({ fromPosition: head }))[0].type).toBe('FxNoise');
+    const reads: number[] = [];
+    const readAll = env.store.readAll.bind(env.store);
+    env.store.readAll = (opts) => (reads.push(opts?.maxCount ?? Infinity), readAll(opts));
+    // Batched writes only (a few scripts per batch, whatever its events): nothing ends the batch early.
+    const sums: Projection = {
+      name: 'fx-sums',
+      handles: new Set(['FxCredited', 'FxDebited']),
+      apply(e, tx) {
+        const d = e.data as { account: string; amount: string };
+        tx.hincrby(tx.key('balance'), d.account, e.type === 'FxCredited' ? d.amount : `-${d.amount}`);
+      },
+    };
+    // A reactor that was stopped at position 0 (a first-seen one would start at the head).
+    await env.redis.set(env.ks.reactorCheckpoint('fx-reactor'), '0');
+    const reactor = recordingReactor();
+    const runner = env.runner([sums], { reactors: [reactor] });
+    const multi = jest.spyOn((runner as unknown as { opts: { redis: Redis } }).opts.redis, 'multi');
+    await runner.start();
+    await runner.caughtUp;
+    // Every checkpoint (the reactor's too) is at the head when the catch-up ends: the reactor's moved
+    // past the trailing event it does not handle, with no second read of it by the live subscription.
+    expect(runner.position).toBe(head);
+    expect(reads.length).toBeGreaterThanOrEqual(6);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(1_001);
+    expect(multi).toHaveBeenCalledTimes(1);
+    const all = await env.store.readAll();
+    const expected: Record<string, string> = {};
+    for (const e of all.filter((x) => x.type !== 'FxNoise')) {
+      const d = e.data as { account: string; amount: string };
+      expected[d.account] = String(BigInt(expected[d.account] ?? '0') + (e.type === 'FxCredited' ? 1n : -1n) * BigInt(d.amount));
+    }
+    expect(await env.redis.hgetall(env.ks.rm('fx-sums', '0', 'balance'))).toEqual(expected);
+    expect(reactor.seen.map((e) => e.id)).toEqual(all.filter((e) => e.type === 'FxCredited').map((e) => e.id));
+    expect(await env.redis.get(env.ks.reactorCheckpoint('fx-reactor'))).toBe(head.toString());
+  });
+
+  test('over a store that reads synchronously, a catch-up sends a batch while it builds the next one', async () => {
+    await appendFx(env.store, 25_000, 2500); // three batches
+    const seen: string[] = [];
+    const readAll = env.store.readAll.bind(env.store);
+    env.store.readAll = (opts) => (seen.push('read'), readAll(opts));
+    const sums: Projection = {
+      name: 'fx-sums',
+      handles: new Set(['FxCredited']),
+      apply(e, tx) {
+        tx.hincrby(tx.key('total'), 'credited', (e.data as { amount: string }).amount);
+      },
+    };
+    const runner = env.runner([sums]);
+    const redis = (runner as unknown as { opts: { redis: Redis } }).opts.redis;
+    const multi = redis.multi.bind(redis);
+    jest.spyOn(redis, 'multi').mockImplementation(((...args: Parameters<Redis['multi']>) => {
+      const m = multi(...args);
+      const exec = m.exec.bind(m);
+      m.exec = ((...a: Parameters<typeof exec>) => (seen.push('exec'), exec(...a))) as typeof m.exec;
+      return m;
+    }) as Redis['multi']);
+    await runner.start();
+    await runner.caughtUp;
+    // The first batch took 10 reads (of 1,000); its MULTI went out before the second batch's 10 reads were done.
+    const firstExec = seen.indexOf('exec');
+    expect(seen.slice(0, firstExec).filter((s) => s === 'read').length).toBeLessThan(15);
+    expect(seen.filter((s) => s === 'exec')).toHaveLength(3);
+  });
+
+  test('a catch-up batch ends early once its MULTI holds 3,000 commands (a projection queuing its own per event)', async () => {
+    await appendFx(env.store, 6000, 500);
+    const runner = env.runner([fxLedger()]); // five MULTI commands per applied event
+    const multi = jest.spyOn((runner as unknown as { opts: { redis: Redis } }).opts.redis, 'multi');
+    await runner.start();
+    await runner.caughtUp;
+    expect(runner.position).toBe(await env.store.headPosition());
+    // 4,800 applied events, 24,000 commands: batches of one or a few reads (1,000 events: ≤ 5,000 commands each).
+    expect(multi.mock.calls.length).toBeGreaterThanOrEqual(5);
+    await expectModelMatchesStore();
   });
 
   test('a failing reactor is retried (at least once) without applying projections twice', async () => {
