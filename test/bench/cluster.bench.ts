@@ -519,7 +519,13 @@ async function round(
     const sampler = (async () => {
       while (sampling) {
         const t0 = Date.now();
-        samples.push(await sampleLag(c));
+        // On SIGINT the cleanup drops the database under the sampler: that is not a failure to report.
+        const sample = await sampleLag(c).catch((err: unknown) => {
+          if (shuttingDown) return null;
+          throw err;
+        });
+        if (!sample) return;
+        samples.push(sample);
         await sleep(Math.max(0, SAMPLE_MS - (Date.now() - t0)));
       }
     })();
