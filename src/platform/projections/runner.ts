@@ -362,6 +362,9 @@ export class ProjectionRunner {
       this.updateMin();
       return;
     }
+    // The progress announcement goes inside the MULTI: it is sent only if the batch commits, and
+    // costs no round trip of its own (a throttled projector pays per round trip, not per command).
+    batch.multi.publish(ks.progressChannel, this.progressAfter(batch.next).toString());
     await watchUnchanged(redis, ks, projections, this.state, this.opts.fence);
     const results = await batch.multi.exec();
     if (results === null) throw new GenerationSwitched();
@@ -369,7 +372,17 @@ export class ProjectionRunner {
     if (failed) this.opts.log.error({ err: failed[0] }, 'a projection command failed inside a committed batch');
     for (const [name, cp] of batch.next) this.state.get(name)!.checkpoint = cp;
     this.updateMin();
-    await redis.publish(ks.progressChannel, this.minCheckpoint.toString());
+  }
+
+  /** What minCheckpoint will be once a batch leaving the projections at `next` committed (the reactors not moved yet). */
+  private progressAfter(next: Map<string, bigint>): bigint {
+    let min: bigint | null = null;
+    for (const [name, s] of this.state) {
+      const c = next.get(name) ?? s.checkpoint;
+      if (min === null || c < min) min = c;
+    }
+    for (const c of this.reactorCheckpoints.values()) if (min === null || c < min) min = c;
+    return min ?? this.processed;
   }
 
   private async react(events: RecordedEvent[]): Promise<void> {

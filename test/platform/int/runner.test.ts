@@ -118,7 +118,14 @@ describe('ProjectionRunner', () => {
     } finally {
       monitor.stop();
     }
-    const { blocks, outside } = transactions(monitor.commands);
+    const { blocks: withProgress, outside } = transactions(monitor.commands);
+    // Each block announces the progress it leaves, inside the MULTI (no round trip of its own, and
+    // only if it commits), as its last command; the announcement is never sent on its own.
+    const announces = (c: string[]) => c[0].toLowerCase() === 'publish' && c[1] === env.ks.progressChannel;
+    expect(withProgress.map((b) => b.filter(announces).length)).toEqual(withProgress.map(() => 1));
+    expect(withProgress.every((b) => announces(b[b.length - 1]))).toBe(true);
+    expect(outside.filter(announces)).toEqual([]);
+    const blocks = withProgress.map((b) => b.slice(0, -1));
     const rmPrefix = env.ks.genPrefix('fx-ledger', '0');
     // Nothing the runner writes into the read model or its checkpoint happens outside a MULTI.
     // (The ready-marker script only reads the checkpoint; it writes the marker outside the model.)
@@ -134,6 +141,8 @@ describe('ProjectionRunner', () => {
     expect(checkpoints.every((c) => c.length === 1)).toBe(true);
     expect(blocks.every((b) => b[b.length - 1][1] === cpKey)).toBe(true);
     expect(checkpoints[checkpoints.length - 1][0][2]).toBe(head.toString());
+    // what a block announces is the checkpoint it commits
+    expect(withProgress.map((b) => b[b.length - 1][2])).toEqual(checkpoints.map((c) => c[0][2]));
     // catch-up: the 120 historic events went in one block; live: 35 events in blocks of ≤ 10 events
     const appliedPerBlock = blocks.map((b) => b.filter((c) => c[0].toLowerCase() === 'zadd').length);
     expect(blocks[0].filter((c) => c[0].toLowerCase() === 'zadd').length).toBe(fxExpected(await env.store.readAll({ maxCount: 120 })).positions.length);
