@@ -8,7 +8,7 @@ import { dropAbandonedGenerations } from './generations';
 import { Keyspace } from './keyspace';
 import { PositionWaiters } from './position-waiters';
 import type { Projection, Reactor } from './projection';
-import { adoptRebuilt, advanceCheckpoints, Fence, FencedOut, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
+import { adoptRebuilt, advanceCheckpoints, Expected, Fence, FencedOut, GenerationSwitched, guardBatch, guardedOutcome, markReady, movedUnderneath } from './switch-over';
 
 export interface RunnerOptions {
   store: EventStore;
@@ -46,11 +46,13 @@ const DEFAULT_WATCH_MS = 500;
  */
 const CATCH_UP_BATCH = 10_000;
 
-/** One batch's MULTI, built but not sent, and the checkpoints it leaves. */
+/** One batch's pipeline (guard, MULTI, the batch), built but not sent, and the checkpoints it leaves. */
 interface PreparedBatch {
   multi: ChainableCommander | null;
   next: Map<string, bigint>;
   last: bigint;
+  /** The fencing token the batch is guarded with ('' without a fence; null: the runner held none). */
+  token: string | null;
 }
 
 /**
@@ -344,32 +346,39 @@ export class ProjectionRunner {
     const { redis, ks, projections } = this.opts;
     const last = events[events.length - 1]?.position ?? 0n;
     const next = new Map<string, bigint>();
-    if (projections.length === 0) return { multi: null, next, last };
-    const multi = redis.multi();
-    for (const p of projections) {
+    if (projections.length === 0) return { multi: null, next, last, token: '' };
+    const expected: Expected = projections.map((p) => {
       const st = this.state.get(p.name)!;
-      const base = from ? { gen: st.gen, checkpoint: from.get(p.name) ?? st.checkpoint } : st;
-      next.set(p.name, applyBatch(ks, p, base, events, multi, live));
-    }
-    return { multi, next, last };
+      return { name: p.name, gen: st.gen, checkpoint: from ? (from.get(p.name) ?? st.checkpoint) : st.checkpoint };
+    });
+    const multi = redis.pipeline();
+    const token = guardBatch(multi, ks, expected, this.opts.fence);
+    if (token === null) return { multi: null, next, last, token };
+    for (const [i, p] of projections.entries()) next.set(p.name, applyBatch(ks, p, expected[i], events, multi, live));
+    return { multi, next, last, token };
   }
 
-  /** WATCHes, then commits a built batch (the MULTI commits only if no pointer or checkpoint moved). */
+  /**
+   * Commits a built batch in one round trip: its guard (switch-over.ts guardBatch) lets the MULTI
+   * commit only if the fence and every pointer and checkpoint are what the batch was built from.
+   */
   private async send(batch: PreparedBatch): Promise<void> {
-    const { redis, ks, projections } = this.opts;
+    const { ks, fence } = this.opts;
+    if (batch.token === null) throw new FencedOut('partition fenced: this runner holds no token');
     if (batch.last > this.processed) this.processed = batch.last;
     if (!batch.multi) {
       this.updateMin();
       return;
     }
+    // Built under another token (the runner lost and took the partition again meanwhile): build it anew.
+    if (fence && fence.token() !== batch.token) throw fence.token() === null ? new FencedOut('partition fenced: this runner holds no token') : new GenerationSwitched();
     // The progress announcement goes inside the MULTI: it is sent only if the batch commits, and
     // costs no round trip of its own (a throttled projector pays per round trip, not per command).
     batch.multi.publish(ks.progressChannel, this.progressAfter(batch.next).toString());
-    await watchUnchanged(redis, ks, projections, this.state, this.opts.fence);
-    const results = await batch.multi.exec();
-    if (results === null) throw new GenerationSwitched();
-    const failed = results.find(([err]) => err);
-    if (failed) this.opts.log.error({ err: failed[0] }, 'a projection command failed inside a committed batch');
+    batch.multi.exec(); // queues the EXEC; the next exec() sends the pipeline
+    const replies = guardedOutcome((await batch.multi.exec()) as Array<[Error | null, unknown]> | null, batch.token);
+    const failed = replies.find((r) => r instanceof Error);
+    if (failed) this.opts.log.error({ err: failed }, 'a projection command failed inside a committed batch');
     for (const [name, cp] of batch.next) this.state.get(name)!.checkpoint = cp;
     this.updateMin();
   }

@@ -130,8 +130,10 @@ describe('ProjectionRunner', () => {
     // Nothing the runner writes into the read model or its checkpoint happens outside a MULTI.
     // (The ready-marker script only reads the checkpoint; it writes the marker outside the model.)
     const marksReady = (c: string[]) => c[0].toLowerCase() === 'eval' && c.includes(env.ks.ready('fx-ledger'));
+    // The batch guard only reads the checkpoint (it writes the guard key, and only to abort).
+    const guards = (c: string[]) => c[0].toLowerCase() === 'eval' && c.includes(env.ks.commitGuard);
     const writesOutside = outside.filter(
-      (c) => c.slice(1).some((a) => a.startsWith(rmPrefix)) && !/^(watch|mget|get)$/i.test(c[0]) && !marksReady(c),
+      (c) => c.slice(1).some((a) => a.startsWith(rmPrefix)) && !/^(watch|mget|get)$/i.test(c[0]) && !marksReady(c) && !guards(c),
     );
     expect(writesOutside).toEqual([]);
     const cpKey = env.ks.checkpoint('fx-ledger', '0');
@@ -151,10 +153,16 @@ describe('ProjectionRunner', () => {
     const livePositions = live.map((b) => Number(b[b.length - 1][2]));
     expect(livePositions).toEqual([...livePositions].sort((a, b) => a - b));
     expect(Math.max(...appliedPerBlock.slice(1))).toBeLessThanOrEqual(10);
-    // each block was guarded by a WATCH of the active pointer and the checkpoint
+    // each block was guarded by a WATCH of the active pointer, the checkpoint and the guard key,
+    // then the guard script with what the block was built from, sent with it (no reply awaited
+    // between them: one round trip), each block's guard expecting the checkpoint the one before left
     const watches = outside.filter((c) => c[0].toLowerCase() === 'watch');
-    expect(watches.length).toBeGreaterThanOrEqual(blocks.length);
-    expect(watches[0]).toEqual(['watch', env.ks.active('fx-ledger'), cpKey]);
+    expect(watches.length).toBe(blocks.length);
+    expect(watches[0]).toEqual(['watch', env.ks.active('fx-ledger'), cpKey, env.ks.commitGuard]);
+    const guarded = outside.filter(guards);
+    expect(guarded.map((c) => c[c.length - 1])).toEqual(['0', ...checkpoints.slice(0, -1).map((c) => c[0][2])]);
+    const order = monitor.commands.filter((c) => /^(watch|multi|exec)$/i.test(c[0]) || guards(c)).map((c) => c[0].toLowerCase());
+    expect(order.join(' ')).toBe(blocks.map(() => 'watch eval multi exec').join(' '));
     await expectModelMatchesStore();
   });
 
