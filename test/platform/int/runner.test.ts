@@ -398,6 +398,33 @@ describe('ProjectionRunner', () => {
     expect(seen.length).toBe(before);
   });
 
+  test("a batch's reactors run side by side, each over the events in order", async () => {
+    // fx-a's first reaction waits (up to 2 s) for fx-b to start: one after the other, it never does.
+    let bStarted = () => undefined as void;
+    const started = new Promise<void>((r) => (bStarted = r));
+    let overlapped: boolean | null = null;
+    const seen: Record<string, bigint[]> = { 'fx-a': [], 'fx-b': [] };
+    const make = (name: string, react: (e: RecordedEvent) => Promise<void>): Reactor => ({ name, handles: new Set(['FxCredited', 'FxDebited']), react });
+    const a = make('fx-a', async (e) => {
+      if (overlapped === null) overlapped = await Promise.race([started.then(() => true), sleep(2000).then(() => false)]);
+      seen['fx-a'].push(e.position);
+    });
+    const b = make('fx-b', async (e) => {
+      bStarted();
+      seen['fx-b'].push(e.position);
+    });
+    const runner = env.runner([fxLedger()], { reactors: [a, b], batchSize: 50 });
+    await runner.start();
+    await appendFx(env.store, 12, 12);
+    const head = await env.store.headPosition();
+    expect(await runner.waitFor(head, patience(10_000))).toBe(true);
+    expect(overlapped).toBe(true);
+    const handled = (await env.store.readAll()).filter((e) => e.type === 'FxCredited' || e.type === 'FxDebited').map((e) => e.position);
+    expect(seen['fx-a']).toEqual(handled);
+    expect(seen['fx-b']).toEqual(handled);
+    expect(await env.redis.mget(env.ks.reactorCheckpoint('fx-a'), env.ks.reactorCheckpoint('fx-b'))).toEqual([head.toString(), head.toString()]);
+  });
+
   test('a failing reactor is retried (at least once) without applying projections twice', async () => {
     let failures = 0;
     const seen: string[] = [];
