@@ -9,7 +9,10 @@
  *   options: --layouts 2x1x1,2x2x2  (api processes x projector processes x PROJECTION_PARTITIONS)
  *            --rate <req/s> (30, over all api processes) --duration <s> (20) --rounds <n> (2; 0: the cost phase only)
  *            --connections <n per api> (16) --workspaces <n> (32)
- *            --projector-share <0..1> (0.1) --period-ms <ms> (200) --staggered (each projector's window apart)
+ *            --projector-share <0..1> (0.1; 1: unthrottled)
+ *            --throttle cgroup|signal (default: cgroup where the cgroup cpu controller is writable, else signal)
+ *            --period-ms <ms> (cgroup: the shortest of 20 ms or more with a 1 ms quota, e.g. 20 at 10%, 50 at 2%; signal: 200)
+ *            --staggered (signal only: each projector's window apart)
  *            --cost-rate <req/s> (30) --cost-seconds <s> (8; 0 skips the cost phase)
  *            --redis-url <url>: use that Redis (with a prefix of its own) instead of a private one
  *   BENCH_PROJECTOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>": node options for the projector processes alone
@@ -22,10 +25,21 @@
  * `overallRate`), split evenly over the api processes, non-streaming requests to the OpenAI-compatible
  * route, keys (one per workspace) taken in turn so the events spread over the partitions.
  *
- * The projector throttle is a CPU share, applied to every projector process alike: each period
- * (--period-ms) the bench sends SIGCONT, and SIGSTOP after share × period (what `cpulimit` does).
- * It stands for a projector that has less CPU than the load needs, which on a free machine takes a
- * far higher request rate than a 2-core box can drive.
+ * The projector throttle is a CPU share, applied to every projector process alike. It stands for a
+ * projector that has less CPU than the load needs, which on a free machine takes a far higher
+ * request rate than a 2-core box can drive. Two ways, and the table says which ran:
+ *  - cgroup (the default where it can run: root, or a delegated hierarchy; ./cpu-throttle.ts): each
+ *    projector in a cgroup of its own with a CFS quota of share × period of CPU per period (v1
+ *    cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max). Only CPU used is charged: a process waiting
+ *    on Redis or PostgreSQL spends none of its quota, as on a slow CPU; once it has used its quota
+ *    it waits for the next period (at most 20-100 ms here). The table also gives, per projector, the
+ *    share of periods in which it used up its quota: near 100% it wanted more CPU than it had.
+ *    The cgroups are removed however the bench ends (on SIGINT/SIGTERM, an error, or a hard exit;
+ *    a later run removes empty ones left by a bench that was SIGKILLed).
+ *  - signal (--throttle signal, or where cgroups are not writable): each period the bench sends
+ *    SIGCONT, and SIGSTOP after share × period (what `cpulimit` does). A stopped process also stops
+ *    reading replies, so every round trip in flight at a stop waits for the next window: lag comes
+ *    in steps of the period, and the figures are not those of a slow CPU.
  *
  * Lag is sampled every 250 ms with the code behind the status API and CLI (`projectionStatus`: each
  * partition's checkpoint, the lowest over the projections) and turned into seconds as the
@@ -39,7 +53,7 @@
  * do in an idle window of the same length (lease renewals, readiness polls) is subtracted first.
  *
  * The bench stops its children on exit (SIGCONT then SIGTERM, SIGKILL on a hard exit; a child also
- * exits when its stdin closes), drops its databases and deletes its Redis keys.
+ * exits when its stdin closes), removes its cgroups, drops its databases and deletes its Redis keys.
  */
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -52,6 +66,7 @@ import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
 import { Keyspace } from '../../src/platform/projections/keyspace';
 import { projectionStatus } from '../../src/platform/projections/status';
 import { bundleChild, Child } from '../support/child-process';
+import { CgroupCpu, CgroupThrottle, cfsQuota, defaultPeriodMs, detectCgroupCpu, removeStale, ThrottleStat, writable } from './cpu-throttle';
 import { createTestDatabase, TestDatabase as Database } from '../support/postgres';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
 import { sleep } from '../support/wait';
@@ -96,12 +111,20 @@ let redisUrl = '';
 /** The private redis-server, stopped last (the prefixes are cleaned through it first). */
 let redisServer: ChildProcess | null = null;
 
-/** Last resort (a hard exit): no child stays behind, stopped or running. */
+/** The throttles in force: released (children continued, cgroups removed) however the bench ends. */
+const throttles = new Set<() => void>();
+const releaseThrottles = () => {
+  for (const release of throttles) release();
+  throttles.clear();
+};
+
+/** Last resort (a hard exit): no child stays behind, stopped or running, and no cgroup of the bench's. */
 process.on('exit', () => {
   for (const c of owned) {
     c.kill('SIGCONT');
     c.kill('SIGKILL');
   }
+  releaseThrottles();
 });
 
 /** Set once the bench cleans up: no process is started (or started again) after that. */
@@ -109,6 +132,7 @@ let shuttingDown = false;
 
 async function cleanUp(): Promise<void> {
   shuttingDown = true;
+  releaseThrottles();
   const children = [...owned].filter((c) => c !== redisServer);
   for (const c of children) c.kill('SIGCONT');
   await Promise.all(children.map((c) => stopProcess(c)));
@@ -261,14 +285,54 @@ async function stopCluster(c: Cluster): Promise<void> {
   prefixes.delete(c.prefix);
 }
 
+type ThrottleKind = 'cgroup' | 'signal';
+
+interface ThrottleOptions {
+  throttle: ThrottleKind;
+  share: number;
+  periodMs: number;
+  staggered: boolean;
+  /** The cpu hierarchy (with --throttle cgroup). */
+  cgroup: CgroupCpu | null;
+}
+
+interface Throttle {
+  release(): void;
+  /** Per process: the kernel's period counts so far (cgroup throttle only). */
+  stats(): ThrottleStat[] | null;
+}
+
+/** Throttles `procs` to a CPU share each, as chosen (--throttle); registered for release on any exit. */
+function throttle(procs: ChildProcess[], o: ThrottleOptions): Throttle {
+  if (o.share >= 1) return { release: () => undefined, stats: () => null };
+  if (o.throttle === 'cgroup') {
+    const cg = new CgroupThrottle(o.cgroup!, o.share, o.periodMs);
+    const release = () => cg.release();
+    throttles.add(release);
+    try {
+      for (const p of procs) cg.add(p.pid!);
+    } catch (err) {
+      throttles.delete(release);
+      release();
+      throw err;
+    }
+    return { release: () => (throttles.delete(release), release()), stats: () => cg.stats() };
+  }
+  const release = signalThrottle(procs, o.share, o.periodMs, o.staggered);
+  throttles.add(release);
+  return { release: () => (throttles.delete(release), release()), stats: () => null };
+}
+
 /**
- * The CPU share throttle: SIGCONT every period, SIGSTOP after share × period. Returns its stop.
+ * The signal throttle (--throttle signal, and where cgroups are not writable): SIGCONT every
+ * period, SIGSTOP after share × period. Returns its stop. A stopped process does not read the
+ * replies it waits on either, so each Redis or PostgreSQL round trip in flight at a stop costs the
+ * rest of the period: this models a process that is off the CPU in windows, not a slow CPU.
  * `staggered`: each process runs in a window of its own (process j of n starts j/n of a period
  * later), as separate `cpulimit`s or separate machines would; else every process runs in the same
  * window, where they and the Redis they all wait on compete for the same moments of CPU.
  */
-function throttle(procs: ChildProcess[], share: number, periodMs: number, staggered = false): () => void {
-  if (share >= 1) return () => undefined;
+function signalThrottle(procs: ChildProcess[], share: number, periodMs: number, staggered = false): () => void {
   const timers = new Set<NodeJS.Timeout>();
   const signal = (group: ChildProcess[], s: NodeJS.Signals) => {
     for (const p of group) if (p.exitCode === null && p.signalCode === null) p.kill(s);
@@ -292,6 +356,22 @@ function throttle(procs: ChildProcess[], share: number, periodMs: number, stagge
     for (const t of timers) clearTimeout(t);
     signal(procs, 'SIGCONT');
   };
+}
+
+/**
+ * --throttle: cgroup when a cpu hierarchy is there and writable (stale cgroups of dead benches are
+ * removed first), else signal; asked for explicitly, cgroup fails if it cannot run.
+ */
+function chooseThrottle(asked: string): { throttle: ThrottleKind; cgroup: CgroupCpu | null; why: string } {
+  if (asked === 'signal') return { throttle: 'signal', cgroup: null, why: 'asked for' };
+  if (asked !== 'cgroup' && asked !== 'auto') throw new Error(`--throttle must be cgroup, signal or auto (got "${asked}")`);
+  const cg = detectCgroupCpu();
+  if (cg) for (const name of removeStale(cg)) process.stderr.write(`removed the stale cgroup ${name}\n`);
+  const ok = cg !== null && writable(cg);
+  if (ok) return { throttle: 'cgroup', cgroup: cg, why: `cgroup v${cg.version} at ${cg.dir}` };
+  const why = cg ? `the cgroup hierarchy at ${cg.dir} is not writable` : 'no cgroup cpu controller found';
+  if (asked === 'cgroup') throw new Error(`--throttle cgroup: ${why}`);
+  return { throttle: 'signal', cgroup: null, why };
 }
 
 // ---------------------------------------------------------------- measuring
@@ -410,32 +490,42 @@ interface RoundResult {
   /** The private redis-server's CPU per request (null with --redis-url). */
   redisCpuMsPerRequest: number | null;
   eventsPerRequest: number;
+  /**
+   * Per projector, cgroup throttle: of the periods during the load in which it ran, the fraction
+   * in which it used its whole quota and was held (near 1: it wanted more CPU than its share).
+   */
+  quotaSpent: number[] | null;
 }
 
 async function round(
   layout: Layout,
   bundle: string[],
   upstreamUrl: string,
-  o: { rate: number; seconds: number; connections: number; workspaces: number; share: number; periodMs: number; staggered: boolean },
+  o: { rate: number; seconds: number; connections: number; workspaces: number } & ThrottleOptions,
 ): Promise<RoundResult> {
   const c = await startCluster(layout, bundle, upstreamUrl, o.workspaces);
-  const release = throttle(
+  const held = throttle(
     c.projectors.map((p) => p.child.proc),
-    o.share,
-    o.periodMs,
-    o.staggered,
+    o,
   );
   try {
     await drive(c, o.rate, 3, o.connections); // warm-up: JIT, pools
     const procs = [...c.apis, ...c.projectors, ...(redisServer ? [{ child: { proc: redisServer } }] : [])].map((p) => p.child.proc.pid!);
     const cpu0 = procs.map(cpuMs);
     const head0 = await c.store.headPosition();
+    const stat0 = held.stats();
     const samples: LagSample[] = [];
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
         const t0 = Date.now();
-        samples.push(await sampleLag(c));
+        // On SIGINT the cleanup drops the database under the sampler: that is not a failure to report.
+        const sample = await sampleLag(c).catch((err: unknown) => {
+          if (shuttingDown) return null;
+          throw err;
+        });
+        if (!sample) return;
+        samples.push(sample);
         await sleep(Math.max(0, SAMPLE_MS - (Date.now() - t0)));
       }
     })();
@@ -443,6 +533,7 @@ async function round(
     sampling = false;
     await sampler;
     const cpu1 = procs.map(cpuMs);
+    const stat1 = held.stats();
     const events = await eventsAfter(c.store, head0);
     const requests = results.reduce((a, r) => a + r.requests.total, 0);
     const apiCpu = c.apis.reduce((a, _, i) => a + cpu1[i] - cpu0[i], 0);
@@ -485,9 +576,11 @@ async function round(
       projectorCpuUsPerEvent: (1000 * projCpu) / Math.max(1, events),
       redisCpuMsPerRequest: redisServer ? (cpu1[procs.length - 1] - cpu0[procs.length - 1]) / Math.max(1, requests) : null,
       eventsPerRequest: events / Math.max(1, requests),
+      quotaSpent:
+        stat0 && stat1 ? stat1.map((b, j) => { const periods = b.periods - stat0[j].periods; return periods ? (b.throttled - stat0[j].throttled) / periods : 0; }) : null,
     };
   } finally {
-    release();
+    held.release();
     await stopCluster(c);
   }
 }
@@ -691,6 +784,7 @@ function aggregate(layouts: Layout[], rounds: RoundResult[]): Report['layouts'] 
       projectorCpuUsPerEvent: mean(rs.map((r) => r.projectorCpuUsPerEvent)),
       redisCpuMsPerRequest: rs[0].redisCpuMsPerRequest === null ? null : mean(rs.map((r) => r.redisCpuMsPerRequest!)),
       eventsPerRequest: mean(rs.map((r) => r.eventsPerRequest)),
+      quotaSpent: rs[0].quotaSpent === null ? null : rs[0].quotaSpent.map((_, j) => mean(rs.map((r) => r.quotaSpent![j]))),
     }];
   });
 }
@@ -702,17 +796,21 @@ function table(r: Report): string {
     `Measured ${r.measured} on ${r.machine}; load average (1/5/15 min) at the start ${r.loadStart.map((x) => f(x)).join(' / ')}, at the end ${r.loadEnd.map((x) => f(x)).join(' / ')}. ` +
       `PostgreSQL event store (a fresh database per round), one ${o.redis} Redis, instant upstream. ` +
       `Offered load ${o.rate} requests/s (autocannon overallRate, ${o.connections} connections per api), ${o.duration} s per round after 3 s of warm-up, ${o.rounds} alternating rounds per layout, ${o.workspaces} workspaces. ` +
-      `Every projector process throttled to a ${Number(o.share) * 100}% CPU share (SIGCONT, then SIGSTOP after ${Number(o.share) * Number(o.periodMs)} ms of every ${o.periodMs} ms${Number(o.staggered) ? ', each projector in a window of its own' : ', every projector in the same window'}). ` +
+      (Number(o.share) >= 1
+        ? 'Projectors unthrottled. '
+        : o.throttle === 'cgroup'
+          ? `Every projector process throttled to a ${Number(o.share) * 100}% CPU share by a cgroup CPU quota of its own (${o.throttleWhy}; ${Number(o.share) * Number(o.periodMs)} ms of CPU per ${o.periodMs} ms period). `
+          : `Every projector process throttled to a ${Number(o.share) * 100}% CPU share by signals (SIGCONT, then SIGSTOP after ${Number(o.share) * Number(o.periodMs)} ms of every ${o.periodMs} ms${Number(o.staggered) ? ', each projector in a window of its own' : ', every projector in the same window'}). `) +
       `Lag: every ${SAMPLE_MS} ms, per partition, the age of the oldest event its slowest projection has not applied; the worst round is shown; the lag at the end also in store positions (on PostgreSQL a transaction spans 65,536 of them, so they are not an event count). Latencies in ms.`,
     '',
-    '| layout | requests/s | p50 | p99 | non-2xx + errors | partition | lag p50 s | lag p99 s | lag max s | lag at the end | lag trend (s per s, 2nd half) | caught up after the load | api CPU ms/request | projector CPU µs/event | Redis CPU ms/request |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| layout | requests/s | p50 | p99 | non-2xx + errors | partition | lag p50 s | lag p99 s | lag max s | lag at the end | lag trend (s per s, 2nd half) | caught up after the load | api CPU ms/request | projector CPU µs/event | Redis CPU ms/request | quota used up (% of periods, per projector) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const l of r.layouts) {
     l.partitions.forEach((p, i) => {
       const head = i === 0 ? `| ${l.layout} | ${Math.round(l.rps)} | ${f(l.p50, 1)} | ${f(l.p99, 1)} | ${l.bad}` : '| | | | |';
       const tail =
-        i === 0 ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} | ${l.redisCpuMsPerRequest === null ? '—' : f(l.redisCpuMsPerRequest, 3)} |` : '| | | |';
+        i === 0 ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} | ${l.redisCpuMsPerRequest === null ? '—' : f(l.redisCpuMsPerRequest, 3)} | ${l.quotaSpent ? l.quotaSpent.map((q) => Math.round(q * 100)).join(', ') : '—'} |` : '| | | | |';
       lines.push(`${head} | ${p.partition} | ${f(p.lagP50s)} | ${f(p.lagP99s)} | ${f(p.lagMaxS)} | ${f(p.lagEndS)} s (${p.lagEndEvents} positions) | ${p.trendSps >= 0 ? '+' : ''}${f(p.trendSps, 3)} | ${tail}`);
     });
   }
@@ -747,7 +845,6 @@ async function main(): Promise<void> {
     connections: numberArg('connections', 16),
     workspaces: numberArg('workspaces', 32),
     share: numberArg('projector-share', 0.1),
-    periodMs: numberArg('period-ms', 200),
     staggered: process.argv.includes('--staggered'),
     costRate: numberArg('cost-rate', 30),
     costSeconds: numberArg('cost-seconds', 8),
@@ -755,6 +852,17 @@ async function main(): Promise<void> {
   if (!(o.share > 0 && o.share <= 1)) throw new Error('--projector-share must be in (0, 1]');
   const json = process.argv.includes('--json');
   const log = (s: string) => process.stderr.write(`${s}\n`);
+  const chosen = chooseThrottle(stringArg('throttle', 'auto'));
+  const periodMs = numberArg('period-ms', chosen.throttle === 'cgroup' ? defaultPeriodMs(o.share) : 200);
+  if (chosen.throttle === 'cgroup' && o.share < 1) cfsQuota(o.share, periodMs); // a share the kernel refuses fails here, before any round
+  const held: ThrottleOptions = { throttle: chosen.throttle, cgroup: chosen.cgroup, share: o.share, periodMs, staggered: o.staggered };
+  log(
+    o.share >= 1
+      ? 'projectors unthrottled (--projector-share 1)'
+      : chosen.throttle === 'cgroup'
+        ? `throttle: cgroup CPU quota (${chosen.why}), ${o.share * 100}% = ${o.share * periodMs} ms of CPU per ${periodMs} ms period, one cgroup per projector`
+        : `throttle: signals (${chosen.why}), SIGCONT then SIGSTOP after ${o.share * periodMs} ms of every ${periodMs} ms${o.staggered ? ', staggered' : ''}`,
+  );
   const loadStart = loadavg();
   const given = stringArg('redis-url', '');
   if (given) redisUrl = given;
@@ -768,8 +876,13 @@ async function main(): Promise<void> {
     for (let r = 0; r < o.rounds; r++) {
       for (const l of layouts) {
         log(`round ${r + 1}/${o.rounds}: ${layoutName(l)} at ${o.rate} requests/s …`);
-        const res = await round(l, child.args, upstreamUrl, o);
-        log(`  ${Math.round(res.rps)} requests/s (${res.bad} non-2xx or errors), p99 ${res.p99} ms, api ${res.apiCpuMsPerRequest.toFixed(2)} ms CPU/request; lag p99 per partition ${res.partitions.map((p) => `${p.lagP99s.toFixed(2)} s`).join(', ')}`);
+        const res = await round(l, child.args, upstreamUrl, { ...o, ...held });
+        log(
+          `  ${Math.round(res.rps)} requests/s (${res.bad} non-2xx or errors), p99 ${res.p99} ms, api ${res.apiCpuMsPerRequest.toFixed(2)} ms CPU/request; ` +
+            `lag p50/p99 per partition ${res.partitions.map((p) => `${p.lagP50s.toFixed(2)}/${p.lagP99s.toFixed(2)} s (trend ${p.trendSps.toFixed(3)})`).join(', ')}; ` +
+            `caught up ${res.drainS === null ? 'not within 20 s' : `after ${res.drainS.toFixed(1)} s`}; projector ${Math.round(res.projectorCpuUsPerEvent)} µs CPU/event` +
+            (res.quotaSpent ? `; quota used up in ${res.quotaSpent.map((q) => `${Math.round(q * 100)}%`).join(', ')} of periods` : ''),
+        );
         rounds.push(res);
       }
     }
@@ -786,6 +899,9 @@ async function main(): Promise<void> {
       loadEnd: loadavg(),
       options: {
         ...o,
+        throttle: chosen.throttle,
+        throttleWhy: chosen.why,
+        periodMs,
         duration: o.seconds,
         staggered: o.staggered ? 1 : 0,
         layouts: layouts.map((l) => `${l.apis}x${l.projectors}x${l.partitions}`).join(','),

@@ -11,6 +11,7 @@
  *   {prefix}proj:{name}:pending             a finished generation the live runner is to switch to
  *   {prefix}rm:{name}:{gen}:__checkpoint    last global position applied to that generation
  *   {prefix}rm:{name}:{gen}:{...}           the read model's own keys
+ *   {prefix}proj:commit-guard               never holds a value: a runner's batch check writes it to abort its own MULTI
  *   {prefix}{...}                           shared keys outside generations (reservations, channels)
  */
 export class Keyspace {
@@ -66,6 +67,15 @@ export class Keyspace {
   /** Pub/sub channel on which the runner announces the position every projection has reached. */
   get progressChannel(): string {
     return `${this.prefix}proj:progress`;
+  }
+
+  /**
+   * WATCHed with every batch and written (then deleted, in the same script) only by a batch check
+   * that failed: writing a watched key is how a script aborts the MULTI queued after it
+   * (switch-over.ts guardBatch).
+   */
+  get commitGuard(): string {
+    return `${this.prefix}proj:commit-guard`;
   }
 
   reactorCheckpoint(name: string): string {

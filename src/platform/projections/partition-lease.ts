@@ -5,7 +5,7 @@ import type { PartitionKeyspace } from './partitions';
  * One owner per partition: a Redis lease (`lease`, expiring) carrying a fencing token (`fence`,
  * incremented at every change of owner). The owner renews the lease well before it expires; a
  * projector that finds it expired takes the partition with the next token. The runner WATCHes
- * `fence` and checks it holds its token before every batch (switch-over.ts watchUnchanged), so
+ * `fence` and checks it holds its token before every batch (switch-over.ts guardBatch), so
  * the batch of an owner that was paused past its lease (SIGSTOP, a long GC, a network split) and
  * whose partition moved is refused: its MULTI does not commit. Redis is the single arbiter: the
  * check and the commit happen on the Redis that holds the read models.

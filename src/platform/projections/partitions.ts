@@ -64,6 +64,11 @@ export class PartitionKeyspace extends Keyspace {
     return super.ready(name) + this.suffix;
   }
 
+  /** A guard per partition: a failed check in one partition's runner aborts no other's batch. */
+  override get commitGuard(): string {
+    return super.commitGuard + this.suffix;
+  }
+
   /** Each partition runs the reactors over its own events, with checkpoints of its own. */
   override reactorCheckpoint(name: string): string {
     return super.reactorCheckpoint(name) + this.suffix;

@@ -8,7 +8,7 @@ import { dropAbandonedGenerations } from './generations';
 import { Keyspace } from './keyspace';
 import { PositionWaiters } from './position-waiters';
 import type { Projection, Reactor } from './projection';
-import { adoptRebuilt, advanceCheckpoints, Fence, FencedOut, GenerationSwitched, markReady, movedUnderneath, watchUnchanged } from './switch-over';
+import { adoptRebuilt, advanceCheckpoints, Expected, Fence, FencedOut, GenerationSwitched, guardBatch, guardedOutcome, markReady, movedUnderneath } from './switch-over';
 
 export interface RunnerOptions {
   store: EventStore;
@@ -64,11 +64,13 @@ const CATCH_UP_READ = 1_000;
  */
 const CATCH_UP_COMMANDS = 3_000;
 
-/** One batch's MULTI, built but not sent, and the checkpoints it leaves. */
+/** One batch's pipeline (guard, MULTI, the batch), built but not sent, and the checkpoints it leaves. */
 interface PreparedBatch {
   multi: ChainableCommander | null;
   next: Map<string, bigint>;
   last: bigint;
+  /** The fencing token the batch is guarded with ('' without a fence; null: the runner held none). */
+  token: string | null;
 }
 
 /**
@@ -388,44 +390,68 @@ export class ProjectionRunner {
   private startBatch(live: boolean, from?: Map<string, bigint>): { add(events: readonly RecordedEvent[]): void; queued(): number; finish(): PreparedBatch } {
     const { redis, ks, projections } = this.opts;
     let last = 0n;
-    const multi = projections.length > 0 ? redis.multi() : null;
-    const parts = projections.map((p) => {
+    const lastOf = (events: readonly RecordedEvent[]) => {
+      if (events.length > 0) last = events[events.length - 1].position;
+    };
+    if (projections.length === 0) return { add: lastOf, queued: () => 0, finish: () => ({ multi: null, next: new Map(), last, token: '' }) };
+    const expected: Expected = projections.map((p) => {
       const st = this.state.get(p.name)!;
-      const base = from ? { gen: st.gen, checkpoint: from.get(p.name) ?? st.checkpoint } : st;
-      return new ProjectionBatch(ks, p, base, multi!, live);
+      return { name: p.name, gen: st.gen, checkpoint: from ? (from.get(p.name) ?? st.checkpoint) : st.checkpoint };
     });
+    const multi = redis.pipeline();
+    const token = guardBatch(multi, ks, expected, this.opts.fence);
+    const parts = token === null ? [] : projections.map((p, i) => new ProjectionBatch(ks, p, expected[i], multi, live));
     return {
       add(events) {
-        if (events.length > 0) last = events[events.length - 1].position;
+        lastOf(events);
         // Projection by projection within each part: a projection's own commands keep event order
         // (different projections write different keys, so how their parts interleave changes nothing).
         for (const part of parts) part.add(events);
       },
-      queued: () => multi?.length ?? 0,
+      queued: () => multi.length,
       finish() {
         const next = new Map<string, bigint>();
-        projections.forEach((p, i) => next.set(p.name, parts[i].finish(multi!)));
-        return { multi, next, last };
+        if (token === null) return { multi: null, next, last, token };
+        projections.forEach((p, i) => next.set(p.name, parts[i].finish(multi)));
+        return { multi, next, last, token };
       },
     };
   }
 
-  /** WATCHes, then commits a built batch (the MULTI commits only if no pointer or checkpoint moved). */
+  /**
+   * Commits a built batch in one round trip: its guard (switch-over.ts guardBatch) lets the MULTI
+   * commit only if the fence and every pointer and checkpoint are what the batch was built from.
+   */
   private async send(batch: PreparedBatch): Promise<void> {
-    const { redis, ks, projections } = this.opts;
+    const { ks, fence } = this.opts;
+    if (batch.token === null) throw new FencedOut('partition fenced: this runner holds no token');
     if (batch.last > this.processed) this.processed = batch.last;
     if (!batch.multi) {
       this.updateMin();
       return;
     }
-    await watchUnchanged(redis, ks, projections, this.state, this.opts.fence);
-    const results = await batch.multi.exec();
-    if (results === null) throw new GenerationSwitched();
-    const failed = results.find(([err]) => err);
-    if (failed) this.opts.log.error({ err: failed[0] }, 'a projection command failed inside a committed batch');
+    // Built under another token (the runner lost and took the partition again meanwhile): build it anew.
+    if (fence && fence.token() !== batch.token) throw fence.token() === null ? new FencedOut('partition fenced: this runner holds no token') : new GenerationSwitched();
+    // The progress announcement goes inside the MULTI: it is sent only if the batch commits, and
+    // costs no round trip of its own (a throttled projector pays per round trip, not per command).
+    batch.multi.publish(ks.progressChannel, this.progressAfter(batch.next).toString());
+    batch.multi.exec(); // queues the EXEC; the next exec() sends the pipeline
+    const replies = guardedOutcome((await batch.multi.exec()) as Array<[Error | null, unknown]> | null, batch.token);
+    const failed = replies.find((r) => r instanceof Error);
+    if (failed) this.opts.log.error({ err: failed }, 'a projection command failed inside a committed batch');
     for (const [name, cp] of batch.next) this.state.get(name)!.checkpoint = cp;
     this.updateMin();
-    await redis.publish(ks.progressChannel, this.minCheckpoint.toString());
+  }
+
+  /** What minCheckpoint will be once a batch leaving the projections at `next` committed (the reactors not moved yet). */
+  private progressAfter(next: Map<string, bigint>): bigint {
+    let min: bigint | null = null;
+    for (const [name, s] of this.state) {
+      const c = next.get(name) ?? s.checkpoint;
+      if (min === null || c < min) min = c;
+    }
+    for (const c of this.reactorCheckpoints.values()) if (min === null || c < min) min = c;
+    return min ?? this.processed;
   }
 
   /** Runs the reactors over `events`, then moves their checkpoints to `through` (default: the last event). */

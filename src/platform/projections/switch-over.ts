@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { EventStore } from '../eventstore/port';
 import type { Logger } from '../log';
 import { applyBatch, ProjectionState } from './apply-batch';
@@ -57,6 +57,26 @@ for i = 7 + 4 * n, #ARGV do redis.call('SET', ARGV[i], ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1`;
 
+// ARGV: fence key ('' for none), fence token, guard key, then per projection (pointer key,
+// generation, checkpoint key, checkpoint). Run right after a WATCH of every key it reads and the
+// guard, and right before the batch's MULTI: on any difference it writes the guard (SET then DEL,
+// so nothing is left), which makes the EXEC of this connection's MULTI fail; -1 for the fence, 0
+// for a pointer or checkpoint, 1 when all hold. pcall: a read that fails (a key of another type)
+// counts as a difference instead of failing the script, which would leave the EXEC unguarded.
+const GUARD = `
+local r = 1
+if ARGV[1] ~= '' and redis.pcall('GET', ARGV[1]) ~= ARGV[2] then r = -1 end
+if r == 1 then
+  for i = 4, #ARGV, 4 do
+    if (redis.pcall('GET', ARGV[i]) or '0') ~= ARGV[i + 1] or (redis.pcall('GET', ARGV[i + 2]) or '0') ~= ARGV[i + 3] then r = 0 break end
+  end
+end
+if r ~= 1 then
+  redis.call('SET', ARGV[3], '1')
+  redis.call('DEL', ARGV[3])
+end
+return r`;
+
 // KEYS: active pointer, the old generation's checkpoint, pending, building set. ARGV: old generation,
 // its checkpoint, the new generation. Switches to a rebuild's generation the runner has caught up,
 // only if nothing moved meanwhile; -1 for an offer whose rebuild is gone (its generation was dropped).
@@ -73,30 +93,54 @@ redis.call('DEL', KEYS[3])
 redis.call('SREM', KEYS[4], ARGV[3])
 return 1`;
 
+/** What a batch was built from, per projection: the generation and the checkpoint it expects in Redis. */
+export type Expected = Array<{ name: string; gen: string; checkpoint: bigint }>;
+
 /**
- * WATCHes the active pointers (a rebuild switched a generation) and the runner's checkpoints
- * (another runner committed: never run two, but if it happens, neither applies an event twice),
- * and throws GenerationSwitched (unwatched) if they already differ from what the runner holds.
+ * Starts a batch's pipeline with its guard, so that the check and the commit cost one round trip
+ * (a WATCH + MGET before the MULTI, as before, was a round trip of its own): WATCH the active
+ * pointers (a rebuild switched a generation), the checkpoints (another runner committed: never run
+ * two, but if it happens, neither applies an event twice), the fence and the guard key; then the
+ * GUARD script compares them with what the batch was built from; then MULTI. The caller queues the
+ * batch, then EXEC, and reads the replies with `guardedOutcome`. A difference the script finds
+ * aborts the EXEC (it writes the watched guard key), a change after it aborts it through WATCH, so
+ * a stale owner's batch or one built on moved checkpoints never commits.
+ * Returns the token the batch was guarded with (null: this runner holds none, nothing queued).
  */
-export async function watchUnchanged(redis: Redis, ks: Keyspace, projections: Projection[], state: RunnerState, fence?: Fence): Promise<void> {
-  const pointers = projections.map((p) => ks.active(p.name));
-  const checkpoints = projections.map((p) => ks.checkpoint(p.name, state.get(p.name)!.gen));
-  const fenced = fence ? [fence.key] : [];
-  // Sent back to back on the one connection (WATCH is queued before the MGET): one round trip, not two.
-  const [, seen] = await Promise.all([redis.watch(...pointers, ...checkpoints, ...fenced), redis.mget(...pointers, ...checkpoints, ...fenced)]);
-  if (fence && (fence.token() === null || seen[2 * projections.length] !== fence.token())) {
-    await redis.unwatch();
-    throw new FencedOut(`partition fenced: token ${fence.token()} is not the current ${seen[2 * projections.length]}`);
+export function guardBatch(pipeline: ChainableCommander, ks: Keyspace, expected: Expected, fence?: Fence): string | null {
+  const token = fence ? fence.token() : '';
+  if (token === null) return null;
+  const held: string[] = [];
+  for (const e of expected) held.push(ks.active(e.name), e.gen, ks.checkpoint(e.name, e.gen), e.checkpoint.toString());
+  const watched = expected.flatMap((e) => [ks.active(e.name), ks.checkpoint(e.name, e.gen)]);
+  pipeline.watch(...watched, ...(fence ? [fence.key] : []), ks.commitGuard);
+  pipeline.eval(GUARD, 0, fence?.key ?? '', token, ks.commitGuard, ...held);
+  // A pipeline's multi() opens a transaction inside it (ioredis's types leave it out of ChainableCommander).
+  (pipeline as ChainableCommander & { multi(): ChainableCommander }).multi();
+  return token;
+}
+
+/**
+ * The replies of a guarded batch's pipeline (WATCH, GUARD, MULTI, the batch's QUEUED…, EXEC):
+ * the EXEC's replies if it committed; else FencedOut (the fence held another token),
+ * GenerationSwitched (a pointer or checkpoint differed, or changed before the EXEC), or the
+ * error that discarded the transaction.
+ */
+export function guardedOutcome(results: Array<[Error | null, unknown]> | null, token: string): unknown[] {
+  if (!results || results.length < 4) throw new Error('a guarded batch got no replies');
+  const [checkErr, check] = results[1];
+  const [execErr, exec] = results[results.length - 1];
+  if (checkErr) {
+    // Cannot happen with a script that only reads and writes strings; if it does, the EXEC ran
+    // unchecked: reload from Redis rather than trust what this runner holds.
+    if (Array.isArray(exec)) throw new GenerationSwitched(`the batch guard failed (${checkErr.message}) and the batch committed unchecked`);
+    throw checkErr;
   }
-  const stale = projections.some((p, i) => {
-    const st = state.get(p.name)!;
-    const cp = seen[projections.length + i];
-    return (seen[i] ?? '0') !== st.gen || (cp ? BigInt(cp) : 0n) !== st.checkpoint;
-  });
-  if (stale) {
-    await redis.unwatch();
-    throw new GenerationSwitched();
-  }
+  if (check === -1) throw new FencedOut(`partition fenced: token ${token} is no longer the current one`);
+  if (check !== 1) throw new GenerationSwitched();
+  if (execErr) throw execErr;
+  if (exec === null) throw new GenerationSwitched();
+  return exec as unknown[];
 }
 
 /**
@@ -195,7 +239,7 @@ export async function markReady(redis: Redis, ks: Keyspace, projections: Project
 
 /**
  * Moves checkpoints over a batch that holds none of a partition's events, in one script instead of
- * WATCH, MGET, MULTI, EXEC and PUBLISH: with the same checks as watchUnchanged (the fence first:
+ * a guarded MULTI: with the same checks as guardBatch (the fence first:
  * FencedOut; then every pointer and checkpoint: GenerationSwitched), nothing applied.
  * `keys` are the projection and reactor checkpoint keys to set to `last`.
  */

@@ -46,6 +46,12 @@ it('spreads workspaces over partitions by a stable hash, and events without one 
   expect(used).toEqual(new Set([0, 1, 2, 3]));
 });
 
+it("gives each partition a batch guard key of its own, so one runner's failed check aborts no other partition's batch", () => {
+  const guards = partitionKeyspaces(env.prefix, 3).map((pks) => pks.commitGuard);
+  expect(new Set(guards).size).toBe(3);
+  expect(guards.every((g) => g.startsWith(env.prefix))).toBe(true);
+});
+
 it('two projectors share the partitions, apply every event once, and one takes over what the other gave up', async () => {
   const opts = { store: env.store, prefix: env.prefix, partitions: 4, leaseMs: 600, connect: async () => env.connect(), projections: [fxLedger()], batchSize: 50, log };
   const a = new PartitionedProjector(opts);

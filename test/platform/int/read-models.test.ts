@@ -34,4 +34,29 @@ describe('ReadModels.read', () => {
     expect(await rm.read('m', (k) => [['get', k('x')], ['get', k('missing')], ['hget', k('ws', 'a'), 'balance'], ['hgetall', k('ws', 'a')], ['hgetall', k('missing')]])).toEqual(['7', null, 'zero', { balance: 'zero' }, {}]);
     await expect(rm.read('m', (k) => [['hgetall', k('x')]])).rejects.toThrow(/WRONGTYPE/);
   });
+
+  test('reads issued together (a debit\'s reactions, side by side) leave in one socket write', async () => {
+    const redis = env.connect();
+    const rm = new ReadModels(redis, env.ks);
+    for (const [i, v] of ['zero', 'one', 'two'].entries()) await redis.hset(env.ks.rm('m', '0', 'ws', String(i)), 'balance', v);
+    await rm.read('m', (k) => [['get', k('warm-up')]]); // the generation seen, the script loaded
+    await new Promise((r) => setImmediate(r));
+    // What the socket hands the kernel: one call per write()/writev().
+    const socket = redis.stream as unknown as { _write: (...a: unknown[]) => unknown; _writev: (...a: unknown[]) => unknown };
+    const calls: string[] = [];
+    for (const m of ['_write', '_writev'] as const) {
+      const orig = socket[m];
+      socket[m] = function (this: unknown, ...a: unknown[]) {
+        calls.push(m);
+        return orig.apply(this, a);
+      };
+    }
+    const values = await Promise.all([0, 1, 2].map((i) => rm.read('m', (k) => [['hget', k('ws', String(i)), 'balance']])));
+    expect(values).toEqual([['zero'], ['one'], ['two']]);
+    expect(calls).toEqual(['_writev']);
+    // and a read on its own is not held back
+    calls.length = 0;
+    expect(await rm.read('m', (k) => [['hget', k('ws', '0'), 'balance']])).toEqual(['zero']);
+    expect(calls.length).toBe(1);
+  });
 });

@@ -118,13 +118,22 @@ describe('ProjectionRunner', () => {
     } finally {
       monitor.stop();
     }
-    const { blocks, outside } = transactions(monitor.commands);
+    const { blocks: withProgress, outside } = transactions(monitor.commands);
+    // Each block announces the progress it leaves, inside the MULTI (no round trip of its own, and
+    // only if it commits), as its last command; the announcement is never sent on its own.
+    const announces = (c: string[]) => c[0].toLowerCase() === 'publish' && c[1] === env.ks.progressChannel;
+    expect(withProgress.map((b) => b.filter(announces).length)).toEqual(withProgress.map(() => 1));
+    expect(withProgress.every((b) => announces(b[b.length - 1]))).toBe(true);
+    expect(outside.filter(announces)).toEqual([]);
+    const blocks = withProgress.map((b) => b.slice(0, -1));
     const rmPrefix = env.ks.genPrefix('fx-ledger', '0');
     // Nothing the runner writes into the read model or its checkpoint happens outside a MULTI.
     // (The ready-marker script only reads the checkpoint; it writes the marker outside the model.)
     const marksReady = (c: string[]) => c[0].toLowerCase() === 'eval' && c.includes(env.ks.ready('fx-ledger'));
+    // The batch guard only reads the checkpoint (it writes the guard key, and only to abort).
+    const guards = (c: string[]) => c[0].toLowerCase() === 'eval' && c.includes(env.ks.commitGuard);
     const writesOutside = outside.filter(
-      (c) => c.slice(1).some((a) => a.startsWith(rmPrefix)) && !/^(watch|mget|get)$/i.test(c[0]) && !marksReady(c),
+      (c) => c.slice(1).some((a) => a.startsWith(rmPrefix)) && !/^(watch|mget|get)$/i.test(c[0]) && !marksReady(c) && !guards(c),
     );
     expect(writesOutside).toEqual([]);
     const cpKey = env.ks.checkpoint('fx-ledger', '0');
@@ -134,6 +143,8 @@ describe('ProjectionRunner', () => {
     expect(checkpoints.every((c) => c.length === 1)).toBe(true);
     expect(blocks.every((b) => b[b.length - 1][1] === cpKey)).toBe(true);
     expect(checkpoints[checkpoints.length - 1][0][2]).toBe(head.toString());
+    // what a block announces is the checkpoint it commits
+    expect(withProgress.map((b) => b[b.length - 1][2])).toEqual(checkpoints.map((c) => c[0][2]));
     // catch-up: the 120 historic events went in one block; live: 35 events in blocks of ≤ 10 events
     const appliedPerBlock = blocks.map((b) => b.filter((c) => c[0].toLowerCase() === 'zadd').length);
     expect(blocks[0].filter((c) => c[0].toLowerCase() === 'zadd').length).toBe(fxExpected(await env.store.readAll({ maxCount: 120 })).positions.length);
@@ -142,10 +153,16 @@ describe('ProjectionRunner', () => {
     const livePositions = live.map((b) => Number(b[b.length - 1][2]));
     expect(livePositions).toEqual([...livePositions].sort((a, b) => a - b));
     expect(Math.max(...appliedPerBlock.slice(1))).toBeLessThanOrEqual(10);
-    // each block was guarded by a WATCH of the active pointer and the checkpoint
+    // each block was guarded by a WATCH of the active pointer, the checkpoint and the guard key,
+    // then the guard script with what the block was built from, sent with it (no reply awaited
+    // between them: one round trip), each block's guard expecting the checkpoint the one before left
     const watches = outside.filter((c) => c[0].toLowerCase() === 'watch');
-    expect(watches.length).toBeGreaterThanOrEqual(blocks.length);
-    expect(watches[0]).toEqual(['watch', env.ks.active('fx-ledger'), cpKey]);
+    expect(watches.length).toBe(blocks.length);
+    expect(watches[0]).toEqual(['watch', env.ks.active('fx-ledger'), cpKey, env.ks.commitGuard]);
+    const guarded = outside.filter(guards);
+    expect(guarded.map((c) => c[c.length - 1])).toEqual(['0', ...checkpoints.slice(0, -1).map((c) => c[0][2])]);
+    const order = monitor.commands.filter((c) => /^(watch|multi|exec)$/i.test(c[0]) || guards(c)).map((c) => c[0].toLowerCase());
+    expect(order.join(' ')).toBe(blocks.map(() => 'watch eval multi exec').join(' '));
     await expectModelMatchesStore();
   });
 
@@ -402,7 +419,7 @@ describe('ProjectionRunner', () => {
     await env.redis.set(env.ks.reactorCheckpoint('fx-reactor'), '0');
     const reactor = recordingReactor();
     const runner = env.runner([sums], { reactors: [reactor] });
-    const multi = jest.spyOn((runner as unknown as { opts: { redis: Redis } }).opts.redis, 'multi');
+    const multi = jest.spyOn((runner as unknown as { opts: { redis: Redis } }).opts.redis, 'pipeline');
     await runner.start();
     await runner.caughtUp;
     // Every checkpoint (the reactor's too) is at the head when the catch-up ends: the reactor's moved
@@ -436,13 +453,15 @@ describe('ProjectionRunner', () => {
     };
     const runner = env.runner([sums]);
     const redis = (runner as unknown as { opts: { redis: Redis } }).opts.redis;
-    const multi = redis.multi.bind(redis);
-    jest.spyOn(redis, 'multi').mockImplementation(((...args: Parameters<Redis['multi']>) => {
-      const m = multi(...args);
+    const pipeline = redis.pipeline.bind(redis);
+    jest.spyOn(redis, 'pipeline').mockImplementation(((...args: Parameters<Redis['pipeline']>) => {
+      const m = pipeline(...args);
       const exec = m.exec.bind(m);
-      m.exec = ((...a: Parameters<typeof exec>) => (seen.push('exec'), exec(...a))) as typeof m.exec;
+      // A batch's pipeline calls exec twice in one go (the first queues its MULTI's EXEC): one send.
+      let sent = false;
+      m.exec = ((...a: Parameters<typeof exec>) => (sent || seen.push('exec'), (sent = true), exec(...a))) as typeof m.exec;
       return m;
-    }) as Redis['multi']);
+    }) as Redis['pipeline']);
     await runner.start();
     await runner.caughtUp;
     // The first batch took 10 reads (of 1,000); its MULTI went out before the second batch's 10 reads were done.
@@ -454,13 +473,40 @@ describe('ProjectionRunner', () => {
   test('a catch-up batch ends early once its MULTI holds 3,000 commands (a projection queuing its own per event)', async () => {
     await appendFx(env.store, 6000, 500);
     const runner = env.runner([fxLedger()]); // five MULTI commands per applied event
-    const multi = jest.spyOn((runner as unknown as { opts: { redis: Redis } }).opts.redis, 'multi');
+    const multi = jest.spyOn((runner as unknown as { opts: { redis: Redis } }).opts.redis, 'pipeline');
     await runner.start();
     await runner.caughtUp;
     expect(runner.position).toBe(await env.store.headPosition());
     // 4,800 applied events, 24,000 commands: batches of one or a few reads (1,000 events: ≤ 5,000 commands each).
     expect(multi.mock.calls.length).toBeGreaterThanOrEqual(5);
     await expectModelMatchesStore();
+  });
+
+  test("a batch's reactors run side by side, each over the events in order", async () => {
+    // fx-a's first reaction waits (up to 2 s) for fx-b to start: one after the other, it never does.
+    let bStarted = () => undefined as void;
+    const started = new Promise<void>((r) => (bStarted = r));
+    let overlapped: boolean | null = null;
+    const seen: Record<string, bigint[]> = { 'fx-a': [], 'fx-b': [] };
+    const make = (name: string, react: (e: RecordedEvent) => Promise<void>): Reactor => ({ name, handles: new Set(['FxCredited', 'FxDebited']), react });
+    const a = make('fx-a', async (e) => {
+      if (overlapped === null) overlapped = await Promise.race([started.then(() => true), sleep(2000).then(() => false)]);
+      seen['fx-a'].push(e.position);
+    });
+    const b = make('fx-b', async (e) => {
+      bStarted();
+      seen['fx-b'].push(e.position);
+    });
+    const runner = env.runner([fxLedger()], { reactors: [a, b], batchSize: 50 });
+    await runner.start();
+    await appendFx(env.store, 12, 12);
+    const head = await env.store.headPosition();
+    expect(await runner.waitFor(head, patience(10_000))).toBe(true);
+    expect(overlapped).toBe(true);
+    const handled = (await env.store.readAll()).filter((e) => e.type === 'FxCredited' || e.type === 'FxDebited').map((e) => e.position);
+    expect(seen['fx-a']).toEqual(handled);
+    expect(seen['fx-b']).toEqual(handled);
+    expect(await env.redis.mget(env.ks.reactorCheckpoint('fx-a'), env.ks.reactorCheckpoint('fx-b'))).toEqual([head.toString(), head.toString()]);
   });
 
   test('a failing reactor is retried (at least once) without applying projections twice', async () => {
