@@ -30,11 +30,14 @@ if ARGV[1] == 'threshold' then
   if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'threshold') else redis.call('HSET', KEYS[1], 'threshold', ARGV[2]) end
   return
 end
-local before = redis.call('HGET', KEYS[1], 'balance') or '0'
+-- Balance and threshold in one read; without a threshold (most workspaces) nothing else is read.
+local read = redis.call('HMGET', KEYS[1], 'balance', 'threshold')
 redis.call('HINCRBY', KEYS[1], 'balance', ARGV[2])
+local t = read[2]
+if not t then return end
+local before = read[1] or '0'
 local after = redis.call('HGET', KEYS[1], 'balance')
-local t = redis.call('HGET', KEYS[1], 'threshold')
-if t and cmp(before, t) >= 0 and cmp(after, t) < 0 then
+if cmp(before, t) >= 0 and cmp(after, t) < 0 then
   redis.call('HSET', KEYS[2], ARGV[3], t .. ':' .. after)
 end`;
 
