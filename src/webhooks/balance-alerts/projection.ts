@@ -18,14 +18,6 @@ export const BALANCE_ALERTS = 'balance-alerts';
  */
 // Exact comparison of integer strings (no leading zeros): Lua numbers are doubles, nano-USD are not.
 const CROSS = `
-local function cmp(a, b)
-  local na, nb = a:sub(1, 1) == '-', b:sub(1, 1) == '-'
-  if na ~= nb then return na and -1 or 1 end
-  local x, y = na and a:sub(2) or a, nb and b:sub(2) or b
-  local r = 0
-  if #x ~= #y then r = (#x < #y) and -1 or 1 elseif x ~= y then r = (x < y) and -1 or 1 end
-  return na and -r or r
-end
 if ARGV[1] == 'threshold' then
   if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'threshold') else redis.call('HSET', KEYS[1], 'threshold', ARGV[2]) end
   return
@@ -35,6 +27,14 @@ local read = redis.call('HMGET', KEYS[1], 'balance', 'threshold')
 redis.call('HINCRBY', KEYS[1], 'balance', ARGV[2])
 local t = read[2]
 if not t then return end
+local function cmp(a, b)
+  local na, nb = a:sub(1, 1) == '-', b:sub(1, 1) == '-'
+  if na ~= nb then return na and -1 or 1 end
+  local x, y = na and a:sub(2) or a, nb and b:sub(2) or b
+  local r = 0
+  if #x ~= #y then r = (#x < #y) and -1 or 1 elseif x ~= y then r = (x < y) and -1 or 1 end
+  return na and -r or r
+end
 local before = read[1] or '0'
 local after = redis.call('HGET', KEYS[1], 'balance')
 if cmp(before, t) >= 0 and cmp(after, t) < 0 then
