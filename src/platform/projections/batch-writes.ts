@@ -36,7 +36,8 @@ return 1`;
  * below 1e15 in size) then `sums(key)` (that key's table field → running sum, to add to); a delta
  * that does not fit goes through incr(). A script must not read a field it increments: the sums
  * land at the end. `memo` is a table the script's calls share for the whole EVAL (usage keeps its
- * field names there: 20 new strings per debit were a large part of its cost).
+ * field names there: 20 new strings per debit were a large part of its cost); `atEnd(fn)` runs fn
+ * once the last call has run (usage writes the endpoints of requests not debited in the batch).
  *
  * Sums are exact: every running sum stays below 1e15 in size (room() writes them all out first when
  * the sizes it was told of, added up since the last write, would reach that), so a double holds it;
@@ -79,6 +80,8 @@ local function sums(key)
   end
   return fields
 end
+local ends = {}
+local function atEnd(fn) ends[#ends + 1] = fn end
 local function incr(key, field, delta)
   local d = tonumber(delta)
   if not room(d) then
@@ -127,6 +130,7 @@ while i <= n do
   nK, nA = nk, na
   one(K, A)
 end
+for _, fn in ipairs(ends) do fn() end
 writeAll()
 return 1`;
 }

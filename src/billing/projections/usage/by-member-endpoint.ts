@@ -17,12 +17,30 @@ import type { ProjectionTx } from '../../../platform/projections/projection';
  * The same script counts the debit's other fields too (t:, k:{keyId}:, m:{model}:; countDebit).
  */
 const COUNT_DEBIT = `
+-- A request's endpoint waits in memo.open until its debit in the same batch takes it (most do, in a
+-- catch-up); those left are SET when the batch's calls are done (atEnd), so a SET, a GET and their
+-- expiry work per request are saved. The DEL stays: a key from an earlier batch must go as before.
+local open = memo.open
+if not open then
+  open = {}
+  memo.open = open
+  atEnd(function()
+    for key, o in pairs(open) do redis.call('SET', key, o[1], 'EX', o[2]) end
+  end)
+end
 if ARGV[1] == 'requested' then
-  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+  open[KEYS[1]] = {ARGV[2], ARGV[3]}
   return 1
 end
 local owner = redis.call('HGET', KEYS[4], ARGV[2]) or 'unknown'
-local ep = redis.call('GET', KEYS[5]) or 'unknown'
+local ep
+local o = open[KEYS[5]]
+if o then
+  ep = o[1]
+  open[KEYS[5]] = nil
+else
+  ep = redis.call('GET', KEYS[5]) or 'unknown'
+end
 redis.call('DEL', KEYS[5])
 local groups = {'t', 'k:' .. ARGV[2], 'm:' .. ARGV[6], 'u:' .. owner, 'e:' .. ep}
 local inp, out, cost = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
