@@ -24,8 +24,10 @@ export interface ProjectionTx {
   hincrby(key: string, field: string, delta: string | number | bigint): void;
   expireAt(key: string, unixSeconds: number): void;
   /**
-   * `lua` written for one call (KEYS and ARGV as usual; keys may also be passed in ARGV). It may
-   * call `incr(key, field, delta)`: summed over the batch, one HINCRBY per field at the end (batch-writes.ts).
+   * `lua` written for one call (KEYS and ARGV as usual, but reused between calls: not to be kept;
+   * keys may also be passed in ARGV). It may call `incr(key, field, delta)`, or `room(…)` then
+   * `sums(key)`: summed over the batch, one HINCRBY per field at the end; keep values in `memo`
+   * for the rest of the batch's calls; and `atEnd(fn)` to run fn after the last call (batch-writes.ts).
    */
   evalEach(lua: string, keys: readonly string[], args: readonly string[]): void;
 }

@@ -18,6 +18,15 @@ export const BALANCE_ALERTS = 'balance-alerts';
  */
 // Exact comparison of integer strings (no leading zeros): Lua numbers are doubles, nano-USD are not.
 const CROSS = `
+if ARGV[1] == 'threshold' then
+  if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'threshold') else redis.call('HSET', KEYS[1], 'threshold', ARGV[2]) end
+  return
+end
+-- Balance and threshold in one read; without a threshold (most workspaces) nothing else is read.
+local read = redis.call('HMGET', KEYS[1], 'balance', 'threshold')
+redis.call('HINCRBY', KEYS[1], 'balance', ARGV[2])
+local t = read[2]
+if not t then return end
 local function cmp(a, b)
   local na, nb = a:sub(1, 1) == '-', b:sub(1, 1) == '-'
   if na ~= nb then return na and -1 or 1 end
@@ -26,15 +35,9 @@ local function cmp(a, b)
   if #x ~= #y then r = (#x < #y) and -1 or 1 elseif x ~= y then r = (x < y) and -1 or 1 end
   return na and -r or r
 end
-if ARGV[1] == 'threshold' then
-  if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'threshold') else redis.call('HSET', KEYS[1], 'threshold', ARGV[2]) end
-  return
-end
-local before = redis.call('HGET', KEYS[1], 'balance') or '0'
-redis.call('HINCRBY', KEYS[1], 'balance', ARGV[2])
+local before = read[1] or '0'
 local after = redis.call('HGET', KEYS[1], 'balance')
-local t = redis.call('HGET', KEYS[1], 'threshold')
-if t and cmp(before, t) >= 0 and cmp(after, t) < 0 then
+if cmp(before, t) >= 0 and cmp(after, t) < 0 then
   redis.call('HSET', KEYS[2], ARGV[3], t .. ':' .. after)
 end`;
 

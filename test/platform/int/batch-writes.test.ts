@@ -107,4 +107,34 @@ redis.call('RPUSH', KEYS[1] or ARGV[1], cjson.encode(out))`;
     expect(results!.filter(([err]) => err)).toEqual([]);
     expect(await redis.hgetall(h)).toEqual({ small: '3', near: (2n * near + 2n).toString(), big: (beyond - 1n).toString(), zero: '0' });
   });
+
+  // room()/sums(): a script adding its own numbers. Each delta below 1e15 fits a double, but their sum
+  // does not: room() must write the sums out before a running sum could round.
+  it('keeps room()/sums() additions exact past 2^53, and refuses what a double might not hold', async () => {
+    const b = new BatchWrites();
+    const h = `${prefix}room`;
+    const add = `local d = tonumber(ARGV[2])
+if room(d) then
+  local s = sums(KEYS[1])
+  s[ARGV[1]] = (s[ARGV[1]] or 0) + d
+else
+  incr(KEYS[1], ARGV[1], ARGV[2])
+end`;
+    const near = 999_999_999_999_999n; // the largest that room() takes
+    const calls: Array<[string, bigint]> = [];
+    for (let i = 0; i < 12; i++) calls.push(['big', near - BigInt(i)], ['small', 1n]);
+    calls.push(['huge', 10n ** 15n], ['huge', 2n ** 62n], ['frac', 1n], ['neg', -near], ['neg', -near]);
+    for (const [field, delta] of calls) b.evalEach(add, [h], [field, delta.toString()]);
+    await redis.hset(h, 'big', '123456789012345');
+    const multi = redis.multi();
+    b.flush(multi);
+    expect((await multi.exec())!.filter(([err]) => err)).toEqual([]);
+    const want = (field: string, base = 0n) => calls.filter(([f]) => f === field).reduce((s, [, d]) => s + d, base).toString();
+    expect(await redis.hgetall(h)).toEqual({ big: want('big', 123456789012345n), small: '12', huge: want('huge'), frac: '1', neg: want('neg') });
+    // Not an integer: to HINCRBY as written, which refuses it (as it did before room()).
+    b.evalEach(add, [h], ['frac', '1.5']);
+    const bad = redis.multi();
+    b.flush(bad);
+    expect((await bad.exec())!.map(([err]) => String(err))).toEqual([expect.stringMatching(/not an integer/)]);
+  });
 });

@@ -76,11 +76,22 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
   },
 });
 
-/** ARGV: key-owner key, member-spend prefix (+ userId), amount, then the period ids to add it to. */
+/**
+ * ARGV: key-owner key, member-spend prefix (+ userId), amount, then the period ids to add it to.
+ * Run by tx.evalEach: the owner is read once per key per batch (memo: key-owner keys are only SET
+ * by ApiKeyCreated on the batch's MULTI, before this EVAL, so they cannot change during it), and
+ * the amounts go through incr(), summed per member and period over the batch (nothing in the EVAL
+ * reads member spend).
+ */
 const MEMBER_SPEND = `
-local owner = redis.call('GET', ARGV[1])
+local owner = memo[ARGV[1]]
+if owner == nil then
+  owner = redis.call('GET', ARGV[1])
+  memo[ARGV[1]] = owner
+end
 if not owner then return 0 end
-for i = 4, #ARGV do redis.call('HINCRBY', ARGV[2] .. owner, ARGV[i], ARGV[3]) end
+local key = ARGV[2] .. owner
+for i = 4, #ARGV do incr(key, ARGV[i], ARGV[3]) end
 return 1`;
 
 /** A budget's amount and, beside it, its period (absent for monthly, as budgets without one read). */

@@ -57,6 +57,20 @@ describe('usage projection', () => {
     });
   });
 
+  // Each cost below 1e15 is summed in the script as a double, but twelve of them pass 2^53: the
+  // script must write its sums out before they could round (batch-writes.ts: room()).
+  test('costs summed past 2^53 in one batch stay exact', () => {
+    const minute = hour + 180;
+    const costs = Array.from({ length: 12 }, (_, i) => 999_999_999_999_999n - BigInt(i)); // a double's sum of these is 2 short
+    const debits = costs.map((cost, i) => debit(`q${i}`, 'k1', 'service_3_pi', minute + i, cost.toString()));
+    const total = costs.reduce((a, b) => a + b).toString();
+    return spec.given(...debits).then(async ({ redis, readModels }) => {
+      const k = await readModels.keys(USAGE);
+      const bucket = await redis.hgetall(k('minute', 'w1', String(minute)));
+      expect([bucket['t:cost'], bucket['k:k1:cost'], bucket['e:unknown:cost'], bucket['t:req']]).toEqual([total, total, total, '12']);
+    });
+  });
+
   // A rebuild of debits older than the minute buckets' retention: their minute bucket must not stay
   // behind (without an expiry, holding only the member and endpoint fields, as it did when the
   // EXPIREATs ran before the bucket script).
