@@ -9,7 +9,9 @@
  * projector process. Then each projection alone (events/s over the same history).
  *
  * With --baseline <tree> (a checkout of an older commit, with node_modules), rounds alternate
- * between that tree and this one over the same stores, so both columns see the same machine load.
+ * between that tree and this one over the same history, so both columns see the same machine load.
+ * Over PostgreSQL each tree reads a database of its own, created by its own code (a tree refuses an
+ * event schema newer than it knows), holding the same rows.
  *
  * Also the Redis server's CPU per event (INFO cpu around each round): the projector's alone only
  * when REDIS_URL points at a private redis-server (e.g. `redis-server --port 6393 --save ''`).
@@ -103,31 +105,41 @@ async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-projector-'));
   const dbName = `tollgate_bench_projector_${process.pid}`;
   const dbUrl = withDatabase(ADMIN_URL, dbName);
+  // With a baseline, its rounds read a PostgreSQL database of their own, migrated by its own code: a
+  // tree refuses a schema newer than it knows, and this tree would migrate an older one up.
+  const baseDbName = `${dbName}_baseline`;
+  const baseDbUrl = withDatabase(ADMIN_URL, baseDbName);
   const envs: Record<string, Record<string, string>> = {
     sqlite: { EVENT_STORE: 'sqlite', DATA_DIR: dataDir },
     postgres: { EVENT_STORE: 'postgres', DATABASE_URL: dbUrl, DATA_DIR: dataDir },
   };
+  const pgDatabases = STORES.includes('postgres') ? [[dbName, dbUrl, HERE], ...(BASELINE ? [[baseDbName, baseDbUrl, BASELINE]] : [])] : [];
   try {
-    if (STORES.includes('postgres')) {
-      await admin(`CREATE DATABASE ${dbName}`);
+    for (const [name] of pgDatabases) {
+      await admin(`CREATE DATABASE ${name}`);
       // The fill is not what is measured: commits need not wait for the WAL flush (reads are unchanged).
-      await admin(`ALTER DATABASE ${dbName} SET synchronous_commit = off`);
+      await admin(`ALTER DATABASE ${name} SET synchronous_commit = off`);
     }
     const filled: Record<string, number> = {};
     for (const kind of STORES) {
-      const store = openEventStore({ EVENT_STORE: kind, DATA_DIR: dataDir, DATABASE_URL: dbUrl });
-      await store.ping();
       const t0 = performance.now();
-      let n: number;
-      // The replay divides by this count: PostgreSQL positions (schema version 3) are not event counts.
+      let n = 0;
       if (kind === 'postgres') {
-        const c = new Client({ connectionString: dbUrl });
-        await c.connect();
-        n = await fillPostgresRaw(c, EVENTS).finally(() => c.end());
-      } else n = await fillTraffic(store, EVENTS, 64);
-      console.log(`${kind}: filled ${fmt(n)} events in ${fmt(performance.now() - t0)} ms`);
+        for (const [, url, root] of pgDatabases) {
+          await migrateWith(root, url);
+          // The replay divides by this count: PostgreSQL positions (schema version 3 on) are not event counts.
+          const c = new Client({ connectionString: url });
+          await c.connect();
+          n = await fillPostgresRaw(c, EVENTS).finally(() => c.end());
+        }
+      } else {
+        const store = openEventStore({ EVENT_STORE: kind, DATA_DIR: dataDir });
+        await store.ping();
+        n = await fillTraffic(store, EVENTS, 64);
+        await store.close();
+      }
+      console.log(`${kind}: filled ${fmt(n)} events in ${fmt(performance.now() - t0)} ms${kind === 'postgres' && BASELINE ? ' (a database per tree)' : ''}`);
       filled[kind] = n;
-      await store.close();
     }
     for (const kind of STORES) {
       const trees = BASELINE ? [['before', BASELINE], ['after', HERE]] : [['this tree', HERE]];
@@ -136,7 +148,8 @@ async function main() {
         // Alternate which tree goes first, so neither always gets the warmer cache.
         const order = r % 2 === 0 ? trees : [...trees].reverse();
         for (const [label, root] of order) {
-          const res = await replay(root, { ...envs[kind], EVENTS: String(filled[kind]) });
+          const env = kind === 'postgres' && root === BASELINE ? { ...envs[kind], DATABASE_URL: baseDbUrl } : envs[kind];
+          const res = await replay(root, { ...env, EVENTS: String(filled[kind]) });
           rounds.get(label)!.push(res);
           console.log(
             `  ${kind} round ${r + 1} ${label}: ${fmt(res.eventsPerSecond)} events/s, ${res.cpuUsPerEvent.toFixed(1)} µs CPU/event, Redis ${res.redisCpuUsPerEvent.toFixed(1)} µs CPU/event, load ${load()}`,
@@ -168,8 +181,17 @@ async function main() {
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
-    if (STORES.includes('postgres')) await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    for (const [name] of pgDatabases) await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
   }
+}
+
+/** Creates the event schema in the PostgreSQL database at `url` with the code of the tree at `root`. */
+function migrateWith(root: string, url: string): Promise<void> {
+  const code = `require(${JSON.stringify(join(root, 'src/init'))}).openEventStore({ EVENT_STORE: 'postgres', DATABASE_URL: ${JSON.stringify(url)} }).ping().then(() => process.exit(0), (e) => (console.error(e), process.exit(1)))`;
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', code], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('exit', (c) => (c === 0 ? ok() : fail(new Error(`migrating ${url} with ${root} exited ${c}`))));
+  });
 }
 
 /** The projection names of this tree, in the runner's order. */
