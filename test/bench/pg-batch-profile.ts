@@ -3,11 +3,11 @@
  * N streams, sent the way the store sends it, timed as function call and COMMIT separately, and with
  * auto_explain's nested plans (decisions vs INSERT) at NOTICE. `npx tsx test/bench/pg-batch-profile.ts [N] [batches]`.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { Client } from 'pg';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
+import { createTestDatabase } from '../support/postgres';
 import { event } from './bench-events';
 
 const admin = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -21,12 +21,8 @@ function backendCpuMs(pid: number): number {
 async function main() {
   const n = Number(process.argv[2] ?? 50);
   const batches = Number(process.argv[3] ?? 40);
-  const name = `tollgate_prof_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-  const a = new Client({ connectionString: admin });
-  await a.connect();
-  await a.query(`CREATE DATABASE ${name}`);
-  const u = new URL(admin);
-  u.pathname = `/${name}`;
+  const db = await createTestDatabase('prof', { adminUrl: admin });
+  const u = new URL(db.url);
   try {
     const s = new PostgresEventStore({ connectionString: u.toString() });
     await s.ping();
@@ -124,8 +120,7 @@ async function main() {
     if (process.argv.includes('--plans')) console.log(lines.join('\n'));
     await c.end();
   } finally {
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
+    await db.drop();
   }
 }
 void main();

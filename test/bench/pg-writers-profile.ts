@@ -3,9 +3,8 @@
  * one store (lock-free by default; `--lock` for the old append lock). Prints appends/s and the
  * process's CPU per append. `node --cpu-prof --cpu-prof-dir /tmp/x --import tsx test/bench/pg-writers-profile.ts [N] [--lock]`
  */
-import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
+import { createTestDatabase } from '../support/postgres';
 import { event } from './bench-events';
 
 const admin = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -14,12 +13,8 @@ async function main() {
   const perWriter = Number(process.argv[2] ?? 200);
   const lock = process.argv.includes('--lock');
   const writers = 50;
-  const name = `tollgate_prof_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-  const a = new Client({ connectionString: admin });
-  await a.connect();
-  await a.query(`CREATE DATABASE ${name}`);
-  const u = new URL(admin);
-  u.pathname = `/${name}`;
+  const db = await createTestDatabase('prof', { adminUrl: admin });
+  const u = new URL(db.url);
   try {
     const store = new PostgresEventStore({ connectionString: u.toString(), appendLock: lock, poolSize: 4 });
     await store.ping();
@@ -39,8 +34,7 @@ async function main() {
     console.log(`${lock ? 'locked' : 'lock-free'}: ${Math.round((n * 1000) / ms)} appends/s, node CPU ${(((cpu.user + cpu.system) / n)).toFixed(1)} µs/append`);
     await store.close();
   } finally {
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
+    await db.drop();
   }
 }
 void main();
