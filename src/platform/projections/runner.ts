@@ -171,11 +171,7 @@ export class ProjectionRunner {
   }
 
   private updateMin(): void {
-    let min: bigint | null = null;
-    for (const s of this.state.values()) if (min === null || s.checkpoint < min) min = s.checkpoint;
-    for (const c of this.reactorCheckpoints.values()) if (min === null || c < min) min = c;
-    // With nothing to checkpoint, the runner has reached whatever it has read.
-    this.minCheckpoint = min ?? this.processed;
+    this.minCheckpoint = this.progressAfter(NOTHING_MOVED);
     this.waiters.reached(this.minCheckpoint);
   }
 
@@ -443,8 +439,11 @@ export class ProjectionRunner {
     this.updateMin();
   }
 
-  /** What minCheckpoint will be once a batch leaving the projections at `next` committed (the reactors not moved yet). */
-  private progressAfter(next: Map<string, bigint>): bigint {
+  /**
+   * What minCheckpoint will be once a batch leaving the projections at `next` committed (the
+   * reactors not moved yet): the lowest checkpoint; with nothing to checkpoint, whatever was read.
+   */
+  private progressAfter(next: ReadonlyMap<string, bigint>): bigint {
     let min: bigint | null = null;
     for (const [name, s] of this.state) {
       const c = next.get(name) ?? s.checkpoint;
@@ -461,6 +460,8 @@ export class ProjectionRunner {
     this.updateMin();
   }
 }
+
+const NOTHING_MOVED: ReadonlyMap<string, bigint> = new Map();
 
 /** The event types some reactor handles. */
 function reactedTypes(reactors: readonly Reactor[] = []): ReadonlySet<string> {
