@@ -30,6 +30,8 @@ export interface TraceResult {
   windowMs: number;
   rule: string;
   files: string[];
+  /** The files that ran only once the answer was read (projector, reactors, workers). */
+  afterTheAnswer: string[];
   folders: Grouped[];
   count: number;
   folderCount: number;
@@ -59,6 +61,13 @@ export function filesOf(window: Window, idle: Window) {
   return { files, noCodeOfItsOwn: rel(noCode), alsoIdle: rel(alsoIdle) };
 }
 
+/** Two consecutive windows as one (the counts summed). */
+function merge(a: Window, b: Window): Window {
+  const out: Window = new Map(a);
+  for (const [url, fns] of b) out.set(url, [...(out.get(url) ?? []), ...fns]);
+  return out;
+}
+
 function printText(r: TraceResult): void {
   const out: string[] = [];
   out.push(`trace of ${r.scenario}: ${r.describe}`);
@@ -67,7 +76,9 @@ function printText(r: TraceResult): void {
   if (r.leftOut.noCodeOfItsOwn.length) out.push(`left out, no code of their own: ${r.leftOut.noCodeOfItsOwn.join(', ')}`);
   if (r.leftOut.alsoIdle.length) out.push(`left out, ran only what also runs idle: ${r.leftOut.alsoIdle.join(', ')}`);
   out.push('');
-  for (const g of r.folders) out.push(`${g.folder}/ (${g.files.length})`, ...g.files.map((f) => `  ${f}`));
+  const after = new Set(r.afterTheAnswer);
+  out.push(`(* ran only after the answer was read: projector, reactors, workers; ${r.afterTheAnswer.length} files)`);
+  for (const g of r.folders) out.push(`${g.folder}/ (${g.files.length})`, ...g.files.map((f) => `  ${f}${after.has(`${g.folder}/${f}`) ? ' *' : ''}`));
   out.push('');
   out.push(`${r.count} files in ${r.folderCount} folders`);
   process.stdout.write(out.join('\n') + '\n');
@@ -113,8 +124,10 @@ async function main(argv: string[]): Promise<number> {
     await coverage.reset();
     const t0 = performance.now();
     await prepared.run();
+    const answer = await coverage.take();
     await quiet.settle();
-    const window = await coverage.take();
+    const after = await coverage.take();
+    const window = merge(answer, after);
     const windowMs = performance.now() - t0;
     // The same waiting, with nothing to wait for, as long as the window lasted (at least a second).
     await coverage.reset();
@@ -131,6 +144,7 @@ async function main(argv: string[]): Promise<number> {
     }
 
     const { files, noCodeOfItsOwn, alsoIdle } = filesOf(window, idle);
+    const inAnswer = new Set(filesOf(answer, idle).files);
     const folders = groupByFolder(SRC, files);
     const result: TraceResult = {
       scenario: scenario.name,
@@ -139,6 +153,7 @@ async function main(argv: string[]): Promise<number> {
       windowMs,
       rule: RULE,
       files: files.map((f) => f.slice(ROOT.length + 1)),
+      afterTheAnswer: files.filter((f) => !inAnswer.has(f)).map((f) => f.slice(ROOT.length + 1)),
       folders,
       count: files.length,
       folderCount: folders.length,
