@@ -4,6 +4,8 @@ import { Session } from 'node:inspector/promises';
 export interface FunctionRun {
   key: string;
   name: string;
+  /** Length of the function's source in the script as loaded (after tsx's esbuild transform). */
+  length: number;
   count: number;
 }
 
@@ -73,7 +75,7 @@ export class Coverage {
         const ran: FunctionRun[] = [];
         for (const f of s.functions) {
           const r = f.ranges[0];
-          if (r && r.count > 0) ran.push({ key: `${f.functionName}@${r.startOffset}-${r.endOffset}`, name: f.functionName, count: r.count });
+          if (r && r.count > 0) ran.push({ key: `${f.functionName}@${r.startOffset}-${r.endOffset}`, name: f.functionName, length: r.endOffset - r.startOffset, count: r.count });
         }
         if (ran.length) out.set(s.url, [...(out.get(s.url) ?? []), ...ran]);
       }

@@ -13,7 +13,7 @@
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Coverage, IntervalHold, Window } from './coverage';
+import { Coverage, FunctionRun, IntervalHold, Window } from './coverage';
 import { groupByFolder, hasNoCodeOfItsOwn, Grouped } from './files';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -21,7 +21,8 @@ const SRC = join(ROOT, 'src');
 
 export const RULE =
   'a src/ file counts when one of its functions ran between the coverage reset just before the request and the coverage taken once its effects settled, ' +
-  'and did not run in an idle window of the same length after it; files with no code of their own (only imports, re-exports and types: barrel index.ts files, type files) are left out';
+  'and did not run in an idle window of the same length after it; files with no code of their own (only imports, re-exports and types: barrel index.ts files, type files) ' +
+  'and files of which only a constant or a class was read (the transform\'s export getters ran, no code of the file) are left out';
 
 export interface TraceResult {
   scenario: string;
@@ -33,9 +34,11 @@ export interface TraceResult {
   /** The files that ran only once the answer was read (projector, reactors, workers). */
   afterTheAnswer: string[];
   folders: Grouped[];
+  /** Per counted file, the names of its functions that ran (why it is on the path). */
+  functions: Record<string, string[]>;
   count: number;
   folderCount: number;
-  leftOut: { noCodeOfItsOwn: string[]; alsoIdle: string[] };
+  leftOut: { noCodeOfItsOwn: string[]; alsoIdle: string[]; onlyRead: string[] };
 }
 
 function srcPathOf(url: string): string | null {
@@ -44,21 +47,43 @@ function srcPathOf(url: string): string | null {
   return path;
 }
 
+/**
+ * The module system's plumbing that tsx's esbuild transform adds to every file: the getter of each
+ * export (`name: () => name`), the getter through which module.exports reads it (`get: () => from[key]`)
+ * and `__name`. They run when another file reads a constant or a class of this one: that is not the
+ * file's code running, and a different transpiler would not run them at all.
+ */
+function isPlumbing(f: FunctionRun): boolean {
+  // tsx prints them without spaces (`()=>name`); esbuild's default printing has them.
+  const getterOf = (body: string) => f.length === `()=>${body}`.length || f.length === `() => ${body}`.length;
+  return f.name === '__name' || (f.name === 'get' && getterOf('from[key]')) || (f.name !== '' && getterOf(f.name));
+}
+
 /** The src/ files with a function that ran in `window` and not in `idle`, and those left out. */
 export function filesOf(window: Window, idle: Window) {
   const ran = new Set<string>();
   const alsoIdle = new Set<string>();
-  for (const [url, fns] of window) {
+  const onlyRead = new Set<string>();
+  for (const [url, all] of window) {
     const path = srcPathOf(url);
     if (!path) continue;
+    const fns = all.filter((f) => !isPlumbing(f));
     const idleKeys = new Set((idle.get(url) ?? []).map((f) => f.key));
     if (fns.some((f) => !idleKeys.has(f.key))) ran.add(path);
-    else alsoIdle.add(path);
+    else if (fns.length) alsoIdle.add(path);
+    else onlyRead.add(path);
+  }
+  const functions: Record<string, string[]> = {};
+  for (const [url, fns] of window) {
+    const path = srcPathOf(url);
+    if (!path || !ran.has(path)) continue;
+    const idleKeys = new Set((idle.get(url) ?? []).map((f) => f.key));
+    functions[path.slice(ROOT.length + 1)] = [...new Set(fns.filter((f) => !isPlumbing(f) && !idleKeys.has(f.key)).map((f) => f.name || '(anonymous)'))].sort();
   }
   const noCode = [...ran].filter(hasNoCodeOfItsOwn);
   const files = [...ran].filter((f) => !noCode.includes(f)).sort();
   const rel = (fs: Iterable<string>) => [...fs].map((f) => f.slice(ROOT.length + 1)).sort();
-  return { files, noCodeOfItsOwn: rel(noCode), alsoIdle: rel(alsoIdle) };
+  return { files, functions, noCodeOfItsOwn: rel(noCode), alsoIdle: rel(alsoIdle), onlyRead: rel(onlyRead) };
 }
 
 /** Two consecutive windows as one (the counts summed). */
@@ -74,6 +99,7 @@ function printText(r: TraceResult): void {
   out.push(`events appended: ${r.events.join(', ') || '(none)'}; measured window ${Math.round(r.windowMs)} ms`);
   out.push(`rule: ${r.rule}`);
   if (r.leftOut.noCodeOfItsOwn.length) out.push(`left out, no code of their own: ${r.leftOut.noCodeOfItsOwn.join(', ')}`);
+  if (r.leftOut.onlyRead.length) out.push(`left out, only a constant or class of theirs read: ${r.leftOut.onlyRead.join(', ')}`);
   if (r.leftOut.alsoIdle.length) out.push(`left out, ran only what also runs idle: ${r.leftOut.alsoIdle.join(', ')}`);
   out.push('');
   const after = new Set(r.afterTheAnswer);
@@ -143,7 +169,7 @@ async function main(argv: string[]): Promise<number> {
       throw new Error(`the service went quiet before ${scenario.endsWith} was appended (appended: ${events.map((e) => e.type).join(', ') || 'nothing'})`);
     }
 
-    const { files, noCodeOfItsOwn, alsoIdle } = filesOf(window, idle);
+    const { files, functions, noCodeOfItsOwn, alsoIdle, onlyRead } = filesOf(window, idle);
     const inAnswer = new Set(filesOf(answer, idle).files);
     const folders = groupByFolder(SRC, files);
     const result: TraceResult = {
@@ -155,9 +181,10 @@ async function main(argv: string[]): Promise<number> {
       files: files.map((f) => f.slice(ROOT.length + 1)),
       afterTheAnswer: files.filter((f) => !inAnswer.has(f)).map((f) => f.slice(ROOT.length + 1)),
       folders,
+      functions: Object.fromEntries(files.map((f) => f.slice(ROOT.length + 1)).map((f) => [f, functions[f]])),
       count: files.length,
       folderCount: folders.length,
-      leftOut: { noCodeOfItsOwn, alsoIdle },
+      leftOut: { noCodeOfItsOwn, alsoIdle, onlyRead },
     };
     if (json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     else printText(result);
