@@ -14,7 +14,7 @@ import * as parts from './module-parts';
 import { buildServices } from './init';
 import type { Module, Services } from './services';
 import { describeStartupError, ListenFailed, startupFailureText } from './platform/startup-error';
-import { usagePolicyOf } from './policy/policy-document';
+import { usagePolicyOf } from './accounts/policy/policy-document';
 
 export type Role = Config['ROLE'];
 

@@ -2,7 +2,7 @@ import { accountsModule } from './accounts/module';
 import { adminModule } from './admin/router';
 import { billingModule } from './billing/module';
 import { inferenceModule } from './inference/module';
-import { policyModule } from './policy/module';
+import { policyModule } from './accounts/policy/module';
 import { portalModule } from './portal/module';
 import { webhooksModule } from './webhooks/module';
 import { coreReadModels } from './core-read-models';

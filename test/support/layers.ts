@@ -8,7 +8,7 @@ export const PURE_FILES = [
   'billing/commands.ts', 'billing/decide.ts', 'billing/events.ts', 'billing/evolve.ts', 'billing/funding.ts',
   'billing/ids.ts', 'billing/ledger.ts', 'billing/rules.ts', 'billing/state.ts', 'billing/statement.ts',
   'inference/events.ts', 'inference/metering.ts', 'inference/models.ts', 'inference/ts.ts', 'inference/pricing.ts',
-  'policy/acceptance.ts', 'policy/events.ts', 'policy/usage-policy.ts',
+  'accounts/policy/acceptance.ts', 'accounts/policy/events.ts', 'accounts/policy/usage-policy.ts',
   'platform/errors.ts', 'platform/event.ts', 'platform/money.ts', 'platform/streams.ts', 'platform/budget-periods.ts', 'accounts/budgets.ts',
 ];
 /** Use cases: `src/<area>/usecases/**`. */
