@@ -22,7 +22,5 @@ export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';
 export type { PaymentGateway } from './payments/port';
 export { TEST_CARDS } from './payments/test-cards';
-/** BullMQ's key prefix under REDIS_PREFIX, shared by every area's queues. */
-export { bullPrefix } from './workers/auto-reload/queue';
 /** Name-based (v5-layout) uuids: the same name always gives the same id. */
 export { nameUuid } from './ids';
