@@ -5,7 +5,7 @@
  */
 export { fold } from './evolve';
 export type { BillingState } from './state';
-export { workspaceFunding } from './usecases/funding';
+export { workspaceFunding } from './usecases/workspace-funding';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
 export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/key-spend';
