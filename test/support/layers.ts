@@ -13,5 +13,5 @@ export const PURE_FILES = [
 ];
 /** Use cases: `src/<area>/usecases/**`. */
 export const isUseCase = (f: string) => /^[a-z-]+\/([a-z-]+\/)?usecases\//.test(f);
-/** The HTTP side: route handlers and contracts, the HTTP kit, the app and the serving-only areas. */
-export const isHttp = (f: string) => /(^|\/)routes\//.test(f) || /^platform\/http\//.test(f) || /^(portal|admin|openapi)\//.test(f) || f === 'app.ts';
+/** The HTTP side: route handlers and contracts, the HTTP kit, the app (main.ts assembles it) and the serving-only areas. */
+export const isHttp = (f: string) => /(^|\/)routes\//.test(f) || /^platform\/http\//.test(f) || /^(portal|admin|openapi)\//.test(f) || f === 'main.ts';

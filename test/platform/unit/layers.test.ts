@@ -54,7 +54,7 @@ const areaOf = (f: string) => AREAS.find((a) => f.startsWith(`${a}/`));
  */
 const isPublic = (target: string) => /^[a-z]+\/(index|routes\/index|events)\.ts$/.test(target);
 /** The composition root wires the areas' adapters and modules together: it may reach inside. */
-const COMPOSITION_ROOT = ['main.ts', 'init.ts', 'services.ts', 'modules.ts', 'load-modules.ts', 'module-parts.ts'];
+const COMPOSITION_ROOT = ['main.ts', 'init.ts', 'services.ts', 'modules.ts'];
 /** What reaches another area's internals, for a file outside the composition root. */
 const internalImports = (keep: (f: string) => boolean) =>
   importsOf((f) => keep(f) && !COMPOSITION_ROOT.includes(f))
@@ -70,8 +70,8 @@ describe('areas', () => {
     expect(internalImports((f) => areaOf(f) !== undefined)).toEqual([]);
   });
 
-  test('admin, portal, openapi, the CLI and the app use the areas only through their public files', () => {
-    expect(internalImports((f) => /^(admin|portal|openapi|cli)\//.test(f) || f === 'app.ts' || f === 'core-read-models.ts')).toEqual([]);
+  test('admin, portal, openapi and the CLI use the areas only through their public files', () => {
+    expect(internalImports((f) => /^(admin|portal|openapi|cli)\//.test(f))).toEqual([]);
   });
 
   test('the platform imports nothing from any area', () => {
