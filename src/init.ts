@@ -132,7 +132,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     redis,
     ks,
     readModels: new ReadModels(redis, ks),
-    progress: { waitFor: async () => false },
+    progress: { waitFor: async () => false, waitForReadModels: async () => false },
     metrics,
     storeWrites: store,
     gateway: observeGateway(paymentGatewayOf(config, redis, ks), metrics),
