@@ -8,7 +8,8 @@ import { SandboxGateway } from './billing/payments/sandbox';
 import { StripeGateway } from './billing/payments/stripe';
 import { liveChannel } from './billing/projections/usage/projection';
 import { LiveUsageHub } from './billing/projections/usage/live-hub';
-import { bullPrefix, reloadQueue, type ReloadJobData } from './billing/workers/auto-reload/queue';
+import { reloadQueue, type ReloadJobData } from './billing/workers/auto-reload/queue';
+import { bullPrefix } from './platform/bullmq';
 import type { ModelBackend } from './inference/backend';
 import { DemoBackend } from './inference/demo/model';
 import type { ModelConfig } from './inference/events';
@@ -131,7 +132,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     redis,
     ks,
     readModels: new ReadModels(redis, ks),
-    progress: { waitFor: async () => false },
+    progress: { waitFor: async () => false, waitForReadModels: async () => false },
     metrics,
     storeWrites: store,
     gateway: observeGateway(paymentGatewayOf(config, redis, ks), metrics),

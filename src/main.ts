@@ -1,6 +1,13 @@
+import { isUtf8 } from 'node:buffer';
 import { createServer, Server } from 'node:http';
+import express from 'express';
 import { answerClientErrors } from './platform/http/middleware/client-error';
-import { createApp } from './app';
+import { errorHandler, notFoundHandler } from './platform/http/middleware/errors';
+import { requestId } from './platform/http/middleware/request-id';
+import { httpMetrics } from './platform/metrics/http';
+import { openApiRouter } from './openapi/router';
+import { healthRouter } from './platform/http/system/health';
+import { readModelsGate } from './platform/http/system/read-models-ready';
 import { Config, loadConfig } from './platform/config';
 import { createLogger, Logger } from './platform/log';
 import { registerCollectors } from './platform/metrics/collectors';
@@ -9,12 +16,11 @@ import { RedisProgress } from './platform/projections/progress';
 import { ReadModelReadiness } from './platform/projections/readiness';
 import { ProjectionRunner } from './platform/projections/runner';
 import { PartitionedProjector } from './platform/projections/partitioned-projector';
-import { loadModules } from './load-modules';
-import * as parts from './module-parts';
 import { buildServices } from './init';
+import * as parts from './services';
 import type { Module, Services } from './services';
 import { describeStartupError, ListenFailed, startupFailureText } from './platform/startup-error';
-import { usagePolicyOf } from './policy/policy-document';
+import { usagePolicyOf } from './accounts/policy/policy-document';
 
 export type Role = Config['ROLE'];
 
@@ -27,6 +33,15 @@ export interface Running {
   metricsPort?: number;
   runner?: ProjectionRunner;
   close(): Promise<void>;
+}
+
+/**
+ * Every feature module (src/modules.ts), loaded on first use: one-shot commands that need no feature
+ * module (the CLI's `events read`, a test's fixture modules) start without loading every feature.
+ */
+export function loadModules(): Module[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./modules') as typeof import('./modules')).modules;
 }
 
 /** The projections of the given feature modules, by default every one (tests and tools use it). */
@@ -147,6 +162,49 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
     await s.close();
     throw err;
   }
+}
+
+/** The Express app: health, the OpenAPI document and its page, then each module's routes, then 404 and the one error mapper. */
+export function createApp(s: Services, modules: Module[], startHead: bigint): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(httpMetrics(s.metrics));
+  app.use(requestId);
+  app.use((req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // Account answers (sessions, key secrets, balances) are for the caller alone: no cache keeps them.
+    if (req.path.startsWith('/v1/')) res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  // Keeps the raw bytes too: Stripe webhook signatures are computed over them.
+  app.use(
+    express.json({
+      limit: '2mb',
+      verify: (req, _res, buf) => {
+        // Refused rather than decoded with U+FFFD in place of the bad bytes.
+        if (!isUtf8(buf)) throw Object.assign(new Error('Body is not valid UTF-8'), { type: 'encoding.invalid_utf8' });
+        (req as unknown as { rawBody: Buffer }).rawBody = buf;
+      },
+    }),
+  );
+  app.use(healthRouter(s, startHead));
+  app.use(openApiRouter());
+  if (s.readiness) app.use(readModelsGate(s.readiness, parts.hotPathReadModels(modules)));
+  // The inference routes are the hot path: mounted first, a request to them is not matched against
+  // every account and billing route before it. No other module serves their paths.
+  const hotFirst = [...modules].sort((a, b) => Number(b.name === 'inference') - Number(a.name === 'inference'));
+  for (const m of hotFirst) {
+    const router = m.router?.(s, modules);
+    if (router) app.use(router);
+  }
+  app.use(notFoundHandler);
+  for (const m of modules) {
+    const shape = m.errorMiddleware?.();
+    if (shape) app.use(shape);
+  }
+  app.use(errorHandler(s.log));
+  return app;
 }
 
 /**

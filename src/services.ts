@@ -10,9 +10,10 @@ import type { PlatformServices } from './platform/services';
 import type { Projection, Reactor } from './platform/projections/projection';
 
 /*
- * The types the composition root hands down (built in ./init.ts). Every area type named here is a
- * port or a class whose file imports nothing of this one, so there is no cycle, not even of types
- * (test/platform/unit/import-cycles.test.ts).
+ * The types the composition root hands down (built in ./init.ts), and how it reads the modules'
+ * parts. Every area type named here is a port or a class whose file imports nothing of this one, so
+ * there is no cycle, not even of types (test/platform/unit/import-cycles.test.ts). Nothing here is
+ * loaded but types, so an area's `import type { Services }` costs nothing at runtime.
  */
 
 /** Everything a feature needs, built once in the composition root (src/init.ts) and handed around. */
@@ -37,6 +38,12 @@ export interface Services extends PlatformServices {
  */
 export interface Module {
   name: string;
+  /**
+   * The area's read models the inference hot path answers from (accounts: the key index; billing:
+   * balances). They come before every other projection, and the api holds the inference routes
+   * back until they are ready.
+   */
+  hotPathProjections?: readonly Projection[];
   projections?(s: Services): Projection[];
   reactors?(s: Services): Reactor[];
   /** `modules`: every module the app serves (the admin routes list their projections). */
@@ -50,4 +57,23 @@ export interface Module {
   startWorkers?(s: Services): Promise<{ close(): Promise<void> }>;
   /** The BullMQ queues whose depth /metrics reports. */
   queues?: readonly string[];
+}
+
+/** The projections of the given modules: every module's hot-path read models first, then the others, in module order. */
+export function projectionsOf(s: Services, modules: readonly Module[]): Projection[] {
+  return [...modules.flatMap((m) => m.hotPathProjections ?? []), ...modules.flatMap((m) => m.projections?.(s) ?? [])];
+}
+
+/** The names of the read models the inference hot path answers from (readModelsGate holds its routes back until they are ready). */
+export function hotPathReadModels(modules: readonly Module[]): string[] {
+  return modules.flatMap((m) => (m.hotPathProjections ?? []).map((p) => p.name));
+}
+
+export function reactorsOf(s: Services, modules: readonly Module[]): Reactor[] {
+  return modules.flatMap((m) => m.reactors?.(s) ?? []);
+}
+
+/** The BullMQ queues the modules name for /metrics, in module order. */
+export function queuesOf(modules: readonly Module[]): string[] {
+  return modules.flatMap((m) => m.queues ?? []);
 }

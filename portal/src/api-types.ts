@@ -31,7 +31,7 @@ import type {
   usageBody,
   usagePoint,
 } from '../../src/billing/routes/billing-schemas';
-import type { policyStatusBody, usagePolicyBody } from '../../src/policy/routes/policy-schemas';
+import type { policyStatusBody, usagePolicyBody } from '../../src/accounts/policy/routes/policy-schemas';
 import type { statementBody, statementMonthsBody } from '../../src/billing/routes/statement-schemas';
 import type { deliveryBody, endpointBody, endpointWithSecretBody, replayBody } from '../../src/webhooks/routes/webhook-schemas';
 

@@ -1,5 +1,5 @@
 import { conflict, DomainError, invalid, notFound, paymentRequired } from '../platform/errors';
-import type { Funding } from '../billing/funding';
+import type { Funding } from './funding';
 import { formatUsd, NanoUsd } from '../platform/money';
 import type { ApiKeyCreated, ApiKeyDeleted, ApiKeyRolled, RateLimitChanged } from './events';
 import { cleanName, KEY_NAME_MAX, KEY_NAME_MIN, roleOfActor, type WorkspaceState } from './workspace-state';

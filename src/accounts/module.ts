@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { keyIndexProjection } from './projections/key-index/projection';
 import { apiKeysProjection } from './projections/api-keys/projection';
 import { auditProjection } from './projections/audit/projection';
 import { invitationsProjection } from './projections/invitations/projection';
@@ -16,10 +17,11 @@ import { workspaceRoutes } from './routes/workspace-routes';
 
 /**
  * Accounts: users, sessions, workspaces, invitations and API keys (the /v1 account API).
- * The key index the inference path reads is in the core read models (src/accounts/projections/key-index).
+ * The key index is the read model the inference path authenticates with: a hot-path read model.
  */
 export const accountsModule: Module = {
   name: 'accounts',
+  hotPathProjections: [keyIndexProjection],
   projections: () => [membershipsProjection, invitationsProjection, usersProjection, apiKeysProjection, auditProjection],
   router: (s) => {
     const r = Router();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { conflict, DomainError } from '../platform/errors';
 import { assertNever, type EventRecord } from '../platform/event';
-import type { UsagePolicyAccepted } from '../policy/events';
+import type { UsagePolicyAccepted } from './policy/events';
 import type { EmailClaimed, UserLoggedIn, UserRegistered } from './events';
 
 /** The events of user-{userId}. */

@@ -5,7 +5,7 @@
  */
 export { fold } from './evolve';
 export type { BillingState } from './state';
-export { workspaceFunding } from './usecases/funding';
+export { workspaceFunding } from './usecases/workspace-funding';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
 export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/key-spend';
@@ -22,7 +22,5 @@ export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';
 export type { PaymentGateway } from './payments/port';
 export { TEST_CARDS } from './payments/test-cards';
-/** BullMQ's key prefix under REDIS_PREFIX, shared by every area's queues. */
-export { bullPrefix } from './workers/auto-reload/queue';
 /** Name-based (v5-layout) uuids: the same name always gives the same id. */
 export { nameUuid } from './ids';

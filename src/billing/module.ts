@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { balancesProjection } from './projections/balances/projection';
 import { billingSettingsProjection } from './projections/billing-settings/projection';
 import { ledgerProjection } from './projections/ledger/projection';
 import { billingNoticesProjection } from './projections/notices/projection';
@@ -13,12 +14,13 @@ import { statementRoutes } from './routes/statement-routes';
 
 /**
  * Billing: card and deposits, the ledger, usage series, notices, Stripe webhooks, the
- * auto-reload reactor and worker, and the key-budget alerts (docs/BILLING.md). The balances projection and the reservations
- * the inference path uses are in the core read models (src/billing/projections/balances).
+ * auto-reload reactor and worker, and the key-budget alerts (docs/BILLING.md). Balances (with the reservations
+ * beside them) are what the inference path holds money against: a hot-path read model.
  */
 export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Module {
   return {
     name: 'billing',
+    hotPathProjections: [balancesProjection],
     projections: () => [billingSettingsProjection, ledgerProjection, usageProjection, billingNoticesProjection],
     reactors: (s: Services) => [
       autoReloadReactor({ readModels: s.readModels, queue: () => s.reloadQueue(), now: s.now }),

@@ -21,8 +21,8 @@ export function formatStatus(rows: ProjectionStatus[]): string {
 /* eslint-disable @typescript-eslint/no-require-imports */
 // Required when a command runs, so `tollgate --help` loads no area.
 function projectionsOf(s: Services, modules: Module[] | undefined) {
-  const all = modules ?? (require('../load-modules') as typeof import('../load-modules')).loadModules();
-  return (require('../module-parts') as typeof import('../module-parts')).projectionsOf(s, all);
+  const all = modules ?? (require('../modules') as typeof import('../modules')).modules;
+  return (require('../services') as typeof import('../services')).projectionsOf(s, all);
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
 

@@ -3,7 +3,7 @@ import { routes as accounts } from '../accounts/routes/schemas';
 import { routes as admin } from '../admin/schemas';
 import { routes as billing } from '../billing/routes/billing-schemas';
 import { routes as inference } from '../inference/routes/schemas';
-import { routes as policy } from '../policy/routes/policy-schemas';
+import { routes as policy } from '../accounts/policy/routes/policy-schemas';
 import { routes as portal } from '../portal/schemas';
 import { metricsPortRoutes, routes as system } from '../platform/http/system/schemas';
 import { routes as webhooks } from '../billing/routes/stripe-webhook-schemas';

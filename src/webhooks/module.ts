@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { bullPrefix } from '../billing';
+import { bullPrefix } from '../platform/bullmq';
 import type { Module, Services } from '../services';
 import { balanceAlertsProjection } from './balance-alerts/projection';
 import { balanceAlertReactor } from './balance-alerts/reactor';

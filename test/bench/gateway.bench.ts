@@ -27,7 +27,7 @@ import { createInferenceModule } from '../../src/inference/module';
 import { loadConfig } from '../../src/platform/config';
 import type { BackendFinish, GenerateParams, ModelBackend } from '../../src/inference/backend';
 import { start } from '../../src/main';
-import { coreReadModels } from '../../src/core-read-models';
+import { hotPathReadModels } from '../support/hot-path';
 import { seedFundedKey } from '../inference/int/support/seed';
 import { numberArg, percentile, replaceDocSection, timeToFirstChunk } from './bench-http';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
@@ -72,7 +72,7 @@ async function serveEngine(dataDir: string): Promise<void> {
     SWEEPER_ENABLED: 'false',
   });
   const running = await start(config, {
-    modules: [coreReadModels, createInferenceModule({ backend: new InstantBackend(), search: null })],
+    modules: [hotPathReadModels, createInferenceModule({ backend: new InstantBackend(), search: null })],
   });
   const key = await seedFundedKey(running.services, { usd: '1000000', rateLimit: 1_000_000_000 });
   const stop = async () => {

@@ -197,9 +197,11 @@ function migrateWith(root: string, url: string): Promise<void> {
 /** The projection names of this tree, in the runner's order. */
 function listProjections(): string[] {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { loadModules } = require('../../src/load-modules') as typeof import('../../src/load-modules');
-  const fake = {} as Parameters<NonNullable<ReturnType<typeof loadModules>[number]['projections']>>[0];
-  return loadModules().flatMap((m) => m.projections?.(fake) ?? []).map((p) => p.name);
+  const { modules } = require('../../src/modules') as typeof import('../../src/modules');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { projectionsOf } = require('../../src/services') as typeof import('../../src/services');
+  const fake = {} as Parameters<typeof projectionsOf>[0];
+  return projectionsOf(fake, modules).map((p) => p.name);
 }
 
 main().then(

@@ -9,8 +9,8 @@ import { pendingInvitationsView } from './invitation-routes';
 import { readNotices } from '../notices';
 import { loggedIn, login, logout, me, meView, signupFor, userView } from './schemas';
 import { destroySession, SESSION_COOKIE, sessionHash, sessionTokenOf } from '../sessions/sessions';
-import { policyStatus } from '../../policy/routes';
-import { usagePolicyOf } from '../../policy';
+import { policyStatus } from '../policy/routes';
+import { usagePolicyOf } from '../policy';
 import * as uc from '../usecases';
 
 /** POST /v1/signup, /v1/login, /v1/logout; GET /v1/me. */

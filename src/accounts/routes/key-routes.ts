@@ -4,7 +4,7 @@ import { budgetLeft } from '../budget';
 import { periodIdsAt, periodWindow } from '../../platform/budget-periods';
 import { formatUsd } from '../../platform/money';
 import { keyHolds, keySpend } from '../../billing';
-import { requireAcceptedPolicy } from '../../policy/routes';
+import { requireAcceptedPolicy } from '../policy/routes';
 import { keysOf } from '../projections/api-keys/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';

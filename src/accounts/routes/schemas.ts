@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { route, type RouteContract } from '../../platform/http/contract';
 import { invalidInput, problem, sessionErrors, sessionWriteErrors } from '../../platform/http/error-bodies';
-import { currentVersionField, policyStatusBody, versionField } from '../../policy/routes';
+import { currentVersionField, policyStatusBody, versionField } from '../policy/routes';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../sessions/passwords';
 import { auditContracts } from './audit-schemas';
 import { emailSchema, memberErrors, memberWriteErrors, nameSchema, role, workspaceNameSchema, wsParams } from './fields';

@@ -1,5 +1,6 @@
 import type { EventMetadata } from '../../platform/eventstore/port';
 import { workspaceFunding } from '../../billing';
+import type { WorkspaceFunding } from '../funding';
 import { hashKey } from '../projections/key-index/queries';
 import { displayPrefix, generateKeySecret, lastFour } from '../key-secrets';
 import type { Services } from '../../services';
@@ -26,7 +27,7 @@ export async function createKey(
   s: WorkspaceDeps & Pick<Services, 'config'>,
   cmd: { workspaceId: string; name: string; scopes?: string[]; expiresAt: string | null; by: string; now: Date; metadata: EventMetadata },
 ): Promise<CreatedKey> {
-  const { funding, requiredDepositNanoUsd } = await workspaceFunding(s, cmd.workspaceId);
+  const { funding, requiredDepositNanoUsd }: WorkspaceFunding = await workspaceFunding(s, cmd.workspaceId);
   const secret = generateKeySecret();
   const keyId = s.newId();
   const scopes = cmd.scopes ? [...new Set(cmd.scopes)] : DEFAULT_SCOPES;

@@ -1,5 +1,5 @@
 import { decideClaimEmail, decideUser, emailClaimDecider, userDecider } from '../user';
-import { policyAccepted } from '../../policy';
+import { policyAccepted } from '../policy';
 import { DomainError } from '../../platform/errors';
 import { streams } from '../../platform/streams';
 import { handleCommand, loadState } from '../../platform/eventstore/command-handler';

@@ -11,7 +11,7 @@ import {
   PaymentRecord,
   toCents,
 } from './port';
-import { chargeOutcome, TEST_CARDS } from './test-cards';
+import { testCardResponse, TEST_CARDS } from './test-cards';
 
 /**
  * The gateway used when STRIPE_SECRET_KEY is unset (and by `npm start`): no network, no money.
@@ -94,7 +94,7 @@ export class SandboxGateway implements PaymentGateway {
 
     const card = TEST_CARDS[req.paymentMethodId];
     const outcome = card
-      ? chargeOutcome(card, req.offSession)
+      ? testCardResponse(card, req.offSession)
       : { code: 'resource_missing', declineCode: null, message: `No such PaymentMethod: '${req.paymentMethodId}'` };
     let result: ChargeResult;
     let status: PaymentRecord['status'];

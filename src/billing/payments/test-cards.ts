@@ -28,7 +28,7 @@ export interface CardDecline {
 }
 
 /** What charging the card gives: null for success, 'requires_action' on-session for 3-D Secure cards. */
-export function chargeOutcome(card: TestCard, offSession: boolean): null | 'requires_action' | CardDecline {
+export function testCardResponse(card: TestCard, offSession: boolean): null | 'requires_action' | CardDecline {
   switch (card.behaviour) {
     case 'succeeds':
       return null;

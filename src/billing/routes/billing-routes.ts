@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import { funding } from '../funding';
+import { funding } from '../funding-rule';
 import { minimumDeposit } from '../rules';
 import { formatUsd, parseUsd } from '../../platform/money';
 import { getBalance } from '../projections/balances/queries';

@@ -11,7 +11,7 @@ import type { EventMetadata, EventStore } from '../../platform/eventstore/port';
 import type { Logger } from '../../platform/log';
 import type { PaymentGateway } from '../payments/port';
 import { GatewayUnavailable } from '../payments/port';
-import { chargeOutcome } from './charge-outcome';
+import { chargeOnce } from './charge-once';
 import { getBalance } from '../projections/balances/queries';
 import type { ProjectionProgress } from '../../platform/projections/progress';
 import type { ReadModels } from '../../platform/projections/read-models';
@@ -160,7 +160,7 @@ async function chargeReload(d: ReloadDeps, workspaceId: string, reload: ReloadRe
     return { status: 'failed', paymentIntentId: null, code: 'no_payment_method', reason: 'No payment method on file' };
   }
   try {
-    return await chargeOutcome(d, 'reload', {
+    return await chargeOnce(d, 'reload', {
       idempotencyKey: idempotencyKeys.reload(reload.reloadId),
       customerId: reload.customerId,
       paymentMethodId: reload.paymentMethodId,

@@ -4,7 +4,7 @@ import type { EventMetadata } from '../../platform/eventstore/port';
 import type { Services } from '../../services';
 import { readYourWrites } from '../../platform/projections/read-your-writes';
 import { decideBilling } from './decide-billing';
-import { billingRules } from './rules';
+import { billingRules } from './configured-rules';
 
 /** Saves the auto-reload settings (which also lifts a suspension). A cap left unset defaults to a few reloads a month: never without a bound. */
 export async function configureAutoReload(

@@ -11,9 +11,9 @@ import { GatewayUnavailable } from '../payments/port';
 import type { Services } from '../../services';
 import { readYourWrites } from '../../platform/projections/read-your-writes';
 import { decideBilling } from './decide-billing';
-import { chargeOutcome } from './charge-outcome';
+import { chargeOnce } from './charge-once';
 import { gatewayError } from './gateway-errors';
-import { billingRules } from './rules';
+import { billingRules } from './configured-rules';
 
 type Deps = Pick<Services, 'store' | 'gateway' | 'now' | 'newId' | 'progress' | 'config' | 'log'>;
 
@@ -66,7 +66,7 @@ async function deposit(s: Deps, cmd: Parameters<typeof makeDeposit>[1]): Promise
 
 /** Charges a requested deposit (on-session) with the ledger's idempotency key. */
 function charge(s: Deps, workspaceId: string, rec: DepositRecord): Promise<ChargeOutcome> {
-  return chargeOutcome(s, 'deposit', {
+  return chargeOnce(s, 'deposit', {
     idempotencyKey: idempotencyKeys.deposit(rec.depositId),
     customerId: rec.customerId,
     paymentMethodId: rec.paymentMethodId,

@@ -1,6 +1,7 @@
 import type { BillingEvent } from '../../billing/events';
 import { fold, type BillingState, type PaymentGateway } from '../../billing';
 import { readEvents } from '../../platform/eventstore/command-handler';
+import { streamPrefix } from '../../platform/streams';
 import { formatUsd } from '../../platform/money';
 import type { EventStore } from '../../platform/eventstore/port';
 import type { Services } from '../../services';
@@ -52,7 +53,7 @@ export async function reconcile(store: EventStore, gateway: PaymentGateway): Pro
   const credits = new Map<string, Credit>(); // by PaymentIntent id
   const streamsSeen = new Set<string>();
   for await (const e of allEvents(store)) {
-    if (!e.stream.startsWith('billing-')) continue;
+    if (!e.stream.startsWith(streamPrefix.billing)) continue;
     streamsSeen.add(e.stream);
     const d = e.data as { workspaceId: string; depositId?: string; reloadId?: string; paymentIntentId?: string; amountNanoUsd?: string };
     if (e.type === 'DepositSucceeded' || e.type === 'AutoReloadSucceeded') {
@@ -70,7 +71,7 @@ export async function reconcile(store: EventStore, gateway: PaymentGateway): Pro
   const states = new Map<string, BillingState>();
   for (const stream of streamsSeen) {
     const st = fold(await readEvents<BillingEvent>(store, stream));
-    states.set(stream.slice('billing-'.length), st);
+    states.set(stream.slice(streamPrefix.billing.length), st);
     pending += [...st.deposits.values()].filter((x) => x.status === 'requested').length + (st.inFlight ? 1 : 0);
   }
 

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { LedgerReplay, WorkspaceTotals, BALANCES, LEDGER } from '../../billing';
 import { formatUsd } from '../../platform/money';
+import { streamPrefix } from '../../platform/streams';
 import type { EventStore } from '../../platform/eventstore/port';
 import type { Keyspace } from '../../platform/projections/keyspace';
 import { ReadModels } from '../../platform/projections/read-models';
@@ -95,7 +96,7 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
   for await (const e of allEvents(store, { upTo })) {
     if (!tookBalances && e.position > balances.checkpoint) (copy(atBalances), (tookBalances = true));
     if (!tookLedger && e.position > ledger.checkpoint) (copy(atLedger), (tookLedger = true));
-    if (e.stream.startsWith('billing-') || e.stream.startsWith('inference-')) replay.apply(e);
+    if (e.stream.startsWith(streamPrefix.billing) || e.stream.startsWith(streamPrefix.inference)) replay.apply(e);
     events++;
   }
   if (!tookBalances) copy(atBalances);

@@ -4,7 +4,13 @@ import { partitionKeyspaces } from './partitions';
 
 /** Lets a write wait until the projections have applied it, so the next request sees it. */
 export interface ProjectionProgress {
+  /** Resolves true once what this process follows applied `position` (a runner: its reactors too), false on timeout. */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
+  /**
+   * Resolves true once every read model (projection) applied `position`, whatever the reactors do:
+   * what read-your-writes waits for, so an answer waits for the same thing in every role.
+   */
+  waitForReadModels(position: bigint, timeoutMs: number): Promise<boolean>;
 }
 
 /**
@@ -69,6 +75,11 @@ export class RedisProgress implements ProjectionProgress {
       return m === null || v < m ? v : m;
     }, null);
     if (min !== null) this.advance(min);
+  }
+
+  /** The projections' checkpoints are all an api process sees: the same as waitFor. */
+  waitForReadModels(position: bigint, timeoutMs: number): Promise<boolean> {
+    return this.waitFor(position, timeoutMs);
   }
 
   async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {

@@ -88,6 +88,9 @@ export class ProjectionRunner {
   /** Highest position read from the store (only meaningful with no projection or reactor). */
   private processed = 0n;
   private readonly waiters = new PositionWaiters();
+  /** What read-your-writes waits for: the projections' checkpoints alone, not the reactors'. */
+  private readModelsAt = 0n;
+  private readonly readModelWaiters = new PositionWaiters();
   /** Set when the watcher saw Redis differ from what the runner holds. */
   private interrupted = false;
   /** True while the loop waits on its live subscription (and nothing else touches Redis). */
@@ -134,10 +137,20 @@ export class ProjectionRunner {
     this.sub = null;
   }
 
-  /** Resolves once every projection has applied the event at `position` (or on timeout, false). */
+  /** Resolves once every projection and reactor has applied the event at `position` (or on timeout, false). */
   waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
     if (this.minCheckpoint >= position) return Promise.resolve(true);
     return this.waiters.wait(position, timeoutMs);
+  }
+
+  /**
+   * Resolves once every projection has applied the event at `position`, without waiting for the
+   * reactors (a webhook's enqueue, say): an api in another process sees only the projections'
+   * checkpoints, and read-your-writes waits for the same in every role.
+   */
+  waitForReadModels(position: bigint, timeoutMs: number): Promise<boolean> {
+    if (this.readModelsAt >= position || this.opts.projections.length === 0) return Promise.resolve(true);
+    return this.readModelWaiters.wait(position, timeoutMs);
   }
 
   private async loadState(): Promise<void> {
@@ -172,6 +185,10 @@ export class ProjectionRunner {
 
   private updateMin(): void {
     this.minCheckpoint = this.progressAfter(NOTHING_MOVED);
+    let readModels: bigint | null = null;
+    for (const s of this.state.values()) if (readModels === null || s.checkpoint < readModels) readModels = s.checkpoint;
+    this.readModelsAt = readModels ?? this.processed;
+    this.readModelWaiters.reached(this.readModelsAt);
     this.waiters.reached(this.minCheckpoint);
   }
 

@@ -2,11 +2,10 @@ import { nameUuid } from '../../billing';
 import type { TokensDebited } from '../../inference/events';
 import { handleCommand, type Decider } from '../../platform/eventstore/command-handler';
 import { reactor } from '../../platform/projections/projection';
+import { streams } from '../../platform/streams';
 import type { Services } from '../../services';
 import type { BalanceThresholdCrossed } from '../events';
 import { BALANCE_ALERTS } from './projection';
-
-export const balanceAlertStream = (workspaceId: string) => `balance-alerts-${workspaceId}`;
 
 /** The stored alert's id, from the debit that crossed: seen twice, it is stored once. */
 export const crossingEventId = (debitEventId: string) => nameUuid(`balance-below-threshold:${debitEventId}`);
@@ -36,7 +35,7 @@ export function balanceAlertReactor(deps: Deps) {
       const [thresholdNanoUsd, balanceNanoUsd] = crossing.split(':');
       await handleCommand<Set<string>, void, BalanceThresholdCrossed>(
         deps.store,
-        balanceAlertStream(ws),
+        streams.balanceAlerts(ws),
         seen,
         (s) => ({
           events: s.has(event.id)

@@ -3,7 +3,8 @@ import type { EventMetadata } from '../../platform/eventstore/port';
 import { DomainError } from '../../platform/errors';
 import type { Services } from '../../services';
 import type { BalanceAlertThresholdSet, WebhookEvent } from '../events';
-import { runWebhookCommand, webhookStream } from './endpoint-command';
+import { runWebhookCommand } from './endpoint-command';
+import { streams } from '../../platform/streams';
 
 /**
  * The workspace's low-balance alert threshold (USD decimal string on the wire, nano-USD in the
@@ -26,7 +27,7 @@ export async function setBalanceThreshold(
 }
 
 export async function balanceThresholdOf(s: Pick<Services, 'store'>, workspaceId: string): Promise<string | null> {
-  const events = (await s.store.readStream(webhookStream(workspaceId))) as unknown as WebhookEvent[];
+  const events = (await s.store.readStream(streams.webhooks(workspaceId))) as unknown as WebhookEvent[];
   const last = events.filter((e): e is BalanceAlertThresholdSet => e.type === 'BalanceAlertThresholdSet').at(-1);
   return last?.data.thresholdNanoUsd ? formatUsd(BigInt(last.data.thresholdNanoUsd)) : null;
 }

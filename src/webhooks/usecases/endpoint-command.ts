@@ -1,25 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { handleCommand, loadState } from '../../platform/eventstore/command-handler';
 import type { EventMetadata } from '../../platform/eventstore/port';
+import { streams } from '../../platform/streams';
 import type { Services } from '../../services';
 import { decideEndpoints, endpointsDecider, type Endpoint, type WebhookCommand } from '../endpoints';
 
 export type WebhookDeps = Pick<Services, 'store' | 'newId'>;
 
-export const webhookStream = (workspaceId: string) => `webhooks-${workspaceId}`;
-
 /** A Standard Webhooks secret: `whsec_` + base64 of 24 random bytes. */
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 export async function runWebhookCommand(s: WebhookDeps, workspaceId: string, command: WebhookCommand, metadata: EventMetadata) {
-  return handleCommand(s.store, webhookStream(workspaceId), endpointsDecider, (st) => ({ events: decideEndpoints(command, st), result: undefined }), {
+  return handleCommand(s.store, streams.webhooks(workspaceId), endpointsDecider, (st) => ({ events: decideEndpoints(command, st), result: undefined }), {
     metadata,
     newId: s.newId,
   });
 }
 
 export async function endpointsOf(s: Pick<Services, 'store'>, workspaceId: string): Promise<Endpoint[]> {
-  const { state } = await loadState(s.store, webhookStream(workspaceId), endpointsDecider);
+  const { state } = await loadState(s.store, streams.webhooks(workspaceId), endpointsDecider);
   return [...state.values()];
 }
 

@@ -5,7 +5,7 @@ import { webhookEventTypes } from '../event-types';
 import { targetProblem } from '../target-guard';
 import { endpointOf, endpointsOf, newWebhookSecret, runWebhookCommand } from './endpoint-command';
 
-export { endpointOf, endpointsOf, webhookStream } from './endpoint-command';
+export { endpointOf, endpointsOf } from './endpoint-command';
 
 type Deps = Pick<Services, 'store' | 'newId' | 'config'>;
 

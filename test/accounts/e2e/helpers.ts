@@ -4,7 +4,7 @@ import type { ApiKeyCreated } from '../../../src/accounts/events';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
 import type { TestServer } from '../../support/harness';
-import { usagePolicyOf } from '../../../src/policy/policy-document';
+import { usagePolicyOf } from '../../../src/accounts/policy/policy-document';
 
 export const PASSWORD = 'correct horse battery';
 

@@ -3,7 +3,7 @@ import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
 import { keySpend } from '../../../src/billing/projections/balances/key-spend';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';
-import { coreReadModels } from '../../../src/core-read-models';
+import { hotPathReadModels } from '../../support/hot-path';
 import { periodIdsAt } from '../../../src/platform/budget-periods';
 import { startTestServer, TestServer } from '../../support/harness';
 import { fund, settle } from '../../inference/int/support/seed';
@@ -11,7 +11,7 @@ import { fund, settle } from '../../inference/int/support/seed';
 /** The per-key budget inside the reserve script, against the real Redis and the projector. */
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({}, { modules: [coreReadModels] });
+  server = await startTestServer({}, { modules: [hotPathReadModels] });
 });
 afterAll(() => server.close());
 

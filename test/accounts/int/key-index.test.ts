@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
-import { coreReadModels } from '../../../src/core-read-models';
+import { hotPathReadModels } from '../../support/hot-path';
 import { hashKey, KeyIndex } from '../../../src/accounts/projections/key-index/queries';
 import { startTestServer, TestServer } from '../../support/harness';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({}, { modules: [coreReadModels] });
+  server = await startTestServer({}, { modules: [hotPathReadModels] });
 });
 afterAll(() => server.close());
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { stripeWebhook } from '../../../src/billing/routes/stripe-webhook-schemas';
-import { bullPrefix, reloadQueue } from '../../../src/billing/workers/auto-reload';
+import { reloadQueue } from '../../../src/billing/workers/auto-reload';
+import { bullPrefix } from '../../../src/platform/bullmq';
 import { expectMatchesContract } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
 import { StripeWireServer, WebhookEvent } from '../../support/stripe-server';

@@ -6,7 +6,7 @@ import { streams } from '../../../src/platform/streams';
 import { getBalance } from '../../../src/billing/projections/balances/queries';
 import { balancesProjection } from '../../../src/billing/projections/balances/projection';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';
-import { coreReadModels } from '../../../src/core-read-models';
+import { hotPathReadModels } from '../../support/hot-path';
 import { ledgerProjection } from '../../../src/billing/projections/ledger/projection';
 import { ledgerBalance, ledgerPage } from '../../../src/billing/projections/ledger/queries';
 import { rebuildProjection } from '../../../src/platform/projections/rebuild';
@@ -23,7 +23,7 @@ import { patience } from '../../support/wait';
 let server: TestServer;
 const ledgerModule: Module = { name: 'ledger-only', projections: () => [ledgerProjection] };
 beforeAll(async () => {
-  server = await startTestServer({}, { modules: [coreReadModels, ledgerModule] });
+  server = await startTestServer({}, { modules: [hotPathReadModels, ledgerModule] });
 });
 afterAll(() => server?.close());
 

@@ -13,7 +13,8 @@ import { handleCommand, readEvents } from '../../../src/platform/eventstore/comm
 import { StripeGateway } from '../../../src/billing/payments/stripe';
 import { getBalance } from '../../../src/billing/projections/balances/queries';
 import { reconcile, verifyLedger } from '../../../src/cli/ledger';
-import { bullPrefix, reloadQueue } from '../../../src/billing/workers/auto-reload';
+import { reloadQueue } from '../../../src/billing/workers/auto-reload';
+import { bullPrefix } from '../../../src/platform/bullmq';
 import { until } from '../../support/wait';
 import { startTestServer, TestServer } from '../../support/harness';
 import { bundleChild, Child } from '../../support/child-process';

@@ -4,14 +4,14 @@ import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';
 import { getBalance } from '../../../src/billing/projections/balances/queries';
-import { coreReadModels } from '../../../src/core-read-models';
+import { hotPathReadModels } from '../../support/hot-path';
 import { debitData } from '../../support/debit';
 import { startTestServer, TestServer } from '../../support/harness';
 import { patience } from '../../support/wait';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({}, { modules: [coreReadModels] });
+  server = await startTestServer({}, { modules: [hotPathReadModels] });
 });
 afterAll(() => server.close());
 

@@ -45,7 +45,7 @@ describe('layers', () => {
   });
 });
 
-const AREAS = ['accounts', 'billing', 'inference', 'policy'];
+const AREAS = ['accounts', 'billing', 'inference', 'webhooks'];
 const areaOf = (f: string) => AREAS.find((a) => f.startsWith(`${a}/`));
 /**
  * An area's public surface: its index.ts (nothing of HTTP, so a use case may import it), its
@@ -54,13 +54,11 @@ const areaOf = (f: string) => AREAS.find((a) => f.startsWith(`${a}/`));
  */
 const isPublic = (target: string) => /^[a-z]+\/(index|routes\/index|events)\.ts$/.test(target);
 /** The composition root wires the areas' adapters and modules together: it may reach inside. */
-const COMPOSITION_ROOT = ['main.ts', 'init.ts', 'services.ts', 'modules.ts', 'load-modules.ts', 'module-parts.ts'];
-/** What reaches another area's internals, for a file outside the composition root (type-only imports of pure types between pure files excepted). */
+const COMPOSITION_ROOT = ['main.ts', 'init.ts', 'services.ts', 'modules.ts'];
+/** What reaches another area's internals, for a file outside the composition root. */
 const internalImports = (keep: (f: string) => boolean) =>
   importsOf((f) => keep(f) && !COMPOSITION_ROOT.includes(f))
     .filter(({ file, target }) => areaOf(target) && areaOf(target) !== areaOf(file) && !isPublic(target))
-    // A pure decision file may name another area's pure types (the funding a key needs, say): types only, no code.
-    .filter(({ file, target, typeOnly }) => !(typeOnly && PURE_FILES.includes(file) && PURE_FILES.includes(target)))
     // The OpenAPI document is built from the route contracts themselves.
     .filter(({ file, target }) => !(file.startsWith('openapi/') && /\/routes\/[a-z-]*schemas\.ts$/.test(target)))
     .map(({ file, target }) => `${file} → ${target}`);
@@ -72,8 +70,8 @@ describe('areas', () => {
     expect(internalImports((f) => areaOf(f) !== undefined)).toEqual([]);
   });
 
-  test('admin, portal, openapi, the CLI and the app use the areas only through their public files', () => {
-    expect(internalImports((f) => /^(admin|portal|openapi|cli)\//.test(f) || f === 'app.ts' || f === 'core-read-models.ts')).toEqual([]);
+  test('admin, portal, openapi and the CLI use the areas only through their public files', () => {
+    expect(internalImports((f) => /^(admin|portal|openapi|cli)\//.test(f))).toEqual([]);
   });
 
   test('the platform imports nothing from any area', () => {

@@ -1,4 +1,4 @@
-import { queuesOf } from '../../../src/module-parts';
+import { queuesOf } from '../../../src/services';
 import { modules } from '../../../src/modules';
 
 // The modules name the BullMQ queues whose depth /metrics reports: with every module, the same two

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { chargeOutcome, TEST_CARDS, TestCard } from '../../../src/billing/payments/test-cards';
+import { testCardResponse, TEST_CARDS, TestCard } from '../../../src/billing/payments/test-cards';
 
 /**
  * A local server speaking Stripe's wire format for the endpoints tollgate uses, so the stripe
@@ -490,7 +490,7 @@ export class StripeWireServer {
     if (!pm) return [400, errorBody('invalid_request_error', 'You must provide a payment_method to confirm this PaymentIntent.', 'payment_intent_unexpected_state')];
     const card = TEST_CARDS[pm.template];
     const offSession = truthy(p.off_session);
-    const outcome = chargeOutcome(card, offSession);
+    const outcome = testCardResponse(card, offSession);
     let result: [number, unknown];
     if (outcome === null) {
       pi.status = 'succeeded';

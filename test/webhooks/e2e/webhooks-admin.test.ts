@@ -5,10 +5,10 @@ import { debit } from '../../support/debit';
 import { until } from '../../support/wait';
 import { expectMatchesContract } from '../../support/contract';
 import * as c from '../../../src/webhooks/routes/webhook-schemas';
-import { balanceAlertReactor, balanceAlertStream, crossingEventId } from '../../../src/webhooks/balance-alerts/reactor';
+import { balanceAlertReactor, crossingEventId } from '../../../src/webhooks/balance-alerts/reactor';
 import { runReplay } from '../../../src/webhooks/workers/delivery/replay';
 import { webhookQueue } from '../../../src/webhooks/workers/delivery/queue';
-import { bullPrefix } from '../../../src/billing';
+import { bullPrefix } from '../../../src/platform/bullmq';
 import { usd } from '../../../src/platform/money';
 import { streams } from '../../../src/platform/streams';
 import { Receiver } from './receiver';
@@ -86,7 +86,7 @@ describe('balance below a threshold', () => {
     await until(() => r.received.length >= 2, 20_000, 'two alerts');
 
     const alerts = await until(async () => {
-      const evs = await server.services.store.readStream(balanceAlertStream(ws));
+      const evs = await server.services.store.readStream(streams.balanceAlerts(ws));
       return evs.length === 2 ? evs : null;
     }, 10_000, 'two stored crossings');
     const debitIds = async (requestId: string) => (await server.services.store.readStream(streams.inference(requestId)))[0].id;
@@ -102,14 +102,14 @@ describe('balance below a threshold', () => {
     // The reactor sees the crossing debit again (a restart before its checkpoint): nothing new is stored.
     const debitEvent = (await server.services.store.readStream(streams.inference(first)))[0];
     await balanceAlertReactor(server.services).react(debitEvent as never);
-    expect(await server.services.store.readStream(balanceAlertStream(ws))).toHaveLength(2);
+    expect(await server.services.store.readStream(streams.balanceAlerts(ws))).toHaveLength(2);
 
     // Turned off: a later dip stores nothing.
     const off = await api(server).put(`/v1/workspaces/${ws}/webhooks/balance-threshold`).set(u.auth).send({ threshold: null });
     expect(off.body).toEqual({ threshold: null });
     await deposit(ws, 100);
     await d(100);
-    expect(await server.services.store.readStream(balanceAlertStream(ws))).toHaveLength(2);
+    expect(await server.services.store.readStream(streams.balanceAlerts(ws))).toHaveLength(2);
   });
 
   test('a bad threshold is refused with 422 naming it; nothing is written', async () => {

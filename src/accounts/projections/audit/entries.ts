@@ -1,4 +1,5 @@
 import { formatUsd } from '../../../platform/money';
+import { streamPrefix } from '../../../platform/streams';
 import type { WorkspaceEvent } from '../../events';
 import type { BillingEvent } from '../../../billing/events';
 import type { RecordedEvent } from '../../../platform/eventstore/port';
@@ -112,7 +113,7 @@ export const AUDITED_TYPES = Object.keys(MAPPINGS) as AuditedEvent['type'][];
 
 /** The entry of an event of `workspace-{ws}` or `billing-{ws}`; null for any other stream. */
 export function auditEntry(e: RecordedEvent): StoredAuditEntry | null {
-  if (!e.stream.startsWith('workspace-') && !e.stream.startsWith('billing-')) return null;
+  if (!e.stream.startsWith(streamPrefix.workspace) && !e.stream.startsWith(streamPrefix.billing)) return null;
   const map = MAPPINGS[e.type];
   if (!map) return null;
   const d = e.data as D;

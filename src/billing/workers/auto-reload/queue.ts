@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Config } from '../../../platform/config';
 
 // The BullMQ queue of auto-reload jobs: one job id per workspace and billing revision.
 
@@ -43,4 +42,3 @@ export async function enqueueReload(queue: Queue<ReloadJobData>, workspaceId: st
   await queue.add('reload', { workspaceId, cause }, { jobId: reloadJobId(workspaceId, revision) });
 }
 
-export const bullPrefix = (config: Pick<Config, 'REDIS_PREFIX'>) => `${config.REDIS_PREFIX}bull`;

@@ -6,7 +6,8 @@ import { getBillingSettings, workspacesWithReloadInFlight } from '../../projecti
 import { RedisProgress } from '../../../platform/projections/progress';
 import type { Services } from '../../../services';
 import { chargeAutoReload, ReloadDeps, ReloadHooks, ReloadResult } from '../../usecases/auto-reload-charge';
-import { bullPrefix, enqueueReload, RELOAD_QUEUE, ReloadJobData, reloadQueue } from './queue';
+import { enqueueReload, RELOAD_QUEUE, ReloadJobData, reloadQueue } from './queue';
+import { bullPrefix } from '../../../platform/bullmq';
 
 // The BullMQ worker that runs the auto-reload charge (src/billing/usecases/auto-reload-charge.ts) for each job, and the sweep that re-enqueues reloads in flight.
 

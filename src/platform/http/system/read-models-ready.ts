@@ -6,7 +6,7 @@ import { HttpError } from '../middleware/errors';
  * 503 with Retry-After while the read models a route answers from are being rebuilt from the
  * event store (after Redis lost its data, or on a first start): an answer from half a read model
  * would be a wrong 401, a wrong 402 or a reservation against a wrong balance. `hotPath`: the read
- * models the inference routes answer from (the composition root names them: src/core-read-models.ts).
+ * models the inference routes answer from (each area's module names its own: `hotPathProjections`).
  */
 export function readModelsGate(readiness: ReadModelReadiness, hotPath: readonly string[]): Router {
   const hot = hotPath.filter((n) => readiness.names.includes(n));

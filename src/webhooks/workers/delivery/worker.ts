@@ -1,6 +1,6 @@
 import { Job, Queue, Worker } from 'bullmq';
 import type { Services } from '../../../services';
-import { bullPrefix } from '../../../billing';
+import { bullPrefix } from '../../../platform/bullmq';
 import { sendDelivery, type SendResult } from './send';
 import { runReplay } from './replay';
 import { isReplayJob, WEBHOOK_QUEUE, type WebhookJobData } from './queue';

@@ -1,6 +1,6 @@
 import { createInferenceModule, InferenceModuleOptions } from '../../../../src/inference/module';
 import type { BackendFinish, GenerateParams, ModelBackend } from '../../../../src/inference/backend';
-import { coreReadModels } from '../../../../src/core-read-models';
+import { hotPathReadModels } from '../../../support/hot-path';
 import { startTestServer, TestServer } from '../../../support/harness';
 import { authHeaders, seedFundedKey, type SeededKey } from './seed';
 
@@ -11,7 +11,7 @@ export function startInferenceServer(
 ): Promise<TestServer> {
   return startTestServer(
     { SWEEPER_ENABLED: 'false', ...overrides },
-    { modules: [coreReadModels, createInferenceModule({ search: null, ...moduleOpts })] },
+    { modules: [hotPathReadModels, createInferenceModule({ search: null, ...moduleOpts })] },
   );
 }
 

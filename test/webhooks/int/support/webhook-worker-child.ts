@@ -6,7 +6,7 @@
 import { loadConfig } from '../../../../src/platform/config';
 import { createLogger } from '../../../../src/platform/log';
 import { buildServices } from '../../../../src/init';
-import { bullPrefix } from '../../../../src/billing';
+import { bullPrefix } from '../../../../src/platform/bullmq';
 import { webhookQueue } from '../../../../src/webhooks/workers/delivery/queue';
 import { startWebhookWorker } from '../../../../src/webhooks/workers/delivery/worker';
 

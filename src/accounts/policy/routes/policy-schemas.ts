@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { route, type RouteContract } from '../../platform/http/contract';
-import { invalidInput, problem, sessionWriteErrors, transportErrors } from '../../platform/http/error-bodies';
+import { route, type RouteContract } from '../../../platform/http/contract';
+import { invalidInput, problem, sessionWriteErrors, transportErrors } from '../../../platform/http/error-bodies';
 
 /** The policy area's route contracts: request and response schemas, and the list the OpenAPI document is built from. */
 

@@ -6,9 +6,9 @@ import { streams } from '../../../src/platform/streams';
 import { hashPassword } from '../../../src/accounts/sessions/passwords';
 import { startTestServer, TestServer } from '../../support/harness';
 import { POLICY_VERSION } from '../../support/policy';
-import { api, createWorkspace, fund, login, newUser, PASSWORD, uniqueEmail } from '../../accounts/e2e/helpers';
+import { api, createWorkspace, fund, login, newUser, PASSWORD, uniqueEmail } from './helpers';
 import { expectMatchesContract } from '../../support/contract';
-import { acceptPolicy, usagePolicy } from '../../../src/policy/routes/policy-schemas';
+import { acceptPolicy, usagePolicy } from '../../../src/accounts/policy/routes/policy-schemas';
 import { createKey, me } from '../../../src/accounts/routes/schemas';
 
 const DOC = readFileSync(resolve(__dirname, '../../../docs/USAGE-POLICY.md'), 'utf8');

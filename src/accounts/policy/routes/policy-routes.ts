@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import type { z } from 'zod';
-import type { Services } from '../../services';
-import { requireSession, userOf, metaOf } from '../../accounts/routes';
+import type { Services } from '../../../services';
+import { requireSession, userOf, metaOf } from '../../routes';
 import { acceptPolicy } from '../usecases';
-import { validate } from '../../platform/http/contract';
+import { validate } from '../../../platform/http/contract';
 import { policyStatus } from '../policy-status';
 import { usagePolicyOf } from '../policy-document';
 import { acceptPolicyFor, policyStatusBody, usagePolicy, usagePolicyBody } from './policy-schemas';

@@ -20,7 +20,7 @@ const AUTHENTICATION_REASON = {
  * A refusal before any money moved (the card was removed, say) is a failure too; a reused
  * idempotency key and an unknown outcome (GatewayUnavailable: retry with the same key) are thrown.
  */
-export async function chargeOutcome(
+export async function chargeOnce(
   d: { gateway: PaymentGateway; log: Logger },
   kind: keyof typeof AUTHENTICATION_REASON,
   request: ChargeRequest,

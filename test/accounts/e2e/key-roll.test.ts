@@ -1,6 +1,6 @@
 import { hashKey } from '../../../src/accounts/projections/key-index/queries';
 import { streams } from '../../../src/platform/streams';
-import { api, appendKey, teamFixture, TestUser } from '../../accounts/e2e/helpers';
+import { api, appendKey, teamFixture, TestUser } from './helpers';
 import { expectMatchesContract } from '../../support/contract';
 import { rollKey } from '../../../src/accounts/routes/key-schemas';
 

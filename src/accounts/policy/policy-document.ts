@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Config } from '../platform/config';
-import { ConfigError } from '../platform/config';
+import type { Config } from '../../platform/config';
+import { ConfigError } from '../../platform/config';
 import { parseUsagePolicy, UsagePolicy } from './usage-policy';
-import { projectRoot } from '../platform/project-root';
+import { projectRoot } from '../../platform/project-root';
 
 const loaded = new Map<string, UsagePolicy>();
 

@@ -1,4 +1,4 @@
-import type { ReadModels } from '../../../platform/projections/read-models';
+import type { ReadModels } from '../../../../platform/projections/read-models';
 import { POLICY_ACCEPTANCE } from './projection';
 
 export interface Acceptance {

@@ -1,5 +1,5 @@
 import { policyAcceptanceProjection } from './projections/policy-acceptance/projection';
-import type { Module } from '../services';
+import type { Module } from '../../services';
 import { policyRoutes } from './routes/policy-routes';
 
 /**

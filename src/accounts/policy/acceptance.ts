@@ -1,6 +1,6 @@
-import { DomainError } from '../platform/errors';
-import type { UserStreamEvent } from '../accounts/user';
-import { assertNever, type EventRecord } from '../platform/event';
+import { DomainError } from '../../platform/errors';
+import type { UserStreamEvent } from '../user';
+import { assertNever, type EventRecord } from '../../platform/event';
 import type { UsagePolicyAccepted } from './events';
 
 /** What the user stream says about the usage policy: the last version the user accepted. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { acceptanceDecider, AcceptanceState, decideAcceptPolicy } from '../../../src/policy/acceptance';
-import { parseUsagePolicy, UsagePolicyFormatError } from '../../../src/policy/usage-policy';
+import { acceptanceDecider, AcceptanceState, decideAcceptPolicy } from '../../../src/accounts/policy/acceptance';
+import { parseUsagePolicy, UsagePolicyFormatError } from '../../../src/accounts/policy/usage-policy';
 import { scenario } from '../../support/gwt';
 
 describe('parseUsagePolicy', () => {

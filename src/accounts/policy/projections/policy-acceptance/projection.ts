@@ -1,5 +1,5 @@
 import type { UsagePolicyAccepted } from '../../events';
-import { projection } from '../../../platform/projections/projection';
+import { projection } from '../../../../platform/projections/projection';
 
 export const POLICY_ACCEPTANCE = 'policy-acceptance';
 

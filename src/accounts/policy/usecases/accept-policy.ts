@@ -1,10 +1,10 @@
 import { acceptanceDecider, decideAcceptPolicy } from '../acceptance';
 import { usagePolicyOf } from '../policy-document';
-import { streams } from '../../platform/streams';
-import { handleCommand } from '../../platform/eventstore/command-handler';
-import type { EventMetadata } from '../../platform/eventstore/port';
-import { readYourWrites } from '../../platform/projections/read-your-writes';
-import type { Services } from '../../services';
+import { streams } from '../../../platform/streams';
+import { handleCommand } from '../../../platform/eventstore/command-handler';
+import type { EventMetadata } from '../../../platform/eventstore/port';
+import { readYourWrites } from '../../../platform/projections/read-your-writes';
+import type { Services } from '../../../services';
 
 /**
  * A user accepts the current usage-policy version (UsagePolicyAccepted on user-{userId}; again

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { startTestServer, TestServer } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/redis';
 import { BUNDLE_NODE_PATH, bundleChild } from '../../support/child-process';
-import { api, createWorkspace, fund, newUser, TestUser } from '../../accounts/e2e/helpers';
+import { api, createWorkspace, fund, newUser, TestUser } from './helpers';
 
 /**
  * The old secret of a rolled key must stop at the end of the grace period in every api process,

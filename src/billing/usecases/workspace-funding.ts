@@ -1,5 +1,5 @@
 import { billingDecider } from '../decide';
-import { funding, type Funding } from '../funding';
+import { funding, type Funding } from '../funding-rule';
 import { parseUsd, type NanoUsd } from '../../platform/money';
 import { streams } from '../../platform/streams';
 import { loadState } from '../../platform/eventstore/command-handler';

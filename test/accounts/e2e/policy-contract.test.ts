@@ -1,7 +1,7 @@
-import * as p from '../../../src/policy/routes/policy-schemas';
+import * as p from '../../../src/accounts/policy/routes/policy-schemas';
 import { contractTour } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
-import { api, newUser, policyVersionOf } from '../../accounts/e2e/helpers';
+import { api, newUser, policyVersionOf } from './helpers';
 
 /** The usage-policy routes, called for real, answer what their contracts document. */
 let server: TestServer;

@@ -1,4 +1,4 @@
-import type { Event } from '../platform/event';
+import type { Event } from '../../platform/event';
 
 /** On the user's stream (`user-{userId}`): the user accepted this version of the usage policy. */
 export type UsagePolicyAccepted = Event<'UsagePolicyAccepted', { userId: string; version: string }>;

@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
 import type { z } from 'zod';
 import { acceptanceOf } from './projections/policy-acceptance/queries';
-import type { Services } from '../services';
-import { HttpError } from '../platform/http/middleware/errors';
-import { userOf } from '../accounts/routes';
+import type { Services } from '../../services';
+import { HttpError } from '../../platform/http/middleware/errors';
+import { userOf } from '../routes';
 import { usagePolicyOf } from './policy-document';
 import type { policyStatusBody } from './routes/policy-schemas';
 

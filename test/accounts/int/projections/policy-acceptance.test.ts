@@ -1,5 +1,5 @@
-import { policyAcceptanceProjection } from '../../../../src/policy/projections/policy-acceptance/projection';
-import { acceptanceOf } from '../../../../src/policy/projections/policy-acceptance/queries';
+import { policyAcceptanceProjection } from '../../../../src/accounts/policy/projections/policy-acceptance/projection';
+import { acceptanceOf } from '../../../../src/accounts/policy/projections/policy-acceptance/queries';
 import { projectionSpec } from '../../../support/projection-gwt';
 
 const spec = projectionSpec(policyAcceptanceProjection);
