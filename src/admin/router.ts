@@ -4,7 +4,7 @@ import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from 
 import { projectionStatus } from '../platform/projections/status';
 import { projectionsOf, type Module, type Services } from '../services';
 import { setRateLimit as setKeyRateLimit } from '../accounts';
-import { validate } from '../platform/http/contract';
+import { mount } from '../platform/http/mount';
 import { HttpError } from '../platform/http/middleware/errors';
 import { adminMetrics, listProjections, rebuild, setRateLimit } from './schemas';
 
@@ -28,15 +28,14 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
   const r = Router();
   r.use('/admin', requireOperator(s));
 
-  r.get(listProjections.path, async (_req, res) => {
+  mount(r, listProjections, async (_req, res) => {
     const names = projectionsOf(s, modules).map((p) => p.name);
     const rows = await projectionStatus(s.store, s.redis, s.ks, names, s.config.PROJECTION_PARTITIONS);
     const rebuilding = await Promise.all(names.map((n) => rebuildStatus(s.redis, s.ks, n)));
     res.json({ projections: rows.map((row, i) => ({ ...row, rebuilding: rebuilding[i] })) });
   });
 
-  r.post(rebuild.path, async (req, res) => {
-    const { name } = validate(rebuild, req).params;
+  mount(r, rebuild, async (_req, res, { params: { name } }) => {
     const all = projectionsOf(s, modules);
     const projection = all.find((p) => p.name === name);
     if (!projection) throw new HttpError(404, `Unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ')}`);
@@ -53,12 +52,11 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
   });
 
   // The Prometheus text, for setups that scrape through the API port (METRICS_PORT is the usual way).
-  r.get(adminMetrics.path, async (_req, res) => {
+  mount(r, adminMetrics, async (_req, res) => {
     res.type(s.metrics.registry.contentType).send(await s.metrics.registry.metrics());
   });
 
-  r.put(setRateLimit.path, async (req, res) => {
-    const { params, body } = validate(setRateLimit, req);
+  mount(r, setRateLimit, async (_req, res, { params, body }) => {
     await setKeyRateLimit(s, {
       workspaceId: params.ws,
       keyId: params.keyId,

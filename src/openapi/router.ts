@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RequestHandler, Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
+import { mount } from '../platform/http/mount';
 import { projectRoot } from '../platform/project-root';
 import { API_ROUTES, METRICS_PORT_ROUTES } from './areas';
 import { buildOpenApiDocument, OpenApiDocument } from './document';
@@ -56,7 +57,7 @@ export function openApiRouter(): Router {
   // server) would otherwise pay before it listens, for a document most of them never serve.
   let doc: OpenApiDocument | undefined;
   const r = Router();
-  r.get(openApiJson.path, (_req, res) => {
+  mount(r, openApiJson, (_req, res) => {
     res.json((doc ??= openApiDocument()));
   });
   const ui = {
@@ -66,7 +67,7 @@ export function openApiRouter(): Router {
     swaggerUrl: openApiJson.path,
   };
   const page = swaggerUi.setup(undefined, ui);
-  r.get(docsPage.path, docsHeaders, (req, res, next) => {
+  mount(r, docsPage, docsHeaders, (req, res, _input, next) => {
     // The page loads ./swagger-ui.css and the like: it must be read as /docs/.
     if (!req.originalUrl.split('?')[0].endsWith('/')) return res.redirect(301, `${docsPage.path}/`);
     res.setHeader('Cache-Control', 'no-cache');

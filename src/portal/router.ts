@@ -8,7 +8,7 @@ import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/
 import { formatUsd } from '../platform/money';
 import { streams } from '../platform/streams';
 import type { Services } from '../services';
-import { validate } from '../platform/http/contract';
+import { mount } from '../platform/http/mount';
 import { HttpError } from '../platform/http/middleware/errors';
 import { PerKeyCap } from '../platform/http/middleware/limits';
 import { portalConfig, requestCost } from './schemas';
@@ -50,7 +50,7 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
       ? Object.entries(TEST_CARDS).map(([paymentMethodId, c]) => ({ paymentMethodId, brand: c.brand, last4: c.last4, behaviour: c.behaviour }))
       : [];
 
-  r.get(portalConfig.path, security, (_req, res) => {
+  mount(r, portalConfig, security, (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     res.json({
       gateway,
@@ -75,8 +75,7 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
   // An unknown id answers at once (its InferenceRequested is written before any text is served);
   // only a known, unbilled request waits, and a user holds at most a few such waits at a time.
   const waits = new PerKeyCap(4, 'request lookups');
-  r.get(requestCost.path, security, requireSession(s), requireMember(s), async (req, res) => {
-    const { requestId } = validate(requestCost, req).params;
+  mount(r, requestCost, security, requireSession(s), requireMember(s), async (_req, res, { params: { requestId } }) => {
     if (!REQUEST_ID.test(requestId)) throw new HttpError(404, 'Request not found');
     const ws = workspaceOf(res).workspaceId;
     const release = waits.acquire(userOf(res).userId);

@@ -4,7 +4,7 @@ import type { StoredAuditEntry } from '../projections/audit/entries';
 import { AuditPage, auditInvitationEmails, auditKeys, auditPage, PagedAuditEntry } from '../projections/audit/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { csvCell } from '../../platform/http/csv';
 import { requireMember, requireSession, workspaceOf } from '../sessions/access';
@@ -100,8 +100,7 @@ function csvRow(e: Entry): string {
 /** GET /v1/workspaces/:ws/audit (admins): JSON pages, or the whole log as CSV. */
 export function auditRoutes(s: Services): Router {
   const r = Router();
-  r.get(auditLog.path, requireSession(s), requireMember(s, { admin: true }), async (req, res) => {
-    const q = validate(auditLog, req).query;
+  mount(r, auditLog, requireSession(s), requireMember(s, { admin: true }), async (req, res, { query: q }) => {
     if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to)) {
       throw new HttpError(422, [{ loc: ['query', 'from'], msg: 'from must be before to', type: 'value_error' }]);
     }

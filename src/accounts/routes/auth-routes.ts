@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { workspacesOf } from '../projections/memberships/queries';
 import type { Services } from '../../services';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { requireSession, userOf } from '../sessions/access';
 import { requestIdOf } from './common';
 import { pendingInvitationsView } from './invitation-routes';
@@ -21,16 +21,14 @@ export function authRoutes(s: Services): Router {
 
   const guard = s.loginGuard;
 
-  r.post(signup.path, async (req, res) => {
-    const body = validate(signup, req).body;
+  mount(r, signup, async (req, res, { body }) => {
     guard.refuseIfBusy();
     await guard.address(req.ip);
     const { userId } = await uc.signUp(s, guard, { ...body, correlationId: requestIdOf(res) });
     res.status(201).json({ userId, email: body.email, name: body.name } satisfies z.input<typeof userView>);
   });
 
-  r.post(login.path, async (req, res) => {
-    const body = validate(login, req).body;
+  mount(r, login, async (req, res, { body }) => {
     guard.refuseIfBusy();
     await guard.address(req.ip);
     const { token, user, firstLogin } = await uc.logIn(s, guard, { ...body, correlationId: requestIdOf(res) });
@@ -44,7 +42,7 @@ export function authRoutes(s: Services): Router {
     res.json({ sessionToken: token, expiresIn: s.config.SESSION_TTL_SECONDS, user, firstLogin } satisfies z.input<typeof loggedIn>);
   });
 
-  r.post(logout.path, requireSession(s), async (req, res) => {
+  mount(r, logout, requireSession(s), async (req, res) => {
     const found = sessionTokenOf(req);
     if (found) {
       await destroySession(s, found.token);
@@ -57,7 +55,7 @@ export function authRoutes(s: Services): Router {
     res.status(204).end();
   });
 
-  r.get(me.path, requireSession(s), async (_req, res) => {
+  mount(r, me, requireSession(s), async (_req, res) => {
     const user = userOf(res);
     const [workspaces, invitations, notices, usagePolicy] = await Promise.all([
       workspacesOf(s.readModels, user.userId),

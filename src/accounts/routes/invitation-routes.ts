@@ -8,7 +8,7 @@ import { AuthedUser, requireMember, requireSession, userOf, workspaceOf } from '
 import { metaOf } from './common';
 import * as uc from '../usecases';
 import { Throttle } from '../../platform/http/middleware/throttle';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import {
   acceptInvitation,
   declineInvitation,
@@ -51,25 +51,23 @@ export function invitationRoutes(s: Services): Router {
   // one): a budget per admin keeps that from becoming an enumeration oracle.
   const invites = new Throttle(s.redis, s.ks.shared('throttle', 'invitations'), s.config.INVITATIONS_PER_ADMIN_PER_HOUR, 3600);
 
-  r.post(invite.path, session, requireMember(s, { admin: true }), async (req, res) => {
-    const { email } = validate(invite, req).body;
+  mount(r, invite, session, requireMember(s, { admin: true }), async (_req, res, { body: { email } }) => {
     await invites.take(userOf(res).userId, (sec) => `Too many invitations sent; retry in ${sec} s`);
     const w = workspaceOf(res);
     const { invitationId } = await uc.sendInvitation(s, { workspaceId: w.workspaceId, email, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(201).json({ invitationId, workspaceId: w.workspaceId, email, status: 'pending' } satisfies z.input<typeof invitationSent>);
   });
 
-  r.get(listWorkspaceInvitations.path, session, requireMember(s), async (_req, res) => {
+  mount(r, listWorkspaceInvitations, session, requireMember(s), async (_req, res) => {
     res.json({ invitations: await view(s, await pendingForWorkspace(s.readModels, workspaceOf(res).workspaceId)) } satisfies z.input<typeof invitationList>);
   });
 
-  r.get(myInvitations.path, session, async (_req, res) => {
+  mount(r, myInvitations, session, async (_req, res) => {
     res.json({ invitations: await pendingInvitationsView(s, userOf(res)) } satisfies z.input<typeof invitationList>);
   });
 
   for (const [action, contract] of [['accept', acceptInvitation], ['decline', declineInvitation]] as const) {
-    r.post(contract.path, session, async (req, res) => {
-      const { id } = validate(contract, req).params;
+    mount(r, contract, session, async (_req, res, { params: { id } }) => {
       const answer = action === 'accept' ? uc.acceptInvitation : uc.declineInvitation;
       const a = await answer(s, { invitationId: id, userId: userOf(res).userId, metadata: metaOf(res) });
       res.json({

@@ -4,7 +4,7 @@ import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
 import { metaOf } from './common';
 import * as uc from '../usecases';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { keyRolled, rollKey } from './key-schemas';
 
 /**
@@ -16,11 +16,7 @@ import { keyRolled, rollKey } from './key-schemas';
 export function keyRollRoutes(s: Services): Router {
   const r = Router();
 
-  r.post(rollKey.path, requireSession(s), requireMember(s), async (req, res) => {
-    const {
-      params: { keyId },
-      body: { gracePeriodSeconds },
-    } = validate(rollKey, req);
+  mount(r, rollKey, requireSession(s), requireMember(s), async (_req, res, { params: { keyId }, body: { gracePeriodSeconds } }) => {
     const now = s.now();
     const { secret, rolled, key } = await uc.rollKey(s, {
       workspaceId: workspaceOf(res).workspaceId,

@@ -9,9 +9,10 @@ import { keysOf } from '../projections/api-keys/queries';
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
-import { validate } from '../../platform/http/contract';
+import { HttpError } from '../../platform/http/middleware/errors';
+import { mount } from '../../platform/http/mount';
 import { metaOf } from './common';
-import { createKey, createKeyAt, deleteKey, keyCreated, keyList, keyView, listKeys } from './key-schemas';
+import { createKey, deleteKey, keyCreated, keyList, keyView, listKeys, pastExpiry } from './key-schemas';
 import { keysLastUsed } from '../key-last-used';
 import * as uc from '../usecases';
 
@@ -66,13 +67,14 @@ export function keyRoutes(s: Services): Router {
   const session = requireSession(s);
   const member = requireMember(s);
 
-  r.get(listKeys.path, session, member, async (_req, res) => {
+  mount(r, listKeys, session, member, async (_req, res) => {
     res.json({ keys: await keyListView(s, workspaceOf(res).workspaceId) } satisfies z.input<typeof keyList>);
   });
 
-  r.post(createKey.path, session, member, requireAcceptedPolicy(s), async (req, res) => {
+  mount(r, createKey, session, member, requireAcceptedPolicy(s), async (_req, res, { body: input }) => {
     const now = s.now();
-    const input = validate(createKeyAt(now), req).body;
+    const past = pastExpiry(input.expiresAt, now);
+    if (past) throw new HttpError(422, past);
     const user = userOf(res);
     const key = await uc.createKey(s, {
       workspaceId: workspaceOf(res).workspaceId,
@@ -99,8 +101,7 @@ export function keyRoutes(s: Services): Router {
       } satisfies z.input<typeof keyCreated>);
   });
 
-  r.delete(deleteKey.path, session, member, async (req, res) => {
-    const { keyId } = validate(deleteKey, req).params;
+  mount(r, deleteKey, session, member, async (_req, res, { params: { keyId } }) => {
     await uc.deleteKey(s, { workspaceId: workspaceOf(res).workspaceId, keyId, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { memberBudgets } from '../../billing';
 import { formatUsd, parseUsd } from '../../platform/money';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import type { Services } from '../../services';
 import { budgetLeft } from '../budget';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
@@ -31,11 +31,7 @@ export async function memberBudgetViews(s: Services, workspaceId: string, userId
 /** PUT /v1/workspaces/:ws/members/:userId/budget (admins). */
 export function memberBudgetRoutes(s: Services): Router {
   const r = Router();
-  r.put(setMemberBudget.path, requireSession(s), requireMember(s, { admin: true }), async (req, res) => {
-    const {
-      params: { userId },
-      body,
-    } = validate(setMemberBudget, req);
+  mount(r, setMemberBudget, requireSession(s), requireMember(s, { admin: true }), async (_req, res, { params: { userId }, body }) => {
     const { workspaceId } = workspaceOf(res);
     await uc.setMemberBudget(s, {
       workspaceId,

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { z } from 'zod';
 import { parseUsd } from '../../platform/money';
 import type { Services } from '../../services';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
 import { metaOf } from './common';
 import * as uc from '../usecases';
@@ -22,32 +22,23 @@ export function teamRoutes(s: Services): Router {
   const member = requireMember(s);
   const admin = requireMember(s, { admin: true });
 
-  r.put(changeRole.path, session, admin, async (req, res) => {
-    const {
-      params: { userId },
-      body: { role },
-    } = validate(changeRole, req);
+  mount(r, changeRole, session, admin, async (_req, res, { params: { userId }, body: { role } }) => {
     const w = workspaceOf(res);
     await uc.changeMemberRole(s, { workspaceId: w.workspaceId, userId, role, by: userOf(res).userId, metadata: metaOf(res) });
     res.json({ workspaceId: w.workspaceId, userId, role } satisfies z.input<typeof roleChanged>);
   });
 
-  r.delete(revokeInvitation.path, session, admin, async (req, res) => {
-    const { id } = validate(revokeInvitation, req).params;
+  mount(r, revokeInvitation, session, admin, async (_req, res, { params: { id } }) => {
     await uc.revokeInvitation(s, { workspaceId: workspaceOf(res).workspaceId, invitationId: id, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });
 
-  r.post(leaveWorkspace.path, session, member, async (_req, res) => {
+  mount(r, leaveWorkspace, session, member, async (_req, res) => {
     await uc.leaveWorkspace(s, { workspaceId: workspaceOf(res).workspaceId, userId: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });
 
-  r.patch(updateKey.path, session, member, async (req, res) => {
-    const {
-      params: { keyId },
-      body,
-    } = validate(updateKey, req);
+  mount(r, updateKey, session, member, async (_req, res, { params: { keyId }, body }) => {
     const w = workspaceOf(res);
     // monthlyBudget (before periods) is a budget whose period is monthly.
     const amount = body.monthlyBudget !== undefined ? body.monthlyBudget : body.budget;

@@ -4,7 +4,7 @@ import { membersOf, workspaceInfo, workspacesOf } from '../projections/membershi
 import { profilesOf } from '../projections/users/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/access';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { metaOf } from './common';
 import * as uc from '../usecases';
 import { memberBudgetViews } from './member-budget-routes';
@@ -17,33 +17,31 @@ export function workspaceRoutes(s: Services): Router {
   const member = requireMember(s);
   const admin = requireMember(s, { admin: true });
 
-  r.post(createWorkspace.path, session, async (req, res) => {
-    const { name } = validate(createWorkspace, req).body;
+  mount(r, createWorkspace, session, async (_req, res, { body: { name } }) => {
     const { workspaceId } = await uc.createWorkspace(s, { name, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(201).location(`/v1/workspaces/${workspaceId}`).json({ workspaceId, name, personal: false, role: 'admin' } satisfies z.input<typeof workspaceSummary>);
   });
 
-  r.get(listWorkspaces.path, session, async (_req, res) => {
+  mount(r, listWorkspaces, session, async (_req, res) => {
     const list = await workspacesOf(s.readModels, userOf(res).userId);
     res.json({
       workspaces: list.map((w) => ({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: w.created })),
     } satisfies z.input<typeof workspaceList>);
   });
 
-  r.get(showWorkspace.path, session, member, async (_req, res) => {
+  mount(r, showWorkspace, session, member, async (_req, res) => {
     const w = workspaceOf(res);
     const info = await workspaceInfo(s.readModels, w.workspaceId);
     res.json({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: info?.created ?? null } satisfies z.input<typeof workspaceView>);
   });
 
-  r.patch(renameWorkspace.path, session, admin, async (req, res) => {
-    const { name } = validate(renameWorkspace, req).body;
+  mount(r, renameWorkspace, session, admin, async (_req, res, { body: { name } }) => {
     const w = workspaceOf(res);
     await uc.renameWorkspace(s, { workspaceId: w.workspaceId, name, by: userOf(res).userId, metadata: metaOf(res) });
     res.json({ workspaceId: w.workspaceId, name, role: w.role, personal: w.personal } satisfies z.input<typeof workspaceSummary>);
   });
 
-  r.get(listMembers.path, session, member, async (_req, res) => {
+  mount(r, listMembers, session, member, async (_req, res) => {
     const w = workspaceOf(res);
     const members = await membersOf(s.readModels, w.workspaceId);
     const ids = members.map((m) => m.userId);
@@ -60,8 +58,7 @@ export function workspaceRoutes(s: Services): Router {
     } satisfies z.input<typeof memberList>);
   });
 
-  r.delete(removeMember.path, session, admin, async (req, res) => {
-    const { userId } = validate(removeMember, req).params;
+  mount(r, removeMember, session, admin, async (_req, res, { params: { userId } }) => {
     await uc.removeMember(s, { workspaceId: workspaceOf(res).workspaceId, userId, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });

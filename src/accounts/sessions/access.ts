@@ -8,8 +8,8 @@ import { readSession, sessionTokenOf, SessionUser } from './sessions';
 /**
  * Authorization for the /v1 account API — a stable contract other slices (billing, usage) build on.
  *
- *   router.get('/v1/workspaces/:ws/billing', requireSession(s), requireMember(s), handler)
- *   router.post('/v1/workspaces/:ws/billing/deposits', requireSession(s), requireMember(s, { admin: true }), handler)
+ *   mount(router, showBilling, requireSession(s), requireMember(s), handler)   // GET /v1/workspaces/:ws/billing
+ *   mount(router, makeDeposit, requireSession(s), requireMember(s, { admin: true }), handler)   // POST …/billing/deposits
  *
  * - requireSession: 401 {"detail": "..."} without a valid session; sets res.locals.user.
  *   A write (not GET/HEAD/OPTIONS) authenticated by the session cookie (not the bearer header) must

@@ -9,8 +9,7 @@ import { getBillingSettings } from '../projections/billing-settings/queries';
 import { ledgerPage } from '../projections/ledger/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
-import { validate } from '../../platform/http/contract';
-import { HttpError } from '../../platform/http/middleware/errors';
+import { mount } from '../../platform/http/mount';
 import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, makeDeposit } from '../usecases';
 import {
   attachPaymentMethod as attachPaymentMethodRoute,
@@ -102,29 +101,17 @@ export function billingRoutes(s: Services): Router {
     correlationId: res.locals.requestId as string | undefined,
   });
 
-  r.get(showBilling.path, session, member, async (_req, res) => {
+  mount(r, showBilling, session, member, async (_req, res) => {
     res.json(await billingView(s, workspaceOf(res).workspaceId));
   });
 
-  r.post(attachPaymentMethodRoute.path, session, admin, async (req, res) => {
-    const { body } = validate(attachPaymentMethodRoute, req);
+  mount(r, attachPaymentMethodRoute, session, admin, async (_req, res, { body }) => {
     const ws = workspaceOf(res).workspaceId;
     const pm = await attachPaymentMethod(s, { workspaceId: ws, paymentMethodId: body.paymentMethodId, metadata: meta(res) });
     res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: s.gateway.kind } satisfies z.input<typeof paymentMethodAttached>);
   });
 
-  r.post(makeDepositRoute.path, session, admin, async (req, res) => {
-    const key = req.header('idempotency-key');
-    if (!key || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
-      throw new HttpError(422, [
-        {
-          loc: ['header', 'Idempotency-Key'],
-          msg: 'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never charges twice',
-          type: 'missing',
-        },
-      ]);
-    }
-    const { body } = validate(makeDepositRoute, req);
+  mount(r, makeDepositRoute, session, admin, async (_req, res, { headers: { 'Idempotency-Key': key }, body }) => {
     const ws = workspaceOf(res).workspaceId;
     const d = await makeDeposit(s, { workspaceId: ws, idempotencyKey: key, amount: parseUsd(body.amount), by: userOf(res).userId, metadata: meta(res) });
     if (d.replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -144,8 +131,7 @@ export function billingRoutes(s: Services): Router {
     }
   });
 
-  r.put(configureAutoReloadRoute.path, session, admin, async (req, res) => {
-    const { body } = validate(configureAutoReloadRoute, req);
+  mount(r, configureAutoReloadRoute, session, admin, async (_req, res, { body }) => {
     const ws = workspaceOf(res).workspaceId;
     await configureAutoReload(s, {
       workspaceId: ws,
@@ -159,8 +145,7 @@ export function billingRoutes(s: Services): Router {
     res.json((await billingView(s, ws)).autoReload satisfies z.input<typeof autoReloadView> | null);
   });
 
-  r.get(ledger.path, session, member, async (req, res) => {
-    const q = validate(ledger, req).query;
+  mount(r, ledger, session, member, async (_req, res, { query: q }) => {
     const ws = workspaceOf(res).workspaceId;
     const page = await ledgerPage(s.readModels, ws, q.cursor ? Number(q.cursor) : 0, q.limit);
     res.json({
@@ -176,7 +161,7 @@ export function billingRoutes(s: Services): Router {
   });
 
   /** The deposits of the workspace (requested, succeeded, failed), newest first. */
-  r.get(listDeposits.path, session, member, async (_req, res) => {
+  mount(r, listDeposits, session, member, async (_req, res) => {
     const ws = workspaceOf(res).workspaceId;
     const { deposits, minimumDeposit: min } = await depositsOf(s, ws);
     res.json({ deposits: deposits.map((d) => depositJson({ ...d, replayed: false })), minimumDeposit: formatUsd(min) } satisfies z.input<typeof depositList>);

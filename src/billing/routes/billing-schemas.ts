@@ -162,6 +162,7 @@ export const attachPaymentMethod = route({
   },
 });
 
+const KEY_REQUIRED = 'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never charges twice';
 const REPLAYED = { 'Idempotent-Replayed': '`true` when this is the answer of an earlier request with the same Idempotency-Key' };
 
 export const makeDeposit = route({
@@ -176,10 +177,10 @@ export const makeDeposit = route({
   params: wsParams,
   headers: z.object({
     'Idempotency-Key': z
-      .string()
-      .min(1)
-      .max(255)
-      .regex(/^[\x21-\x7e]+$/)
+      .string({ error: KEY_REQUIRED })
+      .min(1, KEY_REQUIRED)
+      .max(255, KEY_REQUIRED)
+      .regex(/^[\x21-\x7e]+$/, KEY_REQUIRED)
       .describe('1 to 255 visible characters (e.g. a uuid): a retry with the same key never charges twice'),
   }),
   body: depositBody,

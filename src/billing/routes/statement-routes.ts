@@ -4,7 +4,7 @@ import { keysOf, auditKeys, profilesOf, workspaceInfo } from '../../accounts';
 import { requireMember, requireSession, workspaceOf } from '../../accounts/routes';
 import { monthRange, statementMonthProblem, statementMonths, type MonthlyStatement } from '../statement';
 import { depositReceipt, monthlyStatementOf } from '../usecases';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { csvLine } from '../../platform/http/csv';
 import { HttpError } from '../../platform/http/middleware/errors';
 import { formatUsd } from '../../platform/money';
@@ -64,7 +64,7 @@ export function statementRoutes(s: Services): Router {
   const session = requireSession(s);
   const member = requireMember(s);
 
-  r.get(listStatements.path, session, member, async (_req, res) => {
+  mount(r, listStatements, session, member, async (_req, res) => {
     const ws = workspaceOf(res).workspaceId;
     const w = await created(s, ws);
     const now = s.now();
@@ -77,8 +77,7 @@ export function statementRoutes(s: Services): Router {
     } satisfies z.input<typeof statementMonthsBody>);
   });
 
-  r.get(showStatement.path, session, member, async (req, res) => {
-    const { params, query } = validate(showStatement, req);
+  mount(r, showStatement, session, member, async (_req, res, { params, query }) => {
     const ws = workspaceOf(res).workspaceId;
     const w = await created(s, ws);
     const problem = statementMonthProblem(params.month, s.now(), w.created);
@@ -90,8 +89,7 @@ export function statementRoutes(s: Services): Router {
     else res.set('Cache-Control', 'no-store').json(st);
   });
 
-  r.get(showReceipt.path, session, member, async (req, res) => {
-    const { params, query } = validate(showReceipt, req);
+  mount(r, showReceipt, session, member, async (_req, res, { params, query }) => {
     const ws = workspaceOf(res).workspaceId;
     const [w, rec] = await Promise.all([created(s, ws), depositReceipt(s, ws, params.depositId)]);
     const payer = (await profilesOf(s.readModels, [rec.by])).get(rec.by);

@@ -4,7 +4,7 @@ import { route, RouteContract } from '../../platform/http/contract';
 /**
  * POST /webhooks/stripe. Its body is checked only after the signature over its raw bytes is
  * verified, and refusals are 400 naming the field (Stripe shows them in its dashboard), so the
- * handler parses with these schemas itself rather than through validate()'s 422.
+ * handler parses with these schemas itself rather than through mount's 422 (deferValidation).
  */
 
 const cents = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -5,6 +5,7 @@ import { fromCents } from '../payments/port';
 import type { Services } from '../../services';
 import { settleFromPayment } from '../usecases';
 import { HttpError } from '../../platform/http/middleware/errors';
+import { deferValidation, mount } from '../../platform/http/mount';
 import { paymentIntentObject, PaymentIntentObject, stripeEventHead, stripeWebhook } from './stripe-webhook-schemas';
 
 /**
@@ -34,7 +35,8 @@ function signedAt(header: string): number | null {
 
 export function stripeWebhookRoutes(s: Services): Router {
   const r = Router();
-  r.post(stripeWebhook.path, async (req, res) => {
+  // The body is read only once its signature over the raw bytes holds, and parsed here (400s, not 422s).
+  mount(r, stripeWebhook, deferValidation(async (req, res) => {
     const secret = s.config.STRIPE_WEBHOOK_SECRET;
     if (!secret) throw new HttpError(404, 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET is unset)');
     const raw = (req as unknown as { rawBody?: Buffer }).rawBody;
@@ -80,7 +82,7 @@ export function stripeWebhookRoutes(s: Services): Router {
       if (err instanceof GatewayUnavailable) throw new HttpError(503, 'The payment provider is unavailable; retry', { 'Retry-After': '5' });
       throw err;
     }
-  });
+  }));
   return r;
 }
 

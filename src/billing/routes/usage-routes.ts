@@ -9,7 +9,7 @@ import { ACCESS_ENDED_TEXT, accessEndedOf } from '../projections/usage/access-en
 import { PerKeyCap } from '../../platform/http/middleware/limits';
 import { EventStreamWriter, sseFrame } from '../../platform/http/sse';
 import { HttpError } from '../../platform/http/middleware/errors';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { usageBody, usageLive, usageSeries } from './usage-schemas';
 import { focusCsv, labelSeries, usageCsv } from './usage-export';
 
@@ -42,8 +42,7 @@ export function usageRoutes(s: Services): Router {
   const session = requireSession(s);
   const member = requireMember(s);
 
-  r.get(usageSeries.path, session, member, async (req, res) => {
-    const q = validate(usageSeries, req).query;
+  mount(r, usageSeries, session, member, async (_req, res, { query: q }) => {
     const step = BUCKET_SECONDS[q.granularity];
     const nowS = Math.floor(s.now().getTime() / 1000);
     const to = q.to ?? bucketStart(nowS, q.granularity) + step;
@@ -85,7 +84,7 @@ export function usageRoutes(s: Services): Router {
 
   const liveCap = new PerKeyCap(s.config.LIVE_STREAMS_PER_USER, 'live usage streams');
 
-  r.get(usageLive.path, session, member, async (req, res) => {
+  mount(r, usageLive, session, member, async (req, res) => {
     const ws = workspaceOf(res).workspaceId;
     const user = userOf(res);
     const release = liveCap.acquire(user.userId);

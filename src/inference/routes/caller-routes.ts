@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { requireMember, requireSession, workspaceOf } from '../../accounts/routes';
-import { validate } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { HttpError } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';
 import { countRequest } from '../usecases/count';
@@ -13,16 +13,14 @@ import type { RouteKit } from './route-kit';
 export function mountCallerRoutes(r: Router, s: Services, kit: RouteKit): void {
   const prices = { inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN };
 
-  r.get(workspaceReceipt.path, requireSession(s), requireMember(s), async (req, res) => {
-    const { requestId } = validate(workspaceReceipt, req).params;
+  mount(r, workspaceReceipt, requireSession(s), requireMember(s), async (_req, res, { params: { requestId } }) => {
     const receipt = await readReceipt(s, requestId, { workspaceId: workspaceOf(res).workspaceId });
     if (!receipt) throw new HttpError(404, 'No such request in this workspace');
     res.setHeader('Cache-Control', 'no-store');
     res.json(receipt);
   });
 
-  r.get(keyReceipt.path, kit.requestId, kit.auth, async (req, res) => {
-    const { requestId } = validate(keyReceipt, req).params;
+  mount(r, keyReceipt, kit.requestId, kit.auth, async (_req, res, { params: { requestId } }) => {
     const key = apiKeyOf(res);
     const receipt = await readReceipt(s, requestId, { workspaceId: key.workspaceId, keyId: key.keyId });
     if (!receipt) throw new HttpError(404, 'No such request sent by this key');
@@ -31,8 +29,7 @@ export function mountCallerRoutes(r: Router, s: Services, kit: RouteKit): void {
   });
 
   // Counted in the key's rate limit like a call, billed nothing.
-  r.post(countTokens.path, ...kit.counted, (req, res) => {
-    const request = validate(countTokens, req).body;
+  mount(r, countTokens, ...kit.counted, (_req, res, { body: request }) => {
     res.json(countRequest(request, prices, s.now()));
   });
 }

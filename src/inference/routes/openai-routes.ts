@@ -3,7 +3,7 @@ import { MODEL_CONFIGS } from '../models';
 import type { Services } from '../../services';
 import { HttpError, methodNotAllowed } from '../../platform/http/middleware/errors';
 import type { Executed } from '../usecases/engine';
-import { validate } from '../../platform/http/contract';
+import { deferValidation, mount } from '../../platform/http/mount';
 import { PATHS } from './paths';
 import { endBrokenStream, RouteKit, streamFailure } from './route-kit';
 import { chatCompletions, getModel, listModels, unsupportedChatFeature } from './schemas';
@@ -19,12 +19,13 @@ const MODELS_CREATED = 1_735_689_600; // 2025-01-01, when the two configs were p
 export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
   const { engine, now, generation, prepare, wholeAnswer, generateWhole, requestId, auth } = kit;
 
-  r.post(chatCompletions.path, ...generation, async (req, res) => {
-    let body!: ReturnType<typeof validate<typeof chatCompletions>>['body'];
+  // Validated inside `prepare`, after the key is admitted (./admit.ts): deferred.
+  mount(r, chatCompletions, ...generation, deferValidation(async (req, res, read) => {
+    let body!: ReturnType<typeof read>['body'];
     const prepared = await prepare(req, res, 'openai', () => {
       const unsupported = unsupportedChatFeature(req.body);
       if (unsupported) throw new HttpError(400, unsupported);
-      body = validate(chatCompletions, req).body;
+      body = read(req).body;
       return body.request;
     });
     const id = `chatcmpl-${prepared.facts.requestId}`;
@@ -88,18 +89,17 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
     } catch (err) {
       await endBrokenStream(s, writer, err, prepared.facts.requestId, openAiError('The stream failed; please retry', 'api_error'));
     }
-  });
+  }));
 
   const modelList = () =>
     MODEL_CONFIGS.map((id) => ({ id, object: 'model', created: MODELS_CREATED, owned_by: 'tollgate' }));
   // Not counted (listing models is not an inference request), but answered with the key's
   // rate-limit headers like every authenticated answer.
   const rateHeaders = kit.rateHeaders;
-  r.get(listModels.path, requestId, auth, rateHeaders, (_req, res) => {
+  mount(r, listModels, requestId, auth, rateHeaders, (_req, res) => {
     res.json({ object: 'list', data: modelList() });
   });
-  r.get(getModel.path, requestId, auth, rateHeaders, (req, res) => {
-    const { model } = validate(getModel, req).params;
+  mount(r, getModel, requestId, auth, rateHeaders, (_req, res, { params: { model } }) => {
     const m = modelList().find((x) => x.id === model);
     if (!m) throw new HttpError(404, `The model '${model.slice(0, 100)}' does not exist`);
     res.json(m);

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { Services } from '../../services';
 import { mountOpenAiRoutes } from './openai-routes';
 import { mountCallerRoutes } from './caller-routes';
-import { validate } from '../../platform/http/contract';
+import { deferValidation, mount } from '../../platform/http/mount';
 import { methodNotAllowed } from '../../platform/http/middleware/errors';
 import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
 import { inference, streaming } from './schemas';
@@ -27,18 +27,19 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
   const kit = routeKit(s, deps);
   const { engine, now, generation, prepare, wholeAnswer, generateWhole } = kit;
 
-  r.post(inference.path, ...generation, async (req, res) => {
-    const prepared = await prepare(req, res, 'inference', () => validate(inference, req).body);
+  // Validated inside `prepare`, after the key is admitted (./admit.ts): deferred.
+  mount(r, inference, ...generation, deferValidation(async (req, res, read) => {
+    const prepared = await prepare(req, res, 'inference', () => read(req).body);
     const { out, text } = await generateWhole(prepared, res);
     if (wholeAnswer(out) === 'gone') return;
     setUsageHeaders(res, out);
     res.json({ created: now(), text });
-  });
+  }));
 
-  r.post(streaming.path, ...generation, async (req, res) => {
-    let query!: ReturnType<typeof validate<typeof streaming>>['query'];
+  mount(r, streaming, ...generation, deferValidation(async (req, res, read) => {
+    let query!: ReturnType<typeof read>['query'];
     const prepared = await prepare(req, res, 'streaming', () => {
-      const valid = validate(streaming, req);
+      const valid = read(req);
       query = valid.query;
       return valid.body;
     });
@@ -62,7 +63,7 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
     } catch (err) {
       await endBrokenStream(s, writer, err, prepared.facts.requestId, { detail: 'The stream failed; please retry' }, 'error');
     }
-  });
+  }));
 
   mountCallerRoutes(r, s, kit);
   mountOpenAiRoutes(r, s, kit);

@@ -34,6 +34,7 @@ export interface RouteContract<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
+  H extends z.ZodObject = z.ZodObject,
 > {
   method: Method;
   /** Express style, with `:name` parameters: `/v1/workspaces/:ws/keys`. */
@@ -47,10 +48,10 @@ export interface RouteContract<
   query?: Q;
   /**
    * Request headers the route reads (documented as `in: header` parameters, so a generated client
-   * knows them): an object of header name → schema; optional ones are `.optional()`. The handler
-   * still reads them itself (`req.header`).
+   * knows them): an object of header name → schema; optional ones are `.optional()`. `mount`
+   * checks them before the body; a deferred route's middleware checks its own (./mount.ts).
    */
-  headers?: z.ZodObject;
+  headers?: H;
   body?: B;
   /**
    * A request with no body at all is refused as a whole (422, loc ["body"]) instead of read as `{}`.
@@ -61,7 +62,9 @@ export interface RouteContract<
 }
 
 /** Identity, so a contract keeps its exact schema types for `validate`. */
-export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(c: RouteContract<P, Q, B>): RouteContract<P, Q, B> {
+export function route<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, H extends z.ZodObject = z.ZodObject>(
+  c: RouteContract<P, Q, B, H>,
+): RouteContract<P, Q, B, H> {
   return c;
 }
 
@@ -73,6 +76,7 @@ export interface Validated<C extends RouteContract> {
   params: Out<NonNullable<C['params']>>;
   query: Out<NonNullable<C['query']>>;
   body: Out<NonNullable<C['body']>>;
+  headers: Out<NonNullable<C['headers']>>;
 }
 
 function check(schema: z.ZodType | undefined, value: unknown, where: 'path' | 'query' | 'body'): unknown {
@@ -108,15 +112,35 @@ function checkJsonBody(contract: RouteContract, req: Request): void {
 }
 
 /**
- * The one way a handler reads its input: path, then query, then body, each checked against the
- * route's contract. A failure is 422 in FastAPI's list format, `loc` starting with "path",
- * "query" or "body", and nothing has been done yet.
+ * The declared headers, each under the name the contract spells: one problem per header that
+ * fails (`type` "missing" when it was not sent), before anything else is read.
  */
-export function validate<C extends RouteContract>(contract: C, req: Request): Validated<C> {
+function checkHeaders(schema: z.ZodObject | undefined, req: Request): unknown {
+  if (!schema) return undefined;
+  const sent: Record<string, string | undefined> = {};
+  for (const name of Object.keys(schema.shape)) sent[name] = req.header(name);
+  const r = schema.safeParse(sent);
+  if (r.success) return r.data;
+  const seen = new Set<PropertyKey>();
+  const detail = r.error.issues
+    .filter((i) => !seen.has(i.path[0]) && seen.add(i.path[0]))
+    .map((i) => ({ loc: ['header', ...i.path.map(String)], msg: i.message, type: sent[String(i.path[0])] === undefined ? 'missing' : i.code }));
+  throw new HttpError(422, detail);
+}
+
+/**
+ * What a route reads from the request, checked against its contract: the headers (unless
+ * `headers` is false: a deferred route's middleware owns them), then path, query and body.
+ * `mount` calls it; a handler never does. A failure is 422 in FastAPI's list format, `loc`
+ * starting with "header", "path", "query" or "body", and nothing has been done yet.
+ */
+export function validate<C extends RouteContract>(contract: C, req: Request, headers = true): Validated<C> {
+  const h = headers ? checkHeaders(contract.headers, req) : undefined;
   if (contract.body) checkJsonBody(contract, req);
   return {
     params: check(contract.params, req.params, 'path'),
     query: check(contract.query, req.query, 'query'),
     body: check(contract.body, req.body ?? (contract.bodyRequired ? undefined : {}), 'body'),
+    headers: h,
   } as Validated<C>;
 }

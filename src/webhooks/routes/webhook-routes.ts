@@ -3,7 +3,8 @@ import type { Queue } from 'bullmq';
 import type { z } from 'zod';
 import { metaOf } from '../../accounts/routes';
 import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
-import { validate, type Validated } from '../../platform/http/contract';
+import type { Validated } from '../../platform/http/contract';
+import { mount } from '../../platform/http/mount';
 import { HttpError } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';
 import { getDelivery, listDeliveries as deliveriesOf, type Delivery } from '../deliveries';
@@ -63,34 +64,30 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
     contract: C,
     read: (params: Validated<C>['params']) => Promise<object>,
   ) =>
-    r.get(contract.path, session, admin, async (req, res) => {
-      const { params } = validate(contract, req);
+    mount(r, contract, session, admin, async (_req, res, { params }) => {
       await uc.requireEndpoint(s, workspaceOf(res).workspaceId, params.endpointId);
       res.set('Cache-Control', 'no-store').json(await read(params));
     });
 
-  r.post(c.registerEndpoint.path, session, admin, async (req, res) => {
-    const { body } = validate(c.registerEndpoint, req);
+  mount(r, c.registerEndpoint, session, admin, async (_req, res, { body }) => {
     const ws = workspaceOf(res).workspaceId;
     const { endpointId, secret } = await uc.registerEndpoint(s, { workspaceId: ws, url: body.url, eventTypes: body.eventTypes, by: userOf(res).userId, metadata: metaOf(res) });
     const ep = await uc.requireEndpoint(s, ws, endpointId);
     res.status(201).json({ ...endpointJson(ep), secret } satisfies z.input<typeof c.endpointWithSecretBody>);
   });
 
-  r.get(c.listEndpoints.path, session, admin, async (_req, res) => {
+  mount(r, c.listEndpoints, session, admin, async (_req, res) => {
     const eps = await uc.listEndpoints(s, workspaceOf(res).workspaceId);
     const balanceThreshold = await uc.balanceThresholdOf(s, workspaceOf(res).workspaceId);
     res.set('Cache-Control', 'no-store').json({ endpoints: eps.map(endpointJson), eventTypes: webhookEventTypes, balanceThreshold });
   });
 
-  r.delete(c.deleteEndpoint.path, session, admin, async (req, res) => {
-    const { endpointId } = validate(c.deleteEndpoint, req).params;
+  mount(r, c.deleteEndpoint, session, admin, async (_req, res, { params: { endpointId } }) => {
     await uc.deleteEndpoint(s, { workspaceId: workspaceOf(res).workspaceId, endpointId, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(204).end();
   });
 
-  r.post(c.rotateSecret.path, session, admin, async (req, res) => {
-    const { endpointId } = validate(c.rotateSecret, req).params;
+  mount(r, c.rotateSecret, session, admin, async (_req, res, { params: { endpointId } }) => {
     const ws = workspaceOf(res).workspaceId;
     const { secret } = await uc.rotateEndpointSecret(s, { workspaceId: ws, endpointId, by: userOf(res).userId, metadata: metaOf(res) });
     res.json({ ...endpointJson(await uc.requireEndpoint(s, ws, endpointId)), secret });
@@ -98,8 +95,7 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
 
   readUnderEndpoint(c.listDeliveries, async ({ endpointId }) => ({ deliveries: (await deliveriesOf(s.redis, s.ks, endpointId)).map(deliveryJson) }));
 
-  r.post(c.resendDelivery.path, session, admin, async (req, res) => {
-    const { endpointId, deliveryId } = validate(c.resendDelivery, req).params;
+  mount(r, c.resendDelivery, session, admin, async (_req, res, { params: { endpointId, deliveryId } }) => {
     const ws = workspaceOf(res).workspaceId;
     const ep = await uc.requireEndpoint(s, ws, endpointId);
     if (ep.status !== 'enabled') throw new HttpError(409, 'The endpoint is disabled');
@@ -111,20 +107,17 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
     res.status(202).json(deliveryJson(d));
   });
 
-  r.put(c.setBalanceThreshold.path, session, admin, async (req, res) => {
-    const { body } = validate(c.setBalanceThreshold, req);
+  mount(r, c.setBalanceThreshold, session, admin, async (_req, res, { body }) => {
     res.json(await uc.setBalanceThreshold(s, { workspaceId: workspaceOf(res).workspaceId, threshold: body.threshold, by: userOf(res).userId, metadata: metaOf(res) }));
   });
 
-  r.post(c.enableEndpoint.path, session, admin, async (req, res) => {
-    const { endpointId } = validate(c.enableEndpoint, req).params;
+  mount(r, c.enableEndpoint, session, admin, async (_req, res, { params: { endpointId } }) => {
     const ws = workspaceOf(res).workspaceId;
     await uc.enableEndpoint(s, { workspaceId: ws, endpointId, by: userOf(res).userId, metadata: metaOf(res) });
     res.json(endpointJson(await uc.requireEndpoint(s, ws, endpointId)));
   });
 
-  r.post(c.startReplay.path, session, admin, async (req, res) => {
-    const { params, body } = validate(c.startReplay, req);
+  mount(r, c.startReplay, session, admin, async (_req, res, { params, body }) => {
     const { replay, created } = await uc.startReplay(s, queue, { workspaceId: workspaceOf(res).workspaceId, endpointId: params.endpointId, ...body });
     res.status(created ? 202 : 200).json(replayJson(replay));
   });

@@ -86,6 +86,9 @@ describe('POST /v1/workspaces/:ws/keys', () => {
       expect(res.body.detail[0].loc[0]).toBe('body');
       expect(res.body.detail[0].loc[1]).toBe(field);
     }
+    // Checked at the service's clock, beside the static contract, and answered as the schema answers.
+    const past = await createKey(t.ann, t.team, { name: 'fine name', expiresAt: new Date(Date.now() - 60_000).toISOString() });
+    expect(past.body).toEqual({ detail: [{ loc: ['body', 'expiresAt'], msg: 'expiresAt must lie in the future', type: 'custom' }] });
     expect(await head()).toBe(before);
   });
 

@@ -85,7 +85,13 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
     await attach(server, u, u.personalWs);
     const noKey = await api(server).post(`/v1/workspaces/${u.personalWs}/billing/deposits`).set(u.auth).send({ amount: '100' });
     expect(noKey.status).toBe(422);
-    expect(noKey.body.detail[0].loc).toEqual(['header', 'Idempotency-Key']);
+    expect(noKey.body.detail).toEqual([
+      {
+        loc: ['header', 'Idempotency-Key'],
+        msg: 'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never charges twice',
+        type: 'missing',
+      },
+    ]);
     const float = await deposit(server, u, u.personalWs, 100 as unknown as string);
     expect(float.status).toBe(422);
     expect(float.body.detail[0].loc).toEqual(['body', 'amount']);

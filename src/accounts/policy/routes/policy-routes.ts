@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Services } from '../../../services';
 import { requireSession, userOf, metaOf } from '../../routes';
 import { acceptPolicy } from '../usecases';
-import { validate } from '../../../platform/http/contract';
+import { mount } from '../../../platform/http/mount';
 import { policyStatus } from '../policy-status';
 import { usagePolicyOf } from '../policy-document';
 import { acceptPolicyFor, policyStatusBody, usagePolicy, usagePolicyBody } from './policy-schemas';
@@ -17,12 +17,11 @@ export function policyRoutes(s: Services): Router {
   const policy = usagePolicyOf(s.config);
   const accept = acceptPolicyFor(policy.version);
 
-  r.get(usagePolicy.path, (_req, res) => {
+  mount(r, usagePolicy, (_req, res) => {
     res.set('Cache-Control', 'no-cache').json({ ...policy, page: USAGE_POLICY_PAGE } satisfies z.input<typeof usagePolicyBody>);
   });
 
-  r.post(accept.path, requireSession(s), async (req, res) => {
-    const { version } = validate(accept, req).body;
+  mount(r, accept, requireSession(s), async (_req, res, { body: { version } }) => {
     const user = userOf(res);
     await acceptPolicy(s, { userId: user.userId, version, metadata: metaOf(res) });
     res.json((await policyStatus(s, user.userId)) satisfies z.input<typeof policyStatusBody>);

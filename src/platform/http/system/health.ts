@@ -3,6 +3,7 @@ import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Router } from 'express';
 import type { PlatformServices as Services } from '../../services';
+import { mount } from '../mount';
 import { healthz, readyz } from './schemas';
 import { partitionKeyspaces } from '../../projections/partitions';
 
@@ -71,10 +72,10 @@ function diskProbe(dir: string): () => string | null {
 export function healthRouter(s: Services, _startHead?: bigint): Router {
   const r = Router();
   const probe = s.config.EVENT_STORE === 'sqlite' ? diskProbe(s.config.DATA_DIR) : () => null;
-  r.get(healthz.path, (_req, res) => {
+  mount(r, healthz, (_req, res) => {
     res.json({ status: 'ok' });
   });
-  r.get(readyz.path, async (_req, res) => {
+  mount(r, readyz, async (_req, res) => {
     const checks: Record<string, string> = {};
     const [store, redis] = await Promise.allSettled([
       within(s.store.ping(), CHECK_TIMEOUT_MS, 'event store'),
