@@ -28,8 +28,8 @@ else
 end
 redis.call('DEL', endpoint)
 local groups = {'t', 'k:' .. keyId, 'm:' .. model, 'u:' .. owner, 'e:' .. ep}
-local inp, out, c = tonumber(inputTokens), tonumber(outputTokens), tonumber(cost)
-if not room(1, inp, out, c) then
+local inp, out, amt = tonumber(inputTokens), tonumber(outputTokens), tonumber(cost)
+if not room(1, inp, out, amt) then
   -- A count that a double might not hold exactly: incr() takes the decimal strings.
   for _, bucket in ipairs({minute, hour, day}) do
     for _, p in ipairs(groups) do
@@ -60,7 +60,7 @@ for i = 1, 3 do
     s[a] = (s[a] or 0) + 1
     s[b] = (s[b] or 0) + inp
     s[c] = (s[c] or 0) + out
-    s[d] = (s[d] or 0) + c
+    s[d] = (s[d] or 0) + amt
   end
 end
 return 1
