@@ -1,6 +1,6 @@
 -- kind 'threshold' (value: the threshold, '' for none) or 'delta' (value: the signed change of the
 -- balance, eventId: the event that may cross).
-// Exact comparison of integer strings (no leading zeros): Lua numbers are doubles, nano-USD are not.
+-- Exact comparison of integer strings (no leading zeros): Lua numbers are doubles, nano-USD are not.
 if kind == 'threshold' then
   if value == '' then redis.call('HDEL', state, 'threshold') else redis.call('HSET', state, 'threshold', value) end
   return

@@ -18,7 +18,7 @@ export const BALANCE_ALERTS = 'balance-alerts';
  * above re-arms it. Setting a threshold notifies nothing by itself.
  */
 /** Per event, once per call in the batch (tx.evalEach). */
-const CROSS = luaScript('webhooks/balance-alerts/cross.lua', { keys: ['state', 'crossings'], args: ['kind', 'value', 'eventId'] });
+export const CROSS = luaScript('webhooks/balance-alerts/cross.lua', { keys: ['state', 'crossings'], args: ['kind', 'value', 'eventId'] });
 
 export const balanceAlertsProjection = projection<BillingEvent | TokensDebited | BalanceAlertThresholdSet>()({
   name: BALANCE_ALERTS,
