@@ -12,8 +12,8 @@
 //   node bin/build-if-stale.js --always build now (npm run build)
 //   node bin/build-if-stale.js --check  exit 0 when fresh, 1 when stale; builds nothing
 const { createHash } = require('node:crypto');
-const { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
-const { join, relative } = require('node:path');
+const { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { dirname, join, relative } = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const ROOT = join(__dirname, '..');
@@ -92,6 +92,7 @@ function buildUnlocked(hash) {
   // tsc never deletes what it emitted for a file that has since moved or gone.
   rmSync(join(ROOT, 'dist', 'src'), { recursive: true, force: true });
   run([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
+  copyLua();
   // --configLoader runner: vite's default loader writes the bundled config to node_modules/.vite-temp,
   // and creating that folder makes node_modules newer than npm's hidden lockfile
   // (node_modules/.package-lock.json); from then on every `npx tollgate` re-read the whole
@@ -99,6 +100,19 @@ function buildUnlocked(hash) {
   // `node bin/tollgate.js`). The runner loads the config in memory; the build output is the same.
   run([join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'portal/vite.config.mts', '--configLoader', 'runner']);
   writeFileSync(STAMP, hash + '\n');
+}
+
+/**
+ * tsc emits only what it compiles: the Lua scripts beside the code (src/platform/redis-scripts.ts
+ * reads them from the folder of the compiled module's tree) are copied to dist/src as they are.
+ */
+function copyLua() {
+  for (const file of filesUnder(join(ROOT, 'src'))) {
+    if (!file.endsWith('.lua')) continue;
+    const to = join(ROOT, 'dist', relative(ROOT, file));
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(file, to);
+  }
 }
 
 /** True when dist/ was built from the sources as they are now. */

@@ -9,15 +9,10 @@ export { workspaceFunding } from './usecases/workspace-funding';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
 export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/key-spend';
-export {
-  Reservations,
-  RESERVATION_KEYS_LUA,
-  RESERVE_FUNCTION,
-  reserveResultOf,
-  type BudgetRefused,
-  type ReserveReply,
-  type ReserveResult,
-} from './projections/balances/reservations';
+export { Reservations } from './projections/balances/reservations';
+/** The reserve function, for a script that reserves in the same round trip as its own work (`--@include reserve`). */
+export { reserveLua } from './projections/balances/reservation-scripts';
+export { reserveResultOf, type BudgetRefused, type ReserveReply, type ReserveResult } from './projections/balances/reserve-result';
 export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';
 export type { PaymentGateway } from './payments/port';

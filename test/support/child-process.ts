@@ -60,7 +60,9 @@ export function bundleChild(script: string): { args: string[]; dispose(): void }
       // In one bundle every module shares the entry's `module`, so a `require.main === module` guard
       // (src/main.ts, src/cli/index.ts) would start that module too: the CLI ran twice over, and a
       // child importing src/main started a second service. The entry alone runs.
-      define: { 'require.main': 'undefined' },
+      // The bundle lives outside the checkout: the Lua loader (src/platform/redis-scripts.ts) reads
+      // the scripts from the checkout's src/, as it does from source.
+      define: { 'require.main': 'undefined', TOLLGATE_SRC_DIR: JSON.stringify(join(ROOT, 'src')) },
       logLevel: 'error',
     } satisfies import('esbuild').BuildOptions;
     const dir = join(CACHE, sha1(JSON.stringify({ options, esbuild: esbuild.version })).slice(0, 16));

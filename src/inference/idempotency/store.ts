@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../../platform/projections/keyspace';
-import { defineScript, Script } from '../../platform/projections/scripts';
+import { luaScript } from '../../platform/redis-scripts';
 
 /**
  * The replies of inference calls sent with an `Idempotency-Key`, kept in Redis (never in the event
@@ -29,48 +29,16 @@ export type Claim =
   | { kind: 'running'; retryAfterSeconds: number }
   | { kind: 'done'; requestId: string; reply: RecordedReply };
 
-const CLAIM = `
-local v = redis.call('GET', KEYS[1])
-local now = tonumber(ARGV[1])
-local prev = ''
-if v then
-  local r = cjson.decode(v)
-  if tonumber(r.exp) > now then
-    if r.h ~= ARGV[2] then return {'mismatch'} end
-    if r.s == 'done' then return {'done', v} end
-    if tonumber(r.lease) > now then return {'running', tostring(math.ceil((tonumber(r.lease) - now) / 1000))} end
-    prev = r.rid
-  end
-end
-local rec = '{"s":"run","h":' .. cjson.encode(ARGV[2]) .. ',"t":' .. cjson.encode(ARGV[3]) ..
-  ',"lease":' .. string.format('%.0f', now + tonumber(ARGV[4])) .. ',"exp":' .. string.format('%.0f', now + tonumber(ARGV[5])) ..
-  ',"rid":' .. cjson.encode(ARGV[6]) .. '}'
-redis.call('SET', KEYS[1], rec, 'PX', ARGV[5])
-return {'claimed', prev}`;
-
-/** Renews the lease (ARGV[3] set) or completes (ARGV[4] the done record) or releases (neither), only for the owner's token. */
-const OWNER = `
-local v = redis.call('GET', KEYS[1])
-if not v then return 0 end
-local r = cjson.decode(v)
-if r.s ~= 'run' or r.t ~= ARGV[1] then return 0 end
-if ARGV[2] == 'lease' then
-  local rec = '{"s":"run","h":' .. cjson.encode(r.h) .. ',"t":' .. cjson.encode(r.t) .. ',"lease":' .. ARGV[3] ..
-    ',"exp":' .. string.format('%.0f', r.exp) .. ',"rid":' .. cjson.encode(r.rid) .. '}'
-  redis.call('SET', KEYS[1], rec, 'KEEPTTL')
-elseif ARGV[2] == 'done' then
-  -- The reply goes in as given (not through cjson, which would turn an empty list into {}).
-  local d = '{"s":"done","h":' .. cjson.encode(r.h) .. ',"exp":' .. string.format('%.0f', r.exp) ..
-    ',"rid":' .. cjson.encode(r.rid) .. ',"reply":' .. ARGV[3] .. '}'
-  redis.call('SET', KEYS[1], d, 'KEEPTTL')
-else
-  redis.call('DEL', KEYS[1])
-end
-return 1`;
+const CLAIM = luaScript('inference/idempotency/claim.lua', {
+  keys: ['record'],
+  args: ['nowMs', 'requestHash', 'token', 'leaseMs', 'windowMs', 'requestId'],
+});
+/** The value (the lease's end, the reply) follows the named arguments; a release sends none. */
+const OWNER = luaScript('inference/idempotency/owner.lua', { keys: ['record'], args: ['token', 'action'], rest: true });
 
 export class IdempotencyStore {
-  private readonly claimScript: Script;
-  private readonly ownerScript: Script;
+  private readonly claimScript: ReturnType<typeof CLAIM.bind>;
+  private readonly ownerScript: ReturnType<typeof OWNER.bind>;
 
   constructor(
     redis: Redis,
@@ -80,8 +48,8 @@ export class IdempotencyStore {
     private readonly nowMs: () => number,
     private readonly newToken: () => string,
   ) {
-    this.claimScript = defineScript(redis, 'tollgateIdemClaim', 1, CLAIM);
-    this.ownerScript = defineScript(redis, 'tollgateIdemOwner', 1, OWNER);
+    this.claimScript = CLAIM.bind(redis, 'tollgateIdemClaim');
+    this.ownerScript = OWNER.bind(redis, 'tollgateIdemOwner');
   }
 
   key(keyId: string, idempotencyKey: string): string {
@@ -90,7 +58,10 @@ export class IdempotencyStore {
 
   async claim(key: string, requestHash: string, requestId: string): Promise<Claim> {
     const token = this.newToken();
-    const [kind, value] = (await this.claimScript(key, this.nowMs(), requestHash, token, this.leaseMs, this.windowMs, requestId)) as [string, string?];
+    const [kind, value] = (await this.claimScript(
+      { record: key },
+      { nowMs: this.nowMs(), requestHash, token, leaseMs: this.leaseMs, windowMs: this.windowMs, requestId },
+    )) as [string, string?];
     if (kind === 'mismatch') return { kind };
     if (kind === 'running') return { kind, retryAfterSeconds: Math.max(1, Number(value)) };
     if (kind === 'done') {
@@ -101,14 +72,14 @@ export class IdempotencyStore {
   }
 
   async renew(key: string, token: string): Promise<boolean> {
-    return (await this.ownerScript(key, token, 'lease', this.nowMs() + this.leaseMs)) === 1;
+    return (await this.ownerScript({ record: key }, { token, action: 'lease' }, [this.nowMs() + this.leaseMs])) === 1;
   }
 
   async complete(key: string, token: string, reply: RecordedReply): Promise<boolean> {
-    return (await this.ownerScript(key, token, 'done', JSON.stringify(reply))) === 1;
+    return (await this.ownerScript({ record: key }, { token, action: 'done' }, [JSON.stringify(reply)])) === 1;
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    return (await this.ownerScript(key, token, 'release')) === 1;
+    return (await this.ownerScript({ record: key }, { token, action: 'release' })) === 1;
   }
 }

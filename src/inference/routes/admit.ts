@@ -93,7 +93,7 @@ function keyAdmitted(
   const { key } = admitted;
   if (d.onKeyUsed) void d.onKeyUsed(key, now).catch(() => undefined);
   res.locals.apiKey = key;
-  const verdict = rateVerdict(admitted.counted, key.rateLimit, d.defaultPerMinute);
+  const verdict = rateVerdict(admitted.counted);
   if (verdict.allowed) allowed();
   applyRateVerdict(res, verdict);
   return admitted;

@@ -15,26 +15,21 @@ import { HttpError } from '../../platform/http/middleware/errors';
  * 429 with Retry-After (seconds).
  *
  * The counter is rate-limiter-flexible's (RateLimiterRedis: the same key `{prefix}:{keyId}`, the same
- * script), written here so that the count runs inside the admission script (./admission.ts), in
- * the same round trip as the key lookup and the reservation.
+ * script), run inside the admission script (./admit.lua), in the same round trip as the key lookup
+ * and the reservation; that script also decides whether the request is within the limit.
  */
-
-/** Counts one request in the key's window (locals `counter`, `window` in seconds) → locals `consumed`, `ttl` (ms left). */
-export const COUNT_BODY = `
-redis.call('SET', counter, 0, 'EX', window, 'NX')
-local consumed = redis.call('INCRBY', counter, 1)
-local ttl = redis.call('PTTL', counter)
-if ttl == -1 then
-  redis.call('EXPIRE', counter, window)
-  ttl = 1000 * window
-end`;
 
 export const WINDOW_SECONDS = 60;
 
-/** A request counted in its key's window: the count so far and the milliseconds left in the window. */
+/**
+ * A request counted in its key's window by the admission script: the count so far, the milliseconds
+ * left in the window, the limit that applied and the script's verdict.
+ */
 export interface Counted {
   count: number;
   msLeft: number;
+  limit: number;
+  allowed: boolean;
 }
 
 export interface RateVerdict {
@@ -44,10 +39,9 @@ export interface RateVerdict {
   resetMs: number;
 }
 
-export function rateVerdict(c: Counted, override: number | null, defaultPerMinute: number): RateVerdict {
-  const limit = override && override > 0 ? override : defaultPerMinute;
-  const allowed = c.count <= limit;
-  return { allowed, limit, remaining: allowed ? Math.max(limit - c.count, 0) : 0, resetMs: c.msLeft };
+/** The admission script's verdict as the answer shows it. */
+export function rateVerdict({ count, msLeft, limit, allowed }: Counted): RateVerdict {
+  return { allowed, limit, remaining: allowed ? Math.max(limit - count, 0) : 0, resetMs: msLeft };
 }
 
 /** OpenAI's rate-limit header names; the reset is a duration such as "42s". */

@@ -1,16 +1,8 @@
 import type { Redis } from 'ioredis';
 import { Keyspace } from './keyspace';
+import { luaScript } from '../redis-scripts';
 
-// KEYS: building set, lock, active pointer, pending. ARGV: generation. Claims a generation for deletion if
-// no rebuild holds it and no reader uses it.
-const CLAIM_ORPHAN = `
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
-local v = redis.call('GET', KEYS[2])
-if v and cjson.decode(v).generation == ARGV[1] then return 0 end
-if (redis.call('GET', KEYS[3]) or '0') == ARGV[1] then redis.call('SREM', KEYS[1], ARGV[1]) return 0 end
-redis.call('SREM', KEYS[1], ARGV[1])
-if redis.call('GET', KEYS[4]) == ARGV[1] then redis.call('DEL', KEYS[4]) end
-return 1`;
+const CLAIM_ORPHAN = luaScript('platform/projections/claim-orphan.lua', { keys: ['building', 'lock', 'active', 'pending'], args: ['gen'] });
 
 /** Deletes every key of one generation of a projection. */
 export async function dropGeneration(redis: Redis, ks: Keyspace, name: string, gen: string): Promise<number> {
@@ -31,7 +23,7 @@ export async function dropGeneration(redis: Redis, ks: Keyspace, name: string, g
 export async function dropAbandonedGenerations(redis: Redis, ks: Keyspace, name: string): Promise<string[]> {
   const dropped: string[] = [];
   for (const gen of await redis.smembers(ks.building(name))) {
-    const claimed = (await redis.eval(CLAIM_ORPHAN, 4, ks.building(name), ks.rebuildLock(name), ks.active(name), ks.pending(name), gen)) as number;
+    const claimed = (await CLAIM_ORPHAN.eval(redis, { building: ks.building(name), lock: ks.rebuildLock(name), active: ks.active(name), pending: ks.pending(name) }, { gen })) as number;
     if (claimed !== 1) continue;
     await dropGeneration(redis, ks, name, gen);
     dropped.push(gen);

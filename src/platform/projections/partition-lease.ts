@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { PartitionKeyspace } from './partitions';
+import { luaScript } from '../redis-scripts';
 
 /**
  * One owner per partition: a Redis lease (`lease`, expiring) carrying a fencing token (`fence`,
@@ -11,27 +12,9 @@ import type { PartitionKeyspace } from './partitions';
  * check and the commit happen on the Redis that holds the read models.
  */
 
-// KEYS: lease, fence, counter. ARGV: owner id, ttl ms. Takes a free (expired) partition: returns the
-// new token "{n}-{owner}" (the owner id is random per process, so a token is never handed out twice,
-// even after Redis lost the counter), or false.
-const ACQUIRE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-local token = redis.call('INCR', KEYS[3]) .. '-' .. ARGV[1]
-redis.call('SET', KEYS[2], token)
-redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
-return token`;
-
-// KEYS: lease, fence. ARGV: token, ttl ms. Renews only the holder's own, current lease.
-const RENEW = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`;
-
-// KEYS: lease. ARGV: token. Gives the partition up at once (a clean stop, a rebalance).
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
-return 0`;
+const ACQUIRE = luaScript('platform/projections/lease-acquire.lua', { keys: ['lease', 'fence', 'fenceCounter'], args: ['owner', 'ttlMs'] });
+const RENEW = luaScript('platform/projections/lease-renew.lua', { keys: ['lease', 'fence'], args: ['token', 'ttlMs'] });
+const RELEASE = luaScript('platform/projections/lease-release.lua', { keys: ['lease'], args: ['token'] });
 
 export class PartitionLease {
   token: string | null = null;
@@ -46,7 +29,7 @@ export class PartitionLease {
   /** Takes the partition if nobody holds it; true if this owner holds it now. */
   async acquire(): Promise<boolean> {
     if (this.token !== null) return this.renew();
-    const t = (await this.redis.eval(ACQUIRE, 3, this.ks.lease, this.ks.fence, this.ks.fenceCounter, this.owner, this.ttlMs)) as string | null;
+    const t = (await ACQUIRE.eval(this.redis, this.ks, { owner: this.owner, ttlMs: this.ttlMs })) as string | null;
     if (t === null) return false;
     this.token = t;
     return true;
@@ -55,14 +38,14 @@ export class PartitionLease {
   /** Extends the lease; false (and forgets the token) if the partition is no longer this owner's. */
   async renew(): Promise<boolean> {
     if (this.token === null) return false;
-    const ok = (await this.redis.eval(RENEW, 2, this.ks.lease, this.ks.fence, this.token, this.ttlMs)) === 1;
+    const ok = (await RENEW.eval(this.redis, this.ks, { token: this.token, ttlMs: this.ttlMs })) === 1;
     if (!ok) this.token = null;
     return ok;
   }
 
   async release(): Promise<void> {
     if (this.token === null) return;
-    await this.redis.eval(RELEASE, 1, this.ks.lease, this.token);
+    await RELEASE.eval(this.redis, this.ks, { token: this.token });
     this.token = null;
   }
 }

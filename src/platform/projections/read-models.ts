@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Keyspace } from './keyspace';
-import { defineScript, Script } from './scripts';
+import { luaScript } from '../redis-scripts';
 
 /** Builds a key in one generation of a read model. */
 export type KeyFn = (...parts: string[]) => string;
@@ -11,26 +11,13 @@ export type ReadCommand = ['get', string] | ['hget', string, string] | ['hgetall
 /** How many times `read` follows a generation that moved under it before it gives up. */
 const SWITCHES_FOLLOWED = 5;
 
-// KEYS: the active pointer. ARGV: the generation the keys are in, then per read its argument count
-// and the command with its arguments. The reads only while that generation is the active one; the
-// active generation first either way.
-const READ_IN_GENERATION = `
-local active = redis.call('GET', KEYS[1]) or '0'
-if active ~= ARGV[1] then return {active} end
-local out = {active}
-local i = 2
-while i <= #ARGV do
-  local n = tonumber(ARGV[i])
-  out[#out + 1] = redis.call(unpack(ARGV, i + 1, i + n))
-  i = i + n + 1
-end
-return out`;
+const READ_IN_GENERATION = luaScript('platform/projections/read-in-generation.lua', { keys: ['active'], args: ['gen'], rest: true });
 
 /** Resolves a projection's active generation for queries. */
 export class ReadModels {
   /** The generation each read model was last read in (`read` assumes it, and checks it). */
   private readonly seen = new Map<string, string>();
-  private readonly script: Script;
+  private readonly script: ReturnType<typeof READ_IN_GENERATION.bind>;
   /** Whether the connection's socket holds this tick's reads back (coalesce). */
   private corked = false;
 
@@ -38,7 +25,7 @@ export class ReadModels {
     readonly redis: Redis,
     readonly ks: Keyspace,
   ) {
-    this.script = defineScript(redis, 'tollgateReadInGeneration', 1, READ_IN_GENERATION);
+    this.script = READ_IN_GENERATION.bind(redis, 'tollgateReadInGeneration');
   }
 
   async gen(name: string): Promise<string> {
@@ -64,10 +51,10 @@ export class ReadModels {
     for (let i = 0; ; i++) {
       const g = gen;
       const commands = reads((...parts: string[]) => this.ks.rm(name, g, ...parts));
-      const args: string[] = [g];
-      for (const c of commands) args.push(String(c.length), ...c);
+      const packed: string[] = [];
+      for (const c of commands) packed.push(String(c.length), ...c);
       this.coalesce();
-      const res = (await this.script(this.ks.active(name), ...args)) as unknown[];
+      const res = (await this.script({ active: this.ks.active(name) }, { gen: g }, packed)) as unknown[];
       const active = res[0] as string;
       if (active === g) {
         this.seen.set(name, g);

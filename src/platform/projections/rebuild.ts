@@ -6,6 +6,7 @@ import type { Projection } from './projection';
 import { dropAbandonedGenerations, dropGeneration } from './generations';
 import { applyBatch } from './apply-batch';
 import { partitionKeyspaces } from './partitions';
+import { luaScript } from '../redis-scripts';
 
 export interface RebuildResult {
   name: string;
@@ -53,41 +54,15 @@ const HANDOVER_MS = 3000;
 /** Attempts to switch without going behind a (late) live runner before switching anyway. */
 const SWITCH_TRIES = 20;
 
-// KEYS: lock. ARGV: token, new value, ttl. Rewrites the lock only while we hold it.
-const RENEW = `
-local v = redis.call('GET', KEYS[1])
-if not v or cjson.decode(v).generation ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1`;
-
-// KEYS: lock. ARGV: token. Releases the lock only if it is still ours.
-const RELEASE = `
-local v = redis.call('GET', KEYS[1])
-if v and cjson.decode(v).generation == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0`;
-
-// KEYS: lock, active pointer, building set, pending. ARGV: token, generation key prefix (…rm:{name}:),
-// our checkpoint, force. Used when no live runner took the generation over. Switches only while we hold the lock (fencing) and, unless forced, only if
-// the live generation is not ahead of ours: readers never go back in time.
-const SWITCH = `
-local v = redis.call('GET', KEYS[1])
-if not v or cjson.decode(v).generation ~= ARGV[1] then return {-1, ''} end
-local prev = redis.call('GET', KEYS[2]) or '0'
-local live = redis.call('GET', ARGV[2] .. prev .. ':__checkpoint') or '0'
-local ours = ARGV[3]
-local ahead = #live > #ours or (#live == #ours and live > ours)
-if ahead and ARGV[4] ~= '1' then return {0, live} end
-redis.call('SET', KEYS[2], ARGV[1])
-redis.call('SREM', KEYS[3], ARGV[1])
-redis.call('DEL', KEYS[4])
-return {1, prev}`;
-
-// KEYS: lock, pending. ARGV: token. Offers the finished generation to the live runner.
-const OFFER = `
-local v = redis.call('GET', KEYS[1])
-if not v or cjson.decode(v).generation ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[2], ARGV[1])
-return 1`;
+// The token is the generation the rebuild fills (its lock's `generation`).
+const RENEW = luaScript('platform/projections/rebuild-renew.lua', { keys: ['lock'], args: ['token', 'progress', 'ttlMs'] });
+const RELEASE = luaScript('platform/projections/rebuild-release.lua', { keys: ['lock'], args: ['token'] });
+/** genPrefix: the generations' key prefix (…rm:{name}:); force: '1' to switch even behind the live generation. */
+const SWITCH = luaScript('platform/projections/rebuild-switch.lua', {
+  keys: ['lock', 'active', 'building', 'pending'],
+  args: ['token', 'genPrefix', 'checkpoint', 'force'],
+});
+const OFFER = luaScript('platform/projections/rebuild-offer.lua', { keys: ['lock', 'pending'], args: ['token'] });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -149,7 +124,7 @@ export async function rebuildProjection(opts: {
   }
   let fenced: Error | null = null;
   const renew = async () => {
-    const ok = (await redis.eval(RENEW, 1, ks.rebuildLock(name), gen, JSON.stringify(progress), String(ttl))) as number;
+    const ok = (await RENEW.eval(redis, { lock: ks.rebuildLock(name) }, { token: gen, progress: JSON.stringify(progress), ttlMs: String(ttl) })) as number;
     if (ok !== 1) fenced ??= new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock; stopped`);
   };
   const timer = setInterval(() => void renew().catch(() => undefined), Math.min(RENEW_EVERY_MS, ttl / 3));
@@ -194,7 +169,7 @@ export async function rebuildProjection(opts: {
     const previous = (await redis.get(ks.active(name))) ?? '0';
     // Hand over: a live runner catches the generation up to its own checkpoint and switches in
     // the same MULTI as its next commit (so readers never go back in time, nothing is skipped).
-    const offered = (await redis.eval(OFFER, 2, ks.rebuildLock(name), ks.pending(name), gen)) as number;
+    const offered = (await OFFER.eval(redis, { lock: ks.rebuildLock(name), pending: ks.pending(name) }, { token: gen })) as number;
     if (offered !== 1) throw new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock before switching`);
     await redis.publish(ks.switchChannel, name);
     const deadline = Date.now() + HANDOVER_MS;
@@ -203,17 +178,10 @@ export async function rebuildProjection(opts: {
     for (let attempt = 1; (await redis.get(ks.active(name))) !== gen; attempt++) {
       await replay();
       const force = attempt >= SWITCH_TRIES ? '1' : '0';
-      const [code] = (await redis.eval(
-        SWITCH,
-        4,
-        ks.rebuildLock(name),
-        ks.active(name),
-        ks.building(name),
-        ks.pending(name),
-        gen,
-        `${ks.prefix}rm:${name}:`,
-        state.checkpoint.toString(),
-        force,
+      const [code] = (await SWITCH.eval(
+        redis,
+        { lock: ks.rebuildLock(name), active: ks.active(name), building: ks.building(name), pending: ks.pending(name) },
+        { token: gen, genPrefix: `${ks.prefix}rm:${name}:`, checkpoint: state.checkpoint.toString(), force },
       )) as [number, string];
       if (code === -1) throw new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock before switching`);
     }
@@ -233,7 +201,7 @@ export async function rebuildProjection(opts: {
     throw err;
   } finally {
     clearInterval(timer);
-    await redis.eval(RELEASE, 1, ks.rebuildLock(name), gen).catch(() => undefined);
+    await RELEASE.eval(redis, { lock: ks.rebuildLock(name) }, { token: gen }).catch(() => undefined);
   }
   return { name, gen, events: applied, ms: Date.now() - started };
 }

@@ -5,6 +5,7 @@ import { applyBatch, ProjectionState } from './apply-batch';
 import { dropAbandonedGenerations } from './generations';
 import { Keyspace } from './keyspace';
 import type { Projection } from './projection';
+import { luaScript } from '../redis-scripts';
 
 /**
  * How the live runner (runner.ts) keeps in step with the generations in Redis: it notices when
@@ -32,66 +33,23 @@ export interface Fence {
   token(): string | null;
 }
 
-// ARGV: per projection (pointer key, generation, checkpoint key, checkpoint, ready key). Sets the
-// ready markers only if every pointer and checkpoint is still what the runner holds.
-const MARK_READY = `
-for i = 1, #ARGV, 5 do
-  if (redis.call('GET', ARGV[i]) or '0') ~= ARGV[i + 1] then return 0 end
-  if (redis.call('GET', ARGV[i + 2]) or '0') ~= ARGV[i + 3] then return 0 end
-end
-for i = 1, #ARGV, 5 do redis.call('SET', ARGV[i + 4], ARGV[i + 3]) end
-return 1`;
-
-// ARGV: fence key ('' for none), fence token, new checkpoint, progress channel, progress, projection
-// count n, then n × (pointer key, generation, checkpoint key, checkpoint), then the checkpoint keys to
-// move. Moves them only while the fence holds the token (else -1) and every pointer and checkpoint is
-// still what the runner holds (else 0), then publishes the progress.
-const ADVANCE = `
-if ARGV[1] ~= '' and redis.call('GET', ARGV[1]) ~= ARGV[2] then return -1 end
-local n = tonumber(ARGV[6])
-for i = 7, 6 + 4 * n, 4 do
-  if (redis.call('GET', ARGV[i]) or '0') ~= ARGV[i + 1] then return 0 end
-  if (redis.call('GET', ARGV[i + 2]) or '0') ~= ARGV[i + 3] then return 0 end
-end
-for i = 7 + 4 * n, #ARGV do redis.call('SET', ARGV[i], ARGV[3]) end
-redis.call('PUBLISH', ARGV[4], ARGV[5])
-return 1`;
-
-// ARGV: fence key ('' for none), fence token, guard key, then per projection (pointer key,
-// generation, checkpoint key, checkpoint). Run right after a WATCH of every key it reads and the
-// guard, and right before the batch's MULTI: on any difference it writes the guard (SET then DEL,
-// so nothing is left), which makes the EXEC of this connection's MULTI fail; -1 for the fence, 0
-// for a pointer or checkpoint, 1 when all hold. pcall: a read that fails (a key of another type)
-// counts as a difference instead of failing the script, which would leave the EXEC unguarded.
-const GUARD = `
-local r = 1
-if ARGV[1] ~= '' and redis.pcall('GET', ARGV[1]) ~= ARGV[2] then r = -1 end
-if r == 1 then
-  for i = 4, #ARGV, 4 do
-    if (redis.pcall('GET', ARGV[i]) or '0') ~= ARGV[i + 1] or (redis.pcall('GET', ARGV[i + 2]) or '0') ~= ARGV[i + 3] then r = 0 break end
-  end
-end
-if r ~= 1 then
-  redis.call('SET', ARGV[3], '1')
-  redis.call('DEL', ARGV[3])
-end
-return r`;
-
-// KEYS: active pointer, the old generation's checkpoint, pending, building set. ARGV: old generation,
-// its checkpoint, the new generation. Switches to a rebuild's generation the runner has caught up,
-// only if nothing moved meanwhile; -1 for an offer whose rebuild is gone (its generation was dropped).
-const ADOPT = `
-if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 0 then
-  if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
-  return -1
-end
-if (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
-if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[2] then return 0 end
-if redis.call('GET', KEYS[3]) ~= ARGV[3] then return 0 end
-redis.call('SET', KEYS[1], ARGV[3])
-redis.call('DEL', KEYS[3])
-redis.call('SREM', KEYS[4], ARGV[3])
-return 1`;
+// Keys in ARGV (numkeys 0), as before the scripts moved to files: the commands sent are the same.
+const MARK_READY = luaScript('platform/projections/mark-ready.lua', { keys: [], args: [], rest: true });
+/** fence: the fence key ('' for none); projections: how many (pointer, generation, checkpoint key, checkpoint) follow. */
+const ADVANCE = luaScript('platform/projections/advance.lua', {
+  keys: [],
+  args: ['fence', 'token', 'checkpoint', 'progressChannel', 'progress', 'projections'],
+  rest: true,
+});
+/**
+ * EVAL with the full text on purpose, every batch: inside the pipeline an EVALSHA's NOSCRIPT (a
+ * flushed script cache) would fail only this command, and the EXEC would then run unguarded.
+ */
+const GUARD = luaScript('platform/projections/guard.lua', { keys: [], args: ['fence', 'token', 'guard'], rest: true });
+const ADOPT = luaScript('platform/projections/adopt.lua', {
+  keys: ['active', 'oldCheckpointKey', 'pending', 'building'],
+  args: ['oldGen', 'oldCheckpoint', 'gen'],
+});
 
 /** What a batch was built from, per projection: the generation and the checkpoint it expects in Redis. */
 export type Expected = Array<{ name: string; gen: string; checkpoint: bigint }>;
@@ -114,7 +72,7 @@ export function guardBatch(pipeline: ChainableCommander, ks: Keyspace, expected:
   for (const e of expected) held.push(ks.active(e.name), e.gen, ks.checkpoint(e.name, e.gen), e.checkpoint.toString());
   const watched = expected.flatMap((e) => [ks.active(e.name), ks.checkpoint(e.name, e.gen)]);
   pipeline.watch(...watched, ...(fence ? [fence.key] : []), ks.commitGuard);
-  pipeline.eval(GUARD, 0, fence?.key ?? '', token, ks.commitGuard, ...held);
+  void GUARD.eval(pipeline, {}, { fence: fence?.key ?? '', token, guard: ks.commitGuard }, held);
   // A pipeline's multi() opens a transaction inside it (ioredis's types leave it out of ChainableCommander).
   (pipeline as ChainableCommander & { multi(): ChainableCommander }).multi();
   return token;
@@ -208,16 +166,10 @@ export async function adoptRebuilt(
       const failed = (await pipeline.exec())?.find(([err]) => err);
       if (failed) throw failed[0];
     }
-    const adopted = (await redis.eval(
-      ADOPT,
-      4,
-      ks.active(p.name),
-      ks.checkpoint(p.name, st.gen),
-      ks.pending(p.name),
-      ks.building(p.name),
-      st.gen,
-      st.checkpoint.toString(),
-      gen,
+    const adopted = (await ADOPT.eval(
+      redis,
+      { active: ks.active(p.name), oldCheckpointKey: ks.checkpoint(p.name, st.gen), pending: ks.pending(p.name), building: ks.building(p.name) },
+      { oldGen: st.gen, oldCheckpoint: st.checkpoint.toString(), gen },
     )) as number;
     if (adopted === 0) throw new GenerationSwitched();
     if (adopted === 1) {
@@ -234,7 +186,7 @@ export async function markReady(redis: Redis, ks: Keyspace, projections: Project
     const st = state.get(p.name)!;
     return [ks.active(p.name), st.gen, ks.checkpoint(p.name, st.gen), st.checkpoint.toString(), ks.ready(p.name)];
   });
-  if ((await redis.eval(MARK_READY, 0, ...args)) !== 1) throw new GenerationSwitched();
+  if ((await MARK_READY.eval(redis, {}, {}, args)) !== 1) throw new GenerationSwitched();
 }
 
 /**
@@ -259,8 +211,8 @@ export async function advanceCheckpoints(
   });
   const token = fence ? fence.token() : '';
   if (token === null) throw new FencedOut('partition fenced: this runner holds no token');
-  const args = [fence?.key ?? '', token, last.toString(), ks.progressChannel, progress.toString(), String(projections.length), ...held, ...keys];
-  const r = (await redis.eval(ADVANCE, 0, ...args)) as number;
+  const named = { fence: fence?.key ?? '', token, checkpoint: last.toString(), progressChannel: ks.progressChannel, progress: progress.toString(), projections: projections.length };
+  const r = (await ADVANCE.eval(redis, {}, named, [...held, ...keys])) as number;
   if (r === -1) throw new FencedOut(`partition fenced: token ${token} is no longer the current one`);
   if (r !== 1) throw new GenerationSwitched();
 }

@@ -1,4 +1,5 @@
 import { projection } from '../../../platform/projections/projection';
+import { luaScript } from '../../../platform/redis-scripts';
 import { AUDITED_TYPES, auditEntry, type AuditedEvent } from './entries';
 
 export const AUDIT = 'audit';
@@ -17,6 +18,8 @@ export const padPosition = (p: bigint) => p.toString().padStart(POSITION_WIDTH, 
  *   rm:audit:{gen}:keys        hash: keyId → JSON {name, last4}
  *   rm:audit:{gen}:invitations hash: invitationId → invitee e-mail
  */
+const MERGE_KEY = luaScript('accounts/projections/audit/merge-key.lua', { keys: ['keys'], args: ['keyId', 'name', 'last4'] });
+
 export const auditProjection = projection<AuditedEvent>()({
   name: AUDIT,
   handles: AUDITED_TYPES,
@@ -26,19 +29,14 @@ export const auditProjection = projection<AuditedEvent>()({
     tx.multi.zadd(tx.key('ws', event.data.workspaceId), 0, `${padPosition(event.position)}|${JSON.stringify(entry)}`);
     if (event.type === 'ApiKeyCreated' || event.type === 'ApiKeyRenamed' || event.type === 'ApiKeyRolled') {
       const d = event.data;
-      // Renames and rolls keep what they do not change: merge inside the MULTI.
-      tx.multi.eval(
-        `local cur = redis.call('HGET', KEYS[1], ARGV[1])
-         local rec = cur and cjson.decode(cur) or {}
-         if ARGV[2] ~= '' then rec.name = ARGV[2] end
-         if ARGV[3] ~= '' then rec.last4 = ARGV[3] end
-         redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(rec))
-         return 1`,
-        1,
-        tx.key('keys'),
-        d.keyId,
-        'name' in d ? d.name : '', // a roll keeps the name
-        'last4' in d ? d.last4 : '', // a rename keeps the last 4
+      void MERGE_KEY.eval(
+        tx.multi,
+        { keys: tx.key('keys') },
+        {
+          keyId: d.keyId,
+          name: 'name' in d ? d.name : '', // a roll keeps the name
+          last4: 'last4' in d ? d.last4 : '', // a rename keeps the last 4
+        },
       );
     }
     if (event.type === 'InvitationSent') tx.multi.hset(tx.key('invitations'), event.data.invitationId, event.data.email);

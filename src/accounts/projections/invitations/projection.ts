@@ -1,6 +1,7 @@
 import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
 import { projection } from '../../../platform/projections/projection';
+import { luaScript } from '../../../platform/redis-scripts';
 
 export const INVITATIONS = 'invitations';
 
@@ -13,6 +14,11 @@ export const INVITATIONS = 'invitations';
  *   rm:invitations:{gen}:email:{email}       hash: invitationId → workspaceId   (pending only)
  *   rm:invitations:{gen}:ws:{wsId}           hash: invitationId → email         (pending only)
  */
+const SETTLE = luaScript('accounts/projections/invitations/settle.lua', {
+  keys: ['invitation', 'pendingInWorkspace'],
+  args: ['invitationId', 'status', 'settled', 'emailPrefix'],
+});
+
 export const invitationsProjection = projection<WorkspaceEvent>()({
   name: INVITATIONS,
   handles: ['InvitationSent', 'InvitationAccepted', 'InvitationDeclined', 'InvitationRevoked'],
@@ -39,21 +45,10 @@ export const invitationsProjection = projection<WorkspaceEvent>()({
       case 'InvitationDeclined': {
         const d = event.data;
         const status = event.type === 'InvitationAccepted' ? 'accepted' : 'declined';
-        // The e-mail is only in the invitation's own hash: read it inside the MULTI.
-        tx.multi.eval(
-          `local email = redis.call('HGET', KEYS[1], 'email')
-           if not email then return 0 end
-           redis.call('HSET', KEYS[1], 'status', ARGV[2], 'settled', ARGV[3])
-           redis.call('HDEL', ARGV[4] .. email, ARGV[1])
-           redis.call('HDEL', KEYS[2], ARGV[1])
-           return 1`,
-          2,
-          tx.key('inv', d.invitationId),
-          tx.key('ws', d.workspaceId),
-          d.invitationId,
-          status,
-          event.created,
-          tx.key('email', ''),
+        void SETTLE.eval(
+          tx.multi,
+          { invitation: tx.key('inv', d.invitationId), pendingInWorkspace: tx.key('ws', d.workspaceId) },
+          { invitationId: d.invitationId, status, settled: event.created, emailPrefix: tx.key('email', '') },
         );
         break;
       }

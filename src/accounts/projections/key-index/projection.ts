@@ -1,6 +1,7 @@
 import type { WorkspaceEvent } from '../../events';
 import { assertNever } from '../../../platform/event';
 import { projection } from '../../../platform/projections/projection';
+import { luaScript } from '../../../platform/redis-scripts';
 import { KEY_FIELDS as F, KEY_INDEX, keyIndexParts as at } from './layout';
 
 export { KEY_INDEX };
@@ -35,51 +36,39 @@ export const keyIndexProjection = projection<WorkspaceEvent>()({
       case 'ApiKeyDeleted': {
         const d = event.data;
         tx.multi.del(tx.key(...at.record(d.keyHash)));
-        tx.multi.eval(DELETE_ROLLED, 1, tx.key(...at.secrets(d.keyId)), tx.key(...at.record('')));
+        void DELETE_ROLLED.eval(tx.multi, { secrets: tx.key(...at.secrets(d.keyId)) }, { recordPrefix: tx.key(...at.record('')) });
         break;
       }
       case 'RateLimitChanged': {
         const d = event.data;
+        const value = d.requestsPerMinute === null ? '' : String(d.requestsPerMinute);
         // Only for a key that still exists: a late change must not resurrect a deleted key.
-        tx.multi.eval(
-          "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[2], ARGV[1]) end",
-          1,
-          tx.key(...at.record(d.keyHash)),
-          d.requestsPerMinute === null ? '' : String(d.requestsPerMinute),
-          F.rateLimit,
-        );
-        tx.multi.eval(SET_ON_ROLLED, 1, tx.key(...at.secrets(d.keyId)), tx.key(...at.record('')), F.rateLimit, d.requestsPerMinute === null ? '' : String(d.requestsPerMinute));
+        void SET_IF_EXISTS.eval(tx.multi, { record: tx.key(...at.record(d.keyHash)) }, { value, field: F.rateLimit });
+        void SET_ON_ROLLED.eval(tx.multi, { secrets: tx.key(...at.secrets(d.keyId)) }, { recordPrefix: tx.key(...at.record('')), field: F.rateLimit, value });
         break;
       }
       case 'ApiKeyRolled': {
         const d = event.data;
         const atOnce = d.gracePeriodSeconds === 0;
-        tx.multi.eval(
-          ROLL,
-          3,
-          tx.key(...at.record(d.previousKeyHash)),
-          tx.key(...at.record(d.keyHash)),
-          tx.key(...at.secrets(d.keyId)),
-          d.previousKeyHash,
-          d.keyHash,
-          d.previousKeyValidUntil,
-          String(Date.parse(d.previousKeyValidUntil) + ROLLED_RECORD_KEPT_MS),
-          atOnce ? '1' : '0',
-          F.rolledAway,
-          F.expiresAt,
+        void ROLL.eval(
+          tx.multi,
+          { previousRecord: tx.key(...at.record(d.previousKeyHash)), newRecord: tx.key(...at.record(d.keyHash)), secrets: tx.key(...at.secrets(d.keyId)) },
+          {
+            previousHash: d.previousKeyHash,
+            newHash: d.keyHash,
+            validUntil: d.previousKeyValidUntil,
+            keptUntilMs: String(Date.parse(d.previousKeyValidUntil) + ROLLED_RECORD_KEPT_MS),
+            atOnce: atOnce ? '1' : '0',
+            fieldRolledAway: F.rolledAway,
+            fieldExpiresAt: F.expiresAt,
+          },
         );
         break;
       }
       case 'ApiKeyRenamed': {
         const d = event.data;
-        tx.multi.eval(
-          "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[2], ARGV[1]) end",
-          1,
-          tx.key(...at.record(d.keyHash)),
-          d.name,
-          F.name,
-        );
-        tx.multi.eval(SET_ON_ROLLED, 1, tx.key(...at.secrets(d.keyId)), tx.key(...at.record('')), F.name, d.name);
+        void SET_IF_EXISTS.eval(tx.multi, { record: tx.key(...at.record(d.keyHash)) }, { value: d.name, field: F.name });
+        void SET_ON_ROLLED.eval(tx.multi, { secrets: tx.key(...at.secrets(d.keyId)) }, { recordPrefix: tx.key(...at.record('')), field: F.name, value: d.name });
         break;
       }
       default:
@@ -90,35 +79,12 @@ export const keyIndexProjection = projection<WorkspaceEvent>()({
 
 const ROLLED_RECORD_KEPT_MS = 24 * 3600 * 1000;
 
-// The new secret gets a copy of the current record; the previous one is dropped (no grace) or
-// expires at the end of the grace period. Nothing happens for a key that is already gone.
-// ARGV: 1 previous hash, 2 new hash, 3 end of the grace (ISO), 4 the copy's expiry (ms), 5 '1' without
-// grace, 6 and 7 the rolledAway and expiresAt field names.
-const ROLL = `
-local rec = redis.call('HGETALL', KEYS[1])
-if #rec == 0 then return 0 end
-redis.call('HSET', KEYS[2], unpack(rec))
-redis.call('HDEL', KEYS[2], ARGV[6])
-redis.call('SADD', KEYS[3], ARGV[2])
-if ARGV[5] == '1' then
-  redis.call('DEL', KEYS[1])
-  redis.call('SREM', KEYS[3], ARGV[1])
-else
-  redis.call('HSET', KEYS[1], ARGV[7], ARGV[3], ARGV[6], '1')
-  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-  redis.call('SADD', KEYS[3], ARGV[1])
-end
-return 1`;
-
-const DELETE_ROLLED = `
-for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do redis.call('DEL', ARGV[1] .. h) end
-redis.call('DEL', KEYS[1])
-return 1`;
-
-// A field set on every live hash of a rolled key (only those that still exist).
-const SET_ON_ROLLED = `
-for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local k = ARGV[1] .. h
-  if redis.call('EXISTS', k) == 1 then redis.call('HSET', k, ARGV[2], ARGV[3]) end
-end
-return 1`;
+// Keys outside KEYS (recordPrefix + a hash) are as they were before the scripts moved to files.
+const ROLL = luaScript('accounts/projections/key-index/roll.lua', {
+  keys: ['previousRecord', 'newRecord', 'secrets'],
+  /** validUntil: the end of the grace (ISO); keptUntilMs: the copy's expiry; atOnce: '1' without grace. */
+  args: ['previousHash', 'newHash', 'validUntil', 'keptUntilMs', 'atOnce', 'fieldRolledAway', 'fieldExpiresAt'],
+});
+const DELETE_ROLLED = luaScript('accounts/projections/key-index/delete-rolled.lua', { keys: ['secrets'], args: ['recordPrefix'] });
+const SET_ON_ROLLED = luaScript('accounts/projections/key-index/set-on-rolled.lua', { keys: ['secrets'], args: ['recordPrefix', 'field', 'value'] });
+const SET_IF_EXISTS = luaScript('accounts/projections/key-index/set-if-exists.lua', { keys: ['record'], args: ['value', 'field'] });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Keyspace } from '../../../platform/projections/keyspace';
-import { defineScript, Script } from '../../../platform/projections/scripts';
+import { luaScript } from '../../../platform/redis-scripts';
 import { KEY_FIELDS as F, KEY_RECORD_INFIX, keyIndexLocation } from './layout';
 
 export interface KeyRecord {
@@ -20,19 +20,20 @@ export function hashKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-// One round trip: resolve the active generation and read the record.
-const LOOKUP = `
-local gen = redis.call('GET', KEYS[1]) or '0'
-return redis.call('HGETALL', ARGV[1] .. gen .. '${KEY_RECORD_INFIX}' .. ARGV[2])`;
+const LOOKUP = luaScript('accounts/projections/key-index/lookup.lua', {
+  keys: ['active'],
+  args: ['recordPrefix', 'keyHash'],
+  constants: { recordInfix: KEY_RECORD_INFIX },
+});
 
 export class KeyIndex {
-  private readonly lookupScript: Script;
+  private readonly lookupScript: ReturnType<typeof LOOKUP.bind>;
 
   constructor(
     redis: Redis,
     private readonly ks: Keyspace,
   ) {
-    this.lookupScript = defineScript(redis, 'tollgateKeyLookup', 1, LOOKUP);
+    this.lookupScript = LOOKUP.bind(redis, 'tollgateKeyLookup');
   }
 
   /** Where the record of a key hash lives: the active-generation key, then the prefix of the records. */
@@ -42,7 +43,7 @@ export class KeyIndex {
 
   async lookupHash(keyHash: string): Promise<KeyRecord | null> {
     const { activeKey, recordPrefix } = this.location;
-    return keyRecordOf((await this.lookupScript(activeKey, recordPrefix, keyHash)) as string[]);
+    return keyRecordOf((await this.lookupScript({ active: activeKey }, { recordPrefix, keyHash })) as string[]);
   }
 
   lookup(secret: string): Promise<KeyRecord | null> {

@@ -4,7 +4,7 @@ import { BUDGET_PERIODS, DEFAULT_BUDGET_PERIOD, isBudgetPeriod, periodIdsAt, per
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { ReadCommand, ReadModels } from '../../../platform/projections/read-models';
 import { BALANCES } from './projection';
-import { reservationKeys } from './reservations';
+import { reservationKeys } from './reservation-keys';
 
 /**
  * Each key's spend in a period, nano-USD; 0 for a key that spent nothing. `periodId` is one id for

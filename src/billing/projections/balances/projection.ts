@@ -4,7 +4,10 @@ import type { BillingEvent } from '../../events';
 import type { TokensDebited } from '../../../inference/events';
 import { DEFAULT_BUDGET_PERIOD, periodIdsAt, type BudgetPeriod } from '../../../platform/budget-periods';
 import { projection, type ProjectionTx } from '../../../platform/projections/projection';
-import { RELEASE, releaseArgs, reservationKeys } from './reservations';
+import { luaScript } from '../../../platform/redis-scripts';
+import { BATCH_RUNTIME } from '../../../platform/projections/batch-writes';
+import { releaseCall, reservationKeys } from './reservation-keys';
+import { RELEASE } from './reservation-scripts';
 
 export const BALANCES = 'balances';
 
@@ -59,15 +62,16 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
         const key = tx.key('ws', debit.workspaceId);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
-        const periods = Object.values(periodIdsAt(new Date(event.created)));
+        const periods = periodIdsAt(new Date(event.created));
         const keySpend = tx.key('key-spend', debit.keyId);
-        for (const id of periods) tx.hincrby(keySpend, id, amount);
+        for (const id of [periods.daily, periods.weekly, periods.monthly]) tx.hincrby(keySpend, id, amount);
         // The creator is in this generation (ApiKeyCreated above); the script adds to their spend.
-        tx.evalEach(MEMBER_SPEND, [], [tx.key('key-owner', debit.keyId), tx.key('member-spend', debit.workspaceId, ''), debit.amountNanoUsd, ...periods]);
+        const spend = { keyOwner: tx.key('key-owner', debit.keyId), memberSpendPrefix: tx.key('member-spend', debit.workspaceId, ''), amount: debit.amountNanoUsd };
+        MEMBER_SPEND.each(tx, {}, { ...spend, ...periods });
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
         // The script Reservations.release runs, here once per debit inside the batch's one EVAL.
-        const [held, total, open, ...args] = releaseArgs(k, debit.workspaceId, debit.requestId);
-        tx.evalEach(RELEASE, [held, total, open], args);
+        const release = releaseCall(k, debit.workspaceId, debit.requestId);
+        RELEASE.each(tx, release.keys, release.args);
         return;
       }
       default:
@@ -76,23 +80,12 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
   },
 });
 
-/**
- * ARGV: key-owner key, member-spend prefix (+ userId), amount, then the period ids to add it to.
- * Run by tx.evalEach: the owner is read once per key per batch (memo: key-owner keys are only SET
- * by ApiKeyCreated on the batch's MULTI, before this EVAL, so they cannot change during it), and
- * the amounts go through incr(), summed per member and period over the batch (nothing in the EVAL
- * reads member spend).
- */
-const MEMBER_SPEND = `
-local owner = memo[ARGV[1]]
-if owner == nil then
-  owner = redis.call('GET', ARGV[1])
-  memo[ARGV[1]] = owner
-end
-if not owner then return 0 end
-local key = ARGV[2] .. owner
-for i = 4, #ARGV do incr(key, ARGV[i], ARGV[3]) end
-return 1`;
+/** keyOwner: the key-owner key; memberSpendPrefix: + userId; the debit's amount and its period ids. */
+const MEMBER_SPEND = luaScript(
+  'billing/projections/balances/member-spend.lua',
+  { keys: [], args: ['keyOwner', 'memberSpendPrefix', 'amount', 'daily', 'weekly', 'monthly'] },
+  [BATCH_RUNTIME],
+);
 
 /** A budget's amount and, beside it, its period (absent for monthly, as budgets without one read). */
 function setBudget(tx: ProjectionTx, [name, ...id]: string[], budget: { nanoUsd: string; period: BudgetPeriod } | null): void {

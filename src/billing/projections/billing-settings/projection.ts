@@ -2,6 +2,7 @@ import type { BillingEvent } from '../../events';
 import { monthOf } from '../../state';
 import { assertNever } from '../../../platform/event';
 import { projection, type ProjectionTx } from '../../../platform/projections/projection';
+import { luaScript } from '../../../platform/redis-scripts';
 
 export const BILLING_SETTINGS = 'billing-settings';
 
@@ -17,10 +18,7 @@ export const BILLING_SETTINGS = 'billing-settings';
  *   rm:billing-settings:{gen}:ws:{wsId}:reloads  hash: reloadId → "YYYY-MM" it was triggered in
  *   rm:billing-settings:{gen}:inflight           set of workspace ids with a reload in flight (the worker's sweep)
  */
-const FAIL = `
-local m = redis.call('HGET', KEYS[2], ARGV[1])
-if m then redis.call('HINCRBY', KEYS[1], m, '-' .. ARGV[2]) end
-return m`;
+const FAIL = luaScript('billing/projections/billing-settings/reload-failed.lua', { keys: ['months', 'reloads'], args: ['reloadId', 'amount'] });
 
 export const billingSettingsProjection = projection<BillingEvent>()({
   name: BILLING_SETTINGS,
@@ -82,7 +80,7 @@ export const billingSettingsProjection = projection<BillingEvent>()({
       case 'AutoReloadFailed': {
         const d = event.data;
         settle(tx, ws, d.reloadId);
-        m.eval(FAIL, 2, tx.key('ws', ws, 'months'), tx.key('ws', ws, 'reloads'), d.reloadId, d.amountNanoUsd);
+        void FAIL.eval(m, { months: tx.key('ws', ws, 'months'), reloads: tx.key('ws', ws, 'reloads') }, { reloadId: d.reloadId, amount: d.amountNanoUsd });
         break;
       }
       case 'AutoReloadSuspended': {
@@ -100,12 +98,8 @@ export const billingSettingsProjection = projection<BillingEvent>()({
 });
 
 /** Clears the in-flight marker if it is this reload's (an outcome of an older reload changes nothing). */
-const SETTLE = `
-if redis.call('HGET', KEYS[1], 'inFlight') == ARGV[1] then
-  redis.call('HDEL', KEYS[1], 'inFlight', 'inFlightSince')
-  redis.call('SREM', KEYS[2], ARGV[2])
-end`;
+const SETTLE = luaScript('billing/projections/billing-settings/settle.lua', { keys: ['settings', 'inflight'], args: ['reloadId', 'wsId'] });
 
 function settle(tx: ProjectionTx, ws: string, reloadId: string): void {
-  tx.multi.eval(SETTLE, 2, tx.key('ws', ws), tx.key('inflight'), reloadId, ws);
+  void SETTLE.eval(tx.multi, { settings: tx.key('ws', ws), inflight: tx.key('inflight') }, { reloadId, wsId: ws });
 }

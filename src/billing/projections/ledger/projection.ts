@@ -1,6 +1,7 @@
 import { type MoneyEvent } from '../../ledger';
 import { assertNever, type EventRecord } from '../../../platform/event';
 import { projection } from '../../../platform/projections/projection';
+import { luaScript } from '../../../platform/redis-scripts';
 
 export const LEDGER = 'ledger';
 
@@ -33,14 +34,8 @@ export interface LedgerEntry {
   outputTokens?: number;
 }
 
-/**
- * INCRBY's reply reaches Lua as a double: exact below 2^53 in size, written with %d (a GET per money
- * event was a third of this script's calls); beyond, the stored decimal string.
- */
-const APPEND = `
-local b = redis.call('INCRBY', KEYS[1], ARGV[1])
-if b < 9007199254740992 and b > -9007199254740992 then b = string.format('%d', b) else b = redis.call('GET', KEYS[1]) end
-return redis.call('RPUSH', KEYS[2], ARGV[2] .. b .. ARGV[3])`;
+/** Appends one money event's entry with the running balance after it (run once per event: tx.evalEach). */
+const APPEND = luaScript('billing/projections/ledger/append.lua', { keys: ['balance', 'entries'], args: ['amount', 'head', 'tail'] });
 
 export function ledgerEntryOf(event: EventRecord<MoneyEvent>): Omit<LedgerEntry, 'balanceNanoUsd'> {
   const base = { position: event.position.toString(), at: event.created };
@@ -120,6 +115,6 @@ export const ledgerProjection = projection<MoneyEvent>()({
     const head = ledgerEntryJsonHead(event);
     const amount = event.type === 'TokensDebited' ? negated(event.data.amountNanoUsd) : event.data.amountNanoUsd;
     // Once per event, in order, all of a batch's entries in one EVAL (tx.evalEach).
-    tx.evalEach(APPEND, [tx.key('ws', ws, 'balance'), tx.key('ws', ws, 'entries')], [amount, head, '"}']);
+    APPEND.each(tx, { balance: tx.key('ws', ws, 'balance'), entries: tx.key('ws', ws, 'entries') }, { amount, head, tail: '"}' });
   },
 });
