@@ -5,6 +5,6 @@ import type { Module } from './services';
  * module (the CLI's `events read`, a test's fixture modules) start without loading every feature.
  */
 export function loadModules(): Module[] {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: loaded on the first call, not at import
   return (require('./modules') as typeof import('./modules')).modules;
 }

@@ -196,7 +196,7 @@ function migrateWith(root: string, url: string): Promise<void> {
 
 /** The projection names of this tree, in the runner's order. */
 function listProjections(): string[] {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: loads the modules of the tree under test only when asked
   const { loadModules } = require('../../src/load-modules') as typeof import('../../src/load-modules');
   const fake = {} as Parameters<NonNullable<ReturnType<typeof loadModules>[number]['projections']>>[0];
   return loadModules().flatMap((m) => m.projections?.(fake) ?? []).map((p) => p.name);

@@ -431,7 +431,7 @@ export class ProjectionRunner {
     // The progress announcement goes inside the MULTI: it is sent only if the batch commits, and
     // costs no round trip of its own (a throttled projector pays per round trip, not per command).
     batch.multi.publish(ks.progressChannel, this.progressAfter(batch.next).toString());
-    batch.multi.exec(); // queues the EXEC; the next exec() sends the pipeline
+    void batch.multi.exec(); // queues the EXEC; the next exec() sends the pipeline
     const replies = guardedOutcome((await batch.multi.exec()) as Array<[Error | null, unknown]> | null, batch.token);
     const failed = replies.find((r) => r instanceof Error);
     if (failed) this.opts.log.error({ err: failed }, 'a projection command failed inside a committed batch');
