@@ -49,7 +49,7 @@ export interface EventStoreConfig {
 export function openEventStore(config: EventStoreConfig): EventStore {
   if (config.EVENT_STORE === 'postgres') {
     if (!config.DATABASE_URL) throw new TypeError('DATABASE_URL is required when EVENT_STORE=postgres');
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: only the configured store's driver is loaded
     const { PostgresEventStore } = require('./platform/eventstore/postgres') as typeof import('./platform/eventstore/postgres');
     return new PostgresEventStore({ connectionString: config.DATABASE_URL });
   }
@@ -57,7 +57,7 @@ export function openEventStore(config: EventStoreConfig): EventStore {
     if (!config.EVENTSTORE_CONNECTION_STRING) {
       throw new TypeError('EVENTSTORE_CONNECTION_STRING is required when EVENT_STORE=esdb');
     }
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: only the configured store's driver is loaded
     const { EsdbEventStore } = require('./platform/eventstore/esdb') as typeof import('./platform/eventstore/esdb');
     return new EsdbEventStore({ connectionString: config.EVENTSTORE_CONNECTION_STRING });
   }

@@ -252,7 +252,10 @@ export async function serve(overrides: Record<string, string> = {}, opts: { modu
     running.services.log.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
-    running.close().then(() => process.exit(0));
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -116,6 +116,7 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
     }
     firstPath.current = path;
     setMenuOpen(false);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- on a new path only; setFlash is a new function each render
   }, [path]);
   useEffect(() => {
     if (!menuOpen) return;

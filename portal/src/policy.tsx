@@ -135,6 +135,7 @@ export function PolicyPrompt() {
       asked = true;
       setOpen(true);
     }
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- status is a new object each render; only its `accepted` matters
   }, [status?.accepted, policy]);
   if (!policy || !status) return null;
   const title = status.acceptedVersion ? 'The usage policy changed' : 'Please accept the usage policy';

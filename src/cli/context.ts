@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- lazy requires: `tollgate --help` loads no service (below) */
 import type { Config } from '../platform/config';
 import type { EventStore } from '../platform/eventstore/port';
 import type { Services } from '../services';

@@ -23,7 +23,7 @@ export function program(opts: CliOptions = {}): Command {
         process.exit(2);
       }
       // Required here, not at the top: the other commands never load the api.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: only `serve` loads the api
       const { serve } = require('../main') as typeof import('../main');
       await serve(o.role !== undefined ? { ROLE: o.role } : {}, { modules });
     });

@@ -18,7 +18,7 @@ export function formatStatus(rows: ProjectionStatus[]): string {
   return cells.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
 }
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- lazy requires, as said below */
 // Required when a command runs, so `tollgate --help` loads no area.
 function projectionsOf(s: Services, modules: Module[] | undefined) {
   const all = modules ?? (require('../modules') as typeof import('../modules')).modules;
@@ -36,7 +36,7 @@ export function projectionsCommand(modules?: Module[]): Command {
     .action((o: { json?: boolean }) =>
       withServices(async (s) => {
         const names = projectionsOf(s, modules).map((p) => p.name);
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: only this command loads the status reader
         const { projectionStatus } = require('../platform/projections/status') as typeof import('../platform/projections/status');
         const rows = await projectionStatus(s.store, s.redis, s.ks, names, s.config.PROJECTION_PARTITIONS);
         if (o.json) return void process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
@@ -59,7 +59,7 @@ export function projectionsCommand(modules?: Module[]): Command {
         if (!projection) fail(`unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ') || 'none'}`);
         const batchSize = Number(o.batchSize);
         if (!Number.isInteger(batchSize) || batchSize < 1) fail(`--batch-size must be a positive whole number, got "${o.batchSize}"`);
-        /* eslint-disable @typescript-eslint/no-require-imports */
+        /* eslint-disable @typescript-eslint/no-require-imports -- lazy: only a rebuild loads these */
         const { SingleBar } = require('cli-progress') as typeof import('cli-progress');
         const { rebuildProjection } = require('../platform/projections/rebuild') as typeof import('../platform/projections/rebuild');
         /* eslint-enable @typescript-eslint/no-require-imports */

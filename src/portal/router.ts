@@ -1,12 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router } from 'express';
-import type { TokensDebited } from '../inference/events';
 import { MODEL_CONFIGS, readReceipt } from '../inference';
 import { TEST_CARDS } from '../billing';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/routes';
 import { formatUsd } from '../platform/money';
-import { streams } from '../platform/streams';
 import type { Services } from '../services';
 import { mount } from '../platform/http/mount';
 import { HttpError } from '../platform/http/middleware/errors';

@@ -107,7 +107,7 @@ function enableCpuForChildren(dir: string): void {
 /** Cgroups left by benches that died without cleaning up (their pid is gone), removed if they are empty. */
 export function removeStale(cg: CgroupCpu): string[] {
   const removed: string[] = [];
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(cg.dir);
   } catch {

@@ -40,7 +40,6 @@ class InstantBackend implements ModelBackend {
   modelName() {
     return 'instant';
   }
-  // eslint-disable-next-line require-yield
   async *generate(_p: GenerateParams): AsyncGenerator<string, BackendFinish, undefined> {
     yield REPLY;
     return 'stop';

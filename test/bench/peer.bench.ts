@@ -76,7 +76,7 @@ function serveUpstream(): void {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
-      let stream = false;
+      let stream: boolean;
       try {
         stream = (JSON.parse(Buffer.concat(parts).toString()) as { stream?: boolean }).stream === true;
       } catch {

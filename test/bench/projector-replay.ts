@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- requires from the tree under test (ROOT), chosen at run time */
 async function main() {
   const root = process.env.ROOT!;
   const { loadConfig } = require(join(root, 'src/platform/config')) as typeof import('../../src/platform/config');

@@ -196,9 +196,9 @@ function migrateWith(root: string, url: string): Promise<void> {
 
 /** The projection names of this tree, in the runner's order. */
 function listProjections(): string[] {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: loads the modules of the tree under test only when asked
   const { modules } = require('../../src/modules') as typeof import('../../src/modules');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: loads the modules of the tree under test only when asked
   const { projectionsOf } = require('../../src/services') as typeof import('../../src/services');
   const fake = {} as Parameters<typeof projectionsOf>[0];
   return projectionsOf(fake, modules).map((p) => p.name);

@@ -154,7 +154,7 @@ async function concurrentBench(dir: string, writers: number, perWriter: number):
   };
   try {
     const events = Array.from({ length: total }, (_, k) => event(k));
-    let t = now();
+    const t = now();
     for (let i = 0; i < perWriter; i++) for (let w = 0; w < writers; w++) tx.immediate(`c-${w}`, i, events[w * perWriter + i]);
     const raw = (total * 1000) / (now() - t);
     const adapter = await runAdapter(true);

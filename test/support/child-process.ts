@@ -45,7 +45,7 @@ export function bundleChild(script: string): { args: string[]; dispose(): void }
   const tsx = { args: ['--import', 'tsx', script], dispose: () => undefined };
   if (process.env.KILL_CHILD === 'tsx') return tsx;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional: falls back to tsx when esbuild is absent
     const esbuild = require('esbuild') as typeof import('esbuild');
     const options = {
       entryPoints: [script],

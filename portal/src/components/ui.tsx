@@ -85,7 +85,8 @@ export function Dialog({
   labelledBy?: string;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
-  const titleId = labelledBy ?? `dlg${useId()}`;
+  const generatedId = useId();
+  const titleId = labelledBy ?? `dlg${generatedId}`;
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -236,7 +237,7 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
       },
     );
     return () => ctl.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the caller's deps decide when to load again; the loader is a new function each render
   }, [...deps, tick]);
   const reload = () =>
     new Promise<void>((resolve) => {

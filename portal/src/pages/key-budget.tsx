@@ -57,6 +57,7 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
     setPeriod(k?.budgetPeriod ?? 'monthly');
     setChecked(false);
     setError(null);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the form resets when another key is chosen, not when this one reloads
   }, [k?.keyId]);
 
   const n = name.trim();

@@ -5,6 +5,7 @@ import { problem, sessionErrors, sessionWriteErrors } from '../../platform/http/
 
 export const emailSchema = z.string().trim().toLowerCase().max(254).pipe(z.email('Not a valid e-mail address'));
 /** C0 and C1 control characters (NUL, ESC, DEL, …): never part of a name someone reads. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A name shown to people (user, workspace, key): trimmed, bounded, no control characters. */

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { withServices } from '../context';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- lazy requires, as said below */
 // Each printer is required when its command runs, so `tollgate --help` loads none of them.
 const statement = () => require('./statement') as typeof import('./statement');
 const verify = () => require('./verify') as typeof import('./verify');

@@ -94,8 +94,14 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
   let tookBalances = false;
   let tookLedger = false;
   for await (const e of allEvents(store, { upTo })) {
-    if (!tookBalances && e.position > balances.checkpoint) (copy(atBalances), (tookBalances = true));
-    if (!tookLedger && e.position > ledger.checkpoint) (copy(atLedger), (tookLedger = true));
+    if (!tookBalances && e.position > balances.checkpoint) {
+      copy(atBalances);
+      tookBalances = true;
+    }
+    if (!tookLedger && e.position > ledger.checkpoint) {
+      copy(atLedger);
+      tookLedger = true;
+    }
     if (e.stream.startsWith(streamPrefix.billing) || e.stream.startsWith(streamPrefix.inference)) replay.apply(e);
     events++;
   }

@@ -9,7 +9,6 @@ import {
   inferenceResponse,
   modelList,
   modelObject,
-  openAiErrorBody,
   openAiStreamError,
   streamError,
 } from './response-schemas';

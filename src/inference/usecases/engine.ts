@@ -1,7 +1,5 @@
-import type { KeyRecord } from '../../accounts';
 import { periodIdsAt } from '../../platform/budget-periods';
 import type { Reservations } from '../../billing';
-import type { Endpoint } from '../events';
 import {
   completed,
   contextWindowProblem,
@@ -10,7 +8,6 @@ import {
   requested,
 } from '../metering';
 import { DomainError } from '../../platform/errors';
-import type { NanoUsd } from '../../platform/money';
 import { Prices, tokenCost } from '../pricing';
 import { streams } from '../../platform/streams';
 import { EventMetadata, NewEvent } from '../../platform/eventstore/port';
@@ -18,7 +15,7 @@ import { CompletionRecorder } from './completion-recorder';
 import { paymentRefusal, unavailableOnFailure } from './refusals';
 import type { ModelBackend } from '../backend';
 import { GenerationResult, runGeneration } from '../generate';
-import { renderPrompt, RenderedPrompt } from '../prompt';
+import { renderPrompt } from '../prompt';
 import type { InferenceRequest } from '../request';
 import { needsFreshFacts, searchQuery } from '../search/policy';
 import type { SearchProvider, SearchResult } from '../search/port';

@@ -415,7 +415,7 @@ export class PostgresEventStore implements EventStore {
         }
         if (wrote) this.appended.emit('appended');
         return;
-      } catch (err) {
+      } catch {
         if (Date.now() + backoff > deadline || this.closed) {
           for (const p of batch) {
             p.reject(new StoreUnavailable(`event store append failed; whether it was written is unknown: ${(cause as Error).message}`, { cause }));

@@ -44,7 +44,6 @@ const debit = (ws: string, keyId: string, requestId: string, amount: bigint) =>
     amountNanoUsd: amount.toString(),
   });
 
-const MONTH = '2030-01';
 /** The periods a request admitted on 2030-01-15 counts in. */
 const AT = periodIdsAt(new Date('2030-01-15T12:00:00Z'));
 const resv = () => new Reservations(server.services.redis, server.services.ks);
@@ -117,7 +116,6 @@ describe('a key budget in the reserve script', () => {
     await deposit(ws, 2n ** 62n);
     const spent = 999_999_999_999_999_999n;
     await debit(ws, keyId, randomUUID(), spent);
-    const month = new Date().toISOString().slice(0, 7);
     await setBudget(ws, keyId, spent + 10n);
     const r = resv();
     expect((await r.reserve(ws, randomUUID(), 5n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);

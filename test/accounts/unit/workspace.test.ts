@@ -294,7 +294,7 @@ describe('workspace: properties', () => {
       fc.property(fc.array(command, { maxLength: 40 }), (commands) => {
         let state = foldWith(workspaceDecider, team);
         for (const c of commands) {
-          let events: Event[] = [];
+          let events: Event[];
           try {
             events = decideWorkspace(c, state);
           } catch (err) {

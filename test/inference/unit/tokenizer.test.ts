@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { get_encoding } from 'tiktoken';
 import { countTokens, encode, IncrementalCounter, truncateToTokens } from '../../../src/inference/tokenizer';
@@ -83,8 +85,6 @@ describe('tokenizer memory', () => {
   // The full tiktoken module's WebAssembly embeds every encoding (5.6 MB) and grows its memory to
   // 22.7 MB building one; the lite module built from the cl100k_base ranks alone holds 14.2 MB.
   test('builds cl100k_base from its ranks alone: the WebAssembly of every encoding is never loaded', () => {
-    const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
-    const { join } = require('node:path') as typeof import('node:path');
     const out = execFileSync(
       process.execPath,
       [

@@ -11,7 +11,6 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 /** POSTs exact bytes (supertest re-types Buffers) and returns status and JSON body. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function postBytes(path: string, bytes: Buffer, headers: Record<string, string>): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${server.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': String(bytes.length), ...headers } }, (res) => {

@@ -4,7 +4,6 @@ import { infer } from './support/api';
 import { capture, ensurePortalBuilt, launchChromium, startPortalServer, waitForValue, watchProblems } from './support/browser';
 import { POLICY_VERSION } from '../../support/policy';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 // Page globals for page.evaluate callbacks (the project's tsconfig has no DOM lib).
 declare const localStorage: Record<string, string>;
 declare const sessionStorage: Record<string, string>;

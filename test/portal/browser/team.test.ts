@@ -4,7 +4,6 @@ import { fund, infer, signUpAndLogIn, type ApiClient } from './support/api';
 import { capture, ensurePortalBuilt, launchChromium, readDownload, startPortalServer, watchProblems } from './support/browser';
 import { horizontalOverflow, newPhoneContext, PHONE, tapNav, untappableControls } from './support/phone';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any;
 
 /**

@@ -4,7 +4,6 @@ import { fund, signUpAndLogIn, type ApiClient } from './support/api';
 import { capture, ensurePortalBuilt, launchChromium, startPortalServer, waitForValue, watchProblems } from './support/browser';
 import { horizontalOverflow, PHONE } from './support/phone';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any;
 
 /**

@@ -8,7 +8,6 @@ import { capture, ensurePortalBuilt, launchChromium, readDownload, ROOT, startPo
  * Globals of the page, for the functions passed to page.evaluate: the project's tsconfig has no DOM
  * lib (server code must not see one), so the few used here are declared for this file only.
  */
-/* eslint-disable @typescript-eslint/no-explicit-any */
 declare const window: any;
 declare const document: { cookie: string; querySelector(selector: string): any };
 declare const navigator: { clipboard: { readText(): Promise<string> } };
@@ -99,7 +98,6 @@ beforeAll(async () => {
 afterAll(async () => {
   mkdirSync(join(ROOT, 'test-results'), { recursive: true });
   writeFileSync(join(ROOT, 'test-results', 'portal-walk-timings.json'), `${JSON.stringify(timings, null, 2)}\n`);
-  // eslint-disable-next-line no-console
   console.log(`portal walk timings (ms): ${JSON.stringify(timings)}`);
   await browser?.close();
   await server?.close();

@@ -175,7 +175,7 @@ export class EsdbGrpcServer {
     if (this.hangReads) return; // accepted, never answered: the client has no deadline on reads
     const count = Number(options.getCount() || '0');
     const backwards = options.getReadDirection() === ReadReq.Options.ReadDirection.BACKWARDS;
-    let out: LogRecord[] = [];
+    const out: LogRecord[] = [];
     if (options.hasStream()) {
       const so = options.getStream()!;
       const name = streamName(so.getStreamIdentifier());

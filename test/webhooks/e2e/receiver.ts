@@ -23,7 +23,7 @@ export class Receiver {
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
-        let verified = false;
+        let verified: boolean;
         try {
           new Webhook(this.secret).verify(body, req.headers as Record<string, string>);
           verified = true;

@@ -26,6 +26,7 @@ export function MemberBudgetDialog({ workspaceId, m, onClose, onSaved }: { works
     setPeriod(m?.budget?.period ?? 'monthly');
     setChecked(false);
     setError(null);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the form resets when another member is chosen, not when this one reloads
   }, [m?.userId]);
   const who = m?.name ?? m?.email ?? 'this member';
   const budgetCheck = budget.trim() ? checkDollars(budget, { max: MAX_BUDGET_USD, maxMessage: `A budget can be at most ${usd(MAX_BUDGET_USD)}.` }) : null;

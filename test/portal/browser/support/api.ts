@@ -3,7 +3,7 @@ import { POLICY_VERSION } from '../../../support/policy';
 /** A small client for setting up a browser test's data through the HTTP API (a bearer session). */
 export interface ApiClient {
   token: string;
-  call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T>;
 }
 
 export async function signUpAndLogIn(baseUrl: string, user: { name: string; email: string; password: string }): Promise<ApiClient & { workspaceId: string; userId: string }> {

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../../../support/harness';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 // The page's globals, for functions passed to page.evaluate (no DOM lib in the project's tsconfig).
 declare const window: any;
 declare const document: unknown;

@@ -1,6 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 // The page's globals, for functions passed to page.evaluate (no DOM lib in the project's tsconfig).
 declare const window: any;
 declare const document: any;
