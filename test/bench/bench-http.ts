@@ -1,7 +1,7 @@
 /** What the HTTP benches (gateway, peer) share: options, percentiles, time to first chunk, the doc section. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpuTimeMs } from './slow-stream';
+import { cpuTimeMs, isRunnable } from './slow-stream';
 
 /** `--name <number>` from the command line, or `def`. */
 export function numberArg(name: string, def: number): number {
@@ -69,7 +69,9 @@ export async function waitForIdle(pid: number, opts: IdleOptions = {}): Promise<
   while (idle < windows && performance.now() - start < timeoutMs) {
     await new Promise((r) => setTimeout(r, windowMs));
     const now = cpuTimeMs(pid);
-    idle = ((now - last) / windowMs) * 100 <= maxPercent ? idle + 1 : 0;
+    // A busy process starved of CPU on a loaded machine uses little of it but is still runnable
+    // (state R): only a low share while it sleeps counts as idle.
+    idle = ((now - last) / windowMs) * 100 <= maxPercent && !isRunnable(pid) ? idle + 1 : 0;
     last = now;
   }
   return performance.now() - start;

@@ -155,6 +155,12 @@ export function cpuTimeMs(pid: number): number {
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/** Whether the process's main thread is running or waiting for a core (state R), not sleeping. */
+export function isRunnable(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('R');
+}
+
 export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
