@@ -1,11 +1,12 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
+import { Agent, fetch } from 'undici';
 import { postNotice } from '../../../accounts';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { Services } from '../../../services';
 import { getDelivery, recordAttempt, setStatus } from '../../deliveries';
-import { targetProblem } from '../../target-guard';
+import { guardedLookup, targetProblem } from '../../target-guard';
 import { disableEndpoint, endpointOf } from '../../usecases';
 import { replayProgress } from '../../replays';
 import type { DeliveryJobData } from './queue';
@@ -17,6 +18,10 @@ export type SendDeps = Pick<Services, 'store' | 'newId' | 'now' | 'log'> & {
 };
 
 export type SendResult = 'succeeded' | 'skipped';
+
+// Connects only to addresses the guard accepts, checked on the very addresses the socket opens to.
+let guarded: Agent | undefined;
+const guardedAgent = () => (guarded ??= new Agent({ connect: { lookup: guardedLookup } }));
 
 /**
  * One attempt of one delivery: sign the stored payload with the endpoint's current secret and POST
@@ -57,13 +62,15 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
         body: delivery.payload,
         // A redirect could lead to a private address the guard never saw.
         redirect: 'manual',
+        ...(d.config.WEBHOOKS_ALLOW_PRIVATE_TARGETS ? {} : { dispatcher: guardedAgent() }),
         signal: AbortSignal.timeout(d.config.WEBHOOKS_TIMEOUT_MS),
       });
       status = res.status;
       await res.arrayBuffer().catch(() => undefined);
       if (status < 200 || status > 299) error = `HTTP ${status}`;
     } catch (err) {
-      error = (err as Error).message;
+      const cause = (err as Error & { cause?: Error }).cause;
+      error = cause?.message ? `${(err as Error).message}: ${cause.message}` : (err as Error).message;
     }
   }
   if (error === null) {
