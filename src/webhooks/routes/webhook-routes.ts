@@ -125,7 +125,7 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
 
   r.post(c.startReplay.path, session, admin, async (req, res) => {
     const { params, body } = validate(c.startReplay, req);
-    const { replay, created } = await uc.startReplay(s, queue, { workspaceId: workspaceOf(res).workspaceId, endpointId: params.endpointId, ...body });
+    const { replay, created } = await uc.startReplay(s, queue, { workspaceId: workspaceOf(res).workspaceId, endpointId: params.endpointId, ...body, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(created ? 202 : 200).json(replayJson(replay));
   });
 

@@ -6,6 +6,7 @@ import { postNotice } from '../../../accounts';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { Services } from '../../../services';
 import { getDelivery, recordAttempt, setStatus } from '../../deliveries';
+import { disabledNoticeId } from '../../disabled-notice';
 import { guardedLookup, targetProblem } from '../../target-guard';
 import { disableEndpoint, endpointOf } from '../../usecases';
 import { replayProgress } from '../../replays';
@@ -34,7 +35,11 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
   const asked = resend !== undefined || replay !== undefined;
   const replayOutcome = (ok: boolean) => (replay ? replayProgress.outcome(d.redis, d.ks, replay, eventId, ok) : undefined);
   const delivery = await getDelivery(d.redis, d.ks, endpointId, eventId);
-  if (!delivery) return 'skipped';
+  if (!delivery) {
+    // Nothing to send (its record expired): still an outcome, or the replay would count as running.
+    await replayOutcome(false);
+    return 'skipped';
+  }
   if (delivery.status === 'succeeded' && !asked) return 'skipped';
   const ep = await endpointOf(d, workspaceId, endpointId);
   if (!ep || ep.status !== 'enabled') {
@@ -86,7 +91,7 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
     const reason = `Every attempt to deliver event ${eventId} failed; last: ${error}`;
     if (await disableEndpoint(d, { workspaceId, endpointId, eventId, reason })) {
       await postNotice(d.redis, d.ks, { workspaceId }, {
-        id: `webhook-endpoint-disabled-${endpointId}`,
+        id: disabledNoticeId(endpointId),
         kind: 'webhook_endpoint_disabled',
         message: `Webhook endpoint ${ep.url} was disabled: ${reason}`,
         workspaceId,
