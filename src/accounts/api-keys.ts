@@ -1,4 +1,4 @@
-import { conflict, DomainError, invalid, notFound, paymentRequired } from '../platform/errors';
+import { conflict, DomainError, forbidden, invalid, notFound, paymentRequired } from '../platform/errors';
 import type { Funding } from './funding';
 import { formatUsd, NanoUsd } from '../platform/money';
 import type { ApiKeyCreated, ApiKeyDeleted, ApiKeyRolled, RateLimitChanged } from './events';
@@ -85,9 +85,7 @@ export function decideApiKey(command: ApiKeyCommand, state: WorkspaceState): Api
     }
     case 'DeleteApiKey': {
       const d = command.data;
-      roleOfActor(state, d.by);
-      const key = state.keys.get(d.keyId);
-      if (!key) throw notFound('API key not found');
+      const key = keyHeldBy(state, d.keyId, d.by, 'delete');
       return [{ type: 'ApiKeyDeleted', data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, by: d.by } }];
     }
     case 'RollApiKey':
@@ -110,10 +108,20 @@ export function decideApiKey(command: ApiKeyCommand, state: WorkspaceState): Api
   }
 }
 
-function rollApiKey(state: WorkspaceState, d: RollApiKey['data']): ApiKeyRolled {
-  roleOfActor(state, d.by);
-  const key = state.keys.get(d.keyId);
+/**
+ * The key, when the actor may roll or delete it: its creator, or an admin. A member's budget caps the
+ * keys they created; rolling someone else's key would hand them a secret outside their budget.
+ */
+function keyHeldBy(state: WorkspaceState, keyId: string, by: string, verb: 'roll' | 'delete') {
+  const role = roleOfActor(state, by);
+  const key = state.keys.get(keyId);
   if (!key) throw notFound('API key not found');
+  if (role !== 'admin' && key.createdBy !== by) throw forbidden(`Only the key's creator or a workspace admin may ${verb} this key`);
+  return key;
+}
+
+function rollApiKey(state: WorkspaceState, d: RollApiKey['data']): ApiKeyRolled {
+  const key = keyHeldBy(state, d.keyId, d.by, 'roll');
   const grace = d.gracePeriodSeconds;
   if (!Number.isInteger(grace) || grace < 0 || grace > ROLL_GRACE_MAX_SECONDS) {
     throw new DomainError('unprocessable', `gracePeriodSeconds must be a whole number from 0 to ${ROLL_GRACE_MAX_SECONDS}`);

@@ -18,4 +18,4 @@ export { readSession, SESSION_COOKIE, sessionHash, sessionTokenOf } from './sess
 /** The operator's rate-limit override (the admin API). */
 export { setRateLimit } from './usecases/set-rate-limit';
 /** Notices shown in GET /v1/me (the webhook sender tells admins an endpoint was disabled). */
-export { postNotice, type Notice } from './notices';
+export { clearNotice, postNotice, type Notice } from './notices';

@@ -57,8 +57,13 @@ function concat(parts: Uint32Array[]): Uint32Array {
   return out;
 }
 
+/** Characters and calls encode() has seen in this process: what counting cost, for tests that bound it. */
+export const encoderWork = { calls: 0, chars: 0 };
+
 /** cl100k_base tokens of `text` (see the note above on pathological runs). */
 export function encode(text: string): Uint32Array {
+  encoderWork.calls++;
+  encoderWork.chars += text.length;
   if (text.length === 0) return new Uint32Array(0);
   const enc = encoding();
   if (text.length < LONG_RUN) return enc.encode_ordinary(text);

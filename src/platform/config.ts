@@ -104,6 +104,8 @@ export const envSchema = z
     /** First retry delay of a webhook delivery; each next one doubles (BullMQ exponential backoff). */
     WEBHOOKS_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(5000),
     WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    /** New webhook replays a workspace may start per UTC day (one runs per endpoint at a time). */
+    WEBHOOKS_MAX_REPLAYS_PER_DAY: z.coerce.number().int().min(1).max(10_000).default(20),
 
     STRIPE_SECRET_KEY: z.string().startsWith('sk_', 'must start with sk_').optional(),
     STRIPE_PUBLISHABLE_KEY: z.string().startsWith('pk_', 'must start with pk_').optional(),

@@ -11,6 +11,7 @@ export type DomainErrorCode =
   | 'not_found' // 404: unknown, or not visible to the actor
   | 'conflict' // 409: the state does not allow it (accept twice, already a member)
   | 'unprocessable' // 422
+  | 'rate_limited' // 429 + Retry-After: a limit on how often this may be done was reached
   | 'bad_request' // 400: cannot be served as sent (a prompt over the context window), or a provider refused it for a reason that is not a field's value (the message says why)
   | 'unavailable'; // 503 + Retry-After: a store or provider the rule needs cannot be reached now (retry shortly)
 
@@ -23,7 +24,7 @@ export class DomainError extends Error {
     message: string,
     /** The request field at fault, for an `invalid` value (its 422 detail names it). */
     readonly field?: string,
-    /** For `unavailable`: the seconds a client should wait before it retries (Retry-After). */
+    /** For `unavailable` and `rate_limited`: the seconds a client should wait before it retries (Retry-After). */
     readonly retryAfterSeconds = 1,
   ) {
     super(message);

@@ -1,6 +1,6 @@
 import { assertNever, type EventRecord } from '../platform/event';
 import { DomainError } from '../platform/errors';
-import type { WebhookEvent } from './events';
+import type { WebhookEvent, WebhookReplayRequested } from './events';
 
 /** The endpoints of one workspace (webhooks-{ws}), folded from its events. Pure: no I/O, clock or randomness. */
 
@@ -24,7 +24,8 @@ export type WebhookCommand =
   | { type: 'DeleteEndpoint'; data: { workspaceId: string; endpointId: string; by: string } }
   | { type: 'DisableEndpoint'; data: { workspaceId: string; endpointId: string; eventId: string; reason: string } }
   | { type: 'EnableEndpoint'; data: { workspaceId: string; endpointId: string; by: string } }
-  | { type: 'SetBalanceThreshold'; data: { workspaceId: string; thresholdNanoUsd: string | null; by: string } };
+  | { type: 'SetBalanceThreshold'; data: { workspaceId: string; thresholdNanoUsd: string | null; by: string } }
+  | { type: 'RecordReplay'; data: WebhookReplayRequested['data'] };
 
 /** At most this many endpoints per workspace: each event is delivered once per endpoint. */
 export const MAX_ENDPOINTS = 20;
@@ -54,6 +55,7 @@ export function evolveEndpoints(state: EndpointsState, e: EventRecord<WebhookEve
       break;
     }
     case 'BalanceAlertThresholdSet':
+    case 'WebhookReplayRequested':
       break;
     default:
       assertNever(e);
@@ -89,6 +91,9 @@ export function decideEndpoints(cmd: WebhookCommand, s: EndpointsState): Webhook
       return known(s, cmd.data.endpointId).status === 'disabled' ? [{ type: 'WebhookEndpointEnabled', data: cmd.data }] : [];
     case 'SetBalanceThreshold':
       return [{ type: 'BalanceAlertThresholdSet', data: cmd.data }];
+    case 'RecordReplay':
+      known(s, cmd.data.endpointId);
+      return [{ type: 'WebhookReplayRequested', data: cmd.data }];
     default:
       return assertNever(cmd);
   }

@@ -25,7 +25,17 @@ export type WebhookEndpointEnabled = Event<'WebhookEndpointEnabled', { workspace
  */
 export type BalanceAlertThresholdSet = Event<'BalanceAlertThresholdSet', { workspaceId: string; thresholdNanoUsd: string | null; by: string }>;
 
+/**
+ * An admin asked for a replay of the endpoint's events (its progress lives beside the delivery log
+ * in Redis, ../replays.ts): recorded for the audit log. Its id derives from the replay id.
+ */
+export type WebhookReplayRequested = Event<
+  'WebhookReplayRequested',
+  { workspaceId: string; endpointId: string; replayId: string; since: string | null; fromPosition: string; toPosition: string; by: string }
+>;
+
 export type WebhookEvent =
+  | WebhookReplayRequested
   | WebhookEndpointRegistered
   | WebhookEndpointSecretRotated
   | WebhookEndpointDeleted

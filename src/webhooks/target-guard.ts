@@ -1,23 +1,20 @@
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { lookup } from 'node:dns';
+import { lookup as lookupAll } from 'node:dns/promises';
+import { isIP, type LookupFunction } from 'node:net';
+import { specialRangeOf } from './special-ranges';
 
 /**
- * The SSRF guard: a webhook URL must be http(s) and resolve only to public addresses, unless the
- * operator allows private targets (WEBHOOKS_ALLOW_PRIVATE_TARGETS). Checked at registration and
- * again before every delivery, since a name can resolve elsewhere later.
+ * The SSRF guard: a webhook URL must be http(s) and resolve only to public addresses (./special-ranges.ts),
+ * unless the operator allows private targets (WEBHOOKS_ALLOW_PRIVATE_TARGETS). Checked at registration,
+ * again before every delivery, and a third time on the address the delivery connects to
+ * (`guardedLookup`), since a name can resolve elsewhere between the check and the connection.
  */
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) blocked.addSubnet(net, bits, 'ipv6');
 
 export function isPrivateAddress(address: string): boolean {
-  const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (v4mapped) return blocked.check(v4mapped[1], 'ipv4');
-  return blocked.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  return specialRangeOf(address) !== null;
 }
+
+const refusal = (address: string, why: string) => `url points to ${address}, in ${why}: a webhook must reach a public address`;
 
 /** Why the URL may not be a webhook target, or null when it may. */
 export async function targetProblem(raw: string, allowPrivate: boolean): Promise<string | null> {
@@ -33,10 +30,31 @@ export async function targetProblem(raw: string, allowPrivate: boolean): Promise
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    addresses = isIP(host) ? [host] : (await lookupAll(host, { all: true, verbatim: true })).map((a) => a.address);
   } catch {
     return `url's host ${host} does not resolve`;
   }
-  if (addresses.length === 0 || addresses.some(isPrivateAddress)) return 'url points to a private, loopback or link-local address';
+  if (addresses.length === 0) return `url's host ${host} does not resolve`;
+  for (const a of addresses) {
+    const why = specialRangeOf(a);
+    if (why) return refusal(a, why);
+  }
   return null;
 }
+
+/**
+ * A `lookup` for net/tls.connect (undici's `connect` option) that fails when any address the name
+ * resolves to is refused, so the socket only ever opens to an address that was checked.
+ */
+export const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 0);
+    const list = addresses as unknown as { address: string; family: number }[];
+    for (const a of list) {
+      const why = specialRangeOf(a.address);
+      if (why) return callback(Object.assign(new Error(refusal(a.address, why)), { code: 'ERR_WEBHOOK_TARGET_REFUSED' }), '', 0);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
+    callback(null, list[0].address, list[0].family);
+  });
+};

@@ -34,9 +34,16 @@ const ACTIONS: Record<string, string> = {
   'billing.auto_reload_triggered': 'Auto-reload started',
   'billing.auto_reload': 'Auto-reload',
   'billing.auto_reload_suspended': 'Auto-reload suspended',
+  'webhook.endpoint_registered': 'Added a webhook endpoint',
+  'webhook.secret_rotated': 'Rotated a webhook secret',
+  'webhook.endpoint_deleted': 'Deleted a webhook endpoint',
+  'webhook.endpoint_disabled': 'Webhook endpoint disabled',
+  'webhook.endpoint_enabled': 'Enabled a webhook endpoint',
+  'webhook.replay_requested': 'Replayed webhook events',
+  'webhook.balance_threshold_set': 'Set the low-balance alert',
 };
 
-const SYSTEM_NAMES: Record<string, string> = { 'stripe-webhook': 'Stripe', anonymous: 'someone signed out' };
+const SYSTEM_NAMES: Record<string, string> = { 'stripe-webhook': 'Stripe', anonymous: 'someone signed out', 'webhook-delivery': 'webhook delivery' };
 
 export function actorText(a: AuditEntry['actor']): string {
   switch (a.type) {
@@ -68,6 +75,8 @@ export function targetText(t: AuditEntry['target']): string {
       return 'a deposit';
     case 'autoReload':
       return 'auto-reload';
+    case 'webhookEndpoint':
+      return `webhook endpoint ${t.id}`;
     default:
       return t.name ?? t.type;
   }

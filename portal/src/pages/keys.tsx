@@ -2,7 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { ApiError, del, enc, post } from '../api';
 import { ConfirmDialog, CopyButton, ErrorMessage, Field, Link, Loading, Message, useLoad } from '../components/ui';
 import { dateTime } from '../format';
-import { forgetSecret, rememberSecret, useWorkspace } from '../state';
+import { forgetSecret, rememberSecret, useSession, useWorkspace } from '../state';
 import { KEY_NAME_MAX, KEY_NAME_MIN, listKeys, type ApiKey } from '../resources';
 import type { CreatedKey } from '../api-types';
 import { KeyEditDialog, KeySpend } from './key-budget';
@@ -13,6 +13,7 @@ import { useAction } from '../action';
 
 export function KeysPage() {
   const ws = useWorkspace();
+  const { me } = useSession();
   const keys = useLoad((signal) => listKeys(ws.workspaceId, signal), [ws.workspaceId]);
   const [name, setName] = useState('');
   const [nameError, setNameError] = useState<string | null>(null);
@@ -178,12 +179,17 @@ export function KeysPage() {
                       <button type="button" class="button" onClick={() => setToEdit(k)}>
                         Edit<span class="visually-hidden"> the key {k.name}</span>
                       </button>
-                      <button type="button" class="button button-quiet" onClick={() => setToRoll(k)}>
-                        Roll key<span class="visually-hidden"> {k.name}</span>
-                      </button>
-                      <button type="button" class="button button-danger-quiet" onClick={() => (setDeleteError(null), setToDelete(k))}>
-                        Delete<span class="visually-hidden"> the key {k.name}</span>
-                      </button>
+                      {/* Only its creator or an admin may roll or delete a key (the API answers 403 otherwise). */}
+                      {(ws.role === 'admin' || k.createdBy?.userId === me?.user.userId) && (
+                        <>
+                          <button type="button" class="button button-quiet" onClick={() => setToRoll(k)}>
+                            Roll key<span class="visually-hidden"> {k.name}</span>
+                          </button>
+                          <button type="button" class="button button-danger-quiet" onClick={() => (setDeleteError(null), setToDelete(k))}>
+                            Delete<span class="visually-hidden"> the key {k.name}</span>
+                          </button>
+                        </>
+                      )}
                     </td>
                   </tr>
                 ))}

@@ -80,7 +80,7 @@ function actorKind(actor: string | null): { type: 'user' | 'apiKey' | 'operator'
   if (!actor) return { type: 'system', id: 'unknown' };
   if (actor.startsWith('apikey:')) return { type: 'apiKey', id: actor.slice('apikey:'.length) };
   if (actor === 'operator') return { type: 'operator', id: 'operator' };
-  if (actor === 'anonymous' || actor === 'stripe-webhook' || /^(worker|system):/.test(actor)) return { type: 'system', id: actor };
+  if (actor === 'anonymous' || actor === 'stripe-webhook' || actor === 'webhook-delivery' || /^(worker|system):/.test(actor)) return { type: 'system', id: actor };
   return { type: 'user', id: actor };
 }
 

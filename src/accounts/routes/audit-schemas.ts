@@ -32,7 +32,7 @@ export const auditActor = z.discriminatedUnion('type', [
 ]);
 
 export const auditTarget = z.object({
-  type: z.enum(['workspace', 'member', 'invitation', 'apiKey', 'paymentMethod', 'deposit', 'autoReload']),
+  type: z.enum(['workspace', 'member', 'invitation', 'apiKey', 'paymentMethod', 'deposit', 'autoReload', 'webhookEndpoint']),
   id: z.string(),
   name: z.string().optional(),
   email: z.string().optional(),

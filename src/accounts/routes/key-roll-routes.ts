@@ -9,9 +9,9 @@ import { keyRolled, rollKey } from './key-schemas';
 
 /**
  * POST /v1/workspaces/:ws/keys/:keyId/roll {gracePeriodSeconds?}: a new secret for the same key
- * (id, name, scopes, budget, rate limit, usage). Any member may roll, as any member may delete:
- * rolling is how a leaked key is replaced. Not behind the usage-policy check, so a leak can
- * always be stopped.
+ * (id, name, scopes, budget, rate limit, usage). The key's creator or an admin may roll it (403 for
+ * other members: their budget would not follow the secret). Not behind the usage-policy check, so a
+ * leak can always be stopped.
  */
 export function keyRollRoutes(s: Services): Router {
   const r = Router();

@@ -157,7 +157,12 @@ export const deleteKey = route({
   tags: ['API keys'],
   security: ['session'],
   params: keyParams,
-  responses: { 204: { description: 'Deleted' }, ...memberWriteErrors, 404: problem('Workspace or API key not found') },
+  responses: {
+    204: { description: 'Deleted' },
+    ...memberWriteErrors,
+    403: problem("A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may delete it)"),
+    404: problem('Workspace or API key not found'),
+  },
 });
 
 export const rollKey = route({
@@ -171,6 +176,7 @@ export const rollKey = route({
   responses: {
     200: { description: 'The new secret, shown this once', schema: keyRolled },
     ...memberWriteErrors,
+    403: problem("A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may roll it)"),
     404: problem('Workspace or API key not found'),
     409: problem('The key has expired'),
     422: invalidInput(),

@@ -3,7 +3,7 @@ import { forgetKeyLastUsed } from '../key-last-used';
 import type { Services } from '../../services';
 import { runWorkspaceCommand, type WorkspaceDeps } from './workspace-command';
 
-/** A member deletes a key: it fails on the next request (the answer waits until the key index dropped it). */
+/** The key's creator or an admin deletes a key: it fails on the next request (the answer waits until the key index dropped it). */
 export async function deleteKey(
   s: WorkspaceDeps & Pick<Services, 'redis' | 'ks'>,
   cmd: { workspaceId: string; keyId: string; by: string; metadata: EventMetadata },

@@ -15,7 +15,7 @@ export interface RolledKey {
 }
 
 /**
- * A member gives a key a new secret; the previous one works for the grace period. The new secret
+ * The key's creator or an admin gives it a new secret; the previous one works for the grace period. The new secret
  * works, and a secret rolled without grace fails, on the next request.
  */
 export async function rollKey(

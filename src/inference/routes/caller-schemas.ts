@@ -78,7 +78,7 @@ export const keyReceipt = route({
 export const tokenCount = z
   .object({
     config: z.enum(MODEL_CONFIGS),
-    prompt_tokens: z.number().int().nullable().describe('Prompt tokens as they will be billed: the rendered prompt with the persona and system text; null when it is far over the window'),
+    prompt_tokens: z.number().int().nullable().describe('Prompt tokens as they will be billed: the rendered prompt with the persona and system text; null when it is over the window (counting stops there)'),
     max_tokens: z.number().int(),
     context_window: z.literal(CONTEXT_WINDOW_TOKENS),
     fits: z.boolean().describe('prompt_tokens + max_tokens fit in the context window (else inference answers 400)'),

@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import type { Queue } from 'bullmq';
 import type { z } from 'zod';
-import { metaOf } from '../../accounts/routes';
-import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
+import { metaOf, requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
 import type { Validated } from '../../platform/http/contract';
 import { mount } from '../../platform/http/mount';
 import { HttpError } from '../../platform/http/middleware/errors';
@@ -118,7 +117,7 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
   });
 
   mount(r, c.startReplay, session, admin, async (_req, res, { params, body }) => {
-    const { replay, created } = await uc.startReplay(s, queue, { workspaceId: workspaceOf(res).workspaceId, endpointId: params.endpointId, ...body });
+    const { replay, created } = await uc.startReplay(s, queue, { workspaceId: workspaceOf(res).workspaceId, endpointId: params.endpointId, ...body, by: userOf(res).userId, metadata: metaOf(res) });
     res.status(created ? 202 : 200).json(replayJson(replay));
   });
 

@@ -81,7 +81,7 @@ export const registerEndpoint = route({
     201: { description: 'Registered', schema: endpointWithSecretBody },
     ...adminWrite,
     409: problem('The workspace has the most endpoints allowed'),
-    422: invalidInput('A URL that is not http(s) or points to a private, loopback or link-local address (loc body.url); an unknown event type (body.eventTypes)'),
+    422: invalidInput('A URL that is not http(s), or whose host is (or resolves to) an address in a special-purpose range: private, loopback, link-local, documentation, … (loc body.url); an unknown event type (body.eventTypes)'),
   },
 });
 
@@ -173,7 +173,7 @@ export const startReplay = route({
   path: '/v1/workspaces/:ws/webhooks/:endpointId/replays',
   summary: 'Send again every event of the endpoint’s types stored since a time (or from a log position)',
   description:
-    'Each delivery keeps webhook-id = the event id. The replay id is derived from the endpoint and the starting point, so asking again answers the same replay (200) and queues nothing new.',
+    'Each delivery keeps webhook-id = the event id. The replay id is derived from the endpoint and the starting point, so asking again answers the same replay (200) and queues nothing new. One replay runs per endpoint at a time (409 while one runs), and a workspace starts at most WEBHOOKS_MAX_REPLAYS_PER_DAY replays per UTC day (429). Only the workspace’s own events are read.',
   tags,
   security: ['session'],
   params: endpointParams,
@@ -183,8 +183,9 @@ export const startReplay = route({
     200: { description: 'This replay was asked for before: its progress', schema: replayBody },
     ...adminWrite,
     404: problem('Workspace or endpoint not found'),
-    409: problem('The endpoint is disabled'),
-    422: invalidInput('Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position'),
+    409: problem('The endpoint is disabled, or another replay of it is still running'),
+    422: invalidInput('Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position or past the newest event'),
+    429: problem('The workspace started its replays for today (UTC); Retry-After says when the next may start'),
   },
 });
 

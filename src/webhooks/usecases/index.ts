@@ -2,12 +2,14 @@ import type { EventMetadata } from '../../platform/eventstore/port';
 import { DomainError } from '../../platform/errors';
 import type { Services } from '../../services';
 import { webhookEventTypes } from '../event-types';
+import { clearDisabledNotice } from '../disabled-notice';
 import { targetProblem } from '../target-guard';
 import { endpointOf, endpointsOf, newWebhookSecret, runWebhookCommand } from './endpoint-command';
 
 export { endpointOf, endpointsOf } from './endpoint-command';
 
 type Deps = Pick<Services, 'store' | 'newId' | 'config'>;
+type NoticeDeps = Pick<Services, 'redis' | 'ks'>;
 
 /** An admin registers an endpoint; the answer carries the secret, the only time it is shown. */
 export async function registerEndpoint(
@@ -33,9 +35,10 @@ export async function rotateEndpointSecret(s: Deps, cmd: { workspaceId: string; 
   return { secret };
 }
 
-export async function deleteEndpoint(s: Deps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<void> {
+export async function deleteEndpoint(s: Deps & NoticeDeps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<void> {
   const { workspaceId, endpointId, by } = cmd;
   await runWebhookCommand(s, workspaceId, { type: 'DeleteEndpoint', data: { workspaceId, endpointId, by } }, cmd.metadata);
+  await clearDisabledNotice(s, workspaceId, endpointId);
 }
 
 /** Every attempt of a delivery failed: the endpoint is disabled (once). Returns whether this call disabled it. */
@@ -53,9 +56,10 @@ export async function requireEndpoint(s: Pick<Services, 'store'>, workspaceId: s
 export { endpointsOf as listEndpoints };
 
 /** An admin enables a disabled endpoint: events stored from then on reach it (a replay sends what it missed). */
-export async function enableEndpoint(s: Deps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<void> {
+export async function enableEndpoint(s: Deps & NoticeDeps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<void> {
   const { workspaceId, endpointId, by } = cmd;
   await runWebhookCommand(s, workspaceId, { type: 'EnableEndpoint', data: { workspaceId, endpointId, by } }, cmd.metadata);
+  await clearDisabledNotice(s, workspaceId, endpointId);
 }
 
 export { setBalanceThreshold, balanceThresholdOf } from './balance-threshold';

@@ -196,3 +196,32 @@ describe("a member's budget across their keys", () => {
     expect((await infer(one.secret)).status).toBe(200);
   });
 });
+
+describe("rolling or deleting a key: its creator or an admin (finding F-2)", () => {
+  test("a member whose budget is 0 may not roll or delete an admin's key (403, nothing appended); rolling their own keeps their budget on the new secret", async () => {
+    const annsKey = await newKey(ann, 'ann roll target');
+    const bobsKey = await newKey(bob, 'bob own roll');
+    await memberBudget(ann, bob.userId, { budget: '0', period: 'daily' }).expect(200);
+    try {
+      await settled();
+      const before = await head();
+      const roll = await api(server).post(`/v1/workspaces/${team}/keys/${annsKey.keyId}/roll`).set(bob.auth).send({ gracePeriodSeconds: 86_400 });
+      expect([roll.status, roll.body]).toEqual([403, { detail: "Only the key's creator or a workspace admin may roll this key" }]);
+      const del = await api(server).delete(`/v1/workspaces/${team}/keys/${annsKey.keyId}`).set(bob.auth);
+      expect([del.status, del.body]).toEqual([403, { detail: "Only the key's creator or a workspace admin may delete this key" }]);
+      expect(await head()).toBe(before);
+      expect((await infer(annsKey.secret)).status).toBe(200);
+
+      // His own key: rolled, and the new secret is still capped by his budget.
+      const own = await api(server).post(`/v1/workspaces/${team}/keys/${bobsKey.keyId}/roll`).set(bob.auth).send({});
+      expect(own.status).toBe(200);
+      const refused = await infer(own.body.secret);
+      expect(refused.status).toBe(402);
+      expect(refused.body.budget).toMatchObject({ scope: 'member', userId: bob.userId, limit: '0' });
+      // An admin may still roll a member's key.
+      expect((await api(server).post(`/v1/workspaces/${team}/keys/${bobsKey.keyId}/roll`).set(ann.auth).send({})).status).toBe(200);
+    } finally {
+      await memberBudget(ann, bob.userId, { budget: null }).expect(200);
+    }
+  });
+});

@@ -24,7 +24,7 @@ const infer = (secret: string) =>
 
 describe('POST /v1/workspaces/:ws/keys/:keyId/roll', () => {
   test('without a grace period: a new secret for the same key; the old secret fails on the next request', async () => {
-    const key = await createKey(t.ann, t.team, { name: 'leaky key', scopes: ['inference'] });
+    const key = await createKey(t.bob, t.team, { name: 'leaky key', scopes: ['inference'] });
     expect((await infer(key.secret)).status).toBe(200);
 
     const res = await roll(t.bob, t.team, key.keyId);

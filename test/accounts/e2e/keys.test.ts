@@ -202,7 +202,7 @@ describe('GET /v1/workspaces/:ws/keys', () => {
 
 describe('DELETE /v1/workspaces/:ws/keys/:keyId', () => {
   test('204; the key fails on the next request and leaves the list', async () => {
-    const k = (await createKey(t.ann, t.team, { name: 'doomed' })).body;
+    const k = (await createKey(t.bob, t.team, { name: 'doomed' })).body;
     expect(await keyIndex.lookup(k.secret)).not.toBeNull();
     const res = await api(t.server).delete(`/v1/workspaces/${t.team}/keys/${k.keyId}`).set(t.bob.auth);
     expect(res.status).toBe(204);

@@ -15,18 +15,33 @@ const keyCreated = (expiresAt: string | null = null) => ({
 });
 const roll = (over: Partial<Extract<WorkspaceCommand, { type: 'RollApiKey' }>['data']> = {}): WorkspaceCommand => ({
   type: 'RollApiKey',
-  data: { keyId: 'k1', keyHash: 'h2', prefix: 'tg_bbbbb', last4: 'bbbb', gracePeriodSeconds: 0, now: NOW, by: 'bob', ...over },
+  data: { keyId: 'k1', keyHash: 'h2', prefix: 'tg_bbbbb', last4: 'bbbb', gracePeriodSeconds: 0, now: NOW, by: 'ann', ...over },
 });
 const rolled = (over: Record<string, unknown> = {}) => ({
   type: 'ApiKeyRolled',
   data: {
     workspaceId: W, keyId: 'k1', keyHash: 'h2', prefix: 'tg_bbbbb', last4: 'bbbb', previousKeyHash: 'h1',
-    gracePeriodSeconds: 0, previousKeyValidUntil: NOW, by: 'bob', ...over,
+    gracePeriodSeconds: 0, previousKeyValidUntil: NOW, by: 'ann', ...over,
   },
 });
 
 describe('RollApiKey', () => {
-  test('any member rolls a live key; without grace the old secret ends at the roll', () => ws.given(...team, keyCreated()).when(roll()).then(rolled()));
+  test('the creator rolls a live key; without grace the old secret ends at the roll', () => ws.given(...team, keyCreated()).when(roll()).then(rolled()));
+
+  // F-2: a member's budget caps the keys they created; a secret of someone else's key would not be capped.
+  const bobsKey = { type: 'ApiKeyCreated', data: { ...keyCreated().data, createdBy: 'bob' } };
+  test("a member may not roll another member's key (403); nothing is appended", () =>
+    ws.given(...team, keyCreated()).when(roll({ by: 'bob', gracePeriodSeconds: 86_400 })).thenFails('forbidden', "Only the key's creator or a workspace admin may roll this key"));
+  test("a member may not delete another member's key (403)", () =>
+    ws.given(...team, keyCreated()).when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'bob' } }).thenFails('forbidden', "Only the key's creator or a workspace admin may delete this key"));
+  test('a member rolls and deletes their own key', () => {
+    ws.given(...team, bobsKey).when(roll({ by: 'bob' })).then(rolled({ by: 'bob' }));
+    ws.given(...team, bobsKey).when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'bob' } }).then({ type: 'ApiKeyDeleted', data: { workspaceId: W, keyId: 'k1', keyHash: 'h1', by: 'bob' } });
+  });
+  test("an admin rolls and deletes a member's key", () => {
+    ws.given(...team, bobsKey).when(roll()).then(rolled());
+    ws.given(...team, bobsKey).when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'ann' } }).then({ type: 'ApiKeyDeleted', data: { workspaceId: W, keyId: 'k1', keyHash: 'h1', by: 'ann' } });
+  });
 
   test('a grace period ends that many seconds later', () =>
     ws.given(...team, keyCreated()).when(roll({ gracePeriodSeconds: 86_400 })).then(rolled({ gracePeriodSeconds: 86_400, previousKeyValidUntil: '2030-01-02T00:00:00.000Z' })));

@@ -254,10 +254,13 @@ describe('workspace: API keys', () => {
     ws.given(...team).when(createKey({ expiresAt: '2029-12-31T23:59:59.000Z' })).thenFails('unprocessable', 'expiresAt must lie in the future');
   });
 
-  test('given a key, when a member deletes it, then ApiKeyDeleted with its hash', () => {
+  test('given a key, when an admin deletes it, then ApiKeyDeleted with its hash; another member may not (403)', () => {
+    ws.given(...team, joined('bob'), keyCreated)
+      .when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'ann' } })
+      .then({ type: 'ApiKeyDeleted', data: { workspaceId: W, keyId: 'k1', keyHash: 'h1', by: 'ann' } });
     ws.given(...team, joined('bob'), keyCreated)
       .when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'bob' } })
-      .then({ type: 'ApiKeyDeleted', data: { workspaceId: W, keyId: 'k1', keyHash: 'h1', by: 'bob' } });
+      .thenFails('forbidden', "Only the key's creator or a workspace admin may delete this key");
   });
 
   test('deleting a deleted or unknown key: 404', () => {

@@ -81,6 +81,11 @@ test('an admin adds an endpoint, sets the threshold, enables it again, resends a
   await page.getByText('Deliveries', { exact: true }).click();
   await page.getByRole('button', { name: 'Refresh deliveries' }).click();
   await page.getByRole('cell', { name: 'succeeded' }).waitFor();
+  // Styled like the other tables (the keys', the audit log's).
+  const table = page.getByRole('table', { name: 'Deliveries, newest first' });
+  expect(await table.getAttribute('class')).toContain('table');
+  // Runs in the page: its getComputedStyle (no DOM lib in the project's tsconfig).
+  expect(await table.evaluate((t) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderCollapse: string } }).getComputedStyle(t).borderCollapse)).toBe('collapse');
   const before = receiver.received.length;
   await page.getByRole('row').filter({ hasText: 'succeeded' }).getByRole('button', { name: 'Resend' }).click();
   await page.getByText(/Resend of .* queued\./).waitFor();
@@ -100,12 +105,32 @@ test('an admin adds an endpoint, sets the threshold, enables it again, resends a
   expect(receiver.received.every((r) => r.verified)).toBe(true);
   await capture(page, 'webhooks', problems);
 
+  // Rotating asks first, as deleting a key does: Cancel changes nothing.
+  const head = await server.services.store.headPosition();
+  await page.getByRole('button', { name: 'Rotate secret' }).click();
+  const confirmRotate = page.getByRole('dialog', { name: 'Rotate the signing secret?' });
+  await confirmRotate.waitFor();
+  await confirmRotate.getByRole('button', { name: 'Cancel' }).click();
+  await confirmRotate.waitFor({ state: 'hidden' });
+  expect(await server.services.store.headPosition()).toBe(head);
   // The secret shown at creation went with the reload; a rotation shows the new one, once.
   await page.getByRole('button', { name: 'Rotate secret' }).click();
+  await confirmRotate.getByRole('button', { name: 'Rotate secret' }).click();
   const rotated = (await page.getByTestId('webhook-secret').textContent())!;
   expect(rotated).toMatch(/^whsec_/);
   expect(rotated).not.toBe(secret);
   await page.getByRole('button', { name: 'I have saved it' }).click();
   await page.getByTestId('webhook-secret').waitFor({ state: 'detached' });
+
+  // Deleting asks too; confirmed, the endpoint is gone.
+  await page.getByRole('button', { name: 'Delete endpoint' }).click();
+  const confirmDelete = page.getByRole('dialog', { name: 'Delete this endpoint?' });
+  await confirmDelete.getByRole('button', { name: 'Cancel' }).click();
+  await confirmDelete.waitFor({ state: 'hidden' });
+  expect((await adaApi.call<{ endpoints: unknown[] }>('GET', `/v1/workspaces/${adaApi.workspaceId}/webhooks`)).endpoints).toHaveLength(1);
+  await page.getByRole('button', { name: 'Delete endpoint' }).click();
+  await confirmDelete.getByRole('button', { name: 'Delete endpoint' }).click();
+  await page.getByText('No endpoints yet.').waitFor();
+  expect((await adaApi.call<{ endpoints: unknown[] }>('GET', `/v1/workspaces/${adaApi.workspaceId}/webhooks`)).endpoints).toEqual([]);
   expect(problems).toEqual([]);
 });

@@ -864,7 +864,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every event of the endpoint’s types stored since a time (or from a log position)
-         * @description Each delivery keeps webhook-id = the event id. The replay id is derived from the endpoint and the starting point, so asking again answers the same replay (200) and queues nothing new.
+         * @description Each delivery keeps webhook-id = the event id. The replay id is derived from the endpoint and the starting point, so asking again answers the same replay (200) and queues nothing new. One replay runs per endpoint at a time (409 while one runs), and a workspace starts at most WEBHOOKS_MAX_REPLAYS_PER_DAY replays per UTC day (429). Only the workspace’s own events are read.
          */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdReplays"];
         delete?: never;
@@ -1274,7 +1274,7 @@ export interface components {
         TokenCount: {
             /** @enum {string} */
             config: "service_3_pi" | "service_3_productivity";
-            /** @description Prompt tokens as they will be billed: the rendered prompt with the persona and system text; null when it is far over the window */
+            /** @description Prompt tokens as they will be billed: the rendered prompt with the persona and system text; null when it is over the window (counting stops there) */
             prompt_tokens: number | null;
             max_tokens: number;
             /** @constant */
@@ -3801,7 +3801,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
+            /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may delete it) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3977,7 +3977,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
+            /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may roll it) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4067,7 +4067,7 @@ export interface operations {
                             action: string;
                             target: {
                                 /** @enum {string} */
-                                type: "workspace" | "member" | "invitation" | "apiKey" | "paymentMethod" | "deposit" | "autoReload";
+                                type: "workspace" | "member" | "invitation" | "apiKey" | "paymentMethod" | "deposit" | "autoReload" | "webhookEndpoint";
                                 id: string;
                                 name?: string;
                                 email?: string;
@@ -5433,7 +5433,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A URL that is not http(s) or points to a private, loopback or link-local address (loc body.url); an unknown event type (body.eventTypes) */
+            /** @description A URL that is not http(s), or whose host is (or resolves to) an address in a special-purpose range: private, loopback, link-local, documentation, … (loc body.url); an unknown event type (body.eventTypes) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6003,7 +6003,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The endpoint is disabled */
+            /** @description The endpoint is disabled, or another replay of it is still running */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6012,13 +6012,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position */
+            /** @description Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position or past the newest event */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description The workspace started its replays for today (UTC); Retry-After says when the next may start */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -21,14 +21,14 @@ import { Receiver } from './receiver';
 let server: TestServer;
 const receivers: Receiver[] = [];
 beforeAll(async () => {
-  server = await startTestServer({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOKS_RETRY_BASE_MS: '20', WEBHOOKS_MAX_ATTEMPTS: '3' });
+  server = await startTestServer({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOKS_RETRY_BASE_MS: '20', WEBHOOKS_MAX_ATTEMPTS: '3', WEBHOOKS_MAX_REPLAYS_PER_DAY: '2' });
 });
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
   await server?.close();
 });
 
-async function receiver(answer: (nth: number) => number = () => 204): Promise<Receiver> {
+async function receiver(answer: (nth: number) => number | null = () => 204): Promise<Receiver> {
   const r = new Receiver(answer);
   await r.start();
   receivers.push(r);
@@ -134,6 +134,9 @@ describe('re-enabling a disabled endpoint', () => {
     const endpointId = await register(u, r, ['key.created']);
     await createKey(u, 'while failing');
     await until(async () => (await api(server).get(`/v1/workspaces/${ws}/webhooks`).set(u.auth)).body.endpoints[0].status === 'disabled', 20_000, 'disabled');
+    const disabledNotices = async () =>
+      ((await api(server).get('/v1/me').set(u.auth)).body.notices as Array<{ kind: string; message: string }>).filter((n) => n.kind === 'webhook_endpoint_disabled');
+    await until(async () => (await disabledNotices()).length === 1, 20_000, 'the disabled notice');
     const notFound = await api(server).post(`/v1/workspaces/${ws}/webhooks/whe_nope/enable`).set(u.auth);
     expect(notFound.status).toBe(404);
 
@@ -142,6 +145,8 @@ describe('re-enabling a disabled endpoint', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ endpointId, status: 'enabled', disabledReason: null });
     await expectMatchesContract(res, c.enableEndpoint);
+    // Finding F-6: enabled again, the notice is gone from /v1/me.
+    expect(await disabledNotices()).toEqual([]);
     // A second click writes nothing.
     const head = await server.services.store.headPosition();
     expect((await api(server).post(`/v1/workspaces/${ws}/webhooks/${endpointId}/enable`).set(u.auth)).status).toBe(200);
@@ -230,11 +235,130 @@ describe('replay from a point in time', () => {
       [{ since: '2999-01-01T00:00:00Z' }, 'since'],
       [{ sincePosition: '-1' }, 'sincePosition'],
       [{ sincePosition: 5 }, 'sincePosition'],
+      // Finding F-5: past the head of the log.
+      [{ sincePosition: '9000000000000000000' }, 'sincePosition'],
     ];
     for (const [body, field] of cases) {
       const res = await api(server).post(path).set(u.auth).send(body);
       expect([body, res.status, res.body.detail?.[0]?.loc]).toEqual([body, 422, ['body', field]]);
     }
     expect((await api(server).get(path).set(u.auth)).body.replays).toEqual([]);
+  });
+});
+
+describe('replay limits (finding F-4)', () => {
+  test('one running replay per endpoint: another start is 409 naming it, the same ask answers it; free again once it finished', async () => {
+    const u = await newUser('replay-running');
+    const ws = u.personalWs;
+    let hold = false;
+    const r = await receiver(() => (hold ? null : 204));
+    const endpointId = await register(u, r, ['key.created']);
+    const t0 = new Date(Date.now() - 1000).toISOString();
+    await createKey(u, 'to replay');
+    await until(() => r.received.length === 1, 20_000, 'the live delivery');
+
+    hold = true;
+    const path = `/v1/workspaces/${ws}/webhooks/${endpointId}/replays`;
+    const first = await api(server).post(path).set(u.auth).send({ since: t0 });
+    expect(first.status).toBe(202);
+    await until(() => r.received.length === 2, 20_000, 'the replayed delivery, held open');
+    const head = await server.services.store.headPosition();
+    const other = await api(server).post(path).set(u.auth).send({ sincePosition: '0' });
+    expect([other.status, other.body.detail]).toEqual([409, expect.stringContaining(`Replay ${first.body.replayId} of this endpoint is still running`)]);
+    expect(await server.services.store.headPosition()).toBe(head);
+    const same = await api(server).post(path).set(u.auth).send({ since: t0 });
+    expect([same.status, same.body.replayId]).toEqual([200, first.body.replayId]);
+
+    // The held request times out, its retry is answered: the replay finishes and the endpoint is free.
+    hold = false;
+    await until(async () => (await api(server).get(`${path}/${first.body.replayId}`).set(u.auth)).body.succeeded === 1, 60_000, 'the first replay to finish');
+    expect((await api(server).post(path).set(u.auth).send({ sincePosition: '0' })).status).toBe(202);
+  });
+
+  test('a workspace starts at most WEBHOOKS_MAX_REPLAYS_PER_DAY replays a UTC day: then 429 with Retry-After, nothing written', async () => {
+    const u = await newUser('replay-cap');
+    const ws = u.personalWs;
+    const r = await receiver();
+    const eps = [await register(u, r, ['deposit.failed']), await register(u, r, ['deposit.failed']), await register(u, r, ['deposit.failed'])];
+    const since = new Date(Date.now() - 1000).toISOString();
+    for (const ep of eps.slice(0, 2)) expect((await api(server).post(`/v1/workspaces/${ws}/webhooks/${ep}/replays`).set(u.auth).send({ since })).status).toBe(202);
+    const head = await server.services.store.headPosition();
+    const third = await api(server).post(`/v1/workspaces/${ws}/webhooks/${eps[2]}/replays`).set(u.auth).send({ since });
+    expect(third.status).toBe(429);
+    expect(third.body.detail).toMatch(/^This workspace started its 2 replays for today \(UTC\): the next one can start after \d{4}-\d\d-\d\dT00:00:00\.000Z$/);
+    const retryAfter = Number(third.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(86_400);
+    expect(await server.services.store.headPosition()).toBe(head);
+    expect((await api(server).get(`/v1/workspaces/${ws}/webhooks/${eps[2]}/replays`).set(u.auth)).body.replays).toEqual([]);
+  });
+
+  test("a replay reads only its workspace's streams, never the whole log", async () => {
+    const u = await newUser('replay-reads');
+    const ws = u.personalWs;
+    const r = await receiver();
+    const endpointId = await register(u, r, ['key.created', 'deposit.succeeded', 'balance.below_threshold', 'key.budget_80_percent']);
+    const keyId = await createKey(u, 'budgeted');
+    await api(server).patch(`/v1/workspaces/${ws}/keys/${keyId}`).set(u.auth).send({ budget: '5', budgetPeriod: 'daily' }).expect(200);
+    const other = await newUser('replay-reads-other');
+    await createKey(other, 'not mine');
+    const started = await api(server).post(`/v1/workspaces/${ws}/webhooks/${endpointId}/replays`).set(u.auth).send({ sincePosition: '0' });
+    expect(started.status).toBe(202);
+    await until(async () => (await api(server).get(`/v1/workspaces/${ws}/webhooks/${endpointId}/replays/${started.body.replayId}`).set(u.auth)).body.status === 'enqueued', 20_000, 'the scan');
+
+    // The same scan again, through a store that records what is read.
+    const store = server.services.store;
+    const read: string[] = [];
+    const watched = {
+      readAll: () => Promise.reject(new Error('readAll called')),
+      readStream: (stream: string, opts?: object) => (read.push(stream), store.readStream(stream, opts)),
+    } as unknown as typeof store;
+    const queueRedis = await server.services.connectRedis('test-queue-reads', { maxRetriesPerRequest: null });
+    const queue = webhookQueue({ redis: queueRedis, prefix: bullPrefix(server.services.config), config: server.services.config });
+    try {
+      await server.services.redis.hset(server.services.ks.shared('webhooks', 'replay', started.body.replayId), { status: 'scanning', scannedTo: '' });
+      expect(await runReplay({ store: watched, redis: server.services.redis, ks: server.services.ks, queue }, { data: { workspaceId: ws, endpointId, replayId: started.body.replayId } })).toBe('enqueued');
+    } finally {
+      await queue.close();
+      queueRedis.disconnect();
+    }
+    expect(read.length).toBeGreaterThan(0);
+    const mine = (name: string) => name.endsWith(ws) || name.startsWith(`key-budget-${keyId}-`);
+    expect(read.filter((name) => !mine(name))).toEqual([]);
+    expect(read).toEqual(expect.arrayContaining([`webhooks-${ws}`, `workspace-${ws}`, `billing-${ws}`, `balance-alerts-${ws}`, expect.stringMatching(new RegExp(`^key-budget-${keyId}-\\d{4}-\\d\\d-\\d\\d-80$`))]));
+  });
+});
+
+describe('webhook administration in the audit log (finding I-2)', () => {
+  test('registering, rotating, replaying and deleting an endpoint are audited, never with the secret', async () => {
+    const u = await newUser('audit');
+    const ws = u.personalWs;
+    const r = await receiver();
+    const created = await api(server).post(`/v1/workspaces/${ws}/webhooks`).set(u.auth).send({ url: r.url, eventTypes: ['key.created'] });
+    expect(created.status).toBe(201);
+    const endpointId = created.body.endpointId as string;
+    const rotated = await api(server).post(`/v1/workspaces/${ws}/webhooks/${endpointId}/rotate-secret`).set(u.auth);
+    expect(rotated.status).toBe(200);
+    const replay = await api(server).post(`/v1/workspaces/${ws}/webhooks/${endpointId}/replays`).set(u.auth).send({ sincePosition: '0' });
+    expect(replay.status).toBe(202);
+    await api(server).delete(`/v1/workspaces/${ws}/webhooks/${endpointId}`).set(u.auth).expect(204);
+    await server.services.progress.waitFor(await server.services.store.headPosition(), 10_000);
+
+    const log = await api(server).get(`/v1/workspaces/${ws}/audit`).set(u.auth);
+    expect(log.status).toBe(200);
+    const mine = (log.body.entries as Array<{ action: string; actor: { type: string; userId?: string }; target: { type: string; id: string } | null; details: object }>).filter((e) => e.action.startsWith('webhook.'));
+    expect(mine.map((e) => e.action)).toEqual(['webhook.endpoint_deleted', 'webhook.replay_requested', 'webhook.secret_rotated', 'webhook.endpoint_registered']);
+    for (const e of mine) {
+      expect(e.target).toEqual({ type: 'webhookEndpoint', id: endpointId });
+      expect(e.actor).toMatchObject({ type: 'user', userId: u.userId });
+    }
+    expect(mine[3].details).toEqual({ url: r.url, eventTypes: ['key.created'] });
+    expect(mine[1].details).toMatchObject({ replayId: replay.body.replayId, fromPosition: '0' });
+    const csv = await api(server).get(`/v1/workspaces/${ws}/audit?format=csv`).set(u.auth);
+    for (const text of [JSON.stringify(log.body), csv.text]) {
+      expect(text).not.toContain(created.body.secret);
+      expect(text).not.toContain(rotated.body.secret);
+      expect(text).not.toContain('whsec_');
+    }
   });
 });

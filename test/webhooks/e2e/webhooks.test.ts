@@ -172,10 +172,13 @@ describe('SSRF guard (private targets not allowed, the default)', () => {
   test('private, loopback and link-local targets are refused with 422 naming url; nothing is written', async () => {
     const u = await signedUp(guarded, 'ssrf');
     const head = await guarded.services.store.headPosition();
-    for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://[fe80::1]/x', 'http://[::ffff:127.0.0.1]/x']) {
+    const urls = ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://[fe80::1]/x', 'http://[::ffff:127.0.0.1]/x'];
+    // The adversarial run's finding F-1: documentation and special ranges, and IPv4 carried in IPv6.
+    urls.push('http://192.0.2.1/x', 'http://198.51.100.1/x', 'http://203.0.113.1/x', 'http://192.88.99.1/x', 'http://[::127.0.0.1]/x', 'http://[64:ff9b::127.0.0.1]/x', 'http://[2002:c000:201::1]/x');
+    for (const url of urls) {
       const res = await api(guarded).post(`/v1/workspaces/${u.personalWs}/webhooks`).set(u.auth).send({ url, eventTypes: ['key.created'] });
       expect([url, res.status, res.body.detail?.[0]?.loc]).toEqual([url, 422, ['body', 'url']]);
-      expect(res.body.detail[0].msg).toBe('url points to a private, loopback or link-local address');
+      expect(res.body.detail[0].msg).toMatch(/^url points to .*, in .*: a webhook must reach a public address$/);
     }
     expect(await guarded.services.store.headPosition()).toBe(head);
   });

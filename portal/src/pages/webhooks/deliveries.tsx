@@ -23,7 +23,7 @@ export function Deliveries({ path }: { path: string }) {
       {list.data && list.data.deliveries.length === 0 && <p>Nothing delivered yet.</p>}
       {list.data && list.data.deliveries.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="table table-stack" aria-label="Deliveries, newest first">
             <thead>
               <tr>
                 <th scope="col">Event</th>
@@ -38,12 +38,14 @@ export function Deliveries({ path }: { path: string }) {
             <tbody>
               {list.data.deliveries.map((d) => (
                 <tr key={d.deliveryId}>
-                  <td>{d.eventType}</td>
-                  <td>
+                  <td data-label="Event">{d.eventType}</td>
+                  <td data-label="webhook-id">
                     <code>{d.deliveryId}</code>
                   </td>
-                  <td data-testid="delivery-status">{d.status}</td>
-                  <td>
+                  <td data-label="Status" data-testid="delivery-status">
+                    {d.status}
+                  </td>
+                  <td data-label="Attempts">
                     {d.attempts.length === 0
                       ? 'none yet'
                       : d.attempts.map((a, i) => (

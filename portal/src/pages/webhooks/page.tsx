@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { del, enc, get, post, put } from '../../api';
 import { useAction } from '../../action';
-import { CopyButton, ErrorMessage, Field, Loading, Message, useLoad } from '../../components/ui';
+import { ConfirmDialog, CopyButton, ErrorMessage, Field, Loading, Message, useLoad } from '../../components/ui';
 import { dateTime } from '../../format';
 import { useWorkspace } from '../../state';
 import type { WebhookEndpoint, WebhookEndpointWithSecret, WebhookList } from '../../api-types';
@@ -145,10 +145,13 @@ function Threshold({ base, current, onSaved }: { base: string; current: string |
 
 function EndpointCard({ base, endpoint: e, onSecret, onChanged }: { base: string; endpoint: WebhookEndpoint; onSecret: (e: WebhookEndpointWithSecret) => void; onChanged: () => void }) {
   const path = `${base}/${enc(e.endpointId)}`;
+  // Rotating and deleting break every receiver's verification at once: asked first, as deleting a key is.
+  const [confirming, setConfirming] = useState<'rotate' | 'delete' | null>(null);
   const act = useAction(async (what: 'rotate' | 'enable' | 'delete') => {
     if (what === 'rotate') onSecret(await post<WebhookEndpointWithSecret>(`${path}/rotate-secret`));
     else if (what === 'enable') await post(`${path}/enable`);
     else await del(path);
+    setConfirming(null);
     onChanged();
   });
   return (
@@ -167,13 +170,40 @@ function EndpointCard({ base, endpoint: e, onSecret, onChanged }: { base: string
             Enable again
           </button>
         )}
-        <button type="button" class="button" disabled={act.busy} onClick={() => void act.run('rotate')}>
+        <button type="button" class="button" disabled={act.busy} onClick={() => (act.setError(null), setConfirming('rotate'))}>
           Rotate secret
         </button>
-        <button type="button" class="button button-danger" disabled={act.busy} onClick={() => void act.run('delete')}>
+        <button type="button" class="button button-danger" disabled={act.busy} onClick={() => (act.setError(null), setConfirming('delete'))}>
           Delete endpoint
         </button>
       </div>
+      <ConfirmDialog
+        open={confirming === 'rotate'}
+        title="Rotate the signing secret?"
+        confirmLabel="Rotate secret"
+        onCancel={() => setConfirming(null)}
+        onConfirm={() => void act.run('rotate')}
+        busy={act.busy}
+        error={act.error}
+      >
+        <p>
+          A new secret signs every delivery to <code>{e.url}</code> from now on, and the current one stops working at once: your receiver rejects deliveries until it
+          has the new secret.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={confirming === 'delete'}
+        title="Delete this endpoint?"
+        confirmLabel="Delete endpoint"
+        onCancel={() => setConfirming(null)}
+        onConfirm={() => void act.run('delete')}
+        busy={act.busy}
+        error={act.error}
+      >
+        <p>
+          <code>{e.url}</code> gets no more deliveries, and its delivery log and replays go with it. This cannot be undone.
+        </p>
+      </ConfirmDialog>
       <Deliveries path={path} />
       {e.status === 'enabled' && <Replays path={path} />}
     </article>

@@ -23,6 +23,7 @@ const STATUS: Record<DomainErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   unprocessable: 422,
+  rate_limited: 429,
   bad_request: 400,
   unavailable: 503,
 };
@@ -66,7 +67,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       // One rule: a value that breaks a documented constraint is 422 in FastAPI's list format,
       // whether the schema or a business rule caught it.
       if (status === 422) res.status(422).json({ detail: [{ loc: err.field ? ['body', err.field] : ['body'], msg: err.message, type: 'value_error' }] });
-      else if (status === 503) res.status(503).set('Retry-After', String(err.retryAfterSeconds)).json({ detail: err.message });
+      else if (status === 503 || status === 429) res.status(status).set('Retry-After', String(err.retryAfterSeconds)).json({ detail: err.message });
       else res.status(status).json({ ...err.fields, detail: err.message });
     } else if (err instanceof ZodError) {
       res.status(422).json({ detail: zodToDetail(err) });

@@ -1,11 +1,13 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
+import { Agent, fetch } from 'undici';
 import { postNotice } from '../../../accounts';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { Services } from '../../../services';
 import { getDelivery, recordAttempt, setStatus } from '../../deliveries';
-import { targetProblem } from '../../target-guard';
+import { disabledNoticeId } from '../../disabled-notice';
+import { guardedLookup, targetProblem } from '../../target-guard';
 import { disableEndpoint, endpointOf } from '../../usecases';
 import { replayProgress } from '../../replays';
 import type { DeliveryJobData } from './queue';
@@ -18,6 +20,10 @@ export type SendDeps = Pick<Services, 'store' | 'newId' | 'now' | 'log'> & {
 
 export type SendResult = 'succeeded' | 'skipped';
 
+// Connects only to addresses the guard accepts, checked on the very addresses the socket opens to.
+let guarded: Agent | undefined;
+const guardedAgent = () => (guarded ??= new Agent({ connect: { lookup: guardedLookup } }));
+
 /**
  * One attempt of one delivery: sign the stored payload with the endpoint's current secret and POST
  * it. A non-2xx answer, no answer or a refused target throws, so BullMQ retries with backoff; the
@@ -29,7 +35,11 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
   const asked = resend !== undefined || replay !== undefined;
   const replayOutcome = (ok: boolean) => (replay ? replayProgress.outcome(d.redis, d.ks, replay, eventId, ok) : undefined);
   const delivery = await getDelivery(d.redis, d.ks, endpointId, eventId);
-  if (!delivery) return 'skipped';
+  if (!delivery) {
+    // Nothing to send (its record expired): still an outcome, or the replay would count as running.
+    await replayOutcome(false);
+    return 'skipped';
+  }
   if (delivery.status === 'succeeded' && !asked) return 'skipped';
   const ep = await endpointOf(d, workspaceId, endpointId);
   if (!ep || ep.status !== 'enabled') {
@@ -57,13 +67,15 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
         body: delivery.payload,
         // A redirect could lead to a private address the guard never saw.
         redirect: 'manual',
+        ...(d.config.WEBHOOKS_ALLOW_PRIVATE_TARGETS ? {} : { dispatcher: guardedAgent() }),
         signal: AbortSignal.timeout(d.config.WEBHOOKS_TIMEOUT_MS),
       });
       status = res.status;
       await res.arrayBuffer().catch(() => undefined);
       if (status < 200 || status > 299) error = `HTTP ${status}`;
     } catch (err) {
-      error = (err as Error).message;
+      const cause = (err as Error & { cause?: Error }).cause;
+      error = cause?.message ? `${(err as Error).message}: ${cause.message}` : (err as Error).message;
     }
   }
   if (error === null) {
@@ -79,7 +91,7 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
     const reason = `Every attempt to deliver event ${eventId} failed; last: ${error}`;
     if (await disableEndpoint(d, { workspaceId, endpointId, eventId, reason })) {
       await postNotice(d.redis, d.ks, { workspaceId }, {
-        id: `webhook-endpoint-disabled-${endpointId}`,
+        id: disabledNoticeId(endpointId),
         kind: 'webhook_endpoint_disabled',
         message: `Webhook endpoint ${ep.url} was disabled: ${reason}`,
         workspaceId,

@@ -24,7 +24,7 @@ export async function startWebhookWorker(
     WEBHOOK_QUEUE,
     async (job: Job<WebhookJobData>) => {
       const data = job.data;
-      if (isReplayJob(data)) return runReplay({ store: s.store, redis: s.redis, ks: s.ks, queue: await opts.queue() }, { data });
+      if (isReplayJob(data)) return runReplay({ store: s.store, redis: s.redis, ks: s.ks, queue: await opts.queue(), now: s.now }, { data });
       return sendDelivery({ store: s.store, newId: s.newId, now: s.now, log, redis: s.redis, ks: s.ks, config: s.config }, { data, attemptsMade: job.attemptsMade, opts: job.opts });
     },
     {
