@@ -272,15 +272,16 @@ function report(phases: Phase[], loadAt: string): void {
       `| ${p.name} | ${fmt(p.ms / 1000, 1)} | ${fmt(p.cpuUs / p.requests)} | ${fmt(p.calls / p.requests, 1)} | ${fmt((100 * idleCpu) / p.cpuUs)}% | ${fmt((p.cpuUs - idleCpu) / p.requests)} | ${fmt((p.calls - idleCalls) / p.requests, 1)} |`,
     );
   }
-  const live = phases.find((p) => p.name === 'live')!;
-  out.push('');
-  out.push(`Commands in the live phase, per request (INFO commandstats; a script's µs include its commands'):`);
-  out.push('');
-  out.push('| command | calls/req | µs/req | µs/call |');
-  out.push('|---|---|---|---|');
-  for (const [name, v] of [...live.counters.commands].sort((a, b) => b[1].usec - a[1].usec)) {
-    if (/^(info|config|slowlog)/.test(name) || v.calls / live.requests < 0.05) continue;
-    out.push(`| ${name} | ${fmt(v.calls / live.requests, 2)} | ${fmt(v.usec / live.requests, 1)} | ${fmt(v.usec / v.calls, 1)} |`);
+  for (const p of phases.filter((x) => x.requests > 0 && !x.profile)) {
+    out.push('');
+    out.push(`${p.name}: commands per request (INFO commandstats; a script's µs include its commands'; µs are wall time inside Redis):`);
+    out.push('');
+    out.push('| command | calls/req | µs/req | µs/call |');
+    out.push('|---|---|---|---|');
+    for (const [name, v] of [...p.counters.commands].sort((a, b) => b[1].calls - a[1].calls)) {
+      if (/^(info|config|slowlog)/.test(name) || v.calls / p.requests < 0.05) continue;
+      out.push(`| ${name} | ${fmt(v.calls / p.requests, 2)} | ${fmt(v.usec / p.requests, 1)} | ${fmt(v.usec / v.calls, 1)} |`);
+    }
   }
   for (const p of phases.filter((x) => x.profile)) {
     const prof = p.profile!;
