@@ -76,7 +76,7 @@ export function catalogueSourceScripts(): void {
 const named = new Map<string, string>();
 
 /** The known script the most of whose text `lua` holds (a batch runtime wraps a projection's script). */
-function nameOfText(lua: string): string {
+export function nameOfText(lua: string): string {
   let name = named.get(lua);
   if (name) return name;
   const seen = squash(lua);
@@ -122,6 +122,11 @@ export function installEvalTags(): void {
     }
     return original.call(this, socket);
   };
+}
+
+/** The name ioredis's defineCommand (or a source file) gives a digest. */
+export function nameOfSha(sha: string): string {
+  return bySha.get(sha.toLowerCase()) ?? `sha ${sha.slice(0, 12)}`;
 }
 
 /** The script behind an EVALSHA digest or an EVAL text (possibly cut by SLOWLOG). */

@@ -32,7 +32,8 @@ import { seedFundedKey } from '../inference/int/support/seed';
 import { createTestDatabase, TestDatabase } from '../support/postgres';
 import { sleep, until } from '../support/wait';
 import { numberArg } from './bench-http';
-import { catalogueSourceScripts, Counters, installEvalTags, readCounters, readProfile, recordDefinedScripts, resetStats, tagEvals, totalCalls, Profile } from './redis-profile';
+import { catalogueSourceScripts, Counters, installEvalTags, nameOfSha, nameOfText, readCounters, readProfile, recordDefinedScripts, resetStats, tagEvals, totalCalls, Profile } from './redis-profile';
+import { captureScripts, installCapture, replayCosts, ScriptCpu } from './redis-replay';
 
 const stringArg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -145,6 +146,7 @@ const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDig
 async function main(): Promise<void> {
   recordDefinedScripts();
   installEvalTags();
+  installCapture(nameOfText, new Set(['tollgateReadInGeneration', 'tollgateAdmit', 'tollgatePending']), nameOfSha);
   catalogueSourceScripts();
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-redis-'));
   const redis = await privateRedis(dir);
@@ -211,7 +213,10 @@ async function main(): Promise<void> {
     const idleMs = (REQUESTS / RATE) * 1000;
     await measure('idle', 0, false, () => sleep(idleMs));
     await measure('live', REQUESTS, false, async () => {
+      // One sample of each script (the first live batch's EVALs), replayed for its CPU at the end.
+      captureScripts(true);
       await loadOf(0);
+      captureScripts(false);
       await caughtUp(all.runner!);
     });
     await measure('profiled', REQUESTS, true, async () => {
@@ -227,7 +232,8 @@ async function main(): Promise<void> {
       running.push(projector);
       await caughtUp(projector.runner!);
     });
-    report(phases, loadAt);
+    const costs = await replayCosts(admin);
+    report(phases, loadAt, costs);
   } finally {
     for (const r of running.reverse()) await r.close().catch(() => undefined);
     admin.disconnect();
@@ -240,7 +246,7 @@ async function main(): Promise<void> {
 
 // ---------------------------------------------------------------- report
 
-function report(phases: Phase[], loadAt: string): void {
+function report(phases: Phase[], loadAt: string, costs: Map<string, ScriptCpu>): void {
   const idle = phases.find((p) => p.name === 'idle')!;
   const idleRate = { cpu: idle.cpuUs / idle.ms, calls: idle.calls / idle.ms };
   if (JSON_OUT) {
@@ -252,7 +258,7 @@ function report(phases: Phase[], loadAt: string): void {
         byScript: Object.fromEntries([...profile.byScript].map(([k, v]) => [k, { ...v, connections: [...v.connections] }])),
       },
     }));
-    process.stdout.write(`${JSON.stringify({ store: STORE, requests: REQUESTS, rate: RATE, load: loadAt, phases: plain }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ store: STORE, requests: REQUESTS, rate: RATE, load: loadAt, phases: plain, scriptCpu: Object.fromEntries(costs) }, null, 2)}\n`);
     return;
   }
   const out: string[] = [];
@@ -282,6 +288,15 @@ function report(phases: Phase[], loadAt: string): void {
       if (/^(info|config|slowlog)/.test(name) || v.calls / p.requests < 0.05) continue;
       out.push(`| ${name} | ${fmt(v.calls / p.requests, 2)} | ${fmt(v.usec / p.requests, 1)} | ${fmt(v.usec / v.calls, 1)} |`);
     }
+  }
+  out.push('');
+  out.push('CPU per script, replayed: the live phase\'s smallest and largest sample of each, 100 runs × 3 rounds, median; getrusage of redis-server, not inflated by preemption. For a batch script, "calls" are the debits (or keys) packed into one EVAL; fixed and per call are fitted from the two samples:');
+  out.push('');
+  out.push('| script | calls, small sample | µs | calls, large sample | µs | µs fixed per EVAL | µs per call |');
+  out.push('|---|---|---|---|---|---|---|');
+  for (const [name, c] of [...costs].sort((a, b) => b[1].most.us - a[1].most.us)) {
+    const fit = (n: number | null) => (n === null ? '' : fmt(n, 1));
+    out.push(`| ${name} | ${c.few.calls} | ${fmt(c.few.us, 1)} | ${c.most.calls} | ${fmt(c.most.us, 1)} | ${fit(c.fixed)} | ${fit(c.perCall)} |`);
   }
   for (const p of phases.filter((x) => x.profile)) {
     const prof = p.profile!;
