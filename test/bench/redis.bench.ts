@@ -19,6 +19,8 @@
  *   api only  the projector stopped: a request's own admission, pending step and completion
  *   catch-up  a projector started over what the api-only phase appended: batches and reactors
  *             (profiled, so its CPU is overstated by the profiling's cost, given by live/profiled)
+ * Then each script's CPU (./redis-replay.ts): live samples replayed against the same server, CPU
+ * read around each run, so not inflated by preemption as SLOWLOG's wall-time µs are.
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
