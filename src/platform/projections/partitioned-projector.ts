@@ -16,6 +16,8 @@ export interface PartitionedOptions extends Omit<RunnerOptions, 'redis' | 'ks' |
   log: Logger;
   /** This projector's id in the leases (default: random). */
   owner?: string;
+  /** The clock of the members' heartbeats (default: Date.now; a simulation passes its own). */
+  now?: () => number;
 }
 
 /**
@@ -75,7 +77,7 @@ export class PartitionedProjector {
     if (this.stopped || !this.leaseRedis) return;
     const redis = this.leaseRedis;
     try {
-      const now = Date.now();
+      const now = (this.opts.now ?? Date.now)();
       await redis.zadd(this.membersKey, now, this.owner);
       await redis.zremrangebyscore(this.membersKey, '-inf', now - this.opts.leaseMs);
       const members = Math.max(1, await redis.zcard(this.membersKey));
