@@ -114,7 +114,14 @@ export class PartitionedProjector {
     });
     this.held.set(i, { lease, runner, redis });
     this.opts.log.info({ partition: i, token: lease.token }, 'took partition');
-    await runner.start();
+    try {
+      await runner.start();
+    } catch (err) {
+      // A runner that could not load its state never runs: holding (and renewing) the lease would
+      // stall the partition for good. Give it up; the next tick takes it again.
+      await this.drop(i, true);
+      throw err;
+    }
   }
 
   /**
