@@ -73,7 +73,7 @@ export class Cluster {
       log: s.log,
       owner,
       now: () => this.world.nowMs(),
-      watchIntervalMs: 5000,
+      watchIntervalMs: 60_000,
     });
     this.projectors[slot] = { proc, projector, owner };
     this.world.within(proc, () => void projector.start().catch(() => undefined));

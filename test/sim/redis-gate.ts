@@ -168,7 +168,10 @@ export class RedisPool {
     g.owner = owner;
     g.retired = false;
     this.used.push(g);
-    owner.onCrash.push(() => g.retire());
+    // Only while it still holds it: a connection it gave back may serve another process by now.
+    owner.onCrash.push(() => {
+      if (g.owner === owner) g.retire();
+    });
     // Production code closes a connection it is done with (a projector giving a partition up): an
     // idle one goes back to the free list (its last write ended any MULTI and WATCH), else it is retired.
     g.redis.disconnect = () => {

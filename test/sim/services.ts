@@ -38,7 +38,7 @@ export function simConfig(prefix: string, over: Record<string, string>): Config 
       REDIS_PREFIX: prefix,
       LOG_LEVEL: 'silent',
       SWEEPER_MIN_AGE_MS: '330000',
-      SWEEPER_INTERVAL_MS: '60000',
+      SWEEPER_INTERVAL_MS: '20000',
       INFERENCE_TIMEOUT_MS: '20000',
       PROJECTION_LEASE_MS: '15000',
       PROJECTION_BATCH_SIZE: '50',
