@@ -93,8 +93,12 @@ export function checkCallers(f: Fold, attempts: readonly Attempt[]): void {
     const debit = f.debits.get(rid)?.[0];
     if (!debit || a.streaming) continue;
     const out = (debit.data as { outputTokens: number }).outputTokens;
-    const replayedLater = (byOp.get(a.op) ?? []).some((b) => b.outcome === 'replayed' && b.requestId === rid);
-    if (out > 0 && a.outcome !== 'ok' && !replayedLater) {
+    const later = (byOp.get(a.op) ?? []).filter((b) => b.attempt > a.attempt);
+    const replayedLater = later.some((b) => b.outcome === 'replayed' && b.requestId === rid);
+    // With an Idempotency-Key a call the caller left runs on and is kept for its retry (which must
+    // then be a replay of it, never a new billed call: checked per operation below).
+    const keptForRetry = a.idempotencyKey !== null && !later.some((b) => b.outcome === 'ok');
+    if (out > 0 && a.outcome !== 'ok' && !replayedLater && !keptForRetry) {
       throw new SimFailure(
         'billed-only-what-was-received',
         `op ${a.op} attempt ${a.attempt} (non-streaming, ${a.outcome}${a.idempotencyKey ? ', with Idempotency-Key' : ''}) received nothing, yet request ${rid} was billed ${out} output tokens`,
@@ -116,9 +120,20 @@ export function checkCallers(f: Fold, attempts: readonly Attempt[]): void {
 }
 
 /** Liveness, once faults stopped and everything settled: requests closed, no hold left, read models equal the fold. */
-export async function checkLiveness(f: Fold, events: readonly RecordedEvent[], admin: Redis, prefix: string, readBalance: (ws: string) => Promise<bigint>): Promise<void> {
+export async function checkLiveness(
+  f: Fold,
+  events: readonly RecordedEvent[],
+  admin: Redis,
+  prefix: string,
+  readBalance: (ws: string) => Promise<bigint>,
+  redisLost: boolean,
+): Promise<void> {
   for (const [rid] of f.requested) {
-    if (!f.debits.has(rid)) throw new SimFailure('every-request-closed', `request ${rid} has no TokensDebited after the faults stopped`);
+    if (f.debits.has(rid)) continue;
+    // Known and not fixed yet: the sweeper finds abandoned requests only through Redis (resv-open),
+    // so one whose process died is never closed once Redis lost its data (docs/TESTING.md).
+    if (redisLost) throw new SimFailure('known:open-after-redis-loss', `request ${rid} has no TokensDebited: its process died and Redis lost its reservation`);
+    throw new SimFailure('every-request-closed', `request ${rid} has no TokensDebited after the faults stopped`);
   }
   const holds = await admin.keys(`${prefix}resv:*`);
   for (const k of holds) {

@@ -147,13 +147,21 @@ export class RedisPool {
   private free: GatedRedis[] = [];
   private used: GatedRedis[] = [];
   world: World | null = null;
+  /** Set when a connection reported an error of its own (the schedule it served is void). */
+  broken: Error | null = null;
 
   constructor(private readonly url = 'redis://127.0.0.1:6379') {}
 
   private async fresh(): Promise<GatedRedis> {
     const r = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     await r.connect();
-    return new GatedRedis(r, () => this.world);
+    const g = new GatedRedis(r, () => this.world);
+    // A broken connection fails the schedule it serves (a simulator defect), never the swarm worker.
+    r.on('error', (err: Error) => {
+      this.broken = err;
+      g.retire();
+    });
+    return g;
   }
 
   /** Makes sure `n` connections are ready before a schedule (connecting is real I/O, outside it). */

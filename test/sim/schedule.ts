@@ -65,6 +65,7 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
   const rates: Record<Port, number> = { redis: rate(), store: rate(), gateway: rate() * 3, upstream: rate(), queue: rate() * 2 };
   const between = quiet ? 0 : rng.pick([0, 0.002, 0.005, 0.01]);
 
+  env.pool.broken = null;
   await env.pool.prepare(120);
   env.pool.world = world;
   const store = new SimEventStore(world, () => world.nowMs());
@@ -289,12 +290,14 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     world.trace('CLOCK JUMP past the sweeper age');
     await world.run(world.now + 3 * config.SWEEPER_INTERVAL_MS);
 
+    const broken = env.pool.broken as Error | null;
+    if (broken) throw new Error(`a Redis connection broke: ${broken.message}`);
     const f = checkSafety(store.all, gateway.charges);
     checkCallers(f, attempts);
     const reader = cluster.apis.find((a) => !a.proc.dead)!;
     mode.leave();
     env.pool.world = null;
-    await checkLiveness(f, store.all, env.admin, prefix, async (ws) => (await getBalance(reader.s.readModels, ws)).balance);
+    await checkLiveness(f, store.all, env.admin, prefix, async (ws) => (await getBalance(reader.s.readModels, ws)).balance, redisLosses > 0);
     result = finish(true);
   } catch (err) {
     if (!(err instanceof SimFailure)) {
