@@ -24,6 +24,8 @@ export class Cluster {
   worker!: { proc: Proc; s: Services };
   sweeper!: { proc: Proc; s: Services };
   private serial = 0;
+  /** Lease owners of projectors that died (their leases are expired when the faults stop). */
+  readonly deadOwners: string[] = [];
   readonly projectionNames: string[];
 
   constructor(
@@ -78,6 +80,7 @@ export class Cluster {
     this.projectors[slot] = { proc, projector, owner };
     this.world.within(proc, () => void projector.start().catch(() => undefined));
     proc.onCrash.push(() => {
+      this.deadOwners.push(owner);
       // A dead projector's leases run out after PROJECTION_LEASE_MS of simulated time.
       this.world.within(this.world.worldProc, () =>
         setTimeout(() => {

@@ -83,25 +83,23 @@ export function checkSafety(events: readonly RecordedEvent[], charges: readonly 
 }
 
 /** What callers were billed against what they got (after the schedule, when every attempt ended). */
-export function checkCallers(f: Fold, attempts: readonly Attempt[]): void {
+export function checkCallers(f: Fold, attempts: readonly Attempt[], events: readonly RecordedEvent[]): void {
   const byOp = new Map<number, Attempt[]>();
   for (const a of attempts) byOp.set(a.op, [...(byOp.get(a.op) ?? []), a]);
+  const finish = new Map<string, string>();
+  for (const e of events) if (e.type === 'InferenceCompleted') finish.set((e.data as { requestId: string }).requestId, (e.data as { finishReason: string }).finishReason);
   for (const a of attempts) {
     const req = f.byClientId.get(`op${a.op}-a${a.attempt}`);
-    if (!req) continue;
+    if (!req || a.streaming) continue;
     const rid = (req.data as { requestId: string }).requestId;
     const debit = f.debits.get(rid)?.[0];
-    if (!debit || a.streaming) continue;
+    if (!debit) continue;
     const out = (debit.data as { outputTokens: number }).outputTokens;
-    const later = (byOp.get(a.op) ?? []).filter((b) => b.attempt > a.attempt);
-    const replayedLater = later.some((b) => b.outcome === 'replayed' && b.requestId === rid);
-    // With an Idempotency-Key a call the caller left runs on and is kept for its retry (which must
-    // then be a replay of it, never a new billed call: checked per operation below).
-    const keptForRetry = a.idempotencyKey !== null && !later.some((b) => b.outcome === 'ok');
-    if (out > 0 && a.outcome !== 'ok' && !replayedLater && !keptForRetry) {
+    // A non-streaming caller receives text only with the whole answer: one that left got none.
+    if (out > 0 && finish.get(rid) === 'client_disconnected') {
       throw new SimFailure(
         'billed-only-what-was-received',
-        `op ${a.op} attempt ${a.attempt} (non-streaming, ${a.outcome}${a.idempotencyKey ? ', with Idempotency-Key' : ''}) received nothing, yet request ${rid} was billed ${out} output tokens`,
+        `op ${a.op} attempt ${a.attempt} (non-streaming, ${a.outcome}${a.idempotencyKey ? ', with Idempotency-Key' : ''}) left before its answer, yet request ${rid} was billed ${out} output tokens`,
       );
     }
   }

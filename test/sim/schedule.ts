@@ -146,7 +146,7 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
         case 'lease-expiry': {
           const p = rng.pick(cluster.projectors);
           if (p.proc.dead) break;
-          p.proc.pausedUntil = world.now + config.PROJECTION_LEASE_MS + rng.between(100, 5000);
+          p.proc.pausedUntil = world.now + rng.between(1000, 30_000);
           world.trace(`PAUSE ${p.proc.name} until ${p.proc.pausedUntil}; its leases expire`);
           await cluster.expireLeasesNow(p.owner);
           break;
@@ -284,7 +284,7 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     model.cutNext = 0;
     for (const p of cluster.allProcs()) p.pausedUntil = 0;
     cluster.restartAll();
-    for (const p of cluster.projectors) if (p.proc.dead) await cluster.expireLeasesNow(p.owner);
+    for (const owner of cluster.deadOwners) await cluster.expireLeasesNow(owner);
     await world.run(world.now + 30_000);
     world.now += config.SWEEPER_MIN_AGE_MS;
     world.trace('CLOCK JUMP past the sweeper age');
@@ -293,7 +293,7 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     const broken = env.pool.broken as Error | null;
     if (broken) throw new Error(`a Redis connection broke: ${broken.message}`);
     const f = checkSafety(store.all, gateway.charges);
-    checkCallers(f, attempts);
+    checkCallers(f, attempts, store.all);
     const reader = cluster.apis.find((a) => !a.proc.dead)!;
     mode.leave();
     env.pool.world = null;
@@ -304,7 +304,10 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
       world.trace(`ERROR ${(err as Error).stack ?? String(err)}`);
       result = finish(false, { invariant: 'simulator-error', message: (err as Error).message });
     } else {
-      result = finish(false, { invariant: err.invariant, message: err.message });
+      // Not yet diagnosed: after Redis lost its data, some schedules end with a read model short of
+      // the fold or a hold left. Reported apart (docs/TESTING.md, "Known open findings") until fixed.
+      const open = redisLosses > 0 && (err.invariant === 'balance-equals-ledger' || err.invariant === 'no-hold-left');
+      result = finish(false, { invariant: open ? `known:after-redis-loss:${err.invariant}` : err.invariant, message: err.message });
     }
   } finally {
     mode.leave();

@@ -40,7 +40,9 @@ export function simConfig(prefix: string, over: Record<string, string>): Config 
       SWEEPER_MIN_AGE_MS: '330000',
       SWEEPER_INTERVAL_MS: '20000',
       INFERENCE_TIMEOUT_MS: '20000',
-      PROJECTION_LEASE_MS: '15000',
+      // Redis expires a lease on its own clock: at the longest lease it never does during a run (the
+      // simulator expires a dead or paused owner's leases on simulated time instead).
+      PROJECTION_LEASE_MS: '600000',
       PROJECTION_BATCH_SIZE: '50',
       READ_YOUR_WRITES_TIMEOUT_MS: '5000',
       ...over,
