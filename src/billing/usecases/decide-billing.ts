@@ -24,8 +24,11 @@ export interface BillingDecided {
  * minimum), after a short random pause so the losers of one round do not collide again in lockstep.
  */
 const BILLING_RETRIES = 60;
-const pauseBeforeRetry = (attempt: number) =>
-  new Promise<void>((ok) => setTimeout(ok, Math.random() * Math.min(2 + attempt * 2, 25)));
+const pauseBeforeRetry = (jitter: () => number) => (attempt: number) =>
+  new Promise<void>((ok) => setTimeout(ok, jitter() * Math.min(2 + attempt * 2, 25)));
+
+/** A fraction in [0, 1) drawn from the id source (Services.newId), so a simulated run replays it. */
+const jitterFrom = (newId: () => string) => () => parseInt(newId().replace(/-/g, '').slice(0, 8), 16) / 2 ** 32;
 
 /**
  * One billing command through handleCommand on billing-{workspaceId}: load, decide, append with the
@@ -47,7 +50,7 @@ export async function decideBilling(
       const events = c ? decide(c, before) : [];
       return { events, result: { before, after: evolveDecided(before, events, s.now().toISOString()) } };
     },
-    { metadata, newId: s.newId, retries: BILLING_RETRIES, beforeRetry: pauseBeforeRetry },
+    { metadata, newId: s.newId, retries: BILLING_RETRIES, beforeRetry: pauseBeforeRetry(jitterFrom(s.newId)) },
   );
   return { appended: h.appended, events: h.events, ...h.result };
 }

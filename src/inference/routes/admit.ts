@@ -43,7 +43,7 @@ export function admitter(d: AdmitDeps) {
       rendered = d.engine.render(parse());
       // The cheap first check: a long prompt from a key this process has not just admitted is
       // counted only once the key is known (see RecentKeys).
-      if (rendered.prompt.text.length <= EAGER_COUNT_CHARS || known.has(keyHash, Date.now())) plan = d.engine.count(rendered);
+      if (rendered.prompt.text.length <= EAGER_COUNT_CHARS || known.has(keyHash, d.now().getTime())) plan = d.engine.count(rendered);
     } catch (err) {
       refused = err;
     }
@@ -62,7 +62,7 @@ export function admitter(d: AdmitDeps) {
     } catch {
       throw KEYS_UNAVAILABLE();
     }
-    const passed = keyAdmitted(d, res, secret, admitted, now, () => known.add(keyHash, Date.now()));
+    const passed = keyAdmitted(d, res, secret, admitted, now, () => known.add(keyHash, d.now().getTime()));
     const { key } = passed;
     if (refused) throw refused;
     plan ??= d.engine.count(rendered!);

@@ -63,8 +63,20 @@ export function idempotency(store: IdempotencyStore, onTakeover: (previousReques
   };
 }
 
+/**
+ * For a non-streaming answer of a call recorded under an Idempotency-Key: the generation goes on
+ * after the caller left, and its answer is still recorded for the retry (docs/INFERENCE.md, "Safe
+ * retries"). A stream the caller left frees the key instead.
+ */
+export function keepsRunningWhenLeft(res: Response): boolean {
+  if (res.locals.idempotencyRecord !== true) return false;
+  res.locals.keepRunningWhenLeft = true;
+  return true;
+}
+
 /** Captures the answer as written and records it when it finished with 200; frees the key otherwise. */
 function record(res: Response, store: IdempotencyStore, key: string, token: string): void {
+  res.locals.idempotencyRecord = true;
   const chunks: string[] = [];
   const capture = (chunk: unknown, encoding?: unknown) => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
@@ -97,13 +109,18 @@ function record(res: Response, store: IdempotencyStore, key: string, token: stri
       // Redis unreachable: the record's lease runs out, and a retry takes the key over as after a crash.
     }
   };
+  const kept = () => res.locals.keepRunningWhenLeft === true;
   res.end = ((...a: unknown[]) => {
     capture(a[0], a[1]);
-    if (settled || res.destroyed) return end(...a);
+    if (settled || (res.destroyed && !kept())) return end(...a);
     void settle(true).finally(() => end(...a));
     return res;
   }) as Response['end'];
-  res.on('close', () => void settle(false));
+  // A caller who left before the end frees the key, unless the answer is still coming (kept).
+  res.on('close', () => {
+    if (!res.writableFinished && kept()) return;
+    void settle(false);
+  });
 }
 
 /** The recorded answer again, write by write (a stream is streamed again), marked as a replay. */

@@ -10,6 +10,7 @@ import type { Admission } from './admission';
 import { rateHeadersOnly } from './rate-limit';
 import { admitter, countedOnly } from './admit';
 import { disconnectSignal, EventStreamWriter } from '../../platform/http/sse';
+import { keepsRunningWhenLeft } from './idempotency';
 
 /** What the spec routes and the OpenAI-compatible routes share: the middleware chain, and how a request is prepared and a whole reply collected (paths: ./paths.ts, contracts: ./schemas.ts). */
 
@@ -91,11 +92,16 @@ export function routeKit(s: Services, deps: RouterDeps) {
     return 'ok';
   };
 
-  /** A whole reply, for the non-streaming answers; a caller who leaves cancels it. */
+  /**
+   * A whole reply, for the non-streaming answers. A caller who leaves cancels it (billed the prompt
+   * only: it received nothing), unless the call is recorded under an Idempotency-Key: then it runs
+   * to its end and is recorded, so the retry gets this answer and is not billed again.
+   */
   async function generateWhole(prepared: Prepared, res: Response) {
     let text = '';
+    const recorded = keepsRunningWhenLeft(res);
     const out = await engine.execute(prepared, {
-      signal: disconnectSignal(res),
+      signal: recorded ? new AbortController().signal : disconnectSignal(res),
       streaming: false,
       onText: (t) => {
         text += t;

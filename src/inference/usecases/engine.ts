@@ -230,7 +230,10 @@ export class InferenceEngine {
     // Not recorded: nothing was sent, nothing is billed, the hold is released; StoreUnavailable → 503.
     await p.committed;
     if (result.error) this.s.log.warn({ err: result.error, requestId: p.facts.requestId }, 'model upstream failed');
-    const outputTokens = result.finishReason === 'upstream_error' && !opts.streaming ? 0 : result.outputTokens;
+    // A non-streaming caller receives text only with the whole answer: one whose upstream failed, or
+    // who left before the end, got none of the output and pays none of it (the prompt was sent upstream).
+    const received = opts.streaming || (result.finishReason !== 'upstream_error' && result.finishReason !== 'client_disconnected');
+    const outputTokens = received ? result.outputTokens : 0;
     const [done, debit] = completed(
       p.facts,
       this.opts.prices,

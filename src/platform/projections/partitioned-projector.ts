@@ -16,6 +16,8 @@ export interface PartitionedOptions extends Omit<RunnerOptions, 'redis' | 'ks' |
   log: Logger;
   /** This projector's id in the leases (default: random). */
   owner?: string;
+  /** The clock of the members' heartbeats (default: Date.now; a simulation passes its own). */
+  now?: () => number;
 }
 
 /**
@@ -75,7 +77,7 @@ export class PartitionedProjector {
     if (this.stopped || !this.leaseRedis) return;
     const redis = this.leaseRedis;
     try {
-      const now = Date.now();
+      const now = (this.opts.now ?? Date.now)();
       await redis.zadd(this.membersKey, now, this.owner);
       await redis.zremrangebyscore(this.membersKey, '-inf', now - this.opts.leaseMs);
       const members = Math.max(1, await redis.zcard(this.membersKey));
@@ -112,7 +114,14 @@ export class PartitionedProjector {
     });
     this.held.set(i, { lease, runner, redis });
     this.opts.log.info({ partition: i, token: lease.token }, 'took partition');
-    await runner.start();
+    try {
+      await runner.start();
+    } catch (err) {
+      // A runner that could not load its state never runs: holding (and renewing) the lease would
+      // stall the partition for good. Give it up; the next tick takes it again.
+      await this.drop(i, true);
+      throw err;
+    }
   }
 
   /**

@@ -64,6 +64,38 @@ test('a retry with the same key and body replays the reply, marked, and is bille
   expect((await workspaceDebits()).length).toBe(before + 1);
 });
 
+test('a non-streaming caller who gives up: the call runs on, its retry gets it replayed, one debit (the SDK timeout-and-retry case)', async () => {
+  const idem = randomUUID();
+  const b = body('Tell me a long story about the sea.');
+  const before = (await workspaceDebits()).length;
+  const calls = backend.calls.length;
+  const ac = new AbortController();
+  const first = fetch(server.url + INFER, {
+    method: 'POST',
+    headers: { ...authHeaders(key.secret), 'Idempotency-Key': idem },
+    body: JSON.stringify(b),
+    signal: ac.signal,
+  }).catch(() => null);
+  // Give up once the generation has started (the SDK's timeout), as a caller that receives nothing.
+  for (const deadline = Date.now() + 15_000; backend.calls.length === calls && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
+  ac.abort();
+  expect(await first).toBeNull();
+  // Retries with the same key: 409 while the first call still runs, then its recorded answer.
+  let again: Response | undefined;
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    again = await post(INFER, b, idem);
+    if (again.status !== 409) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(again!.status).toBe(200);
+  expect(again!.headers.get('idempotent-replayed')).toBe('true');
+  expect(((await again!.json()) as { text: string }).text).toBe('Hello there, friend. 🦊');
+  const debits = (await workspaceDebits()).slice(before);
+  expect(debits).toHaveLength(1);
+  expect(debits[0].outputTokens).toBeGreaterThan(0);
+  expect(backend.calls.length).toBe(calls + 1);
+});
+
 test.each([
   [STREAM, body('stream me')],
   [`${STREAM}?include_usage=true`, body('stream me with usage')],

@@ -170,7 +170,7 @@ describe('a caller who disconnects mid-stream', () => {
     },
   );
 
-  test('non-streaming: a caller who leaves before the reply is billed what was generated', async () => {
+  test('non-streaming: a caller who leaves before the reply is billed the prompt only (it received nothing)', async () => {
     const key = await seedFundedKey(server.services, { usd: '1' });
     const ac = new AbortController();
     const parked = gate.nextParked();
@@ -192,7 +192,10 @@ describe('a caller who disconnects mid-stream', () => {
       completed = all.find((e) => e.type === 'InferenceCompleted' && (e.data as { workspaceId: string }).workspaceId === key.workspaceId);
       if (!completed) await new Promise((r) => setTimeout(r, 25));
     }
-    expect(completed?.data).toMatchObject({ finishReason: 'client_disconnected', outputTokens: countTokens(before.join('')) });
+    expect(completed?.data).toMatchObject({ finishReason: 'client_disconnected', outputTokens: 0 });
+    const debit = (await server.services.store.readAll()).find((e) => e.type === 'TokensDebited' && (e.data as { workspaceId: string }).workspaceId === key.workspaceId);
+    expect(debit?.data).toMatchObject({ outputTokens: 0 });
+    expect((debit?.data as { inputTokens: number }).inputTokens).toBeGreaterThan(0);
   });
 });
 

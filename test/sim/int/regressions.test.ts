@@ -1,0 +1,47 @@
+import Redis from 'ioredis';
+import { RedisPool } from '../redis-gate';
+import { runSchedule, type RunEnv } from '../schedule';
+import * as mode from '../sim-mode';
+
+/**
+ * Seeds of the simulator (npm run sim -- --seed S) that found a defect, replayed here on the real
+ * Redis. A seed replays the same schedule only with the simulator's code of its commit: a change to
+ * the simulator (a new fault, another draw) changes what a seed does, so re-find the seed
+ * (npm run sim:swarm) and update it with the change (docs/TESTING.md).
+ */
+
+let env: RunEnv;
+beforeAll(async () => {
+  mode.install();
+  const admin = new Redis('redis://127.0.0.1:6379', { lazyConnect: true });
+  await admin.connect();
+  env = { pool: new RedisPool(), admin, prefixBase: `simtest:${process.pid}:` };
+});
+afterAll(async () => {
+  await env.pool.close();
+  env.admin.disconnect();
+});
+
+const cases: Array<[number, string]> = [
+  // A non-streaming caller who gave up was billed output it never received, and its
+  // Idempotency-Key retries were billed again (src/inference/usecases/engine.ts,
+  // routes/idempotency.ts): without the fix this seed fails idempotent-retry-not-billed-again.
+  [1009, 'an Idempotency-Key retry after the caller gave up is not billed again'],
+  // A projector whose runner failed to start kept renewing the partition's lease, and nobody
+  // applied that partition again (src/platform/projections/partitioned-projector.ts). Found by
+  // seed 3 before the simulator's lease change; not yet re-checked that it fails without the fix.
+  [3, 'a partition left leased by a runner that never started'],
+];
+
+test.each(cases)('seed %i (%s) passes', async (seed) => {
+  const r = await runSchedule(seed, env);
+  if (!r.ok) throw new Error(`${r.failure!.invariant}: ${r.failure!.message}\n${r.trace.slice(-40).join('\n')}`);
+  expect(r.ops).toBeGreaterThanOrEqual(50);
+});
+
+test('a seed run twice gives the same trace hash', async () => {
+  const a = await runSchedule(2, env);
+  const b = await runSchedule(2, env);
+  expect(a.steps).toBeGreaterThan(100);
+  expect(b.hash).toBe(a.hash);
+});
