@@ -73,7 +73,6 @@ export class ApiProcess {
       (req as unknown as { body: unknown }).body = c.body;
       const res = new ServerResponse(req);
       const chunks: string[] = [];
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const r = res as any;
       const text = (chunk: unknown, enc?: unknown) =>
         chunk === undefined || chunk === null || typeof chunk === 'function' ? '' : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : Buffer.from(String(chunk), typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8').toString('utf8');

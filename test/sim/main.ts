@@ -118,7 +118,6 @@ async function swarm(): Promise<void> {
   process.exit(failed.length || (probed && thin.length) ? 1 : 0);
 }
 
-if (process.env.SIM_EXIT_AFTER_MS) realTimers.setTimeout(() => (console.error(JSON.stringify(require('./world').prof), [...require('./world').timerSites].sort((a: [string, number], b: [string, number]) => b[1] - a[1]).slice(0, 8)), process.exit(3)), Number(process.env.SIM_EXIT_AFTER_MS)).unref();
 if (process.argv.includes('--worker')) void worker();
 else if (process.argv.includes('--swarm')) void swarm();
 else void one();
