@@ -125,6 +125,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   };
   let queue: Promise<Queue<ReloadJobData>> | undefined;
   let model: ModelBackend | undefined;
+  const closeSteps: Array<() => void | Promise<void>> = [];
   const services: Services = {
     config,
     log,
@@ -154,7 +155,15 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
       redis,
     ),
     connectRedis: connect,
+    onClose: (step) => void closeSteps.push(step),
     async close() {
+      for (const step of closeSteps.splice(0)) {
+        try {
+          await step();
+        } catch (err) {
+          log.error({ err }, 'shutdown step failed');
+        }
+      }
       // disconnect() on a connection that already ended keeps the process alive ~2 s (ioredis).
       for (const r of [...extra, redis]) if (r.status !== 'end') r.disconnect();
       await store.close();
