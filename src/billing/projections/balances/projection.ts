@@ -81,7 +81,7 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
 });
 
 /** keyOwner: the key-owner key; memberSpendPrefix: + userId; the debit's amount and its period ids. */
-const MEMBER_SPEND = luaScript(
+export const MEMBER_SPEND = luaScript(
   'billing/projections/balances/member-spend.lua',
   { keys: [], args: ['keyOwner', 'memberSpendPrefix', 'amount', 'daily', 'weekly', 'monthly'] },
   [BATCH_RUNTIME],
