@@ -34,7 +34,7 @@ import type { Services } from './services';
  * and handed down in Services. No area reads a setting to pick an implementation of a port.
  */
 
-export interface EventStoreConfig {
+interface EventStoreConfig {
   EVENT_STORE: 'sqlite' | 'esdb' | 'postgres';
   DATA_DIR: string;
   EVENTSTORE_CONNECTION_STRING?: string;
@@ -65,7 +65,7 @@ export function openEventStore(config: EventStoreConfig): EventStore {
 }
 
 /** Stripe when STRIPE_SECRET_KEY is set; otherwise the sandbox (no network, no money). */
-export function paymentGatewayOf(
+function paymentGatewayOf(
   config: Pick<Config, 'STRIPE_SECRET_KEY' | 'STRIPE_API_URL' | 'STRIPE_MAX_NETWORK_RETRIES' | 'STRIPE_TIMEOUT_MS' | 'DATA_DIR'>,
   redis: Redis,
   ks: Keyspace,
@@ -82,7 +82,7 @@ export function paymentGatewayOf(
 }
 
 /** The model backend the configuration asks for: the demo model (default) or an OpenAI-compatible upstream. */
-export function modelBackendOf(c: Config): ModelBackend {
+function modelBackendOf(c: Config): ModelBackend {
   if (c.MODEL_BACKEND === 'demo') return new DemoBackend({ tokenDelayMs: c.DEMO_TOKEN_DELAY_MS });
   const target = (config: ModelConfig, url?: string, model?: string, key?: string): UpstreamTarget => ({
     baseUrl: url ?? c.OPENAI_BASE_URL ?? '',
@@ -101,7 +101,7 @@ export function modelBackendOf(c: Config): ModelBackend {
 }
 
 /** SearXNG when SEARXNG_URL is set; otherwise no web search. */
-export function searchOf(c: Config): SearchProvider | undefined {
+function searchOf(c: Config): SearchProvider | undefined {
   return c.SEARXNG_URL ? new SearxngSearch(c.SEARXNG_URL, { timeoutMs: c.SEARXNG_TIMEOUT_MS }) : undefined;
 }
 
@@ -125,6 +125,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   };
   let queue: Promise<Queue<ReloadJobData>> | undefined;
   let model: ModelBackend | undefined;
+  const closeSteps: Array<() => void | Promise<void>> = [];
   const services: Services = {
     config,
     log,
@@ -154,7 +155,15 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
       redis,
     ),
     connectRedis: connect,
+    onClose: (step) => void closeSteps.push(step),
     async close() {
+      for (const step of closeSteps.splice(0)) {
+        try {
+          await step();
+        } catch (err) {
+          log.error({ err }, 'shutdown step failed');
+        }
+      }
       // disconnect() on a connection that already ended keeps the process alive ~2 s (ioredis).
       for (const r of [...extra, redis]) if (r.status !== 'end') r.disconnect();
       await store.close();

@@ -118,13 +118,3 @@ export function evolveTeam(state: WorkspaceState, e: TeamEvent): WorkspaceState 
       return assertNever(e);
   }
 }
-
-export const TEAM_EVENT_TYPES: ReadonlySet<string> = new Set<TeamEvent['type']>([
-  'MemberRoleChanged',
-  'InvitationRevoked',
-  'MemberLeft',
-  'ApiKeyBudgetChanged',
-  'ApiKeyBudgetChangedV2',
-  'MemberBudgetChanged',
-  'ApiKeyRenamed',
-]);

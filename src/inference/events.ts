@@ -59,5 +59,3 @@ export type TokensDebited = Event<
     amountNanoUsd: string;
   }
 >;
-
-export type InferenceEvent = InferenceRequested | InferenceCompleted | TokensDebited;

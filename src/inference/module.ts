@@ -66,6 +66,8 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
         seedHash: fnv1a,
       });
+      // Its completion recorder retries in the background: stop that before the store closes.
+      s.onClose(() => engine.close());
       const keys = new KeyIndex(s.redis, s.ks);
       return inferenceRouter(s, {
         engine,

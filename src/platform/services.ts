@@ -34,5 +34,11 @@ export interface PlatformServices {
   newId: () => string;
   /** A new connection of its own, closed with the services. */
   connectRedis(name: string, opts?: RedisOptions): Promise<Redis>;
+  /**
+   * Registers a step for close(): the steps run in registration order, before the connections and
+   * the store close (a part built inside a router, which has no shutdown of its own, stops its
+   * background work there).
+   */
+  onClose(step: () => void | Promise<void>): void;
   close(): Promise<void>;
 }

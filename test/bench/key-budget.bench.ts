@@ -1,16 +1,13 @@
 /**
  * What per-key budgets cost the reserve script: reservations per second against the real Redis,
  * side by side in alternating rounds, for
- *   before  the script as it was before budgets (read from git at commit 8075234, when available)
  *   no key  the current script called without a key (what the sweeper-era callers do)
  *   key     with a key that has no budget (every inference request since budgets)
  *   budget  with a key that has a budget and month-to-date spend
- *   main budget  the script as it was before periods and member budgets (git `main`, when available), same key
  *   member  a key with a daily budget whose creator has a weekly member budget (both checked)
  *
  *   npx tsx test/bench/key-budget.bench.ts [--n 4000] [--rounds 4] [--concurrency 50]
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import Redis from 'ioredis';
@@ -27,28 +24,6 @@ const ROUNDS = arg('rounds', 4);
 const CONCURRENCY = arg('concurrency', 50);
 const MONTH = '2030-01';
 const PERIODS = { daily: '2030-01-15', weekly: '2030-W03', monthly: MONTH };
-
-function oldScript(): string | null {
-  try {
-    const src = execFileSync('git', ['show', '8075234:src/billing/projections/balances/reservations.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    return /const RESERVE = `([\s\S]*?)`;/.exec(src)?.[1] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** The RESERVE script of the branch `main` (before budget periods), or null. */
-function mainScript(): string | null {
-  try {
-    const src = execFileSync('git', ['show', 'main:src/billing/projections/balances/reservations.ts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    if (src.includes('member-budget')) return null;
-    const fn = /export const RESERVE_FUNCTION = `([\s\S]*?)`;/.exec(src)?.[1];
-    const body = /const RESERVE = `\$\{RESERVE_FUNCTION\}([\s\S]*?)`;/.exec(src)?.[1];
-    return fn && body ? fn + body : null;
-  } catch {
-    return null;
-  }
-}
 
 async function main() {
   const prefix = uniquePrefix();
@@ -68,34 +43,14 @@ async function main() {
   await redis.set(ks.rm('balances', '0', 'member-budget', ws, 'u1'), (10n ** 17n).toString());
   await redis.set(ks.rm('balances', '0', 'member-budget-period', ws, 'u1'), 'weekly');
   await redis.hset(ks.rm('balances', '0', 'member-spend', ws, 'u1'), PERIODS.weekly, '123456789');
-  const before = oldScript();
-  const onMain = mainScript();
 
   type Mode = { name: string; reserve: (requestId: string) => Promise<unknown> };
-  const modes: Mode[] = [];
-  if (before) {
-    const k = { held: ks.shared('resv', ws), total: ks.shared('resv-total', ws), open: ks.shared('resv-open') };
-    modes.push({
-      name: 'before',
-      reserve: (id) => redis.eval(before, 4, ks.active('balances'), k.held, k.total, k.open, prefix + 'rm:balances:', ws, id, '1000', '1'),
-    });
-  }
-  modes.push(
+  const modes: Mode[] = [
     { name: 'no key', reserve: (id) => resv.reserve(ws, id, 1000n, 1) },
     { name: 'key', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: plainKey, periods: PERIODS }) },
     { name: 'budget', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: budgetKey, periods: PERIODS }) },
     { name: 'member', reserve: (id) => resv.reserve(ws, id, 1000n, 1, { keyId: memberKey, periods: PERIODS }) },
-  );
-  if (onMain) {
-    const k = { held: ks.shared('resv', ws), total: ks.shared('resv-total', ws), open: ks.shared('resv-open') };
-    const owner = ks.shared('resv-key', ws);
-    const keyTotal = ks.shared('resv-key-total', '');
-    modes.push({
-      name: 'main budget',
-      reserve: (id) => redis.eval(onMain, 4, ks.active('balances'), k.held, k.total, k.open, prefix + 'rm:balances:', ws, id, '1000', '1', budgetKey, MONTH, owner, keyTotal),
-    });
-  }
-
+  ];
   const rates = new Map<string, number[]>(modes.map((m) => [m.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate the order each round: a noisy neighbour hits every mode alike.
@@ -112,7 +67,11 @@ async function main() {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const base = median(rates.get(modes[0].name)!);
-  console.log(`reserve script, ${N} reservations × ${ROUNDS} alternating rounds, ${CONCURRENCY} in flight; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `reserve script, ${N} reservations × ${ROUNDS} alternating rounds, ${CONCURRENCY} in flight; load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   console.log('| mode | reservations/s (median) | vs ' + modes[0].name + ' |');
   console.log('|---|---|---|');
   for (const m of modes) {

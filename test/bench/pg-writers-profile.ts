@@ -6,6 +6,7 @@
 import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
 import { createTestDatabase } from '../support/postgres';
 import { event } from './bench-events';
+import { OlderAppendStore } from './postgres-older-appends';
 
 const admin = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -16,7 +17,8 @@ async function main() {
   const db = await createTestDatabase('prof', { adminUrl: admin });
   const u = new URL(db.url);
   try {
-    const store = new PostgresEventStore({ connectionString: u.toString(), appendLock: lock, poolSize: 4 });
+    const opts = { connectionString: u.toString(), poolSize: 4 };
+    const store = lock ? new OlderAppendStore({ ...opts, append: 'locked' }) : new PostgresEventStore(opts);
     await store.ping();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();

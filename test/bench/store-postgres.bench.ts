@@ -6,7 +6,7 @@
  *  (b) raw 10-row INSERT vs append of 10 events;
  *  (a2) 50 concurrent writers x 40 single-event appends: raw inserts over a pool of 10 (no commit-order
  *      guarantee) vs the adapter with group commit, and without: this store against schema version
- *      3's append path (`version3Append`) and the old append lock (`appendLock`), in rotating rounds,
+ *      3's append path and the old append lock (./postgres-older-appends.ts), in rotating rounds,
  *      with the CPU per append of this process and of the server processes;
  *  (a3) how long a live subscriber (another store) waits for each of those appends, lock-free;
  *  (c) readAll of n events in batches of 5,000 vs raw SELECT of the same rows, and a projection
@@ -21,11 +21,12 @@ import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
 import type { NewEvent } from '../../src/platform/eventstore/port';
-import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
+import { PostgresEventStore, PostgresOptions } from '../../src/platform/eventstore/postgres';
 import { Keyspace } from '../../src/platform/projections/keyspace';
 import { rebuildProjection } from '../../src/platform/projections/rebuild';
 import { cleanupPrefix } from '../support/redis';
 import { event } from './bench-events';
+import { OlderAppendStore } from './postgres-older-appends';
 import { benchBalances } from './rebuild.bench';
 
 export interface PostgresBenchOptions {
@@ -101,13 +102,10 @@ async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, t
  * sent as one batch, up to 4 in flight); 'now' = this store (decisions together, what is queued shared
  * among the free batch slots).
  */
-const VARIANTS = {
-  locked: { appendLock: true },
-  version3: { version3Append: true },
-  now: {},
-} as const;
-type Variant = keyof typeof VARIANTS;
-const VARIANT_NAMES = Object.keys(VARIANTS) as Variant[];
+const VARIANT_NAMES = ['locked', 'version3', 'now'] as const;
+type Variant = (typeof VARIANT_NAMES)[number];
+const storeOf = (variant: Variant, opts: PostgresOptions): PostgresEventStore =>
+  variant === 'now' ? new PostgresEventStore(opts) : new OlderAppendStore({ ...opts, append: variant });
 interface RoundFigures {
   rate: number;
   /** This process's CPU per append (the stores and the writers). */
@@ -142,7 +140,7 @@ const CLOCK_TICKS = 100;
 /**
  * 50 writers of single-event appends, each to a stream of its own: raw inserts over a pool of 10, then
  * the adapter over `processes` stores (each its own pool and group-commit queue, as separate api
- * processes would be), each of VARIANTS once per round in rotating order. Then one more 1-store round
+ * processes would be), each of VARIANT_NAMES once per round in rotating order. Then one more 1-store round
  * of this store times a live subscriber on a store of its own: from each append's resolve to the
  * moment the subscriber yields it. Medians over the rounds.
  */
@@ -162,7 +160,7 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
   const runAdapter = async (groupCommit: boolean, variant: Variant, processes: number, watch = false): Promise<RoundFigures> => {
     const stores = Array.from(
       { length: processes },
-      () => new PostgresEventStore({ connectionString: url, groupCommit, poolSize: 4, maxBatchesInFlight: inFlight, ...VARIANTS[variant] }),
+      () => storeOf(variant, { connectionString: url, groupCommit, poolSize: 4, maxBatchesInFlight: inFlight }),
     );
     // Every pooled connection opened before the clock starts, so the server CPU below is the appends'.
     await Promise.all(stores.flatMap((s) => [s.ping(), s.ping(), s.ping(), s.ping()]));

@@ -29,7 +29,7 @@ const stopList = z.array(stopString).max(LIMITS.stopStrings, { error: `at most $
 
 const metaString = z.string().max(LIMITS.metadataLength, { error: `at most ${LIMITS.metadataLength} characters` }).nullish();
 
-export const metadataSchema = z
+const metadataSchema = z
   .object({
     user_firstname: metaString,
     user_timezone: z
@@ -64,7 +64,7 @@ const ts = z
   .refine(isValidTs, { error: 'ts must be seconds (or milliseconds) since the Unix epoch' })
   .nullish();
 
-export const contextEntrySchema = z.object({
+const contextEntrySchema = z.object({
   type: z.enum(['Human', 'AI', 'Instruction'], { error: "type must be one of 'Human', 'AI', 'Instruction'" }),
   text: z.string({ error: 'text must be a string' }),
   ts,
@@ -207,5 +207,3 @@ export const chatCompletionSchema = z
     };
     return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true };
   });
-
-export type ChatCompletionBody = z.output<typeof chatCompletionSchema>;

@@ -37,5 +37,3 @@ export const inferenceUsage = z
 export function usageFrame(requestId: string, out: Executed): z.output<typeof inferenceUsage> {
   return { request_id: requestId, input_tokens: out.inputTokens, output_tokens: out.outputTokens, cost: formatUsd(out.costNanoUsd) };
 }
-
-export const costString = usd;

@@ -142,7 +142,3 @@ export function assertJsonSafe(value: unknown, path = 'data'): void {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) assertJsonSafe(v, `${path}.${k}`);
   }
 }
-
-export function describeRevision(r: ExpectedRevision): string {
-  return typeof r === 'bigint' ? r.toString() : r;
-}

@@ -18,7 +18,7 @@ export const MAX_EVENTS_PER_TX = 2 ** TX_INDEX_BITS;
 
 /**
  * Key of the advisory lock appends took before schema version 3 (an arbitrary constant: "tollgate" in
- * ASCII, truncated). Since version 3 only the bench's `appendLock` comparison takes it.
+ * ASCII, truncated). Since version 3 only a bench's comparison (test/bench/postgres-older-appends.ts) takes it.
  */
 export const APPEND_LOCK_KEY = '7407353474';
 /** Key of the lock held while migrating. */

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { recordedFromJson } from './decode';
-import { Client, Pool, types as pgTypes } from 'pg';
+import { Client, Pool, QueryConfig, types as pgTypes } from 'pg';
 import {
   AppendResult,
   assertAppendable,
@@ -52,17 +52,6 @@ export interface PostgresOptions {
    */
   maxBatchesInFlight?: number;
   /**
-   * Only for the bench: take the pre-version-3 append lock around each batch's INSERT, one batch in
-   * flight, to measure the old design against the lock-free one in one run. Never in production.
-   */
-  appendLock?: boolean;
-  /**
-   * Only for the bench: append the way schema version 3's store did (tollgate_append_grouped, each
-   * append decided by a call of its own; everything queued sent as one batch), to measure it against
-   * this one in one run. Never in production. appendLock implies it.
-   */
-  version3Append?: boolean;
-  /**
    * How long readAll may wait for the safe point to pass events already committed when it was called
    * (a transaction in this database that holds an older xid keeps it back). Past it,
    * readAll returns what is safe; subscriptions never wait, they poll again.
@@ -75,7 +64,8 @@ export interface PostgresOptions {
   readBackTimeoutMs?: number;
 }
 
-interface PendingAppend {
+/** One append waiting in the group-commit queue: its events as JSON text. */
+export interface PendingAppend {
   stream: string;
   expected: ExpectedRevision;
   ids: string[];
@@ -142,9 +132,7 @@ export class PostgresEventStore implements EventStore {
   private listenerBackoff = 100;
   private subscribers = 0;
   private readonly groupCommit: boolean;
-  private readonly appendLock: boolean;
   private readonly maxBatchesInFlight: number;
-  private readonly version3Append: boolean;
   private readonly safePointWaitMs: number;
   private readonly readBackTimeoutMs: number;
   private queue: PendingAppend[] = [];
@@ -160,9 +148,7 @@ export class PostgresEventStore implements EventStore {
     this.pollIntervalMs = opts.pollIntervalMs ?? 250;
     this.now = opts.now ?? (() => new Date());
     this.groupCommit = opts.groupCommit ?? true;
-    this.appendLock = opts.appendLock ?? false;
-    this.maxBatchesInFlight = this.appendLock ? 1 : Math.max(1, opts.maxBatchesInFlight ?? 4);
-    this.version3Append = this.appendLock || (opts.version3Append ?? false);
+    this.maxBatchesInFlight = Math.max(1, opts.maxBatchesInFlight ?? 4);
     this.safePointWaitMs = opts.safePointWaitMs ?? 5_000;
     this.readBackTimeoutMs = opts.readBackTimeoutMs ?? 5_000;
     this.appended.setMaxListeners(0);
@@ -312,10 +298,9 @@ export class PostgresEventStore implements EventStore {
    * try each append goes alone, so one append that keeps losing cannot hold the others back.
    */
   private async write(batch: PendingAppend[], attempt = 0): Promise<void> {
-    const args = batchArgs(batch, this.now(), this.version3Append);
     let rows: BatchRow[];
     try {
-      rows = await this.appendCall(args, batch);
+      rows = await this.appendCall(this.appendStatement(batch, this.now()), batch);
     } catch (err) {
       if ((err as { code?: string }).code === '23505' && attempt < MAX_RACE_RETRIES) {
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
@@ -347,7 +332,7 @@ export class PostgresEventStore implements EventStore {
    * anyone is answered: the server process that ran it is ended, then the event ids are read back.
    * Settles the batch itself then and throws OutcomeKnown.
    */
-  private async appendCall(args: unknown[], batch: PendingAppend[]): Promise<BatchRow[]> {
+  private async appendCall(statement: QueryConfig, batch: PendingAppend[]): Promise<BatchRow[]> {
     const client = await this.pool.connect().catch((err) => {
       throw mapError(err, 'append');
     });
@@ -355,12 +340,7 @@ export class PostgresEventStore implements EventStore {
     const ignore = () => undefined;
     client.on('error', ignore);
     try {
-      const res = await client.query<BatchRow>(
-        this.version3Append
-          ? { text: 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', values: [...args, this.appendLock], rowMode: 'array' }
-          : // Named: parsed once per connection.
-            { name: 'tollgate_append_together', text: 'SELECT ord, ok, revision, pos FROM tollgate_append_together($1, $2, $3, $4, $5, $6, $7, $8, $9)', values: args, rowMode: 'array' },
-      );
+      const res = await client.query<BatchRow>({ ...statement, rowMode: 'array' });
       client.off('error', ignore);
       client.release();
       return res.rows;
@@ -658,6 +638,23 @@ export class PostgresEventStore implements EventStore {
     await this.pool.end().catch(() => undefined);
   }
 
+  /**
+   * The statement that writes one batch: a call of tollgate_append_together, answering one row
+   * (ord, ok, revision, pos) per append. Protected so that a bench can measure an older append
+   * function against it in one run (test/bench/store-postgres.bench.ts).
+   */
+  protected appendStatement(batch: PendingAppend[], created: Date): QueryConfig {
+    const c = batchColumns(batch);
+    return {
+      // Named: parsed once per connection.
+      name: 'tollgate_append_together',
+      text: 'SELECT ord, ok, revision, pos FROM tollgate_append_together($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      // Data and metadata as one JSON array each, joined from each event's JSON text (no escaping
+      // into an array literal, no second stringify).
+      values: [c.streams, c.expected, c.offsets, c.counts, c.ids, c.types, `[${c.data.join(',')}]`, `[${c.meta.join(',')}]`, created],
+    };
+  }
+
   private assertOpen(): void {
     if (this.closing) throw new StoreUnavailable('event store is closed');
   }
@@ -672,11 +669,8 @@ class OutcomeKnown extends Error {}
 /** Tries of a batch that lost a race (23505) before its appends fail with that error. */
 const MAX_RACE_RETRIES = 20;
 
-/**
- * The arguments tollgate_append_together takes: data and metadata as one JSON array each, joined
- * from each event's JSON text (no escaping into an array literal, no second stringify).
- */
-function batchArgs(batch: PendingAppend[], created: Date, version3: boolean): unknown[] {
+/** A batch's appends as the columns an append function takes: events flattened, each append by offset and count. */
+export function batchColumns(batch: PendingAppend[]) {
   const streams: string[] = [];
   const expected: string[] = [];
   const offsets: number[] = [];
@@ -695,9 +689,7 @@ function batchArgs(batch: PendingAppend[], created: Date, version3: boolean): un
     data.push(...p.data);
     meta.push(...p.meta);
   }
-  // tollgate_append_grouped (version 3, the bench's comparison) takes them as text[].
-  if (version3) return [streams, expected, offsets, counts, ids, types, data, meta, created];
-  return [streams, expected, offsets, counts, ids, types, `[${data.join(',')}]`, `[${meta.join(',')}]`, created];
+  return { streams, expected, offsets, counts, ids, types, data, meta };
 }
 
 function toResult(stream: string, expected: ExpectedRevision, [ok, revision, pos]: [boolean, string | null, string | null]): AppendResult {

@@ -97,7 +97,7 @@ describe('round trips to Redis before generation', () => {
     const original = redis.sendCommand;
     const seen: string[] = [];
     redis.sendCommand = function (this: unknown, cmd: { name: string; args: unknown[] }) {
-      // markPending (KEYS[1] = `resv:{requestId}`) runs after the completion, not before generation.
+      // markPending (its first key, `held` = `resv:{wsId}`) runs after the completion, not before generation.
       if ((cmd.name === 'evalsha' || cmd.name === 'eval') && !String(cmd.args[2]).includes(':resv:')) seen.push(String(cmd.args[2]));
       // eslint-disable-next-line prefer-rest-params -- forwards every argument ioredis passes, however many
       return original.apply(this, arguments as unknown as [typeof cmd]);

@@ -18,7 +18,7 @@ export const padPosition = (p: bigint) => p.toString().padStart(POSITION_WIDTH, 
  *   rm:audit:{gen}:keys        hash: keyId → JSON {name, last4}
  *   rm:audit:{gen}:invitations hash: invitationId → invitee e-mail
  */
-const MERGE_KEY = luaScript('accounts/projections/audit/merge-key.lua', { keys: ['keys'], args: ['keyId', 'name', 'last4'] });
+export const MERGE_KEY = luaScript('accounts/projections/audit/merge-key.lua', { keys: ['keys'], args: ['keyId', 'name', 'last4'] });
 
 export const auditProjection = projection<AuditedEvent>()({
   name: AUDIT,

@@ -14,7 +14,7 @@ export const INVITATIONS = 'invitations';
  *   rm:invitations:{gen}:email:{email}       hash: invitationId → workspaceId   (pending only)
  *   rm:invitations:{gen}:ws:{wsId}           hash: invitationId → email         (pending only)
  */
-const SETTLE = luaScript('accounts/projections/invitations/settle.lua', {
+export const SETTLE = luaScript('accounts/projections/invitations/settle.lua', {
   keys: ['invitation', 'pendingInWorkspace'],
   args: ['invitationId', 'status', 'settled', 'emailPrefix'],
 });

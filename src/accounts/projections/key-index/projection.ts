@@ -80,11 +80,11 @@ export const keyIndexProjection = projection<WorkspaceEvent>()({
 const ROLLED_RECORD_KEPT_MS = 24 * 3600 * 1000;
 
 // Keys outside KEYS (recordPrefix + a hash) are as they were before the scripts moved to files.
-const ROLL = luaScript('accounts/projections/key-index/roll.lua', {
+export const ROLL = luaScript('accounts/projections/key-index/roll.lua', {
   keys: ['previousRecord', 'newRecord', 'secrets'],
   /** validUntil: the end of the grace (ISO); keptUntilMs: the copy's expiry; atOnce: '1' without grace. */
   args: ['previousHash', 'newHash', 'validUntil', 'keptUntilMs', 'atOnce', 'fieldRolledAway', 'fieldExpiresAt'],
 });
-const DELETE_ROLLED = luaScript('accounts/projections/key-index/delete-rolled.lua', { keys: ['secrets'], args: ['recordPrefix'] });
-const SET_ON_ROLLED = luaScript('accounts/projections/key-index/set-on-rolled.lua', { keys: ['secrets'], args: ['recordPrefix', 'field', 'value'] });
-const SET_IF_EXISTS = luaScript('accounts/projections/key-index/set-if-exists.lua', { keys: ['record'], args: ['value', 'field'] });
+export const DELETE_ROLLED = luaScript('accounts/projections/key-index/delete-rolled.lua', { keys: ['secrets'], args: ['recordPrefix'] });
+export const SET_ON_ROLLED = luaScript('accounts/projections/key-index/set-on-rolled.lua', { keys: ['secrets'], args: ['recordPrefix', 'field', 'value'] });
+export const SET_IF_EXISTS = luaScript('accounts/projections/key-index/set-if-exists.lua', { keys: ['record'], args: ['value', 'field'] });

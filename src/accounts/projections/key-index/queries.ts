@@ -20,7 +20,7 @@ export function hashKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-const LOOKUP = luaScript('accounts/projections/key-index/lookup.lua', {
+export const LOOKUP = luaScript('accounts/projections/key-index/lookup.lua', {
   keys: ['active'],
   args: ['recordPrefix', 'keyHash'],
   constants: { recordInfix: KEY_RECORD_INFIX },

@@ -18,7 +18,7 @@ export const BALANCES = 'balances';
  * spend and to its key creator's spend, in every period (day, week, month: the period ids of the
  * time the debit was recorded), in the same MULTI, so the money moves from "held" to "spent"
  * atomically and exactly once (the checkpoint commits with it). The reserve script reads all of it
- * (./reservations.ts). Counting every period, whatever period a budget has, lets a budget change
+ * (./reserve.inc.lua). Counting every period, whatever period a budget has, lets a budget change
  * its period and still see what was spent.
  *
  *   rm:balances:{gen}:ws:{wsId}                        hash: balance, deposited, reloaded, debited
@@ -81,7 +81,7 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
 });
 
 /** keyOwner: the key-owner key; memberSpendPrefix: + userId; the debit's amount and its period ids. */
-const MEMBER_SPEND = luaScript(
+export const MEMBER_SPEND = luaScript(
   'billing/projections/balances/member-spend.lua',
   { keys: [], args: ['keyOwner', 'memberSpendPrefix', 'amount', 'daily', 'weekly', 'monthly'] },
   [BATCH_RUNTIME],

@@ -18,7 +18,7 @@ export const BILLING_SETTINGS = 'billing-settings';
  *   rm:billing-settings:{gen}:ws:{wsId}:reloads  hash: reloadId → "YYYY-MM" it was triggered in
  *   rm:billing-settings:{gen}:inflight           set of workspace ids with a reload in flight (the worker's sweep)
  */
-const FAIL = luaScript('billing/projections/billing-settings/reload-failed.lua', { keys: ['months', 'reloads'], args: ['reloadId', 'amount'] });
+export const FAIL = luaScript('billing/projections/billing-settings/reload-failed.lua', { keys: ['months', 'reloads'], args: ['reloadId', 'amount'] });
 
 export const billingSettingsProjection = projection<BillingEvent>()({
   name: BILLING_SETTINGS,
@@ -98,7 +98,7 @@ export const billingSettingsProjection = projection<BillingEvent>()({
 });
 
 /** Clears the in-flight marker if it is this reload's (an outcome of an older reload changes nothing). */
-const SETTLE = luaScript('billing/projections/billing-settings/settle.lua', { keys: ['settings', 'inflight'], args: ['reloadId', 'wsId'] });
+export const SETTLE = luaScript('billing/projections/billing-settings/settle.lua', { keys: ['settings', 'inflight'], args: ['reloadId', 'wsId'] });
 
 function settle(tx: ProjectionTx, ws: string, reloadId: string): void {
   void SETTLE.eval(tx.multi, { settings: tx.key('ws', ws), inflight: tx.key('inflight') }, { reloadId, wsId: ws });

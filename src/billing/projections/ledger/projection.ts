@@ -35,7 +35,7 @@ export interface LedgerEntry {
 }
 
 /** Appends one money event's entry with the running balance after it (run once per event: tx.evalEach). */
-const APPEND = luaScript('billing/projections/ledger/append.lua', { keys: ['balance', 'entries'], args: ['amount', 'head', 'tail'] });
+export const APPEND = luaScript('billing/projections/ledger/append.lua', { keys: ['balance', 'entries'], args: ['amount', 'head', 'tail'] });
 
 export function ledgerEntryOf(event: EventRecord<MoneyEvent>): Omit<LedgerEntry, 'balanceNanoUsd'> {
   const base = { position: event.position.toString(), at: event.created };

@@ -18,7 +18,7 @@ import { luaScript } from '../../../platform/redis-scripts';
  * event that names it is missing, e.g. debits written before this grouping existed and not rebuilt).
  * The same script counts the debit's other fields too (t:, k:{keyId}:, m:{model}:; countDebit).
  */
-const COUNT_DEBIT = luaScript(
+export const COUNT_DEBIT = luaScript(
   'billing/projections/usage/count-debit.lua',
   {
     keys: ['endpoint', 'owners', 'minute', 'hour', 'day'],
