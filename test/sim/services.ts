@@ -79,6 +79,8 @@ export function simServices(sh: Shared, proc: Proc): Services {
     now: () => new Date(world.nowMs()),
     newId: () => world.rng.uuid(),
     connectRedis: async () => sh.pool.take(proc).redis,
+    // A simulated process is dropped, never shut down: nothing registered to run at close.
+    onClose: () => undefined,
     close: async () => undefined,
   };
   return s;
