@@ -11,7 +11,7 @@ import {
 } from '../metering';
 import { DomainError } from '../../platform/errors';
 import type { NanoUsd } from '../../platform/money';
-import { Prices, tokenCost } from '../pricing';
+import { Prices, tokenCost } from '../metering';
 import { streams } from '../../platform/streams';
 import { EventMetadata, NewEvent } from '../../platform/eventstore/port';
 import { CompletionRecorder } from './completion-recorder';
