@@ -1,13 +1,10 @@
-import { isUtf8 } from 'node:buffer';
 import { createServer, Server } from 'node:http';
 import express from 'express';
 import { answerClientErrors } from './platform/http/middleware/client-error';
 import { errorHandler, notFoundHandler } from './platform/http/middleware/errors';
-import { requestId } from './platform/http/middleware/request-id';
-import { httpMetrics } from './platform/metrics/http';
+import { httpMetrics, jsonBody, readModelsGate, requestId, securityHeaders } from './platform/http/middleware/before-routes';
 import { openApiRouter } from './openapi/router';
 import { healthRouter } from './platform/http/system/health';
-import { readModelsGate } from './platform/http/system/read-models-ready';
 import { Config, loadConfig } from './platform/config';
 import { createLogger, Logger } from './platform/log';
 import { registerCollectors } from './platform/metrics/collectors';
@@ -171,23 +168,8 @@ export function createApp(s: Services, modules: Module[], startHead: bigint): ex
   app.set('trust proxy', 'loopback');
   app.use(httpMetrics(s.metrics));
   app.use(requestId);
-  app.use((req, res, next) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    // Account answers (sessions, key secrets, balances) are for the caller alone: no cache keeps them.
-    if (req.path.startsWith('/v1/')) res.setHeader('Cache-Control', 'no-store');
-    next();
-  });
-  // Keeps the raw bytes too: Stripe webhook signatures are computed over them.
-  app.use(
-    express.json({
-      limit: '2mb',
-      verify: (req, _res, buf) => {
-        // Refused rather than decoded with U+FFFD in place of the bad bytes.
-        if (!isUtf8(buf)) throw Object.assign(new Error('Body is not valid UTF-8'), { type: 'encoding.invalid_utf8' });
-        (req as unknown as { rawBody: Buffer }).rawBody = buf;
-      },
-    }),
-  );
+  app.use(securityHeaders);
+  app.use(jsonBody());
   app.use(healthRouter(s, startHead));
   app.use(openApiRouter());
   if (s.readiness) app.use(readModelsGate(s.readiness, parts.hotPathReadModels(modules)));

@@ -8,7 +8,7 @@ export type { BillingState } from './state';
 export { workspaceFunding } from './usecases/workspace-funding';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
-export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/key-spend';
+export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/queries';
 export { Reservations } from './projections/balances/reservations';
 /** The reserve function, for a script that reserves in the same round trip as its own work (`--@include reserve`). */
 export { reserveLua } from './projections/balances/reservation-scripts';

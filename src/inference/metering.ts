@@ -1,6 +1,5 @@
 import type { EventRecord } from '../platform/event';
 import type { NanoUsd } from '../platform/money';
-import { Prices, tokenCost } from './pricing';
 import type {
   Endpoint,
   FinishReason,
@@ -179,3 +178,17 @@ function factsOf(d: InferenceRequested['data']): RequestFacts {
 }
 
 export type { Endpoint, FinishReason, ModelConfig };
+
+/** Per-token prices in nano-USD. They come from configuration and are written into every debit. */
+export interface Prices {
+  inputNanoUsdPerToken: NanoUsd;
+  outputNanoUsdPerToken: NanoUsd;
+}
+
+/**
+ * What `inputTokens` in and `outputTokens` out cost. A debit is the tokens billed; the reservation
+ * held before generating is the most a request can cost: its prompt plus max_tokens of output.
+ */
+export function tokenCost(prices: Prices, inputTokens: number, outputTokens: number): NanoUsd {
+  return BigInt(inputTokens) * prices.inputNanoUsdPerToken + BigInt(outputTokens) * prices.outputNanoUsdPerToken;
+}

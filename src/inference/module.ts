@@ -1,5 +1,5 @@
 import type { ModelBackend } from './backend';
-import { fnv1a } from './demo/prng';
+import { fnv1a } from './demo/model';
 import type { SearchProvider } from './search/port';
 import { warmTokenizer } from './tokenizer';
 import { Reservations } from '../billing';

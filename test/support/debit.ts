@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { tokenCost } from '../../src/inference/pricing';
+import { tokenCost } from '../../src/inference/metering';
 import { streams } from '../../src/platform/streams';
 import type { Services } from '../../src/services';
 

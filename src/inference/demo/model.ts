@@ -3,7 +3,6 @@ import type { ModelConfig } from '../events';
 import type { BackendFinish, GenerateParams, ModelBackend } from '../backend';
 import { encode, tokenBytes } from '../tokenizer';
 import { PI_CORPUS, PRODUCTIVITY_CORPUS } from './corpus';
-import { mulberry32 } from './prng';
 
 /**
  * The built-in demo model: a token-level trigram model (backing off to bigrams and unigrams) over
@@ -160,4 +159,25 @@ export class DemoBackend implements ModelBackend {
     }
     return 'length';
   }
+}
+
+/** A small seeded PRNG (mulberry32) and a string hash (FNV-1a), for reproducible sampling. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
 }

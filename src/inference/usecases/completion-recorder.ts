@@ -2,7 +2,7 @@ import type { Services } from '../../services';
 import { NewEvent, WrongExpectedVersion } from '../../platform/eventstore/port';
 import { streams } from '../../platform/streams';
 import { completed } from '../metering';
-import type { Prices } from '../pricing';
+import type { Prices } from '../metering';
 import type { Reservations } from '../../billing';
 import type { NanoUsd } from '../../platform/money';
 import type { Prepared } from './request-plan';

@@ -1,6 +1,6 @@
 import { formatUsd } from '../../platform/money';
 import { CONTEXT_WINDOW_TOKENS, contextWindowProblem } from '../metering';
-import { Prices, tokenCost } from '../pricing';
+import { Prices, tokenCost } from '../metering';
 import { renderPrompt } from '../prompt';
 import type { InferenceRequest } from '../request';
 import { countWithin } from '../count-within';

@@ -8,7 +8,7 @@ import {
   requested,
 } from '../metering';
 import { DomainError } from '../../platform/errors';
-import { Prices, tokenCost } from '../pricing';
+import { Prices, tokenCost } from '../metering';
 import { streams } from '../../platform/streams';
 import { EventMetadata, NewEvent } from '../../platform/eventstore/port';
 import { CompletionRecorder } from './completion-recorder';

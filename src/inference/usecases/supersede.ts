@@ -2,7 +2,7 @@ import { WrongExpectedVersion } from '../../platform/eventstore/port';
 import { streams } from '../../platform/streams';
 import type { Services } from '../../services';
 import { decideSupersede } from '../metering';
-import type { Prices } from '../pricing';
+import type { Prices } from '../metering';
 
 /**
  * Closes, unbilled, the request of an idempotent call whose process died, before its retry runs

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { decideSweep } from '../metering';
-import type { Prices } from '../pricing';
+import type { Prices } from '../metering';
 import { streams } from '../../platform/streams';
 import { EventStore, WrongExpectedVersion } from '../../platform/eventstore/port';
 import type { Logger } from '../../platform/log';

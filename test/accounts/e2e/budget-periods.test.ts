@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { tokenCost } from '../../../src/inference/pricing';
+import { tokenCost } from '../../../src/inference/metering';
 import { formatUsd } from '../../../src/platform/money';
 import { periodWindow } from '../../../src/platform/budget-periods';
 import { renderPrompt } from '../../../src/inference/prompt';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { periodIdsAt, periodWindow } from '../../../src/platform/budget-periods';
-import { tokenCost } from '../../../src/inference/pricing';
+import { tokenCost } from '../../../src/inference/metering';
 import { formatUsd, parseUsd } from '../../../src/platform/money';
 import { balancesProjection } from '../../../src/billing/projections/balances/projection';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
-import { keySpend } from '../../../src/billing/projections/balances/key-spend';
+import { keySpend } from '../../../src/billing/projections/balances/queries';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';
 import { hotPathReadModels } from '../../support/hot-path';
 import { periodIdsAt } from '../../../src/platform/budget-periods';

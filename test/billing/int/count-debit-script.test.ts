@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { COUNT_DEBIT } from '../../../src/billing/projections/usage/by-member-endpoint';
+import { COUNT_DEBIT } from '../../../src/billing/projections/usage/projection';
 import { BatchWrites } from '../../../src/platform/projections/batch-writes';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
 

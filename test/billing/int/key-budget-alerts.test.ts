@@ -86,7 +86,7 @@ test('a key without a budget, or spend below 80%, writes no alert', async () => 
 });
 
 test("keyBudgetAt reads the spend of the budget's period and never the key's whole spend history", async () => {
-  const { keyBudgetAt } = await import('../../../src/billing/projections/balances/key-spend');
+  const { keyBudgetAt } = await import('../../../src/billing/projections/balances/queries');
   const { BALANCES } = await import('../../../src/billing/projections/balances/projection');
   const ws = randomUUID();
   const keyId = randomUUID();

@@ -1,4 +1,4 @@
-import { tokenCost } from '../../../src/inference/pricing';
+import { tokenCost } from '../../../src/inference/metering';
 import { renderPrompt } from '../../../src/inference/prompt';
 import { countTokens } from '../../../src/inference/tokenizer';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';

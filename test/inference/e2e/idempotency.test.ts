@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { requested } from '../../../src/inference/metering';
-import { tokenCost } from '../../../src/inference/pricing';
+import { tokenCost } from '../../../src/inference/metering';
 import type { InferenceCompleted, TokensDebited } from '../../../src/inference/events';
 import { IdempotencyStore } from '../../../src/inference/idempotency/store';
 import { requestHash } from '../../../src/inference/routes/idempotency';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { requested } from '../../../src/inference/metering';
-import { tokenCost } from '../../../src/inference/pricing';
+import { tokenCost } from '../../../src/inference/metering';
 import { streams } from '../../../src/platform/streams';
 import { Reservations } from '../../../src/billing/projections/balances/reservations';
 import type { Services } from '../../../src/services';

@@ -1,6 +1,6 @@
 import type { GenerateParams } from '../../../src/inference/backend';
 import { DemoBackend, NgramModel } from '../../../src/inference/demo/model';
-import { mulberry32 } from '../../../src/inference/demo/prng';
+import { mulberry32 } from '../../../src/inference/demo/model';
 import { renderPrompt } from '../../../src/inference/prompt';
 
 const demo = new DemoBackend();

@@ -6,7 +6,7 @@ import {
   RequestFacts,
   requested,
 } from '../../../src/inference/metering';
-import { tokenCost } from '../../../src/inference/pricing';
+import { tokenCost } from '../../../src/inference/metering';
 
 const prices = { inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n };
 const facts: RequestFacts = {

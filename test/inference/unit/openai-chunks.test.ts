@@ -1,4 +1,4 @@
-import { chatChunkFrames } from '../../../src/inference/routes/openai-chunks';
+import { chatChunkFrames } from '../../../src/inference/routes/openai-routes';
 import { sseFrame } from '../../../src/platform/http/sse';
 
 /** The chunk object the OpenAI route sent before its frames were pre-encoded: the bytes must not change. */

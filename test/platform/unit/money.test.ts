@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { formatUsd, MoneyFormatError, parseUsd, usd } from '../../../src/platform/money';
-import { tokenCost } from '../../../src/inference/pricing';
+import { tokenCost } from '../../../src/inference/metering';
 
 describe('money', () => {
   it('parses USD decimal strings into exact nano-USD', () => {

@@ -1,8 +1,6 @@
-import type { Keyspace } from '../../../platform/projections/keyspace';
-
 /**
  * The key index's Redis layout, written down once: the projection writes it, the lookups (the
- * queries and the inference admission scripts) read it. Under the projection's generation:
+ * queries, which also resolve where the records live, and the inference admission scripts) read it. Under the projection's generation:
  *
  *   rm:keys:{gen}:hash:{sha256hex}  hash: the key's record (KEY_FIELDS)
  *   rm:keys:{gen}:key:{keyId}       set: the hashes of a rolled key (current and previous secrets)
@@ -36,8 +34,3 @@ export const KEY_FIELDS = {
   rateLimit: 'rateLimit',
   rolledAway: 'rolledAway',
 } as const;
-
-/** Where the records live: the key holding the active generation, and the prefix before it. */
-export function keyIndexLocation(ks: Keyspace): { activeKey: string; recordPrefix: string } {
-  return { activeKey: ks.active(KEY_INDEX), recordPrefix: ks.prefix + `rm:${KEY_INDEX}:` };
-}

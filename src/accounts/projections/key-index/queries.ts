@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Keyspace } from '../../../platform/projections/keyspace';
 import { luaScript } from '../../../platform/redis-scripts';
-import { KEY_FIELDS as F, KEY_RECORD_INFIX, keyIndexLocation } from './layout';
+import { KEY_FIELDS as F, KEY_INDEX, KEY_RECORD_INFIX } from './layout';
 
 export interface KeyRecord {
   keyId: string;
@@ -38,7 +38,7 @@ export class KeyIndex {
 
   /** Where the record of a key hash lives: the active-generation key, then the prefix of the records. */
   get location(): { activeKey: string; recordPrefix: string } {
-    return keyIndexLocation(this.ks);
+    return { activeKey: this.ks.active(KEY_INDEX), recordPrefix: this.ks.prefix + `rm:${KEY_INDEX}:` };
   }
 
   async lookupHash(keyHash: string): Promise<KeyRecord | null> {

@@ -1,6 +1,12 @@
 import type { NanoUsd } from '../../../platform/money';
-import type { ReadModels } from '../../../platform/projections/read-models';
 import { BALANCES } from './projection';
+import type { Redis } from 'ioredis';
+import { BUDGET_PERIODS, DEFAULT_BUDGET_PERIOD, isBudgetPeriod, periodIdsAt, periodWindow, type BudgetPeriod } from '../../../platform/budget-periods';
+import type { Keyspace } from '../../../platform/projections/keyspace';
+import type { ReadCommand, ReadModels } from '../../../platform/projections/read-models';
+import { reservationKeys } from './reservation-keys';
+
+/** The balances read model's queries: a workspace's balance, each key's spend and holds, the budgets' status. */
 
 export interface Balance {
   balance: NanoUsd;
@@ -14,4 +20,77 @@ export async function getBalance(rm: ReadModels, workspaceId: string): Promise<B
   const h = (found as Record<string, string> | null) ?? {};
   const n = (v?: string) => BigInt(v ?? '0');
   return { balance: n(h.balance), deposited: n(h.deposited), reloaded: n(h.reloaded), debited: n(h.debited) };
+}
+
+/**
+ * Each key's spend in a period, nano-USD; 0 for a key that spent nothing. `periodId` is one id for
+ * every key ("2026-11") or each key's own (its budget's period).
+ */
+export async function keySpend(rm: ReadModels, keyIds: string[], periodId: string | ((keyId: string) => string)): Promise<Map<string, NanoUsd>> {
+  const out = new Map<string, NanoUsd>();
+  if (!keyIds.length) return out;
+  const k = await rm.keys(BALANCES);
+  const p = rm.redis.pipeline();
+  for (const id of keyIds) p.hget(k('key-spend', id), typeof periodId === 'string' ? periodId : periodId(id));
+  const res = (await p.exec()) ?? [];
+  keyIds.forEach((id, i) => out.set(id, BigInt((res[i]?.[1] as string | null) ?? '0')));
+  return out;
+}
+
+/** What each key's requests in flight hold (the reserve script's resv-key-total:{keyId}), nano-USD. */
+export async function keyHolds(redis: Redis, ks: Keyspace, keyIds: string[]): Promise<Map<string, NanoUsd>> {
+  const out = new Map<string, NanoUsd>();
+  if (!keyIds.length) return out;
+  const vals = await redis.mget(...keyIds.map((id) => reservationKeys((...p) => ks.shared(...p), '').keyTotalPrefix + id));
+  keyIds.forEach((id, i) => out.set(id, BigInt(vals[i] ?? '0')));
+  return out;
+}
+
+/** A member's budget across the keys they created, as the reserve script sees it now. */
+export interface MemberBudgetStatus {
+  budget: NanoUsd;
+  period: BudgetPeriod;
+  periodId: string;
+  resetsAt: string;
+  /** Spent by the member's keys in the current period. */
+  spent: NanoUsd;
+  /** Held by their requests in flight. */
+  held: NanoUsd;
+}
+
+/** The members' budgets (a member without one is absent from the map) at `now`. */
+export async function memberBudgets(rm: ReadModels, ks: Keyspace, workspaceId: string, userIds: string[], now: Date): Promise<Map<string, MemberBudgetStatus>> {
+  const out = new Map<string, MemberBudgetStatus>();
+  if (!userIds.length) return out;
+  const k = await rm.keys(BALANCES);
+  const held = reservationKeys((...p) => ks.shared(...p), workspaceId).memberTotalPrefix;
+  const p = rm.redis.pipeline();
+  for (const u of userIds) p.get(k('member-budget', workspaceId, u)).get(k('member-budget-period', workspaceId, u)).hgetall(k('member-spend', workspaceId, u)).get(held + u);
+  const res = ((await p.exec()) ?? []).map((r) => r[1]);
+  userIds.forEach((u, i) => {
+    const [budget, period, spend, hold] = res.slice(i * 4, i * 4 + 4) as [string | null, string | null, Record<string, string>, string | null];
+    if (budget === null) return;
+    const p = isBudgetPeriod(period) ? period : DEFAULT_BUDGET_PERIOD;
+    const w = periodWindow(p, now);
+    out.set(u, { budget: BigInt(budget), period: p, periodId: w.id, resetsAt: w.resetsAt.toISOString(), spent: BigInt(spend?.[w.id] ?? '0'), held: BigInt(hold ?? '0') });
+  });
+  return out;
+}
+
+/**
+ * A key's budget and its spend in the budget's period that `at` falls in; null for a key without a
+ * budget. One trip; of the key's spend it reads only the periods `at` falls in (the hash keeps every
+ * past day, week and month, and this runs for every debit).
+ */
+export async function keyBudgetAt(rm: ReadModels, keyId: string, at: Date): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
+  const ids = periodIdsAt(at);
+  const [budget, period, ...spends] = (await rm.read(BALANCES, (k) => [
+    ['get', k('key-budget', keyId)],
+    ['get', k('key-budget-period', keyId)],
+    ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k('key-spend', keyId), ids[p]]),
+  ])) as Array<string | null>;
+  if (budget === null) return null;
+  const p = isBudgetPeriod(period) ? period : DEFAULT_BUDGET_PERIOD;
+  const window = periodWindow(p, at);
+  return { budget: BigInt(budget), period: p, spent: BigInt(spends[BUDGET_PERIODS.indexOf(p)] ?? '0'), window };
 }

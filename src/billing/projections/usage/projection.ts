@@ -1,10 +1,10 @@
 import { formatUsd } from '../../../platform/money';
-import type { TokensDebited } from '../../../inference/events';
 import type { ApiKeyCreated, MemberLeft, MemberRemoved } from '../../../accounts/events';
-import type { InferenceRequested } from '../../../inference/events';
+import type { InferenceRequested, TokensDebited } from '../../../inference/events';
 import { accessEndedMessage } from './access-ended';
-import { countDebit, rememberEndpoint, rememberKeyOwner } from './by-member-endpoint';
-import { projection } from '../../../platform/projections/projection';
+import { projection, type ProjectionTx } from '../../../platform/projections/projection';
+import { BATCH_RUNTIME } from '../../../platform/projections/batch-writes';
+import { luaScript } from '../../../platform/redis-scripts';
 
 export const USAGE = 'usage';
 
@@ -23,7 +23,7 @@ export const RETENTION_SECONDS: Record<Granularity, number | null> = { minute: 8
  *       t:req t:in t:out t:cost                       totals (cost in nano-USD)
  *       k:{keyId}:req|in|out|cost                     per key
  *       m:{model}:req|in|out|cost                     per model (the debit's config)
- *       u:{userId}:… e:{endpoint}:…                   per member who created the key, per endpoint (./by-member-endpoint.ts)
+ *       u:{userId}:… e:{endpoint}:…                   per member who created the key, per endpoint (countDebit, below)
  *
  * Live (not while rebuilding), each debit is also published on the shared channel
  * `{prefix}usage-live:{wsId}` as a JSON UsageLiveEvent, for GET …/usage/live; and each
@@ -71,7 +71,7 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
       const keep = RETENTION_SECONDS[g];
       if (keep !== null) tx.expireAt(buckets[i], start + BUCKET_SECONDS[g] + keep);
     }
-    // Every bucket field, in one script call per debit (./by-member-endpoint.ts).
+    // Every bucket field, in one script call per debit (countDebit, below).
     countDebit(d, buckets, tx);
     if (tx.live) {
       const live: UsageLiveEvent = {
@@ -89,3 +89,76 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
     }
   },
 });
+
+/**
+ * The usage buckets by member (who created the key) and by endpoint. A TokensDebited names neither:
+ * the key's creator is in its ApiKeyCreated and the endpoint in the request's InferenceRequested, both
+ * earlier in the event order. The projection keeps them in its own keys and a Lua script inside the
+ * same MULTI reads them as it counts the debit (the projection rule: no read before write, except
+ * through Lua in the MULTI), so a rebuild ends the same:
+ *
+ *   rm:usage:{gen}:owner:{wsId}        hash keyId → userId of its creator (kept after deletion)
+ *   rm:usage:{gen}:endpoint:{requestId} string: the endpoint, deleted when the request is debited
+ *
+ * Bucket fields: u:{userId}:req|in|out|cost and e:{endpoint}:req|in|out|cost ("unknown" when the
+ * event that names it is missing, e.g. debits written before this grouping existed and not rebuilt).
+ * The same script counts the debit's other fields too (t:, k:{keyId}:, m:{model}:; countDebit).
+ */
+export const COUNT_DEBIT = luaScript(
+  'billing/projections/usage/count-debit.lua',
+  {
+    keys: ['endpoint', 'owners', 'minute', 'hour', 'day'],
+    args: ['kind', 'endpointName', 'endpointTtl', 'keyId', 'inputTokens', 'outputTokens', 'cost', 'model'],
+  },
+  [BATCH_RUNTIME],
+);
+
+/** An open request's endpoint is kept this long at most (a request is debited within minutes; the sweeper closes dead ones). */
+const ENDPOINT_TTL_SECONDS = 7 * 86400;
+
+export function rememberKeyOwner(d: ApiKeyCreated['data'], tx: ProjectionTx): void {
+  tx.multi.hset(tx.key('owner', d.workspaceId), d.keyId, d.createdBy);
+}
+
+/**
+ * A call of the debit's script, not a SET on the MULTI: one per request was most of a catch-up
+ * batch's ioredis Commands (each with its promise and QUEUED reply). The same script keeps the call
+ * order, so a debit later in the batch finds the endpoint.
+ */
+export function rememberEndpoint(d: InferenceRequested['data'], tx: ProjectionTx): void {
+  COUNT_DEBIT.each(
+    tx,
+    { endpoint: tx.key('endpoint', d.requestId), owners: '', minute: '', hour: '', day: '' },
+    { kind: 'requested', endpointName: d.endpoint, endpointTtl: ENDPOINT_TTL, keyId: '', inputTokens: '', outputTokens: '', cost: '', model: '' },
+  );
+}
+
+const ENDPOINT_TTL = String(ENDPOINT_TTL_SECONDS);
+
+/**
+ * Counts a debit into its minute, hour and day buckets (`buckets`), every grouping: totals (t:), key
+ * (k:), model (m:), member (u:) and endpoint (e:), 4 counters each.
+ *
+ * One script call per debit (tx.evalEach: one EVAL per batch, after the batch's tx.multi commands,
+ * so the owner and endpoint written by earlier events of the same batch are there; incr() sums a
+ * batch's counts per bucket field, one HINCRBY each at the end). The totals, key and model counts
+ * used to be summed in the projector (tx.hincrby): 36 calls, map entries and 72 RESP arguments per
+ * debit, the largest share of the projector's garbage; in the script they cost one more argument
+ * (the model). What is stored is the same (test/billing/int/projections/usage.test.ts pins it).
+ */
+export function countDebit(d: TokensDebited['data'], buckets: [string, string, string], tx: ProjectionTx): void {
+  COUNT_DEBIT.each(
+    tx,
+    { endpoint: tx.key('endpoint', d.requestId), owners: tx.key('owner', d.workspaceId), minute: buckets[0], hour: buckets[1], day: buckets[2] },
+    {
+      kind: 'debited',
+      endpointName: '',
+      endpointTtl: '',
+      keyId: d.keyId,
+      inputTokens: String(d.inputTokens),
+      outputTokens: String(d.outputTokens),
+      cost: d.amountNanoUsd,
+      model: d.config,
+    },
+  );
+}

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { nameUuid } from '../../ids';
-import { keyBudgetAt } from '../../projections/balances/key-spend';
+import { keyBudgetAt } from '../../projections/balances/queries';
 import type { KeyBudgetThresholdEvent } from '../../events';
 import type { TokensDebited } from '../../../inference/events';
 import { WrongExpectedVersion, type EventStore } from '../../../platform/eventstore/port';

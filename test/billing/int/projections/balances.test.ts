@@ -1,6 +1,6 @@
 import { balancesProjection } from '../../../../src/billing/projections/balances/projection';
 import { getBalance } from '../../../../src/billing/projections/balances/queries';
-import { keySpend, memberBudgets } from '../../../../src/billing/projections/balances/key-spend';
+import { keySpend, memberBudgets } from '../../../../src/billing/projections/balances/queries';
 import type { TokensDebited } from '../../../../src/inference/events';
 import { projectionSpec } from '../../../support/projection-gwt';
 

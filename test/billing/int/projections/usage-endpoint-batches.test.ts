@@ -9,7 +9,7 @@ import { USAGE, usageProjection } from '../../../../src/billing/projections/usag
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../../support/redis';
 
 // A request's endpoint waits inside the batch's EVAL until its debit takes it, and only those left
-// at the end are written (by-member-endpoint.ts): a debit in a later batch must still find it, and
+// at the end are written (countDebit in usage/projection.ts): a debit in a later batch must still find it, and
 // an endpoint key written by an earlier batch must still go when the request is debited.
 describe('usage: endpoints across batches', () => {
   const ks = new Keyspace(uniquePrefix('usage-endpoint'));
