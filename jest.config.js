@@ -18,6 +18,8 @@ module.exports = {
   testSequencer: '<rootDir>/test/support/sequencer.js',
   // Uses the local PostgreSQL when TEST_DATABASE_URL is unset and one answers; else one line says the rows are skipped.
   globalSetup: '<rootDir>/test/support/global-setup.js',
+  // Fails the run when it left Redis keys behind (naming the test prefix), then stops the test cluster.
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/*/unit/**/*.test.ts'] },
     { ...base, ...needsRedis, displayName: 'int', testMatch: ['<rootDir>/test/*/int/**/*.test.ts'] },

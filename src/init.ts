@@ -25,7 +25,7 @@ import { observeGateway } from './billing/payments/observed';
 import { ObservedStore } from './platform/metrics/observed-store';
 import { Keyspace } from './platform/projections/keyspace';
 import { ReadModels } from './platform/projections/read-models';
-import { connectRedis } from './platform/redis';
+import { connectRedis, redisTargetOf } from './platform/redis';
 import type { Services } from './services';
 
 /**
@@ -112,14 +112,14 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   let redis: Redis;
   try {
     await store.ping();
-    redis = await connectRedis(config.REDIS_URL, 'main', {}, config.REDIS_CONNECT_TIMEOUT_MS);
+    redis = await connectRedis(redisTargetOf(config), 'main', {}, config.REDIS_CONNECT_TIMEOUT_MS);
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;
   }
   const ks = new Keyspace(config.REDIS_PREFIX);
   const connect = async (name: string, opts?: RedisOptions) => {
-    const r = await connectRedis(config.REDIS_URL, name, opts, config.REDIS_CONNECT_TIMEOUT_MS);
+    const r = await connectRedis(redisTargetOf(config), name, opts, config.REDIS_CONNECT_TIMEOUT_MS);
     extra.push(r);
     return r;
   };

@@ -31,6 +31,12 @@ const redisUrl = z
   .default('redis://127.0.0.1:6379')
   .refine((s) => /^rediss?:\/\/[^\s]+$/.test(s), 'must look like redis://host:port[/db]');
 
+/** `host:port,host:port,…`, parsed into the list. */
+const clusterNodes = z
+  .string()
+  .refine((s) => s.split(',').every((n) => /^[^\s:,/]+:\d{1,5}$/.test(n.trim())), 'must be host:port,host:port,… (the seed nodes of a Redis Cluster)')
+  .transform((s) => s.split(',').map((n) => n.trim()));
+
 const esdbUrl = z
   .string()
   .refine((s) => /^esdb(\+discover)?:\/\/[^\s/]+/.test(s), 'must look like esdb://host:2113?tls=false');
@@ -64,6 +70,11 @@ export const envSchema = z
     DATABASE_URL: postgresUrl.optional(),
 
     REDIS_URL: redisUrl,
+    /**
+     * A Redis Cluster instead of one Redis: its seed nodes. When set, REDIS_URL is ignored. The
+     * service does not run on a cluster end to end yet (docs/OPERATIONS.md, "Redis Cluster").
+     */
+    REDIS_CLUSTER_NODES: clusterNodes.optional(),
     /** How long a connection to Redis may take at start (each connect and its first PING). */
     REDIS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
     /** Every Redis key this process touches starts with this, so tests and services can share one Redis. */

@@ -1,4 +1,4 @@
-import { Redis, RedisOptions } from 'ioredis';
+import { Cluster, Redis, RedisOptions } from 'ioredis';
 
 export class RedisUnavailable extends Error {
   override readonly name = 'RedisUnavailable';
@@ -7,16 +7,29 @@ export class RedisUnavailable extends Error {
 /** How long a start-up connect and its first PING may take (REDIS_CONNECT_TIMEOUT_MS). */
 export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 
+/** One Redis (REDIS_URL), or the seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES, which wins). */
+export type RedisTarget = string | { clusterNodes: readonly string[] };
+
+export function redisTargetOf(config: { REDIS_URL: string; REDIS_CLUSTER_NODES?: readonly string[] }): RedisTarget {
+  return config.REDIS_CLUSTER_NODES?.length ? { clusterNodes: config.REDIS_CLUSTER_NODES } : config.REDIS_URL;
+}
+
 /**
- * A connection that is known to work when this resolves, or a one-line reason naming REDIS_URL.
- * `timeoutMs` bounds the connect and the first PING each: a busy host answers late, not never.
+ * A connection that is known to work when this resolves, or a one-line reason naming REDIS_URL
+ * (or REDIS_CLUSTER_NODES). `timeoutMs` bounds the connect and the first PING each: a busy host
+ * answers late, not never.
  */
 export async function connectRedis(
-  url: string,
+  target: RedisTarget,
   name: string,
   extra: RedisOptions = {},
   timeoutMs = DEFAULT_REDIS_CONNECT_TIMEOUT_MS,
 ): Promise<Redis> {
+  // Until every key a request or a batch touches shares a hash tag, the rest of the service is
+  // written against one Redis; a Cluster has the same commands (ioredis's Commander), so it is
+  // handed out under that type. The service does not run on a cluster end to end yet.
+  if (typeof target !== 'string') return (await connectCluster(target.clusterNodes, name, extra, timeoutMs)) as unknown as Redis;
+  const url = target;
   const redis = new Redis(url, {
     lazyConnect: true,
     connectionName: `tollgate:${name}`,
@@ -38,6 +51,74 @@ export async function connectRedis(
     throw new RedisUnavailable(`cannot reach Redis at REDIS_URL=${redactUrl(url)}: ${reason}${hint}`);
   }
   return redis;
+}
+
+const SLOTS = 16384;
+
+/**
+ * An ioredis Cluster over `nodes`, known to work when this resolves, or a one-line reason naming
+ * REDIS_CLUSTER_NODES: every seed node must answer, be in cluster mode, and see every slot served
+ * (a cluster with a slot no primary serves refuses the keys in it, so it stops the start instead).
+ * Autopipelining stays off: with it, ioredis groups EVALSHA by digest rather than by key's slot.
+ */
+export async function connectCluster(
+  nodes: readonly string[],
+  name: string,
+  extra: RedisOptions = {},
+  timeoutMs = DEFAULT_REDIS_CONNECT_TIMEOUT_MS,
+): Promise<Cluster> {
+  const setting = `REDIS_CLUSTER_NODES=${nodes.join(',')}`;
+  const seeds = nodes.map((n) => {
+    const at = n.lastIndexOf(':');
+    return { host: n.slice(0, at), port: Number(n.slice(at + 1)) };
+  });
+  for (const [i, seed] of seeds.entries()) await checkSeed(seed, nodes[i], setting, timeoutMs);
+  const cluster = new Cluster(seeds, {
+    lazyConnect: true,
+    enableAutoPipelining: false,
+    slotsRefreshTimeout: timeoutMs,
+    clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
+    redisOptions: { connectionName: `tollgate:${name}`, maxRetriesPerRequest: 3, connectTimeout: timeoutMs, ...extra },
+  });
+  let firstError: Error | null = null;
+  cluster.on('error', (err: Error) => (firstError ??= err));
+  try {
+    await withTimeout(cluster.connect(), timeoutMs);
+    await withTimeout(cluster.ping(), timeoutMs);
+  } catch (err) {
+    cluster.disconnect();
+    const reason = (firstError as Error | null)?.message || (err as Error).message || 'timed out';
+    throw new RedisUnavailable(`cannot reach the Redis Cluster at ${setting}: ${reason}`);
+  }
+  return cluster;
+}
+
+/** One seed node: it answers, it is a cluster node, and its cluster serves every slot. */
+async function checkSeed(seed: { host: string; port: number }, node: string, setting: string, timeoutMs: number): Promise<void> {
+  const probe = new Redis({ ...seed, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs });
+  let firstError: Error | null = null;
+  probe.on('error', (err: Error) => (firstError ??= err));
+  try {
+    let info: string;
+    try {
+      await withTimeout(probe.connect(), timeoutMs);
+      info = String(await withTimeout(probe.call('CLUSTER', 'INFO'), timeoutMs));
+    } catch (err) {
+      const reason = (firstError as Error | null)?.message || (err as Error).message || 'timed out';
+      if (/cluster support disabled/i.test(reason)) throw new RedisUnavailable(`Redis at ${node} is not a cluster node (${setting}): ${reason}`);
+      throw new RedisUnavailable(`cannot reach Redis Cluster node ${node} (${setting}): ${reason}`);
+    }
+    const assigned = Number(/cluster_slots_assigned:(\d+)/.exec(info)?.[1] ?? 0);
+    const failed = Number(/cluster_slots_fail:(\d+)/.exec(info)?.[1] ?? 0);
+    const state = /cluster_state:(\w+)/.exec(info)?.[1] ?? '?';
+    if (assigned < SLOTS || failed > 0 || state !== 'ok') {
+      throw new RedisUnavailable(
+        `the Redis Cluster at ${setting} does not serve every slot: ${node} sees ${assigned - failed} of ${SLOTS} slots served (cluster_state:${state})`,
+      );
+    }
+  } finally {
+    probe.disconnect();
+  }
 }
 
 function redactUrl(url: string): string {

@@ -1,6 +1,7 @@
 // jest globalSetup for every run: finds the PostgreSQL the PostgreSQL rows use, or says in one line
 // why they are skipped. Runs in jest's parent process before the workers start, so a
 // TEST_DATABASE_URL set here reaches every test file.
+const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 
 /** The local server a fresh machine of this kind runs (trust auth over TCP, as .ci/run sets up). */
@@ -21,6 +22,9 @@ async function answers(url) {
 }
 
 module.exports = async () => {
+  // Every Redis prefix of this run starts with it (test/support/redis.ts), so the check at the end
+  // (global-teardown.js) looks at this run's keys only, not at other runs' on the same Redis.
+  process.env.TEST_RUN_PREFIX ||= `run-${randomBytes(4).toString('hex')}:`;
   if (process.env.TEST_DATABASE_URL) return;
   if (await answers(LOCAL)) {
     process.env.TEST_DATABASE_URL = LOCAL;

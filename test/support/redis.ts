@@ -4,9 +4,34 @@ import { Redis } from 'ioredis';
 /** The Redis every test uses: the local server unless REDIS_URL says otherwise. */
 export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
-/** A key prefix no other test (or a live service on the same Redis) uses: `test:<hex>:`. */
+/**
+ * What every prefix of this test run starts with: `run-<hex>:`, set once per `jest` run by
+ * test/support/global-setup.js (other runs on the same Redis have their own), so the check at the
+ * end of the run (global-teardown.ts) finds what this run left behind and nothing else. Empty
+ * outside jest (the benches).
+ */
+export const TEST_RUN_PREFIX = process.env.TEST_RUN_PREFIX ?? '';
+
+/** A key prefix no other test (or a live service on the same Redis) uses: `<run>test:<hex>:`. */
 export function uniquePrefix(label = 'test'): string {
-  return `${label}:${randomBytes(6).toString('hex')}:`;
+  return `${TEST_RUN_PREFIX}${label}:${randomBytes(6).toString('hex')}:`;
+}
+
+/**
+ * TEST_REDIS_URL with its host and port replaced (a relay or proxy in front of it): its db index
+ * and credentials kept, so what goes through the relay reaches the same keys.
+ */
+export function testRedisUrlVia(host: string, port: number): string {
+  const u = new URL(TEST_REDIS_URL);
+  u.hostname = host;
+  u.port = String(port);
+  return u.toString();
+}
+
+/** Where TEST_REDIS_URL points, for a relay or proxy to forward to. */
+export function testRedisAddress(): { host: string; port: number } {
+  const u = new URL(TEST_REDIS_URL);
+  return { host: u.hostname, port: Number(u.port || 6379) };
 }
 
 /** Deletes every key under `prefix` (SCAN MATCH prefix* + UNLINK). Returns how many were removed. */

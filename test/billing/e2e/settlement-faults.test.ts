@@ -13,7 +13,7 @@ import type { Child } from '../../support/child-process';
 import { CutRelay } from '../../support/cut-relay';
 import { TEST_DATABASE_URL } from '../../support/postgres';
 import { liveAndReplay } from '../../support/read-model-dump';
-import { TEST_REDIS_URL } from '../../support/redis';
+import { testRedisAddress, testRedisUrlVia } from '../../support/redis';
 import { until } from '../../support/wait';
 import { Cluster, Load } from '../../platform/e2e/support/cluster';
 
@@ -51,11 +51,11 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
 
   test('an api process SIGKILLed between the completion append and the pending step: the projector clears the hold and debits once', async () => {
     // This api reaches Redis through a relay the test can stall: what it sends after the stall never arrives.
-    const redisTarget = new URL(TEST_REDIS_URL);
-    const relay = new CutRelay({ host: redisTarget.hostname, port: Number(redisTarget.port || 6379) });
+    const relay = new CutRelay(testRedisAddress());
     await relay.listen();
     try {
-      const { child: doomed, url } = await cluster.role('api', { REDIS_URL: `redis://127.0.0.1:${relay.port}` });
+      // Through the relay to the same db as every other process of the test (REDIS_URL may name one).
+      const { child: doomed, url } = await cluster.role('api', { REDIS_URL: testRedisUrlVia('127.0.0.1', relay.port) });
       // Set up through the other api: the only connection to the doomed one is the request it dies in.
       const { ws, secret } = await cluster.funded(apiUrl, 'killed-api', DEPOSIT_USD);
       const seen = cluster.upstream.requests.length;

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
+import { cleanupPrefix, TEST_REDIS_URL, testRedisAddress, testRedisUrlVia, uniquePrefix } from '../../support/redis';
 import { until } from '../../support/wait';
 
 // A child that compiles src/main.ts with tsx takes seconds when quiet, and has taken over 40 s to
@@ -64,11 +64,11 @@ test('a second instance on a busy port exits at once with one line naming PORT',
 
 test('a Redis that goes away puts only JSON log lines on stdout and stderr, never a stack trace', async () => {
   // A TCP proxy in front of the real Redis, which the test can take away.
-  const target = new URL(TEST_REDIS_URL);
+  const target = testRedisAddress();
   const sockets = new Set<Socket>();
   const proxy = createServer((client) => {
     const upstream = new Socket();
-    upstream.connect(Number(target.port || 6379), target.hostname);
+    upstream.connect(target.port, target.host);
     client.pipe(upstream).pipe(client);
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -79,7 +79,8 @@ test('a Redis that goes away puts only JSON log lines on stdout and stderr, neve
     upstream.on('close', () => client.destroy());
   });
   const proxyPort = await listen(proxy);
-  const svc = service({ PORT: '0', REDIS_URL: `redis://127.0.0.1:${proxyPort}`, SWEEPER_INTERVAL_MS: '500' });
+  // Through the proxy to REDIS_URL's own db: the keys it writes are the ones afterAll removes.
+  const svc = service({ PORT: '0', REDIS_URL: testRedisUrlVia('127.0.0.1', proxyPort), SWEEPER_INTERVAL_MS: '500' });
   await until(() => /tollgate listening/.test(svc.out()), 90_000, 'the service to listen');
   // Redis goes away: every connection drops and new ones are refused
   proxy.close();

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../../../src/platform/config';
+import { redisTargetOf } from '../../../src/platform/redis';
 
 describe('loadConfig', () => {
   it('gives the embedded defaults when nothing is set', () => {
@@ -43,6 +44,16 @@ describe('loadConfig', () => {
     );
     const c = loadConfig({}, { EVENT_STORE: 'postgres', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/tollgate' });
     expect([c.EVENT_STORE, c.DATABASE_URL]).toEqual(['postgres', 'postgres://postgres@127.0.0.1:5432/tollgate']);
+  });
+
+  it('reads REDIS_CLUSTER_NODES as host:port seeds, naming it when malformed; unset, REDIS_URL is the target', () => {
+    expect(() => loadConfig({}, { REDIS_CLUSTER_NODES: '127.0.0.1:7001,localhost' })).toThrow(
+      /^invalid setting REDIS_CLUSTER_NODES: must be host:port,host:port,… .*\(got "127\.0\.0\.1:7001,localhost"\)$/,
+    );
+    const c = loadConfig({}, { REDIS_CLUSTER_NODES: ' a:1, b:2 ', REDIS_URL: 'redis://x:6379/3' });
+    expect(c.REDIS_CLUSTER_NODES).toEqual(['a:1', 'b:2']);
+    expect(redisTargetOf(c)).toEqual({ clusterNodes: ['a:1', 'b:2'] });
+    expect(redisTargetOf(loadConfig({}, {}))).toBe('redis://127.0.0.1:6379');
   });
 
   it('never echoes a secret value in its error', () => {
