@@ -9,12 +9,14 @@ local h = {}
 for i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end
 if (h[fieldExpiresAt] or '') ~= '' and h[fieldExpiresAt] <= nowIso then return {'expired', flat} end
 if not string.find(',' .. (h[fieldScopes] or '') .. ',', ',' .. scope .. ',', 1, true) then return {'forbidden', flat} end
--- The count in the key's fixed window: rate-limiter-flexible's RateLimiterRedis script (the same
--- key `{prefix}:{keyId}`), here so that it runs in the same round trip as the lookup and the hold.
+-- The count in the key's fixed window: the same counter (key `{prefix}:{keyId}`, a window from the
+-- first request) as rate-limiter-flexible's RateLimiterRedis, in two commands where its script
+-- takes three: INCRBY, then the window's expiry set once (a new counter) or read (PTTL). A counter
+-- that lost its expiry (-1) gets a new window, as rate-limiter-flexible does.
 local counter = counterPrefix .. h[fieldKeyId]
-redis.call('SET', counter, 0, 'EX', windowSeconds, 'NX')
 local consumed = redis.call('INCRBY', counter, 1)
-local ttl = redis.call('PTTL', counter)
+local ttl = -1
+if consumed > 1 then ttl = redis.call('PTTL', counter) end
 if ttl == -1 then
   redis.call('EXPIRE', counter, windowSeconds)
   ttl = 1000 * windowSeconds

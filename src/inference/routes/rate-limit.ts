@@ -15,8 +15,9 @@ import { HttpError } from '../../platform/http/middleware/errors';
  * 429 with Retry-After (seconds).
  *
  * The counter is rate-limiter-flexible's (RateLimiterRedis: the same key `{prefix}:{keyId}`, the same
- * script), run inside the admission script (./admit.lua), in the same round trip as the key lookup
- * and the reservation; that script also decides whether the request is within the limit.
+ * fixed window from a key's first request), counted inside the admission script (./admit.lua) in two
+ * commands, in the same round trip as the key lookup and the reservation; that script also decides
+ * whether the request is within the limit.
  */
 
 export const WINDOW_SECONDS = 60;

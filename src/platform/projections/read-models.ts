@@ -11,7 +11,7 @@ export type ReadCommand = ['get', string] | ['hget', string, string] | ['hgetall
 /** How many times `read` follows a generation that moved under it before it gives up. */
 const SWITCHES_FOLLOWED = 5;
 
-const READ_IN_GENERATION = luaScript('platform/projections/read-in-generation.lua', { keys: ['active'], args: ['gen'], rest: true });
+const READ_IN_GENERATION = luaScript('platform/projections/read-in-generation.lua', { keys: ['active'], args: ['gen', 'ifFirst'], rest: true });
 
 /** Resolves a projection's active generation for queries. */
 export class ReadModels {
@@ -45,8 +45,10 @@ export class ReadModels {
    * generation. So they are never made in a generation that was not active. Each debit's reactions
    * (auto-reload, budget and balance alerts) read this way. Returns the replies of `reads(k)` in
    * order (hgetall's as an object, a missing value as null); a command's error is thrown.
+   * With `ifFirst`, the other reads are made only when the first one's reply is not null; else they
+   * are null without being made (a key without a budget: its budget's period and spend are not read).
    */
-  async read(name: string, reads: (k: KeyFn) => ReadCommand[]): Promise<unknown[]> {
+  async read(name: string, reads: (k: KeyFn) => ReadCommand[], opts: { ifFirst?: boolean } = {}): Promise<unknown[]> {
     let gen = this.seen.get(name) ?? (await this.gen(name));
     for (let i = 0; ; i++) {
       const g = gen;
@@ -54,11 +56,11 @@ export class ReadModels {
       const packed: string[] = [];
       for (const c of commands) packed.push(String(c.length), ...c);
       this.coalesce();
-      const res = (await this.script({ active: this.ks.active(name) }, { gen: g }, packed)) as unknown[];
+      const res = (await this.script({ active: this.ks.active(name) }, { gen: g, ifFirst: opts.ifFirst ? '1' : '' }, packed)) as unknown[];
       const active = res[0] as string;
       if (active === g) {
         this.seen.set(name, g);
-        return commands.map((c, j) => (c[0] === 'hgetall' ? pairs(res[j + 1] as string[]) : (res[j + 1] ?? null)));
+        return commands.map((c, j) => (j + 1 >= res.length ? null : c[0] === 'hgetall' ? pairs(res[j + 1] as string[]) : (res[j + 1] ?? null)));
       }
       if (i >= SWITCHES_FOLLOWED) throw new Error(`read model ${name}: its generation kept switching (last ${active})`);
       gen = active;

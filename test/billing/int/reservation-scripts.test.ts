@@ -3,6 +3,7 @@ import { Reservations } from '../../../src/billing/projections/balances/reservat
 import { periodIdsAt } from '../../../src/platform/budget-periods';
 import { Keyspace } from '../../../src/platform/projections/keyspace';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
+import { commandsRun } from '../../support/redis-monitor';
 
 /**
  * RESERVE, RELEASE and TO_PENDING (src/billing/projections/balances/*.lua) on the real Redis, called
@@ -83,4 +84,15 @@ test('release and settle of a hold that is gone change nothing (a second release
   expect(await resv.markPending(ws, 'r', 5n)).toBe(false);
   expect(await resv.held(ws)).toBe(0n);
   expect(await resv.markPending(ws, 'never-held', 5n)).toBe(false);
+});
+
+test('settling a hold moves each total with one INCRBY: 8 commands for a hold with a key and a member', async () => {
+  const ws = await workspace(1000n);
+  await redis.set(ks.rm('balances', '0', 'key-owner', 'k9'), 'u9');
+  await resv.reserve(ws, 'warm', 1n, 1, { keyId: 'k9', periods });
+  await resv.markPending(ws, 'warm', 1n); // loads the script: the count below is EVALSHA's
+  await resv.reserve(ws, 'p', 300n, 1, { keyId: 'k9', periods });
+  const ran = await commandsRun(prefix, () => resv.markPending(ws, 'p', 120n));
+  expect(ran.map((c) => c[0])).toEqual(['evalsha', 'hget', 'hset', 'incrby', 'hget', 'incrby', 'hget', 'incrby']);
+  expect([await resv.heldByKey(ws, 'k9'), await resv.heldByMember(ws, 'u9'), await resv.held(ws)]).toEqual([121n, 121n, 121n]);
 });

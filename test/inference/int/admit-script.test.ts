@@ -5,6 +5,7 @@ import { rateVerdict } from '../../../src/inference/routes/rate-limit';
 import { periodIdsAt } from '../../../src/platform/budget-periods';
 import { Keyspace } from '../../../src/platform/projections/keyspace';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
+import { commandsRun } from '../../support/redis-monitor';
 
 /**
  * The admission script (src/inference/routes/admit.lua) on the real Redis, called directly: each
@@ -125,4 +126,34 @@ test('the key index generation comes from its pointer', async () => {
   } finally {
     await redis.del(ks.active('keys'));
   }
+});
+
+test('a window starts at its first request; a counter that lost its expiry starts a new one', async () => {
+  const k = await key();
+  const first = await admit(k.hash, null);
+  expect(first.step === 'counted' && first.counted).toMatchObject({ count: 1, msLeft: 60_000 });
+  const pttl = await redis.pttl(`${prefix}rl:inference:${k.keyId}`);
+  expect(pttl).toBeGreaterThan(0);
+  expect(pttl).toBeLessThanOrEqual(60_000);
+  await redis.persist(`${prefix}rl:inference:${k.keyId}`);
+  const second = await admit(k.hash, null);
+  expect(second.step === 'counted' && second.counted).toMatchObject({ count: 2, msLeft: 60_000 });
+  expect(await redis.pttl(`${prefix}rl:inference:${k.keyId}`)).toBeGreaterThan(0);
+});
+
+test('admitting a metered request of a key with a creator and no budgets runs 17 commands', async () => {
+  const k = await key();
+  await redis.hset(ks.rm('balances', '0', 'ws', k.workspaceId), 'balance', '1000');
+  await redis.set(ks.rm('balances', '0', 'key-owner', k.keyId), 'u1');
+  await admit(k.hash, 1n); // the script loaded, the window open: what follows is a request's usual path
+  const ran = await commandsRun(prefix, () => admit(k.hash, 10n));
+  expect(ran.map((c) => c[0])).toEqual([
+    'evalsha',
+    'get', 'hgetall', // the key index's generation, the key
+    'incrby', 'pttl', // the rate-limit window
+    'get', 'hget', 'incrby', // the balances' generation, the balance, the workspace's holds
+    'incrby', 'get', 'get', // the key's holds, its budget, its creator
+    'incrby', 'get', // the member's holds, their budget
+    'hset', 'hset', 'hset', 'zadd', // the hold's member, key, amount, and its index entry
+  ]);
 });

@@ -1,5 +1,6 @@
 import { ReadModels } from '../../../src/platform/projections/read-models';
 import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
+import { commandsRun } from '../../support/redis-monitor';
 
 let env: ProjectionEnv;
 beforeEach(() => {
@@ -58,5 +59,16 @@ describe('ReadModels.read', () => {
     calls.length = 0;
     expect(await rm.read('m', (k) => [['hget', k('ws', '0'), 'balance']])).toEqual(['zero']);
     expect(calls.length).toBe(1);
+  });
+  test('with ifFirst, a first read that finds nothing is the only read made; one that finds something, all are', async () => {
+    const rm = new ReadModels(env.redis, env.ks);
+    await env.redis.set(env.ks.rm('m', '0', 'budget'), '100');
+    await env.redis.hset(env.ks.rm('m', '0', 'spend'), 'd', '7');
+    const reads = (first: string) => rm.read('m', (k) => [['get', k(first)], ['get', k('period')], ['hget', k('spend'), 'd']], { ifFirst: true });
+    await reads('budget'); // the generation seen, the script loaded
+    const none = await commandsRun(env.ks.prefix, async () => expect(await reads('no-budget')).toEqual([null, null, null]));
+    expect(none.map((c) => c[0])).toEqual(['evalsha', 'get', 'get']);
+    const some = await commandsRun(env.ks.prefix, async () => expect(await reads('budget')).toEqual(['100', null, '7']));
+    expect(some.map((c) => c[0])).toEqual(['evalsha', 'get', 'get', 'get', 'hget']);
   });
 });

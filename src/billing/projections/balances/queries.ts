@@ -88,7 +88,8 @@ export async function keyBudgetAt(rm: ReadModels, keyId: string, at: Date): Prom
     ['get', k('key-budget', keyId)],
     ['get', k('key-budget-period', keyId)],
     ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k('key-spend', keyId), ids[p]]),
-  ])) as Array<string | null>;
+    // A key without a budget (most keys) costs its budget's GET alone: this runs for every debit.
+  ], { ifFirst: true })) as Array<string | null>;
   if (budget === null) return null;
   const p = isBudgetPeriod(period) ? period : DEFAULT_BUDGET_PERIOD;
   const window = periodWindow(p, at);

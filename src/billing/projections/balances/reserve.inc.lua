@@ -32,32 +32,36 @@ local function add(a, b)
   if r == '' then return '0' end
   return r
 end
+-- An INCRBY/DECRBY reply reaches Lua as a double: exact below 2^53 in size (written with '%d'), else
+-- the value is read back as a string. Most holds are far below that, so the GET is spared.
+local function exact(key, reply)
+  if reply > -9007199254740992 and reply < 9007199254740992 then return string.format('%d', reply) end
+  return redis.call('GET', key) or '0'
+end
 local function unhold(key, amount)
   if redis.call('DECRBY', key, amount) <= 0 then redis.call('DEL', key) end
 end
 -- nil when spend in the budget's period + holds (this one's included) fit the budget, else {budget, spent, period}
-local function over_budget(budgetKey, periodKey, spendKey, heldKey, periods)
+-- (heldReply: the INCRBY that added this hold to heldKey)
+local function over_budget(budgetKey, periodKey, spendKey, heldKey, heldReply, periods)
   local budget = redis.call('GET', budgetKey)
   if not budget then return nil end
   local period = redis.call('GET', periodKey) or 'monthly'
   local spent = redis.call('HGET', spendKey, periods[period] or periods.monthly) or '0'
-  if ge(budget, add(spent, redis.call('GET', heldKey) or '0')) then return nil end
+  if ge(budget, add(spent, exact(heldKey, heldReply))) then return nil end
   return {budget, spent, period}
 end
 local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   local balance = redis.call('HGET', base .. ':ws:' .. wsId, 'balance') or '0'
-  -- INCRBY's reply reaches Lua as a double: read the exact value back as a string.
-  redis.call('INCRBY', k.total, amount)
-  local held = redis.call('GET', k.total)
+  local held = exact(k.total, redis.call('INCRBY', k.total, amount))
   if not ge(balance, held) then
-    redis.call('DECRBY', k.total, amount)
-    return {0, balance, redis.call('GET', k.total)}
+    return {0, balance, exact(k.total, redis.call('DECRBY', k.total, amount))}
   end
   if keyId and keyId ~= '' then
     local keyTotal = k.keyTotalPrefix .. keyId
-    redis.call('INCRBY', keyTotal, amount)
+    local keyHeld = redis.call('INCRBY', keyTotal, amount)
     local kb = base .. ':key-budget'
-    local refused = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, keyTotal, periods)
+    local refused = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, keyTotal, keyHeld, periods)
     if refused then
       unhold(keyTotal, amount)
       redis.call('DECRBY', k.total, amount)
@@ -66,9 +70,9 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
     local owner = redis.call('GET', base .. ':key-owner:' .. keyId)
     if owner then
       local memberTotal = k.memberTotalPrefix .. owner
-      redis.call('INCRBY', memberTotal, amount)
+      local memberHeld = redis.call('INCRBY', memberTotal, amount)
       local m = wsId .. ':' .. owner
-      refused = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, memberTotal, periods)
+      refused = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, memberTotal, memberHeld, periods)
       if refused then
         unhold(memberTotal, amount)
         unhold(keyTotal, amount)
