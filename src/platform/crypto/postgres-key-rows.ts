@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import type { KeyRow, KeyRows } from './key-store';
 
 /** The key table in the PostgreSQL database of the events (a small pool of its own). */
@@ -49,21 +49,20 @@ export class PostgresKeyRows implements KeyRows {
 
   async tombstone(subject: string): Promise<boolean> {
     await this.init();
-    const r = await this.pool.query<{ live: boolean }>(
-      `WITH old AS (SELECT wrapped IS NOT NULL AS live FROM tollgate_data_keys WHERE subject = $1 FOR UPDATE)
-       INSERT INTO tollgate_data_keys AS k (subject, master_key_id, wrapped, destroyed) VALUES ($1, NULL, NULL, now())
-       ON CONFLICT (subject) DO UPDATE SET wrapped = NULL, master_key_id = NULL, destroyed = COALESCE(k.destroyed, now())
-       RETURNING (SELECT live FROM old) AS live`,
-      [subject],
-    );
-    return r.rows[0]?.live === true;
+    return this.inTransaction(async (c) => {
+      const old = await c.query<{ live: boolean }>('SELECT wrapped IS NOT NULL AS live FROM tollgate_data_keys WHERE subject = $1 FOR UPDATE', [subject]);
+      await c.query(
+        `INSERT INTO tollgate_data_keys AS k (subject, master_key_id, wrapped, destroyed) VALUES ($1, NULL, NULL, now())
+         ON CONFLICT (subject) DO UPDATE SET wrapped = NULL, master_key_id = NULL, destroyed = COALESCE(k.destroyed, now())`,
+        [subject],
+      );
+      return old.rows[0]?.live === true;
+    });
   }
 
   async rewrap(change: (row: KeyRow) => KeyRow | null): Promise<number> {
     await this.init();
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
+    return this.inTransaction(async (c) => {
       const rows = await c.query<KeyRow>('SELECT subject, master_key_id AS "masterKeyId", wrapped FROM tollgate_data_keys WHERE wrapped IS NOT NULL FOR UPDATE');
       let n = 0;
       for (const r of rows.rows) {
@@ -72,8 +71,17 @@ export class PostgresKeyRows implements KeyRows {
         await c.query('UPDATE tollgate_data_keys SET master_key_id = $2, wrapped = $3 WHERE subject = $1', [next.subject, next.masterKeyId, next.wrapped]);
         n++;
       }
-      await c.query('COMMIT');
       return n;
+    });
+  }
+
+  private async inTransaction<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c);
+      await c.query('COMMIT');
+      return out;
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
       throw err;
