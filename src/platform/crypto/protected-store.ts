@@ -42,7 +42,8 @@ export class ProtectedStore implements EventStore {
   private readonly byStored = new Map<string, ProtectedEventType>();
 
   constructor(
-    private readonly inner: EventStore,
+    /** The store itself: what is written there is what the file holds (migrations and their tests use it). */
+    readonly inner: EventStore,
     readonly keys: KeyStore,
     protectedTypes: readonly ProtectedEventType[],
   ) {

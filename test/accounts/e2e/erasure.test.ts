@@ -5,7 +5,11 @@ import { ERASED } from '../../../src/platform/crypto/protected-store';
 import { streams } from '../../../src/platform/streams';
 import { profilesOf } from '../../../src/accounts';
 import { startTestServer, TestServer } from '../../support/harness';
-import { addMember, api, createWorkspace, fund, login, newUser, PASSWORD, signup, TestUser } from './helpers';
+import { addMember, api, createWorkspace, fund, login, newUser, PASSWORD, policyVersionOf, signup, TestUser } from './helpers';
+import { randomUUID } from 'node:crypto';
+import { hashPassword } from '../../../src/accounts/sessions/passwords';
+import type { ObservedStore } from '../../../src/platform/metrics/observed-store';
+import type { ProtectedStore } from '../../../src/platform/crypto/protected-store';
 
 /**
  * Erasure by crypto-shredding, end to end on a real SQLite file: the e-mail, the name and the
@@ -105,6 +109,29 @@ test('an operator erases a user by id; an unknown id is 404', async () => {
   expect((await api(server).post(`/admin/users/${erin.userId}/erase`).set(op)).status).toBe(404);
   const [registered] = await server.services.store.readStream(streams.user(erin.userId));
   expect(registered.data).toMatchObject({ email: ERASED, name: ERASED });
+});
+
+test('a store written by the previous release (plain UserRegistered, an email-{sha256} claim): login, no duplicate, erasure hides the old fields, the address signs up again', async () => {
+  const raw = ((server.services.store as ObservedStore).inner as ProtectedStore).inner;
+  const email = `legacy-${randomUUID()}@example.com`;
+  const userId = randomUUID();
+  await raw.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
+  const done = await raw.append(
+    streams.user(userId),
+    [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Old Shape', passwordHash: await hashPassword(PASSWORD) } }],
+    { expectedRevision: 'no_stream' },
+  );
+  await server.services.progress.waitFor(done.position, 5000);
+  await login(server, email);
+  expect((await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'Dup', acceptedPolicyVersion: policyVersionOf(server) })).status).toBe(409);
+
+  expect((await api(server).post(`/admin/users/${userId}/erase`).set({ Authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(204);
+  const [registered] = await server.services.store.readStream(streams.user(userId));
+  expect(registered).toMatchObject({ type: 'UserRegistered', data: { userId, email: ERASED, name: ERASED } });
+  const [claim] = await server.services.store.readStream(streams.legacyEmail(email));
+  expect(claim.data).toEqual({ email: ERASED, userId });
+  const again = await signup(server, email, 'New Person');
+  expect(again.userId).not.toBe(userId);
 });
 
 test('GET /v1/me/export gives the user their profile, workspaces and the events that name them', async () => {
