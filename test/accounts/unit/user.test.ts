@@ -49,7 +49,7 @@ describe('user aggregate', () => {
 
   test('the state never holds more than the stored hash', () => {
     const s = foldWith(userDecider, [registered, loggedIn, loggedIn]);
-    expect(s).toEqual({ registered: true, userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$…', logins: 2 });
+    expect(s).toEqual({ registered: true, erased: false, userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$…', logins: 2 });
   });
 });
 
