@@ -27,6 +27,14 @@ import { Keyspace } from './platform/projections/keyspace';
 import { ReadModels } from './platform/projections/read-models';
 import { connectRedis, redisTargetOf } from './platform/redis';
 import type { Services } from './services';
+import { accountsProtectedEvents } from './accounts/protected-events';
+import { webhooksProtectedEvents } from './webhooks/protected-events';
+import { deriveKey } from './platform/crypto/aead';
+import { WrappedKeyStore, type KeyStore } from './platform/crypto/key-store';
+import { resolveMasterKeys, type MasterKeys } from './platform/crypto/master-key';
+import { ProtectedStore } from './platform/crypto/protected-store';
+import { SqliteKeyRows } from './platform/crypto/sqlite-key-rows';
+import { createHmac } from 'node:crypto';
 
 /**
  * The composition root's half that builds things: every adapter is chosen here from the
@@ -62,6 +70,41 @@ export function openEventStore(config: EventStoreConfig): EventStore {
     return new EsdbEventStore({ connectionString: config.EVENTSTORE_CONNECTION_STRING });
   }
   return new SqliteEventStore({ file: join(config.DATA_DIR, 'events.sqlite') });
+}
+
+export interface KeyStoreConfig extends EventStoreConfig {
+  MASTER_KEY?: string;
+  MASTER_KEY_PREVIOUS?: string;
+  KEY_STORE_DATABASE_URL?: string;
+}
+
+/**
+ * The data keys beside the events: a table in the same SQLite file or PostgreSQL database; with
+ * EventStoreDB (which has no tables), KEY_STORE_DATABASE_URL's PostgreSQL or `${DATA_DIR}/keys.sqlite`.
+ */
+export function openKeyStore(config: KeyStoreConfig, master: MasterKeys): KeyStore {
+  const pg = config.EVENT_STORE === 'postgres' ? config.DATABASE_URL : config.EVENT_STORE === 'esdb' ? config.KEY_STORE_DATABASE_URL : undefined;
+  if (pg) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PostgresKeyRows } = require('./platform/crypto/postgres-key-rows') as typeof import('./platform/crypto/postgres-key-rows');
+    return new WrappedKeyStore(new PostgresKeyRows(pg), master);
+  }
+  const file = join(config.DATA_DIR, config.EVENT_STORE === 'esdb' ? 'keys.sqlite' : 'events.sqlite');
+  return new WrappedKeyStore(new SqliteKeyRows(file), master);
+}
+
+/** The configured event store behind the seal of personal fields and secrets (src/platform/crypto/protected-store.ts). */
+export function openProtectedStore(config: KeyStoreConfig, say: (line: string) => void): { store: ProtectedStore; master: MasterKeys } {
+  const master = resolveMasterKeys(config, say);
+  const inner = openEventStore(config);
+  let keys: KeyStore;
+  try {
+    keys = openKeyStore(config, master);
+  } catch (err) {
+    void inner.close();
+    throw err;
+  }
+  return { store: new ProtectedStore(inner, keys, [...accountsProtectedEvents, ...webhooksProtectedEvents]), master };
 }
 
 /** Stripe when STRIPE_SECRET_KEY is set; otherwise the sandbox (no network, no money). */
@@ -107,7 +150,9 @@ function searchOf(c: Config): SearchProvider | undefined {
 
 export async function buildServices(config: Config, log: Logger): Promise<Services> {
   const metrics = new Metrics();
-  const store = new ObservedStore(openEventStore(config), metrics);
+  const { store: sealed, master } = openProtectedStore(config, (line) => log.warn(line));
+  const store = new ObservedStore(sealed, metrics);
+  const lookupKey = deriveKey(master.current.key, 'lookup');
   const extra: Redis[] = [];
   let redis: Redis;
   try {
@@ -136,6 +181,8 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     progress: { waitFor: async () => false, waitForReadModels: async () => false },
     metrics,
     storeWrites: store,
+    keys: sealed.keys,
+    lookupHash: (value) => createHmac('sha256', lookupKey).update(value).digest('hex'),
     gateway: observeGateway(paymentGatewayOf(config, redis, ks), metrics),
     model: () => (model ??= modelBackendOf(config)),
     search: searchOf(config),

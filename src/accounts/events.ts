@@ -8,6 +8,13 @@ import type { BudgetPeriod } from '../platform/budget-periods';
 export type UserRegistered = Event<'UserRegistered', { userId: string; email: string; name: string; passwordHash: string }>;
 export type UserLoggedIn = Event<'UserLoggedIn', { userId: string }>;
 export type EmailClaimed = Event<'EmailClaimed', { email: string; userId: string }>;
+/**
+ * The person was erased (docs/SECURITY.md): their data key is destroyed, so every personal field
+ * of their events reads as erased. `by`: the user themself, or `operator`.
+ */
+export type UserErased = Event<'UserErased', { userId: string; by: string }>;
+/** The claim's owner was erased: the address may be registered again. */
+export type EmailReleased = Event<'EmailReleased', { userId: string }>;
 
 export type Role = 'admin' | 'member';
 

@@ -16,6 +16,7 @@ export { membership, workspaceInfo } from './projections/memberships/queries';
 export { profilesOf } from './projections/users/queries';
 export { readSession, SESSION_COOKIE, sessionHash, sessionTokenOf } from './sessions/sessions';
 /** The operator's rate-limit override (the admin API). */
+export { eraseUser } from './usecases/erase-user';
 export { setRateLimit } from './usecases/set-rate-limit';
 /** Notices shown in GET /v1/me (the webhook sender tells admins an endpoint was disabled). */
 export { clearNotice, postNotice, type Notice } from './notices';

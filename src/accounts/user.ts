@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { conflict, DomainError } from '../platform/errors';
 import { assertNever, type EventRecord } from '../platform/event';
 import type { UsagePolicyAccepted } from './policy/events';
-import type { EmailClaimed, UserLoggedIn, UserRegistered } from './events';
+import type { EmailClaimed, EmailReleased, UserErased, UserLoggedIn, UserRegistered } from './events';
 
 /** The events of user-{userId}. */
-export type UserStreamEvent = UserRegistered | UserLoggedIn | UsagePolicyAccepted;
+export type UserStreamEvent = UserRegistered | UserLoggedIn | UsagePolicyAccepted | UserErased;
 
 /** E-mail addresses are compared and stored trimmed and lowercased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
@@ -23,7 +23,9 @@ export function personalWorkspaceId(userId: string): string {
 // ── user-{userId} ────────────────────────────────────────────────────────────────────────────────
 
 export interface UserState {
+  /** False again once erased: an erased user cannot log in, and their address is free. */
   registered: boolean;
+  erased: boolean;
   userId: string;
   email: string;
   name: string;
@@ -36,7 +38,7 @@ export type UserCommand =
   | { type: 'RecordLogin'; data: { userId: string } };
 
 export const userDecider = {
-  initial: (): UserState => ({ registered: false, userId: '', email: '', name: '', passwordHash: '', logins: 0 }),
+  initial: (): UserState => ({ registered: false, erased: false, userId: '', email: '', name: '', passwordHash: '', logins: 0 }),
   evolve(state: UserState, event: EventRecord<UserStreamEvent>): UserState {
     switch (event.type) {
       case 'UserRegistered': {
@@ -47,6 +49,8 @@ export const userDecider = {
         return { ...state, logins: state.logins + 1 };
       case 'UsagePolicyAccepted':
         return state;
+      case 'UserErased':
+        return { ...state, registered: false, erased: true };
       default:
         return assertNever(event);
     }
@@ -62,7 +66,7 @@ export interface UserDecision {
 export function decideUser(command: UserCommand, state: UserState): UserDecision {
   switch (command.type) {
     case 'RegisterUser': {
-      if (state.registered) throw conflict('An account with this e-mail already exists');
+      if (state.registered || state.erased) throw conflict('An account with this e-mail already exists');
       const d = command.data;
       return {
         events: [{ type: 'UserRegistered', data: { userId: d.userId, email: normalizeEmail(d.email), name: d.name, passwordHash: d.passwordHash } }],
@@ -75,7 +79,7 @@ export function decideUser(command: UserCommand, state: UserState): UserDecision
   }
 }
 
-// ── email-{sha256(email)} ────────────────────────────────────────────────────────────────────────
+// ── email-{hmac(email)} ────────────────────────────────────────────────────────────────────────
 
 export interface EmailClaimState {
   claimedBy: string | null;
@@ -83,12 +87,14 @@ export interface EmailClaimState {
 
 export const emailClaimDecider = {
   initial: (): EmailClaimState => ({ claimedBy: null }),
-  evolve(state: EmailClaimState, event: EventRecord<EmailClaimed>): EmailClaimState {
+  evolve(state: EmailClaimState, event: EventRecord<EmailClaimed | EmailReleased>): EmailClaimState {
     switch (event.type) {
       case 'EmailClaimed':
         return state.claimedBy === null ? { claimedBy: event.data.userId } : state;
+      case 'EmailReleased':
+        return state.claimedBy === event.data.userId ? { claimedBy: null } : state;
       default:
-        return assertNever(event.type);
+        return assertNever(event);
     }
   },
 };

@@ -3,10 +3,10 @@ import { RequestHandler, Router } from 'express';
 import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from '../platform/projections/rebuild';
 import { projectionStatus } from '../platform/projections/status';
 import { projectionsOf, type Module, type Services } from '../services';
-import { setRateLimit as setKeyRateLimit } from '../accounts';
+import { eraseUser as eraseAccount, setRateLimit as setKeyRateLimit } from '../accounts';
 import { mount } from '../platform/http/mount';
 import { HttpError } from '../platform/http/middleware/errors';
-import { adminMetrics, listProjections, rebuild, setRateLimit } from './schemas';
+import { adminMetrics, eraseUser, listProjections, rebuild, setRateLimit } from './schemas';
 
 const digest = (v: string) => createHash('sha256').update(v).digest();
 
@@ -23,7 +23,7 @@ function requireOperator(s: Services): RequestHandler {
   };
 }
 
-/** Operators: projection status and rebuild, and a key's request rate. */
+/** Operators: projection status and rebuild, a key's request rate, erasing a user. */
 export function adminRouter(s: Services, modules: readonly Module[]): Router {
   const r = Router();
   r.use('/admin', requireOperator(s));
@@ -64,6 +64,11 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
       metadata: { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
     });
     res.json({ keyId: params.keyId, requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE, overridden: body.requestsPerMinute !== null });
+  });
+
+  mount(r, eraseUser, async (_req, res, { params }) => {
+    await eraseAccount(s, null, { userId: params.id, by: 'operator', correlationId: res.locals.requestId as string | undefined });
+    res.status(204).end();
   });
   return r;
 }

@@ -102,4 +102,19 @@ export const setRateLimit = route({
   },
 });
 
-export const routes: RouteContract[] = [listProjections, rebuild, adminMetrics, setRateLimit];
+export const eraseUser = route({
+  method: 'post',
+  path: '/admin/users/:id/erase',
+  summary: "Erase a user: destroy their data key, so their personal fields read as erased (docs/SECURITY.md)",
+  tags: ['admin'],
+  security: ['operatorToken'],
+  params: z.object({ id: z.string() }),
+  responses: {
+    204: { description: 'Erased' },
+    ...OPERATOR,
+    404: { description: 'No such user (or already erased)' },
+    409: { description: 'The user is the last admin of a workspace with other members (the answer names them)' },
+  },
+});
+
+export const routes: RouteContract[] = [listProjections, rebuild, adminMetrics, setRateLimit, eraseUser];

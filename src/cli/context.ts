@@ -36,12 +36,13 @@ export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<
   }
 }
 
-/** Only the event store (reading events needs no Redis); failures print one line and exit non-zero. */
+/** Only the event store and its keys (reading events needs no Redis); failures print one line and exit non-zero. */
 export async function withStore<T>(fn: (store: EventStore) => Promise<T>): Promise<T> {
   const c = config();
   let store: EventStore;
   try {
-    store = (require('../init') as typeof import('../init')).openEventStore(c);
+    // Through the seal, so `events read` shows personal fields and secrets opened, or erased.
+    store = (require('../init') as typeof import('../init')).openProtectedStore(c, (line) => process.stderr.write(line + '\n')).store;
     await store.ping();
   } catch (err) {
     fail(describeStartupError(err, c));

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import type { Module } from '../services';
 import { eventsCommand } from './events';
+import { keysCommand } from './keys';
 import { ledgerCommand } from './ledger';
 import { projectionsCommand } from './projections';
 
@@ -30,6 +31,7 @@ export function program(opts: CliOptions = {}): Command {
   p.addCommand(projectionsCommand(modules));
   p.addCommand(eventsCommand());
   p.addCommand(ledgerCommand());
+  p.addCommand(keysCommand());
   return p;
 }
 

@@ -45,6 +45,11 @@ const postgresUrl = z
   .string()
   .refine((s) => /^postgres(ql)?:\/\/[^\s]+$/.test(s), 'must look like postgres://user@host:5432/database');
 
+/** 32 bytes in base64 (standard or url-safe). */
+const masterKey = z
+  .string()
+  .refine((s) => /^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(s.trim()) && Buffer.from(s.trim().replace(/-/g, '+').replace(/_/g, '/'), 'base64').length === 32, 'must be 32 bytes in base64 (openssl rand -base64 32)');
+
 const httpUrl = z.string().refine((s) => /^https?:\/\/[^\s]+$/.test(s), 'must be an http(s) URL');
 
 export const envSchema = z
@@ -68,6 +73,15 @@ export const envSchema = z
     EVENTSTORE_CONNECTION_STRING: esdbUrl.optional(),
     /** The PostgreSQL event store (EVENT_STORE=postgres). */
     DATABASE_URL: postgresUrl.optional(),
+    /**
+     * Wraps the data keys that seal personal fields and secrets in events (docs/SECURITY.md): 32 bytes
+     * in base64 (`openssl rand -base64 32`). Unset: a key generated once in `${DATA_DIR}/master.key`.
+     */
+    MASTER_KEY: masterKey.optional(),
+    /** The master key before a rotation: still unwraps data keys until `tollgate keys rotate-master` re-wrapped them. */
+    MASTER_KEY_PREVIOUS: masterKey.optional(),
+    /** With EVENT_STORE=esdb, the data keys' PostgreSQL database; unset: `${DATA_DIR}/keys.sqlite`. */
+    KEY_STORE_DATABASE_URL: postgresUrl.optional(),
 
     REDIS_URL: redisUrl,
     /**

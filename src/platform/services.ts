@@ -1,5 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Config } from './config';
+import type { KeyStore } from './crypto/key-store';
 import type { EventStore } from './eventstore/port';
 import type { Logger } from './log';
 import type { Metrics } from './metrics/metrics';
@@ -30,6 +31,10 @@ export interface PlatformServices {
   metrics: Metrics;
   /** Whether the event store took the last append (for /readyz). */
   storeWrites: { readonly lastAppendFailure: AppendFailure | null };
+  /** The data keys of subjects (users, workspaces' secrets): erasure destroys one (docs/SECURITY.md). */
+  keys: KeyStore;
+  /** HMAC-SHA256 (hex) with a secret derived from the master key: stream names that must not be reversible (email-{…}). */
+  lookupHash(value: string): string;
   now: () => Date;
   newId: () => string;
   /** A new connection of its own, closed with the services. */

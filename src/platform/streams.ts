@@ -18,7 +18,10 @@ export const streamPrefix = {
 /** Stream names. Every event of tollgate lives in one of these (docs/ARCHITECTURE.md, "Streams and events"). */
 export const streams = {
   user: (userId: string) => `${streamPrefix.user}${userId}`,
-  email: (email: string) => `${streamPrefix.email}${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`,
+  /** An e-mail claim, named by the keyed hash of the normalized address (Services.lookupHash): not reversible without the server's secret. */
+  emailClaim: (lookupHash: string) => `${streamPrefix.email}${lookupHash}`,
+  /** The claim streams before encryption (sha256 of the address, reversible with a list of addresses): still read until migrated. */
+  legacyEmail: (email: string) => `${streamPrefix.email}${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`,
   workspace: (workspaceId: string) => `${streamPrefix.workspace}${workspaceId}`,
   billing: (workspaceId: string) => `${streamPrefix.billing}${workspaceId}`,
   /** A workspace's webhook endpoints and its balance-alert threshold. */

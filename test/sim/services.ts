@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../src/platform/config';
 import { loadConfig } from '../../src/platform/config';
@@ -81,6 +82,10 @@ export function simServices(sh: Shared, proc: Proc): Services {
     connectRedis: async () => sh.pool.take(proc).redis,
     // A simulated process is dropped, never shut down: nothing registered to run at close.
     onClose: () => undefined,
+    // The simulated store holds no personal data (no sign-ups, no webhooks): no data keys, and
+    // lookups hashed under a fixed key so a seed replays the same stream names.
+    keys: undefined as never,
+    lookupHash: (value) => createHmac('sha256', 'tollgate-sim').update(value).digest('hex'),
     close: async () => undefined,
   };
   return s;

@@ -19,6 +19,8 @@ export const acceptanceDecider = {
         return { ...state, acceptedVersion: event.data.version };
       case 'UserLoggedIn':
         return state;
+      case 'UserErased':
+        return { ...state, registered: false };
       default:
         return assertNever(event);
     }

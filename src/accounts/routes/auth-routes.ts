@@ -7,13 +7,13 @@ import { requireSession, userOf } from '../sessions/access';
 import { requestIdOf } from './common';
 import { pendingInvitationsView } from './invitation-routes';
 import { readNotices } from '../notices';
-import { loggedIn, login, logout, me, meView, signupFor, userView } from './schemas';
+import { eraseMe, exportMe, loggedIn, login, logout, me, meView, signupFor, userView } from './schemas';
 import { destroySession, SESSION_COOKIE, sessionHash, sessionTokenOf } from '../sessions/sessions';
 import { policyStatus } from '../policy/routes';
 import { usagePolicyOf } from '../policy';
 import * as uc from '../usecases';
 
-/** POST /v1/signup, /v1/login, /v1/logout; GET /v1/me. */
+/** POST /v1/signup, /v1/login, /v1/logout; GET /v1/me, /v1/me/export; DELETE /v1/me (erasure). */
 export function authRoutes(s: Services): Router {
   const r = Router();
   // Signing up accepts the usage policy: the body names the version the user was shown.
@@ -70,6 +70,17 @@ export function authRoutes(s: Services): Router {
       notices,
       usagePolicy,
     } satisfies z.input<typeof meView>);
+  });
+
+  mount(r, eraseMe, requireSession(s), async (req, res, { body }) => {
+    guard.refuseIfBusy();
+    await uc.eraseUser(s, guard, { userId: userOf(res).userId, password: body.password, by: 'self', correlationId: requestIdOf(res) });
+    res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: s.config.COOKIE_SECURE || req.secure, path: '/' });
+    res.status(204).end();
+  });
+
+  mount(r, exportMe, requireSession(s), async (_req, res) => {
+    res.json(await uc.exportUser(s, userOf(res).userId));
   });
 
   return r;

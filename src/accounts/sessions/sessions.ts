@@ -6,6 +6,7 @@ import type { Services } from '../../services';
  * Sessions live in Redis only, under the SHA-256 of the token (the token itself is never stored):
  *
  *   {prefix}session:{sha256hex(token)}  string: JSON {userId, email, name, created}, EX SESSION_TTL_SECONDS
+ *   {prefix}sessions-of:{userId}         set: the user's session hashes (erasure ends them all), EX SESSION_TTL_SECONDS
  *
  * They are sent as `Authorization: Bearer <token>` or as the `tg_session` cookie.
  */
@@ -19,11 +20,18 @@ export interface SessionUser {
 
 export const sessionHash = (token: string) => createHash('sha256').update(token).digest('hex');
 const sessionKey = (s: Services, token: string) => s.ks.shared('session', sessionHash(token));
+const sessionsOfKey = (s: Services, userId: string) => s.ks.shared('sessions-of', userId);
 
 export async function createSession(s: Services, user: SessionUser): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   const record = { userId: user.userId, email: user.email, name: user.name, created: s.now().toISOString() };
-  await s.redis.set(sessionKey(s, token), JSON.stringify(record), 'EX', s.config.SESSION_TTL_SECONDS);
+  const ttl = s.config.SESSION_TTL_SECONDS;
+  await s.redis
+    .multi()
+    .set(sessionKey(s, token), JSON.stringify(record), 'EX', ttl)
+    .sadd(sessionsOfKey(s, user.userId), sessionHash(token))
+    .expire(sessionsOfKey(s, user.userId), ttl)
+    .exec();
   return token;
 }
 
@@ -41,6 +49,12 @@ export async function readSession(s: Services, token: string): Promise<SessionUs
 
 export async function destroySession(s: Services, token: string): Promise<void> {
   await s.redis.del(sessionKey(s, token));
+}
+
+/** Ends every session of the user (erasure): their records hold the e-mail and name. */
+export async function destroySessionsOf(s: Services, userId: string): Promise<void> {
+  const hashes = await s.redis.smembers(sessionsOfKey(s, userId));
+  await s.redis.del(sessionsOfKey(s, userId), ...hashes.map((h) => s.ks.shared('session', h)));
 }
 
 /** Where the request's session token came from, if anywhere. */

@@ -9,6 +9,8 @@ export { createKey, DEFAULT_SCOPES, type CreatedKey } from './create-key';
 export { createWorkspace } from './create-workspace';
 export { declineInvitation } from './decline-invitation';
 export { deleteKey } from './delete-key';
+export { eraseUser, userSubject } from './erase-user';
+export { exportUser } from './export-user';
 export { leaveWorkspace } from './leave-workspace';
 export { logIn, PERSONAL_WORKSPACE_NAME, type LoggedIn } from './log-in';
 export type { PasswordGuard } from './password-guard';

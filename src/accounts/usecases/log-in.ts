@@ -28,7 +28,7 @@ export interface LoggedIn {
 export async function logIn(s: Services, guard: PasswordGuard, cmd: { email: string; password: string; correlationId?: string }): Promise<LoggedIn> {
   const email = normalizeEmail(cmd.email);
   await guard.email(email);
-  const user = await userByEmail(s.store, email);
+  const user = await userByEmail(s, email);
   const stored = user?.registered ? user.passwordHash : await dummyPasswordHash();
   const ok = await guard.hash(() => verifyPassword(cmd.password, stored));
   if (!ok || !user?.registered) throw new DomainError('unauthenticated', INVALID_LOGIN);

@@ -9,7 +9,7 @@ export async function sendInvitation(
   cmd: { workspaceId: string; email: string; by: string; metadata: EventMetadata },
 ): Promise<{ invitationId: string }> {
   const { workspaceId, email, by } = cmd;
-  const invitee = await userByEmail(s.store, email);
+  const invitee = await userByEmail(s, email);
   if (!invitee?.registered) throw notFound(`No account uses ${email}: the person must sign up before they can be invited`);
   const invitationId = s.newId();
   await runWorkspaceCommand(s, workspaceId, { type: 'InviteMember', data: { invitationId, email, inviteeUserId: invitee.userId, by } }, cmd.metadata);

@@ -3,16 +3,17 @@ import { policyAccepted } from '../policy';
 import { DomainError } from '../../platform/errors';
 import { streams } from '../../platform/streams';
 import { handleCommand, loadState } from '../../platform/eventstore/command-handler';
+import { emailClaimOf } from './user-by-email';
 import type { EventMetadata } from '../../platform/eventstore/port';
 import { readYourWrites } from '../../platform/projections/read-your-writes';
 import { hashPassword } from '../sessions/passwords';
 import type { Services } from '../../services';
 import type { PasswordGuard } from './password-guard';
 
-type Deps = Pick<Services, 'store' | 'newId' | 'progress' | 'config' | 'log'>;
+type Deps = Pick<Services, 'store' | 'newId' | 'progress' | 'config' | 'log' | 'lookupHash'>;
 
 /**
- * A new account: claims the e-mail (email-{sha256}, `no_stream` keeps addresses unique), then
+ * A new account: claims the e-mail (email-{hmac}, the claim's revision keeps addresses unique), then
  * registers the user on user-{userId} with the usage-policy version the signup form showed.
  * A claim whose registration never happened (a crash between the two appends) is taken over.
  */
@@ -25,8 +26,7 @@ export async function signUp(
   const passwordHash = await guard.hash(() => hashPassword(cmd.password));
   let userId = s.newId();
   const meta = (): EventMetadata => ({ actor: userId, correlationId: cmd.correlationId });
-  const claimStream = streams.email(email);
-  const claim = await loadState(s.store, claimStream, emailClaimDecider);
+  const { stream: claimStream, claim } = await emailClaimOf(s, email);
   if (claim.state.claimedBy !== null) {
     const owner = await loadState(s.store, streams.user(claim.state.claimedBy), userDecider);
     if (owner.state.registered) throw new DomainError('conflict', 'An account with this e-mail already exists');

@@ -6,7 +6,7 @@ import { readYourWrites } from '../../platform/projections/read-your-writes';
 import type { Services } from '../../services';
 
 /** What a workspace use case needs: the store, ids, and the projections' progress to wait on. */
-export type WorkspaceDeps = Pick<Services, 'store' | 'newId' | 'progress' | 'config' | 'log'>;
+export type WorkspaceDeps = Pick<Services, 'store' | 'newId' | 'progress' | 'config' | 'log' | 'lookupHash'>;
 
 /**
  * One workspace command: load workspace-{id} → decide → append with the exact revision, then wait

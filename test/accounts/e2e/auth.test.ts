@@ -1,5 +1,6 @@
 import { sessionHash } from '../../../src/accounts/sessions/sessions';
 import { personalWorkspaceId } from '../../../src/accounts/user';
+import { claimStreamOf } from '../../../src/accounts/usecases/user-by-email';
 import { streams } from '../../../src/platform/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, login, newUser, PASSWORD, signup, uniqueEmail } from './helpers';
@@ -34,7 +35,7 @@ describe('POST /v1/signup', () => {
     const everything = await server.services.store.readAll();
     expect(JSON.stringify(everything.map((e) => [e.data, e.metadata]))).not.toContain(PASSWORD);
     expect((events[0].data as { passwordHash: string }).passwordHash).toMatch(/^scrypt\$16384\$8\$1\$[^$]+\$[^$]+$/);
-    const claim = await server.services.store.readStream(streams.email(email));
+    const claim = await server.services.store.readStream(claimStreamOf(server.services, email));
     expect(claim.map((e) => [e.type, e.data])).toEqual([['EmailClaimed', { email, userId: res.body.userId }]]);
   });
 

@@ -1,3 +1,4 @@
+import { claimStreamOf } from '../../../src/accounts/usecases/user-by-email';
 import { streams } from '../../../src/platform/streams';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, createWorkspace, newUser, PASSWORD, uniqueEmail } from './helpers';
@@ -16,7 +17,7 @@ test('concurrent signups with one e-mail: exactly one account', async () => {
   );
   const statuses = results.map((r) => r.status).sort();
   expect(statuses).toEqual([201, 409, 409, 409, 409, 409]);
-  const claim = await server.services.store.readStream(streams.email(email));
+  const claim = await server.services.store.readStream(claimStreamOf(server.services, email));
   expect(claim).toHaveLength(1);
   const winner = results.find((r) => r.status === 201)!;
   expect((claim[0].data as { userId: string }).userId).toBe(winner.body.userId);

@@ -104,6 +104,15 @@ test('keys and the audit log answer as documented', async () => {
   await conforms(auditLog, await api(server).get(`/v1/workspaces/${ws}/audit?limit=0`).set(ann.auth), 422);
 });
 
+test('export and erasure answer as documented', async () => {
+  const eve = await newUser(server, 'eve');
+  await conforms(a.exportMe, await api(server).get('/v1/me/export').set(eve.auth), 200);
+  await conforms(a.eraseMe, await api(server).delete('/v1/me').set(eve.auth).send({ password: 'wrong password' }), 403);
+  await conforms(a.eraseMe, await api(server).delete('/v1/me').set(eve.auth).send({}), 422);
+  await conforms(a.eraseMe, await api(server).delete('/v1/me').set(eve.auth).send({ password: PASSWORD }), 204);
+  await conforms(a.exportMe, await api(server).get('/v1/me/export').set(eve.auth), 401);
+});
+
 test('the tour called every route the accounts area documents', () => {
   const notCalled = missed(a.routes);
   expect(notCalled).toEqual([]);

@@ -26,7 +26,7 @@ async function legacyUser(s: TestServer, acceptedVersion?: string) {
   const email = uniqueEmail('legacy');
   const userId = randomUUID();
   const passwordHash = await hashPassword(PASSWORD);
-  await s.services.store.append(streams.email(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
+  await s.services.store.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
   const events = [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Legacy', passwordHash } }];
   if (acceptedVersion) events.push({ id: randomUUID(), type: 'UsagePolicyAccepted', data: { userId, version: acceptedVersion } as never });
   const done = await s.services.store.append(streams.user(userId), events, { expectedRevision: 'no_stream' });

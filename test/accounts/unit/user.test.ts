@@ -49,7 +49,31 @@ describe('user aggregate', () => {
 
   test('the state never holds more than the stored hash', () => {
     const s = foldWith(userDecider, [registered, loggedIn, loggedIn]);
-    expect(s).toEqual({ registered: true, userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$…', logins: 2 });
+    expect(s).toEqual({ registered: true, erased: false, userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$…', logins: 2 });
+  });
+});
+
+describe('erasure', () => {
+  const erased = { type: 'UserErased', data: { userId: 'u1', by: 'u1' } };
+
+  test('given an erased user, when logging in, then 401; when registering the same id again, then 409', () => {
+    user.given(registered, erased).when({ type: 'RecordLogin', data: { userId: 'u1' } }).thenFails('unauthenticated', 'Invalid e-mail or password');
+    user
+      .given(registered, erased)
+      .when({ type: 'RegisterUser', data: { userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'x' } })
+      .thenFails('conflict', 'An account with this e-mail already exists');
+  });
+
+  test('given a claim released by its erased owner, when claiming again, then EmailClaimed for the new user', () => {
+    claim
+      .given({ type: 'EmailClaimed', data: { email: 'ann@example.com', userId: 'u1' } }, { type: 'EmailReleased', data: { userId: 'u1' } })
+      .when({ email: 'ann@example.com', userId: 'u9' })
+      .then({ type: 'EmailClaimed', data: { email: 'ann@example.com', userId: 'u9' } });
+  });
+
+  test('a release by someone who does not hold the claim changes nothing', () => {
+    const s = foldWith(emailClaimDecider, [{ type: 'EmailClaimed', data: { email: 'a@b.c', userId: 'u1' } }, { type: 'EmailReleased', data: { userId: 'u2' } }]);
+    expect(s.claimedBy).toBe('u1');
   });
 });
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
@@ -206,6 +207,46 @@ describe('tollgate events', () => {
   test('tail --from with a bad position fails with one line', async () => {
     const r = await run(['events', 'tail', '--from', 'yesterday']);
     expectOneLineFailure(r, /--from must be a position/);
+  });
+});
+
+describe('tollgate keys and sealed fields', () => {
+  test('events read shows an erased user as erased; rotate-master re-wraps the live keys with a new key file, and secrets still open', async () => {
+    const { openProtectedStore } = await import('../../../src/init');
+    const { store: sealed } = openProtectedStore({ EVENT_STORE: 'sqlite', DATA_DIR: dir }, () => undefined);
+    const userId = randomUUID();
+    const ws = randomUUID();
+    const email = `cli-${userId}@example.com`;
+    await sealed.append(`user-${userId}`, [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Cli Person', passwordHash: 'scrypt$x' } }], {
+      expectedRevision: 'no_stream',
+    });
+    await sealed.append(
+      `webhooks-${ws}`,
+      [{ id: randomUUID(), type: 'WebhookEndpointRegistered', data: { workspaceId: ws, endpointId: 'whe_1', url: 'https://example.com/h', eventTypes: [], secret: 'whsec_clitest', by: userId } }],
+      { expectedRevision: 'no_stream' },
+    );
+    await sealed.keys.destroy(`user:${userId}`);
+    await sealed.close();
+
+    const read = await run(['events', 'read', `user-${userId}`]);
+    expect(read.code).toBe(0);
+    expect(JSON.parse(read.stdout.trim()).data).toEqual({ userId, email: '[erased]', name: '[erased]', passwordHash: '[erased]' });
+
+    const before = readFileSync(join(dir, 'master.key'), 'utf8');
+    const rotated = await run(['keys', 'rotate-master']);
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toMatch(/^re-wrapped [1-9]\d* data keys with master key [0-9a-f]{16} \(new key in .*master\.key: restart the service\)\n$/);
+    expect(readFileSync(join(dir, 'master.key'), 'utf8')).not.toBe(before);
+    const secret = await run(['events', 'read', `webhooks-${ws}`]);
+    expect(JSON.parse(secret.stdout.trim()).data.secret).toBe('whsec_clitest');
+  });
+
+  test('a MASTER_KEY that is not 32 bytes of base64: one line naming the setting, non-zero', async () => {
+    const r = await run(['events', 'read', 'fx-0'], { MASTER_KEY: 'not-a-key' });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/MASTER_KEY: must be 32 bytes in base64/);
+    expect(r.stderr).not.toContain('not-a-key');
   });
 });
 

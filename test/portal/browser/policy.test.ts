@@ -109,7 +109,7 @@ test('an account from before the rules is asked once; keys wait for the acceptan
   const email = `legacy-${run}@example.com`;
   const userId = randomUUID();
   const s = server.services;
-  await s.store.append(streams.email(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
+  await s.store.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
   const done = await s.store.append(
     streams.user(userId),
     [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Lee Gacy', passwordHash: await hashPassword(PASSWORD) } }],
