@@ -148,7 +148,7 @@ async function answerRequestCost(s: Services, res: express.Response, ws: string,
     if (r.status === 'completed' && r.prices) {
       res.setHeader('Cache-Control', 'no-store');
       res.json({
-        requestId,
+        requestId: r.requestId,
         config: r.config,
         keyId: r.key.keyId,
         inputTokens: r.inputTokens,
