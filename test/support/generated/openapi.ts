@@ -67,7 +67,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the models (configs) */
+        /**
+         * List the models (configs)
+         * @description The configs a request may name as `model` (or `config` on the spec routes), in OpenAI's list shape. Free: not billed and not counted in the rate limit, but it answers the key's x-ratelimit-* headers.
+         */
         get: operations["getExternalApiInferenceOpenaiV1Models"];
         put?: never;
         post?: never;
@@ -84,7 +87,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One model (config) */
+        /**
+         * One model (config)
+         * @description One config by name, in OpenAI's model shape; 404 for a name that is not a config. Free, like the list.
+         */
         get: operations["getExternalApiInferenceOpenaiV1ModelsModel"];
         put?: never;
         post?: never;
@@ -163,7 +169,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account */
+        /**
+         * Create an account
+         * @description Creates a user from an e-mail, a password and the accepted usage-policy version (GET /v1/policies/usage). The personal workspace is made at the first login. An e-mail already taken is 409.
+         */
         post: operations["postV1Signup"];
         delete?: never;
         options?: never;
@@ -200,7 +209,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session */
+        /**
+         * End the session
+         * @description Revokes the session token and clears the tg_session cookie. A browser sends X-Requested-With, as for every session write.
+         */
         post: operations["postV1Logout"];
         delete?: never;
         options?: never;
@@ -215,7 +227,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The user, their workspaces, pending invitations, notices and usage-policy status */
+        /**
+         * The user, their workspaces, pending invitations, notices and usage-policy status
+         * @description What the portal shows after login, in one read. 401 without a session (the portal's signed-out probe).
+         */
         get: operations["getV1Me"];
         put?: never;
         post?: never;
@@ -232,10 +247,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's workspaces */
+        /**
+         * The caller's workspaces
+         * @description Every workspace the caller is a member of, with the caller's role in each; the personal one is marked `personal`.
+         */
         get: operations["getV1Workspaces"];
         put?: never;
-        /** Create a workspace (the caller becomes its admin) */
+        /**
+         * Create a workspace (the caller becomes its admin)
+         * @description A shared workspace with a new name; the caller is its first admin. The answer's Location names it.
+         */
         post: operations["postV1Workspaces"];
         delete?: never;
         options?: never;
@@ -250,14 +271,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One workspace and the caller’s role in it */
+        /**
+         * One workspace and the caller’s role in it
+         * @description 404 for a workspace the caller is not a member of, the same as for one that does not exist.
+         */
         get: operations["getV1WorkspacesWs"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename a workspace (admins) */
+        /**
+         * Rename a workspace (admins)
+         * @description A new name for a shared workspace; a personal workspace keeps its name. Members who are not admins get 403.
+         */
         patch: operations["patchV1WorkspacesWs"];
         trace?: never;
     };
@@ -268,7 +295,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The members of a workspace */
+        /**
+         * The members of a workspace
+         * @description Every member with their role and the time they joined. Any member may read it.
+         */
         get: operations["getV1WorkspacesWsMembers"];
         put?: never;
         post?: never;
@@ -286,10 +316,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Change a member’s role (admins) */
+        /**
+         * Change a member’s role (admins)
+         * @description Makes a member an admin or a plain member. The last admin cannot be demoted: a workspace keeps at least one.
+         */
         put: operations["putV1WorkspacesWsMembersUserId"];
         post?: never;
-        /** Remove a member (admins) */
+        /**
+         * Remove a member (admins)
+         * @description The member loses access at once. The last admin cannot be removed (409), nor the owner of a personal workspace.
+         */
         delete: operations["deleteV1WorkspacesWsMembersUserId"];
         options?: never;
         head?: never;
@@ -304,7 +340,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Cap what a member’s keys may spend together per period (admins) */
+        /**
+         * Cap what a member’s keys may spend together per period (admins)
+         * @description A budget over every key the member created, checked at admission beside each key's own budget; a refusal is a 402 that names the member budget. `null` removes it.
+         */
         put: operations["putV1WorkspacesWsMembersUserIdBudget"];
         post?: never;
         delete?: never;
@@ -322,7 +361,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Leave a workspace */
+        /**
+         * Leave a workspace
+         * @description The caller stops being a member. The last admin cannot leave, and nobody leaves their personal workspace.
+         */
         post: operations["postV1WorkspacesWsLeave"];
         delete?: never;
         options?: never;
@@ -337,10 +379,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A workspace’s pending invitations */
+        /**
+         * A workspace’s pending invitations
+         * @description Invitations sent and neither accepted, declined, revoked nor expired. Any member may read them.
+         */
         get: operations["getV1WorkspacesWsInvitations"];
         put?: never;
-        /** Invite someone who has an account (admins) */
+        /**
+         * Invite someone who has an account (admins)
+         * @description Invites an existing user by e-mail with a role; they see it in GET /v1/invitations and accept or decline it. Throttled per admin per hour.
+         */
         post: operations["postV1WorkspacesWsInvitations"];
         delete?: never;
         options?: never;
@@ -358,7 +406,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a pending invitation (admins) */
+        /**
+         * Revoke a pending invitation (admins)
+         * @description The invitation can no longer be accepted. 404 for one that is not pending in this workspace.
+         */
         delete: operations["deleteV1WorkspacesWsInvitationsId"];
         options?: never;
         head?: never;
@@ -372,7 +423,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s pending invitations */
+        /**
+         * The caller’s pending invitations
+         * @description Invitations addressed to the caller's e-mail, across workspaces.
+         */
         get: operations["getV1Invitations"];
         put?: never;
         post?: never;
@@ -391,7 +445,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation: join the workspace */
+        /**
+         * Accept an invitation: join the workspace
+         * @description The caller becomes a member with the role the invitation names. 404 for an invitation that is not the caller's or no longer pending.
+         */
         post: operations["postV1InvitationsIdAccept"];
         delete?: never;
         options?: never;
@@ -408,7 +465,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decline an invitation */
+        /**
+         * Decline an invitation
+         * @description The caller becomes a member with the role the invitation names. 404 for an invitation that is not the caller's or no longer pending.
+         */
         post: operations["postV1InvitationsIdDecline"];
         delete?: never;
         options?: never;
@@ -423,10 +483,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace’s API keys */
+        /**
+         * The workspace’s API keys
+         * @description Every key: name, prefix and last four characters, creator, scopes, expiry, budget and its period, and when it was last used and rolled. A secret is shown only when it is created or rolled.
+         */
         get: operations["getV1WorkspacesWsKeys"];
         put?: never;
-        /** Create an API key (funded workspace, accepted usage policy) */
+        /**
+         * Create an API key (funded workspace, accepted usage policy)
+         * @description The secret is in this answer only; store it. The workspace needs a balance and the caller must have accepted the current usage policy (403 otherwise).
+         */
         post: operations["postV1WorkspacesWsKeys"];
         delete?: never;
         options?: never;
@@ -444,11 +510,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an API key: it fails on the next request */
+        /**
+         * Delete an API key: it fails on the next request
+         * @description The key answers 401 from its next request on, in every process. Its receipts and usage stay readable.
+         */
         delete: operations["deleteV1WorkspacesWsKeysKeyId"];
         options?: never;
         head?: never;
-        /** Rename a key or set its budget and the period it resets by */
+        /**
+         * Rename a key or set its budget and the period it resets by
+         * @description Any of `name`, `budgetUsd` (null removes the budget) and `budgetPeriod`. A budget is checked at admission with the balance; a spent one refuses with 402 naming the budget.
+         */
         patch: operations["patchV1WorkspacesWsKeysKeyId"];
         trace?: never;
     };
@@ -461,7 +533,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new secret for the same key; the old one works for gracePeriodSeconds */
+        /**
+         * A new secret for the same key; the old one works for gracePeriodSeconds
+         * @description Rolls the secret without changing the key's id, budget or usage; the new secret is in this answer only. The old secret keeps working for gracePeriodSeconds (0 ends it at once).
+         */
         post: operations["postV1WorkspacesWsKeysKeyIdRoll"];
         delete?: never;
         options?: never;
@@ -496,7 +571,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Balance, card on file, deposits made and auto-reload */
+        /**
+         * Balance, card on file, deposits made and auto-reload
+         * @description The workspace's billing at a glance, in decimal USD strings: balance, what running calls hold (`reserved`), what is available, and what was deposited, reloaded and spent; the card on file and the auto-reload settings.
+         */
         get: operations["getV1WorkspacesWsBilling"];
         put?: never;
         post?: never;
@@ -515,7 +593,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Attach a card (a Stripe PaymentMethod id) (admins) */
+        /**
+         * Attach a card (a Stripe PaymentMethod id) (admins)
+         * @description Attaches the card to the workspace's Stripe customer and makes it the card deposits and auto-reload charge.
+         */
         post: operations["postV1WorkspacesWsBillingPaymentMethod"];
         delete?: never;
         options?: never;
@@ -530,7 +611,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace’s deposits (requested, succeeded, failed), newest first */
+        /**
+         * The workspace’s deposits (requested, succeeded, failed), newest first
+         * @description Each deposit with its amount and state, and the smallest deposit the next one may be.
+         */
         get: operations["getV1WorkspacesWsBillingDeposits"];
         put?: never;
         /**
@@ -552,7 +636,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set auto-reload: below `threshold`, charge `amount`, at most `monthlyCap` a month (admins) */
+        /**
+         * Set auto-reload: below `threshold`, charge `amount`, at most `monthlyCap` a month (admins)
+         * @description Auto-reload charges the card on file when the balance falls below `threshold`, never more than `monthlyCap` in a calendar month; `enabled: false` turns it off. Needs a card (POST …/billing/payment-method).
+         */
         put: operations["putV1WorkspacesWsBillingAutoReload"];
         post?: never;
         delete?: never;
@@ -568,7 +655,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The ledger: deposits, reloads and debits with the running balance, oldest first */
+        /**
+         * The ledger: deposits, reloads and debits with the running balance, oldest first
+         * @description One row per ledger event, with its event-store position, so any call's debit can be found; paged with `limit` and `cursor` (the `nextCursor` of the page before).
+         */
         get: operations["getV1WorkspacesWsBillingLedger"];
         put?: never;
         post?: never;
@@ -625,7 +715,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The months the workspace has statements for, newest first */
+        /**
+         * The months the workspace has statements for, newest first
+         * @description Each month with activity; GET …/statements/{month} answers the statement itself.
+         */
         get: operations["getV1WorkspacesWsStatements"];
         put?: never;
         post?: never;
@@ -662,7 +755,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The receipt of a succeeded deposit, as JSON or PDF */
+        /**
+         * The receipt of a succeeded deposit, as JSON or PDF
+         * @description `?format=pdf` answers the PDF, else the JSON. 404 for a deposit that did not succeed.
+         */
         get: operations["getV1WorkspacesWsBillingDepositsDepositIdReceipt"];
         put?: never;
         post?: never;
@@ -679,7 +775,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The usage policy in force: its version, effective date and rules */
+        /**
+         * The usage policy in force: its version, effective date and rules
+         * @description Public. Signup and key creation need the version this answers.
+         */
         get: operations["getV1PoliciesUsage"];
         put?: never;
         post?: never;
@@ -698,7 +797,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept the current usage policy (needed before creating API keys) */
+        /**
+         * Accept the current usage policy (needed before creating API keys)
+         * @description Records that the caller accepted the version in force; 422 for a version that is not the current one.
+         */
         post: operations["postV1PoliciesUsageAccept"];
         delete?: never;
         options?: never;
@@ -897,7 +999,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every projection: generation, checkpoint, head, lag and any running rebuild */
+        /**
+         * Every projection: generation, checkpoint, head, lag and any running rebuild
+         * @description For operators: how far each read model is behind the event store, and the progress of a rebuild that runs.
+         */
         get: operations["getAdminProjections"];
         put?: never;
         post?: never;
@@ -916,7 +1021,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rebuild one projection into a new generation, then switch readers to it */
+        /**
+         * Rebuild one projection into a new generation, then switch readers to it
+         * @description Builds the read model anew from the first event beside the live one, then switches readers over; the live one keeps serving meanwhile. One rebuild per projection at a time (409).
+         */
         post: operations["postAdminProjectionsNameRebuild"];
         delete?: never;
         options?: never;
@@ -952,7 +1060,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Override one key's requests per minute */
+        /**
+         * Override one key's requests per minute
+         * @description Replaces RATE_LIMIT_PER_MINUTE for this key, in every process at once.
+         */
         put: operations["putAdminWorkspacesWsKeysKeyIdRateLimit"];
         post?: never;
         delete?: never;
@@ -968,7 +1079,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the portal needs to know: payment gateway, Stripe key, prices, limits, models */
+        /**
+         * What the portal needs to know: payment gateway, Stripe key, prices, limits, models
+         * @description Public, cached briefly. The Stripe key is the publishable one.
+         */
         get: operations["getPortalConfigJson"];
         put?: never;
         post?: never;
@@ -1005,7 +1119,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process is up */
+        /**
+         * Liveness: the process is up
+         * @description Answers 200 while the process serves HTTP; it checks nothing else (see /readyz).
+         */
         get: operations["getHealthz"];
         put?: never;
         post?: never;
@@ -1022,7 +1139,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the event store takes writes, Redis answers and the read models are caught up */
+        /**
+         * Readiness: the event store takes writes, Redis answers and the read models are caught up
+         * @description 503 with the failing check named while any of them is not ready; a load balancer sends traffic only on 200.
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -1039,7 +1159,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /**
+         * This OpenAPI 3.1 document
+         * @description Generated from the route contracts the server validates requests with, so it describes exactly what is served.
+         */
         get: operations["getOpenapiJson"];
         put?: never;
         post?: never;
@@ -1194,17 +1317,41 @@ export interface components {
             error: {
                 message: string;
                 type: string;
+                /** @description `budget_exceeded` for a budget refusal, `invalid_api_key` for a 401 */
                 code: string | null;
+                budget?: components["schemas"]["BudgetRefusal"];
             };
             detail: string;
         };
+        BudgetRefusal: {
+            /** @description `key` or `member`: whose budget refused */
+            scope: string;
+            keyId: string;
+            /** @description The member whose budget refused (scope `member`), else null */
+            userId: string | null;
+            /** @description The budget period, e.g. `monthly` */
+            period: string;
+            limit: string;
+            spent: string;
+            /** @description Held by calls still running */
+            held: string;
+            remaining: string;
+            /** @description What this call would have held */
+            required: string;
+            /** @description When the period ends (ISO 8601) */
+            resetsAt: string;
+        };
         OpenAiError: {
             detail: string | components["schemas"]["ValidationIssue"][];
+            /** @description On a 402 a budget refused (not the balance) */
+            budget?: components["schemas"]["BudgetRefusal"];
             /** @description Absent when the body is refused before the route reads it (not JSON, not UTF-8, too large) */
             error?: {
                 message: string;
                 type: string;
+                /** @description `budget_exceeded` for a budget refusal, `invalid_api_key` for a 401 */
                 code: string | null;
+                budget?: components["schemas"]["BudgetRefusal"];
             };
         };
         ModelList: {
@@ -1311,6 +1458,8 @@ export interface components {
             events: number;
         };
         PortalConfig: {
+            /** @description Whether the request carries a live session: the portal reads GET /v1/me only then */
+            signedIn: boolean;
             /** @enum {string} */
             gateway: "stripe" | "sandbox";
             stripePublishableKey: string | null;
@@ -1333,6 +1482,8 @@ export interface components {
             rateLimitPerMinute: number;
             models: ("service_3_pi" | "service_3_productivity")[];
             modelBackend: string;
+            /** @description Whether a search backend (SEARXNG_URL) is configured: the playground ticks "Web search" only then */
+            webSearch: boolean;
         };
         RequestCost: {
             requestId: string;
@@ -1509,6 +1660,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1569,6 +1726,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1580,6 +1743,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1713,6 +1882,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1773,6 +1948,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1784,6 +1965,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1928,6 +2115,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1988,6 +2181,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1999,6 +2198,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2023,6 +2228,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2058,6 +2269,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2084,6 +2301,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2119,6 +2342,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2130,6 +2359,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2351,6 +2586,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2376,6 +2617,8 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2385,6 +2628,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2394,6 +2639,8 @@ export interface operations {
             /** @description Workspace not found, not a member, or no such request in this workspace */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2403,6 +2650,8 @@ export interface operations {
             /** @description The request id is not an id */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2433,6 +2682,8 @@ export interface operations {
             /** @description The account */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2446,6 +2697,8 @@ export interface operations {
             /** @description An account with this e-mail already exists */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2455,6 +2708,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2464,6 +2719,8 @@ export interface operations {
             /** @description Too many attempts from this address (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2473,6 +2730,8 @@ export interface operations {
             /** @description Too many passwords being checked right now (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2500,6 +2759,10 @@ export interface operations {
             /** @description The session */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `tg_session=<token>`: the session cookie (HttpOnly, SameSite=Lax) */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2518,6 +2781,8 @@ export interface operations {
             /** @description Invalid e-mail or password */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,6 +2792,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2536,6 +2803,8 @@ export interface operations {
             /** @description Too many attempts from this address (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2545,6 +2814,8 @@ export interface operations {
             /** @description Too many passwords being checked right now (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2565,6 +2836,10 @@ export interface operations {
             /** @description Logged out */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `tg_session=`, expired: the cookie cleared */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2572,6 +2847,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2581,6 +2858,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2601,6 +2880,8 @@ export interface operations {
             /** @description The signed-in user */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2654,6 +2935,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2674,6 +2957,8 @@ export interface operations {
             /** @description Personal first, then by name */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2692,6 +2977,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2718,6 +3005,10 @@ export interface operations {
             /** @description The workspace */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description The new workspace: `/v1/workspaces/{ws}` */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2733,6 +3024,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2742,6 +3035,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2751,6 +3046,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2773,6 +3070,8 @@ export interface operations {
             /** @description The workspace */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2789,6 +3088,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,6 +3099,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2826,6 +3129,8 @@ export interface operations {
             /** @description The renamed workspace */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2841,6 +3146,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +3157,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2859,6 +3168,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2868,6 +3179,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2890,6 +3203,8 @@ export interface operations {
             /** @description Oldest member first */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,6 +3240,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,6 +3251,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2964,6 +3283,8 @@ export interface operations {
             /** @description The new role */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2978,6 +3299,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2987,6 +3310,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2996,6 +3321,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3005,6 +3332,8 @@ export interface operations {
             /** @description The last admin cannot be demoted */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3014,6 +3343,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3037,6 +3368,8 @@ export interface operations {
             /** @description Removed */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3044,6 +3377,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3053,6 +3388,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3062,6 +3399,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3071,6 +3410,8 @@ export interface operations {
             /** @description A personal workspace’s owner, or the last admin, cannot be removed */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3105,6 +3446,8 @@ export interface operations {
             /** @description The member’s budget now (null: none) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3133,6 +3476,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3142,6 +3487,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3151,6 +3498,8 @@ export interface operations {
             /** @description Workspace or member not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3160,6 +3509,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3182,6 +3533,8 @@ export interface operations {
             /** @description Left */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3189,6 +3542,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3198,6 +3553,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3207,6 +3564,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3216,6 +3575,8 @@ export interface operations {
             /** @description A personal workspace, or its last admin, cannot leave */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3238,6 +3599,8 @@ export interface operations {
             /** @description Pending invitations */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3262,6 +3625,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3271,6 +3636,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3299,6 +3666,8 @@ export interface operations {
             /** @description The invitation */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3314,6 +3683,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3323,6 +3694,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3332,6 +3705,8 @@ export interface operations {
             /** @description Workspace not found, or no account uses the e-mail */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3341,6 +3716,8 @@ export interface operations {
             /** @description Already a member, already invited, or a personal workspace */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,6 +3727,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,6 +3738,8 @@ export interface operations {
             /** @description Too many invitations sent (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3382,6 +3763,8 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3389,6 +3772,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3398,6 +3783,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3407,6 +3794,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3416,6 +3805,8 @@ export interface operations {
             /** @description The invitation was already answered or revoked */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3436,6 +3827,8 @@ export interface operations {
             /** @description Pending invitations */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3460,6 +3853,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3482,6 +3877,8 @@ export interface operations {
             /** @description Accepted, with the role */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3498,6 +3895,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3507,6 +3906,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3516,6 +3917,8 @@ export interface operations {
             /** @description Invitation not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3525,6 +3928,8 @@ export interface operations {
             /** @description The invitation was already answered or revoked */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3547,6 +3952,8 @@ export interface operations {
             /** @description Declined */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3563,6 +3970,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3572,6 +3981,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3581,6 +3992,8 @@ export interface operations {
             /** @description Invitation not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3590,6 +4003,8 @@ export interface operations {
             /** @description The invitation was already answered or revoked */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3612,6 +4027,8 @@ export interface operations {
             /** @description Oldest first; never a secret */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3658,6 +4075,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3667,6 +4086,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3698,6 +4119,8 @@ export interface operations {
             /** @description The key with its secret, shown this once */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3720,6 +4143,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3729,6 +4154,8 @@ export interface operations {
             /** @description The workspace is not funded: a card and the initial deposit first */
             402: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3738,6 +4165,8 @@ export interface operations {
             /** @description The usage policy is not accepted, or a cookie write without X-Requested-With */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3747,6 +4176,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3756,6 +4187,8 @@ export interface operations {
             /** @description This key already exists */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3765,6 +4198,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3788,6 +4223,8 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3795,6 +4232,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3804,6 +4243,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3813,6 +4254,8 @@ export interface operations {
             /** @description Workspace or API key not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3850,6 +4293,8 @@ export interface operations {
             /** @description The key as the list shows it */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3894,6 +4339,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3903,6 +4350,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3912,6 +4361,8 @@ export interface operations {
             /** @description Workspace or API key not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3921,6 +4372,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3951,6 +4404,8 @@ export interface operations {
             /** @description The new secret, shown this once */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3971,6 +4426,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3980,6 +4437,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3989,6 +4448,8 @@ export interface operations {
             /** @description Workspace or API key not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3998,6 +4459,8 @@ export interface operations {
             /** @description The key has expired */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4007,6 +4470,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4035,6 +4500,8 @@ export interface operations {
             /** @description One page of entries, or the CSV export */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For CSV: attachment; filename="tollgate-audit-<ws>.csv" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -4088,6 +4555,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4097,6 +4566,8 @@ export interface operations {
             /** @description Admins only */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4106,6 +4577,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4115,6 +4588,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4137,6 +4612,8 @@ export interface operations {
             /** @description The workspace’s billing */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4187,6 +4664,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4196,6 +4675,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4224,6 +4705,8 @@ export interface operations {
             /** @description The card on file */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4241,6 +4724,8 @@ export interface operations {
             /** @description The payment provider refused the request */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4250,6 +4735,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4259,6 +4746,8 @@ export interface operations {
             /** @description The card was declined */
             402: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4268,6 +4757,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4277,6 +4768,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4286,6 +4779,8 @@ export interface operations {
             /** @description A conflicting request with the same idempotency key, or the state does not allow it */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4295,6 +4790,8 @@ export interface operations {
             /** @description Not a PaymentMethod id, or the payment provider does not know it */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4304,6 +4801,8 @@ export interface operations {
             /** @description The payment provider is unavailable (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4326,6 +4825,8 @@ export interface operations {
             /** @description Deposits and the smallest next deposit */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4349,6 +4850,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4358,6 +4861,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4389,6 +4894,8 @@ export interface operations {
             /** @description Charged; the balance after it */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4456,6 +4963,8 @@ export interface operations {
             /** @description The payment provider did not answer in time: settled later, or retry with the same key */
             202: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4482,6 +4991,8 @@ export interface operations {
             /** @description The payment provider refused the request */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4491,6 +5002,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4500,6 +5013,8 @@ export interface operations {
             /** @description The charge failed */
             402: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4526,6 +5041,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4535,6 +5052,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4544,6 +5063,8 @@ export interface operations {
             /** @description No card on file, or a conflicting request with the same idempotency key */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4553,6 +5074,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4562,6 +5085,8 @@ export interface operations {
             /** @description The payment provider is unavailable (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4593,6 +5118,8 @@ export interface operations {
             /** @description The auto-reload settings (null only when the read model has not caught up in time) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4615,6 +5142,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4624,6 +5153,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4633,6 +5164,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4642,6 +5175,8 @@ export interface operations {
             /** @description No card on file */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4651,6 +5186,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4676,6 +5213,8 @@ export interface operations {
             /** @description One page of the ledger */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4708,6 +5247,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4717,6 +5258,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4726,6 +5269,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4757,6 +5302,8 @@ export interface operations {
             /** @description The series, or a CSV export */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For CSV: attachment; filename="tollgate-usage-<ws>.csv" or "tollgate-focus-<ws>.csv" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -4803,6 +5350,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4812,6 +5361,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4821,6 +5372,8 @@ export interface operations {
             /** @description A bad value, an unknown groupBy or format, from not before to, or too many points */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4843,6 +5396,8 @@ export interface operations {
             /** @description The stream */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4863,6 +5418,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4872,6 +5429,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4881,6 +5440,8 @@ export interface operations {
             /** @description Too many live streams open at once (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4903,6 +5464,8 @@ export interface operations {
             /** @description From the month the workspace was created to the current one */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4920,6 +5483,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4929,6 +5494,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4954,6 +5521,8 @@ export interface operations {
             /** @description The statement */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For CSV and PDF: attachment; filename="tollgate-statement-<ws>-<month>.csv|pdf" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -5012,6 +5581,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5021,6 +5592,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5030,6 +5603,8 @@ export interface operations {
             /** @description Not a month, a month in the future, or one before the workspace existed (loc path.month); or an unknown format */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5055,6 +5630,8 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For PDF: attachment; filename="tollgate-receipt-<depositId>.pdf" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -5088,6 +5665,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5097,6 +5676,8 @@ export interface operations {
             /** @description Workspace not found, the caller is not a member, or no succeeded deposit with this id */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5106,6 +5687,8 @@ export interface operations {
             /** @description An unknown format */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5126,6 +5709,8 @@ export interface operations {
             /** @description The policy */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5144,6 +5729,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5153,6 +5740,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5180,6 +5769,8 @@ export interface operations {
             /** @description The caller’s acceptance status */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5196,6 +5787,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5205,6 +5798,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5214,6 +5809,8 @@ export interface operations {
             /** @description User not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5223,6 +5820,8 @@ export interface operations {
             /** @description version is not the current version */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5247,6 +5846,8 @@ export interface operations {
             /** @description Received (a repeat of a handled event says duplicate) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5263,6 +5864,8 @@ export interface operations {
             /** @description Unsigned, badly signed, stale or malformed event */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5272,6 +5875,8 @@ export interface operations {
             /** @description STRIPE_WEBHOOK_SECRET is unset */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5281,6 +5886,8 @@ export interface operations {
             /** @description Another delivery of this event is being processed; Stripe retries later */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5290,6 +5897,8 @@ export interface operations {
             /** @description The payment provider is unavailable; retry */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5312,6 +5921,8 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5334,6 +5945,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5343,6 +5956,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5352,6 +5967,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5381,6 +5998,8 @@ export interface operations {
             /** @description Registered */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5400,6 +6019,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5409,6 +6030,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5418,6 +6041,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5427,6 +6052,8 @@ export interface operations {
             /** @description The workspace has the most endpoints allowed */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5436,6 +6063,8 @@ export interface operations {
             /** @description A URL that is not http(s) or points to a private, loopback or link-local address (loc body.url); an unknown event type (body.eventTypes) */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5459,6 +6088,8 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5466,6 +6097,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5475,6 +6108,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5484,6 +6119,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5507,6 +6144,8 @@ export interface operations {
             /** @description Rotated */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5526,6 +6165,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5535,6 +6176,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5544,6 +6187,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5567,6 +6212,8 @@ export interface operations {
             /** @description The deliveries */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5595,6 +6242,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5604,6 +6253,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5613,6 +6264,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5637,6 +6290,8 @@ export interface operations {
             /** @description Queued */
             202: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5663,6 +6318,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5672,6 +6329,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5681,6 +6340,8 @@ export interface operations {
             /** @description Workspace, endpoint or delivery not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5690,6 +6351,8 @@ export interface operations {
             /** @description The endpoint is disabled */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5713,6 +6376,8 @@ export interface operations {
             /** @description Enabled (also when it already was) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5730,6 +6395,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5739,6 +6406,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5748,6 +6417,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5777,6 +6448,8 @@ export interface operations {
             /** @description Set */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5789,6 +6462,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5798,6 +6473,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5807,6 +6484,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5816,6 +6495,8 @@ export interface operations {
             /** @description threshold is not a positive USD decimal string or null (loc body.threshold) */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5839,6 +6520,8 @@ export interface operations {
             /** @description The replays */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5871,6 +6554,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5880,6 +6565,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5889,6 +6576,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5919,6 +6608,8 @@ export interface operations {
             /** @description This replay was asked for before: its progress */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5949,6 +6640,8 @@ export interface operations {
             /** @description Replay started */
             202: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5979,6 +6672,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5988,6 +6683,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5997,6 +6694,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6006,6 +6705,8 @@ export interface operations {
             /** @description The endpoint is disabled */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6015,6 +6716,8 @@ export interface operations {
             /** @description Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6039,6 +6742,8 @@ export interface operations {
             /** @description The replay */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6069,6 +6774,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6078,6 +6785,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6087,6 +6796,8 @@ export interface operations {
             /** @description Workspace, endpoint or replay not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6107,6 +6818,8 @@ export interface operations {
             /** @description The projections */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6118,6 +6831,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6129,6 +6844,8 @@ export interface operations {
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6151,6 +6868,8 @@ export interface operations {
             /** @description Rebuilt and switched */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6165,6 +6884,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6176,6 +6897,8 @@ export interface operations {
             /** @description No such projection (or ADMIN_TOKEN is unset) */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6185,6 +6908,8 @@ export interface operations {
             /** @description A rebuild of it is already running (its progress is in `rebuilding`), or this one lost its lock */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6208,6 +6933,8 @@ export interface operations {
             /** @description The Prometheus text exposition format */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6217,6 +6944,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6228,6 +6957,8 @@ export interface operations {
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6258,6 +6989,8 @@ export interface operations {
             /** @description The limit in force */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6271,6 +7004,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6282,6 +7017,8 @@ export interface operations {
             /** @description No such workspace or key */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6291,6 +7028,8 @@ export interface operations {
             /** @description requestsPerMinute is not an integer from 1 to 1000000, nor null */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6311,6 +7050,8 @@ export interface operations {
             /** @description The configuration */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6320,6 +7061,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6329,6 +7072,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6352,6 +7097,8 @@ export interface operations {
             /** @description The request as billed */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6361,6 +7108,8 @@ export interface operations {
             /** @description Not logged in */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6370,6 +7119,8 @@ export interface operations {
             /** @description No such workspace for this user, no such request in it, or not billed within 3 s */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6379,6 +7130,8 @@ export interface operations {
             /** @description Too many lookups waiting at once for this user */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6399,6 +7152,8 @@ export interface operations {
             /** @description Up */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6411,6 +7166,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6420,6 +7177,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6440,6 +7199,8 @@ export interface operations {
             /** @description Ready */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6449,6 +7210,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6458,6 +7221,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6467,6 +7232,8 @@ export interface operations {
             /** @description Not ready: every failing check says why */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6487,6 +7254,8 @@ export interface operations {
             /** @description The document, generated from the same schemas the routes validate with */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6506,6 +7275,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6515,6 +7286,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6535,6 +7308,8 @@ export interface operations {
             /** @description The page */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6544,6 +7319,8 @@ export interface operations {
             /** @description GET /docs → /docs/ (the page loads its files relative to it) */
             301: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description /docs/ */
                     Location?: string;
                     [name: string]: unknown;
@@ -6553,6 +7330,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6562,6 +7341,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
