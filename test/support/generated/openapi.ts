@@ -835,7 +835,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace’s webhook endpoints (without secrets) */
+        /**
+         * The workspace’s webhook endpoints (without secrets)
+         * @description Each endpoint with its URL, event types and whether it is enabled. A secret is shown only when it is made (registration, rotation). Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooks"];
         put?: never;
         /**
@@ -859,7 +862,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint: nothing more is sent to it */
+        /**
+         * Delete a webhook endpoint: nothing more is sent to it
+         * @description Its deliveries stop with this answer; the events stay in the workspace's log. Admins only.
+         */
         delete: operations["deleteV1WorkspacesWsWebhooksEndpointId"];
         options?: never;
         head?: never;
@@ -875,7 +881,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new signing secret, used from the next attempt on; shown once */
+        /**
+         * A new signing secret, used from the next attempt on; shown once
+         * @description Attempts already signed keep their signature; every attempt after this answer is signed with the new secret. Admins only.
+         */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdRotateSecret"];
         delete?: never;
         options?: never;
@@ -890,7 +899,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint’s latest deliveries (newest first, at most 100) with every attempt */
+        /**
+         * The endpoint’s latest deliveries (newest first, at most 100) with every attempt
+         * @description Each delivery with every attempt made, to see why a receiver missed one. Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooksEndpointIdDeliveries"];
         put?: never;
         post?: never;
@@ -909,7 +921,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send one delivery again (same webhook-id and body, signed anew) */
+        /**
+         * Send one delivery again (same webhook-id and body, signed anew)
+         * @description Queues one more attempt of a recorded delivery, with the same webhook-id, so a receiver that drops duplicates by it sees one event. Admins only.
+         */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdDeliveriesDeliveryIdResend"];
         delete?: never;
         options?: never;
@@ -926,7 +941,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Enable a disabled endpoint: events stored from now on are sent to it (replay what it missed) */
+        /**
+         * Enable a disabled endpoint: events stored from now on are sent to it (replay what it missed)
+         * @description Enabling does not send what the endpoint missed while disabled: ask a replay for that. Admins only.
+         */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdEnable"];
         delete?: never;
         options?: never;
@@ -961,7 +979,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint’s latest replays (newest first, at most 20) with their progress */
+        /**
+         * The endpoint’s latest replays (newest first, at most 20) with their progress
+         * @description Each replay the endpoint was asked for, with its progress. Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooksEndpointIdReplays"];
         put?: never;
         /**
@@ -982,7 +1003,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One replay’s progress and result */
+        /**
+         * One replay’s progress and result
+         * @description Poll it until it has finished. Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooksEndpointIdReplaysReplayId"];
         put?: never;
         post?: never;
