@@ -26,6 +26,14 @@ export function dateTime(iso: string | number | null | undefined): string {
   return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
+/** As dateTime, to the second: rows of one minute (the audit log) stay in a visible order. */
+export function dateTimeSeconds(iso: string | number | null | undefined): string {
+  if (iso === null || iso === undefined || iso === '') return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
 export function integer(n: number | string | null | undefined): string {
   if (n === null || n === undefined || n === '') return '—';
   return Number(n).toLocaleString('en-US');

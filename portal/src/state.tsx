@@ -73,8 +73,18 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
   }, []);
 
   useEffect(() => {
-    void refresh();
-    get<PortalConfig>('/portal/config.json').then(setConfig, () => undefined);
+    // Signed out, GET /v1/me would answer 401, which the browser logs in the console on every
+    // page: the config says first whether a session is there.
+    get<PortalConfig>('/portal/config.json').then(
+      (c) => {
+        setConfig(c);
+        if (c.signedIn === false) {
+          setMe(null);
+          setLoading(false);
+        } else void refresh();
+      },
+      () => void refresh(),
+    );
     return onUnauthorized(() => {
       forgetAllSecrets();
       setMe(null);

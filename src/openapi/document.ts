@@ -89,7 +89,12 @@ function mediaType(components: SchemaComponents, r: Omit<ResponseContract, 'desc
   return [type, schema ? { schema: components.convert(schema, 'output') } : {}];
 }
 
-function responses(components: SchemaComponents, c: RouteContract): Record<string, JsonSchema> {
+/** What every answer of the API port carries (src/platform/http/middleware/request-id.ts). */
+const REQUEST_ID_HEADER = {
+  'x-request-id': { description: "This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events)", schema: { type: 'string' } },
+};
+
+function responses(components: SchemaComponents, c: RouteContract, apiPort: boolean): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {};
   for (const [key, r] of Object.entries(c.responses)) {
     const status = Number(key);
@@ -103,11 +108,13 @@ function responses(components: SchemaComponents, c: RouteContract): Record<strin
       const [type, media] = mediaType(components, more, status);
       content[type] = media;
     }
+    const headers = {
+      ...(apiPort ? REQUEST_ID_HEADER : {}),
+      ...Object.fromEntries(Object.entries(r.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+    };
     out[key] = {
       description: r.description,
-      ...(r.headers
-        ? { headers: Object.fromEntries(Object.entries(r.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }
-        : {}),
+      ...(Object.keys(headers).length ? { headers } : {}),
       ...(Object.keys(content).length ? { content } : {}),
     };
   }
@@ -128,7 +135,7 @@ export function buildOpenApiDocument(input: DocumentInput): OpenApiDocument {
     ...input.routes.map((c) => ({ c })),
     ...(input.elsewhere ?? []).flatMap((e) => e.routes.map((c) => ({ c, server: e.server }))),
   ];
-  const answers = new Map(all.map(({ c }) => [c, responses(components, c)]));
+  const answers = new Map(all.map(({ c, server }) => [c, responses(components, c, !server)]));
   components.convert(z.object({ e: errorBody, v: validationErrorBody }), 'output');
   const paths: OpenApiDocument['paths'] = {};
   for (const { c, server } of all) {

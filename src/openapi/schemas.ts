@@ -8,6 +8,7 @@ export const openApiJson = route({
   method: 'get',
   path: '/openapi.json',
   summary: 'This OpenAPI 3.1 document',
+  description: 'Generated from the route contracts the server validates requests with, so it describes exactly what is served.',
   tags: ['meta'],
   security: [],
   responses: {

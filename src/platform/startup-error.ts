@@ -34,8 +34,9 @@ export function describeStartupError(
   const e = err as { name?: string; message?: string; code?: string; syscall?: string; port?: number };
   if (e?.code === 'EADDRINUSE') return `cannot listen: PORT ${e.port ?? ''} is already in use`.replace('  ', ' ');
   if (e?.code === 'EACCES' && e.syscall === 'listen') return `cannot listen on PORT ${e.port ?? ''}: permission denied`;
-  // One line: some drivers put a multi-line explanation into the message.
-  const message = (e?.message ?? String(err)).split('\n')[0];
+  // One line: some drivers put a multi-line explanation into the message. gRPC (the esdb client)
+  // ends its "No connection established" with a "Resolution note:" that is mostly empty: dropped then.
+  const message = (e?.message ?? String(err)).split('\n')[0].replace(/\.?\s*Resolution note:\s*$/, '');
   if (e?.name === 'StoreUnavailable' && config) {
     // Name the setting to fix, not just the driver's complaint.
     const hideCredentials = (url = '') => url.replace(/\/\/([^@/]*)@/, '//***@');

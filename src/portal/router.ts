@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import express, { Router } from 'express';
 import { MODEL_CONFIGS, readReceipt } from '../inference';
 import { TEST_CARDS } from '../billing';
+import { readSession, sessionTokenOf } from '../accounts';
 import { requireMember, requireSession, userOf, workspaceOf } from '../accounts/routes';
 import { formatUsd } from '../platform/money';
 import type { Services } from '../services';
@@ -48,9 +49,13 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
       ? Object.entries(TEST_CARDS).map(([paymentMethodId, c]) => ({ paymentMethodId, brand: c.brand, last4: c.last4, behaviour: c.behaviour }))
       : [];
 
-  mount(r, portalConfig, security, (_req, res) => {
+  mount(r, portalConfig, security, async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
+    // The portal asks GET /v1/me only when a session is there: a signed-out page logs no 401.
+    const session = sessionTokenOf(req);
+    const signedIn = Boolean(session?.token && (await readSession(s, session.token)));
     res.json({
+      signedIn,
       gateway,
       stripePublishableKey: s.config.STRIPE_PUBLISHABLE_KEY ?? null,
       testCards,
@@ -64,6 +69,7 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
       models: MODEL_CONFIGS,
       // The playground labels the built-in demo model as a demo (no real model answers).
       modelBackend: s.config.MODEL_BACKEND,
+      webSearch: Boolean(s.search),
     });
   });
 
@@ -146,7 +152,7 @@ async function answerRequestCost(s: Services, res: express.Response, ws: string,
     if (r.status === 'completed' && r.prices) {
       res.setHeader('Cache-Control', 'no-store');
       res.json({
-        requestId,
+        requestId: r.requestId,
         config: r.config,
         keyId: r.key.keyId,
         inputTokens: r.inputTokens,

@@ -15,6 +15,7 @@ export const portalConfig = route({
   method: 'get',
   path: '/portal/config.json',
   summary: 'What the portal needs to know: payment gateway, Stripe key, prices, limits, models',
+  description: 'Public, cached briefly. The Stripe key is the publishable one.',
   tags: ['portal'],
   security: [],
   responses: {
@@ -22,6 +23,7 @@ export const portalConfig = route({
       description: 'The configuration',
       schema: z
         .object({
+          signedIn: z.boolean().describe('Whether the request carries a live session: the portal reads GET /v1/me only then'),
           gateway: z.enum(['stripe', 'sandbox']),
           stripePublishableKey: z.string().nullable(),
           testCards: z.array(z.object({ paymentMethodId: z.string(), brand: z.string(), last4: z.string(), behaviour: z.string() })),
@@ -31,6 +33,7 @@ export const portalConfig = route({
           rateLimitPerMinute: z.number().int(),
           models: z.array(z.enum(MODEL_CONFIGS)),
           modelBackend: z.string(),
+          webSearch: z.boolean().describe('Whether a search backend (SEARXNG_URL) is configured: the playground ticks "Web search" only then'),
         })
         .meta({ id: 'PortalConfig' }),
     },

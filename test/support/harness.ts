@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/platform/config';
 import { start, Running } from '../../src/main';
 import type { Module, Services } from '../../src/services';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
+import { assertAnswersMatchContract, recordAnswers } from './response-contract';
 
 export interface TestServer {
   /** http://127.0.0.1:<port> */
@@ -24,6 +25,8 @@ export interface TestServer {
  * Starts the whole service in-process (role `all` unless overridden) on a free port, over a fresh
  * SQLite file in a temp dir and a unique Redis prefix. `overrides` are env settings (strings) and
  * win over the defaults below; `opts.modules` replaces the module list from src/modules.ts.
+ * Every answer the server gives is checked against the OpenAPI document when it closes
+ * (./response-contract.ts): `close()` fails listing the answers that drifted from their contract.
  */
 export async function startTestServer(
   overrides: Record<string, string> = {},
@@ -56,6 +59,7 @@ export async function startTestServer(
     throw err;
   }
   const port = running.port ?? 0;
+  const answers = running.server ? recordAnswers(running.server) : [];
   let closed: Promise<void> | null = null;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -72,6 +76,7 @@ export async function startTestServer(
           await cleanupPrefix(redisUrl, prefix).catch(() => undefined);
           if (!overrides.DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
         }
+        assertAnswersMatchContract(answers);
       })();
       return closed;
     },

@@ -42,7 +42,8 @@ export function servedRoutes(app: unknown): ServedRoute[] {
 
 /** The Express app behind a started server (its 'request' listener). */
 export function appOf(server: Server): unknown {
-  const [listener] = server.listeners('request');
-  if (!listener) throw new Error('the server has no request listener');
+  // The Express app is the listener with a router (the harness's answer recorder comes first).
+  const listener = server.listeners('request').find((l) => (l as { router?: unknown }).router);
+  if (!listener) throw new Error('the server has no Express app among its request listeners');
   return listener;
 }

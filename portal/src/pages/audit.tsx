@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { enc, get } from '../api';
 import { ErrorMessage, Field, Loading, Message, useLoad } from '../components/ui';
-import { dateTime, usd } from '../format';
+import { dateTimeSeconds } from '../format';
 import { useWorkspace } from '../state';
-import type { AuditEntry, AuditPage } from '../api-types';
+import type { AuditPage } from '../api-types';
+import { actorText, detailsText, targetText } from './audit-text';
 
 /** One entry of GET /v1/workspaces/:ws/audit (docs/ACCOUNTS.md, "Audit log"). */
 export type { AuditEntry } from '../api-types';
@@ -42,71 +43,6 @@ const ACTIONS: Record<string, string> = {
   'webhook.replay_requested': 'Replayed webhook events',
   'webhook.balance_threshold_set': 'Set the low-balance alert',
 };
-
-const SYSTEM_NAMES: Record<string, string> = { 'stripe-webhook': 'Stripe', anonymous: 'someone signed out', 'webhook-delivery': 'webhook delivery' };
-
-export function actorText(a: AuditEntry['actor']): string {
-  switch (a.type) {
-    case 'user':
-      return a.name || a.email || 'a former user';
-    case 'apiKey':
-      return `key ${a.name ?? 'deleted'}${a.last4 ? ` (…${a.last4})` : ''}`;
-    case 'operator':
-      return 'an operator';
-    case 'system':
-      return SYSTEM_NAMES[a.name] ?? (a.name.replace(/^(worker|system):/, '').replace(/[-_]/g, ' ') || 'the system');
-  }
-}
-
-export function targetText(t: AuditEntry['target']): string {
-  if (!t) return '—';
-  switch (t.type) {
-    case 'apiKey':
-      return `key ${t.name ?? t.id.slice(0, 8)}${t.last4 ? ` (…${t.last4})` : ''}`;
-    case 'member':
-      return t.name || t.email || 'a former member';
-    case 'invitation':
-      return t.email ? `invitation to ${t.email}` : 'an invitation';
-    case 'paymentMethod':
-      return `card ${t.brand ?? ''} …${t.last4 ?? ''}`.replace(/\s+/g, ' ');
-    case 'workspace':
-      return t.name ?? 'the workspace';
-    case 'deposit':
-      return 'a deposit';
-    case 'autoReload':
-      return 'auto-reload';
-    case 'webhookEndpoint':
-      return `webhook endpoint ${t.id}`;
-    default:
-      return t.name ?? t.type;
-  }
-}
-
-const MONEY = new Set(['amount', 'threshold', 'monthlyCap', 'monthlyBudget', 'budget', 'previousBudget', 'balance']);
-const LABELS: Record<string, string> = {
-  previousRole: 'was',
-  previousName: 'was',
-  previousBudget: 'was',
-  previousPeriod: 'was',
-  period: 'per',
-  monthlyBudget: 'budget',
-  monthlyCap: 'monthly cap',
-  requestsPerMinute: 'per minute',
-  expiresAt: 'expires',
-  gracePeriodSeconds: 'old secret works for (s)',
-};
-
-/** The change an entry records, in a line: "role admin, was member", "budget $50.00, was none". */
-export function detailsText(details: Record<string, unknown>): string {
-  return Object.entries(details)
-    .map(([k, v]) => {
-      const label = LABELS[k] ?? k;
-      const value =
-        v === null || v === undefined ? 'none' : MONEY.has(k) && typeof v === 'string' ? usd(v) : Array.isArray(v) ? v.join(' ') : typeof v === 'object' ? JSON.stringify(v) : String(v);
-      return `${label} ${value}`;
-    })
-    .join(', ');
-}
 
 /** The last 12 UTC calendar months, newest first: the periods finance exports. */
 export function recentMonths(now = new Date()): { value: string; label: string; from: string; to: string }[] {
@@ -205,10 +141,12 @@ export function AuditPage() {
                 <tbody>
                   {entries.map((e) => (
                     <tr key={e.id} data-testid="audit-row" data-action={e.action}>
-                      <th scope="row">{dateTime(e.time)}</th>
+                      <th scope="row">
+                        <time dateTime={e.time}>{dateTimeSeconds(e.time)}</time>
+                      </th>
                       <td data-label="Who">{actorText(e.actor)}</td>
                       <td data-label="What">{ACTIONS[e.action] ?? e.action}</td>
-                      <td data-label="Target">{targetText(e.target)}</td>
+                      <td data-label="Target">{targetText(e.target, e.details)}</td>
                       <td data-label="Outcome">{e.outcome === 'failed' ? <strong class="failed">failed</strong> : 'succeeded'}</td>
                       <td data-label="Details" class="audit-details">
                         {detailsText(e.details) || '—'}

@@ -1,16 +1,17 @@
 import { useState } from 'preact/hooks';
 import { enc, get } from '../api';
 import type { RequestReceipt } from '../api-types';
-import { ErrorMessage, Field, Loading, Message, useLoad } from '../components/ui';
-import { dateTime, integer, usd } from '../format';
+import { ErrorMessage, Field, Link, Loading, Message, useLoad } from '../components/ui';
 import { navigate } from '../router';
+import { receiptRows } from './receipt-rows';
 import { useWorkspace } from '../state';
 
 /** Where a request's receipt is shown: /receipt?request=<x-request-id>. */
 export const RECEIPT_PATH = '/receipt';
 export const receiptHref = (requestId: string) => `${RECEIPT_PATH}?request=${enc(requestId)}`;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 
 /** One inference request as billed (GET /v1/workspaces/:ws/requests/:id, read from its events). */
 export function ReceiptPage() {
@@ -23,7 +24,11 @@ export function ReceiptPage() {
     [ws.workspaceId, requestId],
   );
   return (
-    <div class="receipt">
+    <section class="receipt" aria-labelledby="receipt-page-title">
+      <p>
+        <Link href="/">← Back to the playground</Link>
+      </p>
+      <h1 id="receipt-page-title">Request receipt</h1>
       <form
         class="card"
         onSubmit={(e) => {
@@ -44,28 +49,12 @@ export function ReceiptPage() {
       {valid && loading && <Loading what="Loading the receipt" />}
       {valid && !loading && error ? <ErrorMessage error={error} /> : null}
       {data && <ReceiptView r={data} />}
-    </div>
+    </section>
   );
 }
 
 function ReceiptView({ r }: { r: RequestReceipt }) {
-  const rows: Array<[string, string]> = [
-    ['Request', r.requestId],
-    ['Key', `${r.key.name ?? 'deleted key'}${r.key.last4 ? ` (…${r.key.last4})` : ''}`],
-    ['Config', r.config],
-    ['Endpoint', r.endpoint],
-    ['Status', r.status === 'open' ? 'running' : (r.finishReason ?? 'completed')],
-    ['Prompt tokens billed', r.inputTokens === null ? '—' : integer(r.inputTokens)],
-    ['Output tokens billed', r.outputTokens === null ? '—' : `${integer(r.outputTokens)} of at most ${integer(r.maxTokens)}`],
-    ['Price per input token', r.prices ? usd(r.prices.inputUsdPerToken) : '—'],
-    ['Price per output token', r.prices ? usd(r.prices.outputUsdPerToken) : '—'],
-    ['Cost', r.cost === null ? '—' : usd(r.cost, { minDecimals: 2 })],
-    ['Held before generating', usd(r.hold.reserved, { minDecimals: 2 })],
-    ['Hold released', r.hold.released === null ? 'not yet' : usd(r.hold.released, { minDecimals: 2 })],
-    ['Requested', dateTime(r.requestedAt)],
-    ['Completed', r.completedAt ? `${dateTime(r.completedAt)}${r.durationMs !== null ? ` (${integer(r.durationMs)} ms)` : ''}` : '—'],
-    ['Ledger position of the debit', r.debit ? r.debit.position : '—'],
-  ];
+  const rows = receiptRows(r);
   return (
     <section class="card" aria-labelledby="receipt-title" data-testid="receipt">
       <h2 id="receipt-title">Receipt</h2>

@@ -31,6 +31,7 @@ export const setMemberBudget = route({
   method: 'put',
   path: '/v1/workspaces/:ws/members/:userId/budget',
   summary: 'Cap what a member’s keys may spend together per period (admins)',
+  description: "A budget over every key the member created, checked at admission beside each key's own budget; a refusal is a 402 that names the member budget. `null` removes it.",
   tags: ['Workspaces'],
   security: ['session'],
   params: wsParams.extend({ userId: z.string() }),

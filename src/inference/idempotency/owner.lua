@@ -6,7 +6,8 @@ if not v then return 0 end
 local r = cjson.decode(v)
 if r.s ~= 'run' or r.t ~= token then return 0 end
 if action == 'lease' then
-  local rec = '{"s":"run","h":' .. cjson.encode(r.h) .. ',"t":' .. cjson.encode(r.t) .. ',"lease":' .. value ..
+  local rec = '{"s":"run","h":' .. cjson.encode(r.h) .. ',"t":' .. cjson.encode(r.t) ..
+    ',"st":' .. string.format('%.0f', r.st or 0) .. ',"lease":' .. value ..
     ',"exp":' .. string.format('%.0f', r.exp) .. ',"rid":' .. cjson.encode(r.rid) .. '}'
   redis.call('SET', record, rec, 'KEEPTTL')
 elseif action == 'done' then

@@ -14,13 +14,17 @@ export const RATE_LIMIT = {
 export const CHALLENGE = { 'WWW-Authenticate': '`Bearer`: the scheme the route expects' };
 export const REPLAYED = { 'Idempotent-Replayed': '`true` when this is the recorded answer of an earlier request with the same Idempotency-Key' };
 
-/** The headers each failure carries, by status. */
+/**
+ * The headers each failure carries, by status. A metered route's answers after the key was read
+ * carry x-ratelimit-* (failures of the generation itself, 502 and 503, too); 401, 403 and 413 come
+ * before it.
+ */
 function failureHeaders(status: number, metered: boolean): Record<string, string> {
   const rate = metered ? RATE_LIMIT : {};
   if (status === 401) return { ...REQUEST_ID, ...CHALLENGE };
   if (status === 429) return { ...REQUEST_ID, ...rate, ...RETRY };
-  if (status === 409 || status === 503) return { ...REQUEST_ID, ...RETRY };
-  if (status < 500 && status !== 403 && status !== 413) return { ...REQUEST_ID, ...rate };
+  if (status === 409 || status === 503) return { ...REQUEST_ID, ...rate, ...RETRY };
+  if (status !== 403 && status !== 413) return { ...REQUEST_ID, ...rate };
   return REQUEST_ID;
 }
 

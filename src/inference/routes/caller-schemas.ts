@@ -16,8 +16,8 @@ import { PATHS } from './paths';
 const usd = z.string().regex(/^\d+(\.\d{1,9})?$/).describe('USD as an exact decimal string');
 const requestIdParam = z
   .string()
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, { error: 'requestId must be a request id (the x-request-id of an inference answer, a uuid)' })
-  .describe('The x-request-id of the inference answer');
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { error: 'requestId must be a request id (the x-request-id of an inference answer, a uuid)' })
+  .describe('The x-request-id of the inference answer, in any case');
 
 export const receiptBody = z
   .object({

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
+import { stringify as canonicalJson } from 'safe-stable-stringify';
 import { HttpError } from '../../platform/http/middleware/errors';
 import type { IdempotencyStore, RecordedReply } from '../idempotency/store';
 import { apiKeyOf } from './auth';
@@ -27,10 +28,14 @@ function headerProblem(msg: string, type: string): HttpError {
   return new HttpError(422, [{ loc: ['header', IDEMPOTENCY_HEADER], msg, type }]);
 }
 
-/** The request as the key binds it: the route, the query and the body (as parsed JSON). */
+/**
+ * The request as the key binds it: the route, the query and the body, as canonical JSON (object
+ * keys sorted at every depth), so a retry that serialises the same body with its keys in another
+ * order is the same request.
+ */
 export function requestHash(method: string, path: string, query: unknown, body: unknown): string {
   return createHash('sha256')
-    .update(`${method} ${path}\n${JSON.stringify(query ?? {})}\n${JSON.stringify(body ?? null)}`)
+    .update(`${method} ${path}\n${canonicalJson(query ?? {})}\n${canonicalJson(body ?? null)}`)
     .digest('base64url');
 }
 
@@ -42,6 +47,7 @@ export function idempotency(store: IdempotencyStore, onTakeover: (previousReques
     if (!VALID_KEY.test(given)) throw headerProblem(`${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters, without spaces (e.g. a uuid)`, 'string_pattern_mismatch');
 
     const key = store.key(apiKeyOf(res).keyId, given);
+    const startedMs = store.nowMs();
     const claim = await store.claim(key, requestHash(req.method, req.baseUrl + req.path, req.query, req.body), res.locals.inferenceId as string);
     if (claim.kind === 'mismatch') {
       throw headerProblem(
@@ -58,7 +64,7 @@ export function idempotency(store: IdempotencyStore, onTakeover: (previousReques
 
     // A running record whose lease ran out: its process died. Its request is closed unbilled first.
     if (claim.previousRequestId) await onTakeover(claim.previousRequestId);
-    record(res, store, key, claim.token);
+    record(res, store, key, claim.token, startedMs);
     next();
   };
 }
@@ -75,7 +81,7 @@ export function keepsRunningWhenLeft(res: Response): boolean {
 }
 
 /** Captures the answer as written and records it when it finished with 200; frees the key otherwise. */
-function record(res: Response, store: IdempotencyStore, key: string, token: string): void {
+function record(res: Response, store: IdempotencyStore, key: string, token: string, startedMs: number): void {
   res.locals.idempotencyRecord = true;
   const chunks: string[] = [];
   const capture = (chunk: unknown, encoding?: unknown) => {
@@ -98,6 +104,7 @@ function record(res: Response, store: IdempotencyStore, key: string, token: stri
     clearInterval(renewal);
     try {
       if (finished && res.statusCode === 200) {
+        store.observeDuration(store.nowMs() - startedMs);
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(res.getHeaders())) {
           if (KEPT_HEADERS.test(name) && value !== undefined) headers[name] = String(value);

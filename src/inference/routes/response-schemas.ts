@@ -64,12 +64,36 @@ export const chatCompletionChunk = z
   })
   .meta({ id: 'ChatCompletionChunk' });
 
-const openAiErrorObject = z.object({ message: z.string(), type: z.string(), code: z.string().nullable() });
+const usdString = z.string().regex(/^\d+(\.\d{1,9})?$/);
+
+/** A 402 that a budget (not the balance) refused: which budget, what is left, when it resets (src/inference/usecases/refusals.ts). */
+export const budgetRefusalBody = z
+  .object({
+    scope: z.string().describe('`key` or `member`: whose budget refused'),
+    keyId: z.string(),
+    userId: z.string().nullable().describe("The member whose budget refused (scope `member`), else null"),
+    period: z.string().describe('The budget period, e.g. `monthly`'),
+    limit: usdString,
+    spent: usdString,
+    held: usdString.describe('Held by calls still running'),
+    remaining: usdString,
+    required: usdString.describe('What this call would have held'),
+    resetsAt: z.string().describe('When the period ends (ISO 8601)'),
+  })
+  .meta({ id: 'BudgetRefusal' });
+
+const openAiErrorObject = z.object({
+  message: z.string(),
+  type: z.string(),
+  code: z.string().nullable().describe('`budget_exceeded` for a budget refusal, `invalid_api_key` for a 401'),
+  budget: budgetRefusalBody.optional(),
+});
 
 /** Errors under the OpenAI-compatible paths: `detail` as everywhere, plus OpenAI's `error` so its SDKs show a message. */
 export const openAiErrorBody = z
   .object({
     detail: z.union([z.string(), z.array(validationIssue)]),
+    budget: budgetRefusalBody.optional().describe('On a 402 a budget refused (not the balance)'),
     error: openAiErrorObject.optional().describe('Absent when the body is refused before the route reads it (not JSON, not UTF-8, too large)'),
   })
   .meta({ id: 'OpenAiError' });

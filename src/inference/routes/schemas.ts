@@ -98,21 +98,23 @@ export const listModels = route({
   method: 'get',
   path: PATHS.models,
   summary: 'List the models (configs)',
+  description: "The configs a request may name as `model` (or `config` on the spec routes), in OpenAI's list shape. Free: not billed and not counted in the rate limit, but it answers the key's x-ratelimit-* headers.",
   tags: ['openai'],
   security: ['apiKey'],
-  responses: { 200: ok('Every config', { schema: modelList }), ...failures(true, AUTH_FAILURES) },
+  responses: { 200: ok('Every config', { schema: modelList, headers: { ...REQUEST_ID, ...RATE_LIMIT } }), ...failures(true, AUTH_FAILURES, true) },
 });
 
 export const getModel = route({
   method: 'get',
   path: `${PATHS.models}/:model`,
   summary: 'One model (config)',
+  description: "One config by name, in OpenAI's model shape; 404 for a name that is not a config. Free, like the list.",
   tags: ['openai'],
   security: ['apiKey'],
   params: z.object({ model: z.string() }),
   responses: {
-    200: ok('The model', { schema: modelObject }),
-    ...failures(true, { ...AUTH_FAILURES, 404: 'No such model' }),
+    200: ok('The model', { schema: modelObject, headers: { ...REQUEST_ID, ...RATE_LIMIT } }),
+    ...failures(true, { ...AUTH_FAILURES, 404: 'No such model' }, true),
   },
 });
 

@@ -3,7 +3,11 @@ import { streams } from '../../platform/streams';
 import type { Services } from '../../services';
 import { Receipt, receiptOf } from '../receipt';
 
-/** Request ids are the uuids the service gives (x-request-id); anything else is refused before any read. */
+/**
+ * Request ids are the uuids the service gives (x-request-id), lower case; a uuid is the same id in
+ * any case (RFC 9562), so one copied in upper case finds its receipt. Anything else is refused
+ * before any read.
+ */
 export const REQUEST_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
@@ -13,6 +17,7 @@ export const REQUEST_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
  * model (kept for deleted keys too); null where it is not built.
  */
 export async function readReceipt(s: Services, requestId: string, owner: { workspaceId: string; keyId?: string }): Promise<Receipt | null> {
+  requestId = requestId.toLowerCase();
   if (!REQUEST_ID_PATTERN.test(requestId)) return null;
   const events = await s.store.readStream(streams.inference(requestId));
   const bare = receiptOf(events);

@@ -126,6 +126,18 @@ test('the same key with another body is 422 naming the header, and changes nothi
   expect(backend.calls.length).toBe(calls);
 });
 
+test('a retry whose JSON has the same keys in another order is the same request: replayed, not 422', async () => {
+  const idem = randomUUID();
+  const chat = { model: 'service_3_pi', messages: [{ role: 'user', content: 'order' }], max_tokens: 30 };
+  const first = await post(CHAT, chat, idem);
+  expect(first.status).toBe(200);
+  const reordered = { max_tokens: 30, messages: [{ content: 'order', role: 'user' }], model: 'service_3_pi' };
+  const again = await post(CHAT, reordered, idem);
+  expect(again.status).toBe(200);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(await again.text()).toBe(await first.text());
+});
+
 test('retries racing the original: one generation, the others 409 with Retry-After, then the replay', async () => {
   const idem = randomUUID();
   const calls = backend.calls.length;

@@ -63,6 +63,15 @@ test('members and the key read the same receipt, and it matches the ledger event
   const byKey = await api(server).get(`/external/api/inference/requests/${requestId}`).set('Authorization', `Bearer ${secret}`);
   expect(byKey.status).toBe(200);
   expect(byKey.body).toEqual((await api(server).get(`/v1/workspaces/${owner.personalWs}/requests/${requestId}`).set(owner.auth)).body);
+
+  // A uuid is one id in any case: the id copied in upper case finds the same receipt.
+  const upper = requestId.toUpperCase();
+  const memberUpper = await api(server).get(`/v1/workspaces/${owner.personalWs}/requests/${upper}`).set(owner.auth);
+  expect([memberUpper.status, memberUpper.body.requestId]).toEqual([200, requestId]);
+  const keyUpper = await api(server).get(`/external/api/inference/requests/${upper}`).set('Authorization', `Bearer ${secret}`);
+  expect(keyUpper.body).toEqual(byKey.body);
+  const portalUpper = await api(server).get(`/portal/workspaces/${owner.personalWs}/requests/${upper}`).set(owner.auth);
+  expect([portalUpper.status, portalUpper.body.requestId]).toEqual([200, requestId]);
 });
 
 test('unknown and foreign requests are 404; a value that is not an id is 422; nobody else reads a receipt', async () => {

@@ -30,6 +30,28 @@ test('a missing key is claimed; the same body while it runs is told to wait, ano
   expect(await redis.pttl(key)).toBeGreaterThan(59_000);
 });
 
+test('a retry while the call runs is told the time left of a typical call: at least 1 s, at most the lease left', async () => {
+  const long = new IdempotencyStore(redis, new Keyspace(prefix), 60_000, 30_000, () => now, () => `t${++tokens}`);
+  const key = long.key('k2', 'a');
+  const c = await long.claim(key, 'h', 'req-1');
+  if (c.kind !== 'claimed') throw new Error('not claimed');
+  now += 200;
+  // Nothing recorded yet: a typical call is taken to last a second, not the 30 s lease.
+  expect(await long.claim(key, 'h', 'req-2')).toEqual({ kind: 'running', retryAfterSeconds: 1 });
+  long.observeDuration(6_000);
+  expect(await long.claim(key, 'h', 'req-2')).toEqual({ kind: 'running', retryAfterSeconds: 6 });
+  // The renewal keeps the start: the elapsed time still counts.
+  now += 2_000;
+  expect(await long.renew(key, c.token)).toBe(true);
+  expect(await long.claim(key, 'h', 'req-2')).toEqual({ kind: 'running', retryAfterSeconds: 4 });
+  // Past the typical duration: 1 s, never 0.
+  now += 10_000;
+  expect(await long.claim(key, 'h', 'req-2')).toEqual({ kind: 'running', retryAfterSeconds: 1 });
+  // A typical duration longer than the lease left: the lease left.
+  long.observeDuration(1_000_000);
+  expect(await long.claim(key, 'h', 'req-2')).toEqual({ kind: 'running', retryAfterSeconds: 20 });
+});
+
 test('only the owner renews and completes; the recorded reply is replayed, an empty chunk list stays a list', async () => {
   const key = store.key('k1', 'b');
   const c = await store.claim(key, 'h', 'req-1');

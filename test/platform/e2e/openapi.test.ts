@@ -89,6 +89,30 @@ describe('what a generated client needs', () => {
     expect(Object.keys(doc.paths['/admin/projections'].get.responses['401'].headers)).toContain('WWW-Authenticate');
   });
 
+  test('every operation says what it does beyond its summary (a description, as Spectral\'s operation-description asks)', () => {
+    const without = operations()
+      .filter(({ op }) => !(typeof op.description === 'string' && op.description.trim().length > 0))
+      .map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    expect(without).toEqual([]);
+  });
+
+  test('every answer of the API port declares x-request-id; Location and Set-Cookie where they are sent', () => {
+    const missing = operations()
+      .filter(({ path }) => !doc.paths[path].servers)
+      .flatMap(({ method, path, op }) =>
+        Object.entries(op.responses as Record<string, { headers?: Record<string, unknown> }>)
+          .filter(([, r]) => !r.headers?.['x-request-id'])
+          .map(([status]) => `${method.toUpperCase()} ${path} ${status}`),
+      );
+    expect(missing).toEqual([]);
+    expect(Object.keys(doc.paths['/v1/workspaces'].post.responses['201'].headers)).toContain('Location');
+    expect(Object.keys(doc.paths['/v1/login'].post.responses['200'].headers)).toContain('Set-Cookie');
+    expect(Object.keys(doc.paths['/v1/logout'].post.responses['204'].headers)).toContain('Set-Cookie');
+    for (const path of ['/external/api/inference/openai/v1/models', '/external/api/inference/openai/v1/models/{model}']) {
+      expect(Object.keys(doc.paths[path].get.responses['200'].headers)).toEqual(expect.arrayContaining(['x-ratelimit-limit-requests', 'x-ratelimit-reset-requests']));
+    }
+  });
+
   test("a stream's schema is its frame, so a generated client sees the chunk type", () => {
     const media = doc.paths['/external/api/inference/streaming'].post.responses['200'].content['text/event-stream'];
     expect(media.schema.anyOf).toEqual(expect.arrayContaining([{ $ref: '#/components/schemas/InferenceChunk' }, { $ref: '#/components/schemas/InferenceUsage' }]));

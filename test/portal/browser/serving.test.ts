@@ -83,9 +83,11 @@ describe('serving the portal', () => {
   test('/portal/config.json tells the sandbox apart from Stripe, and lists the test cards', async () => {
     const res = await get('/portal/config.json');
     expect(res.headers.get('cache-control')).toBe('no-store');
-    const cfg = (await res.json()) as { gateway: string; stripePublishableKey: string | null; testCards: unknown[]; prices: unknown; modelBackend: string };
+    const cfg = (await res.json()) as { gateway: string; stripePublishableKey: string | null; testCards: unknown[]; prices: unknown; modelBackend: string; webSearch: boolean; signedIn: boolean };
     expect(cfg.gateway).toBe('sandbox');
     expect(cfg.modelBackend).toBe('demo'); // the playground labels the demo model as such
+    expect(cfg.webSearch).toBe(false); // no SEARXNG_URL: the playground leaves "Web search" unticked
+    expect(cfg.signedIn).toBe(false); // so a signed-out page never asks /v1/me (no 401 in the console)
     expect(cfg.stripePublishableKey).toBeNull();
     expect(cfg.testCards).toContainEqual({ paymentMethodId: 'pm_card_visa', brand: 'visa', last4: '4242', behaviour: 'succeeds' });
     expect(cfg.prices).toEqual({ inputUsdPerToken: '0.0000025', outputUsdPerToken: '0.00001' });
@@ -108,6 +110,8 @@ describe('serving the portal', () => {
       sessionToken: string;
     };
     const auth = { authorization: `Bearer ${login.sessionToken}` };
+    const cfg = (await (await get('/portal/config.json', { headers: { cookie: `tg_session=${login.sessionToken}` } })).json()) as { signedIn: boolean };
+    expect(cfg.signedIn).toBe(true);
     expect((await get('/portal/workspaces/not-mine/requests/r1', { headers: auth })).status).toBe(404);
     const me = (await (await get('/v1/me', { headers: auth })).json()) as { workspaces: { workspaceId: string }[] };
     const ws = me.workspaces[0].workspaceId;

@@ -67,7 +67,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the models (configs) */
+        /**
+         * List the models (configs)
+         * @description The configs a request may name as `model` (or `config` on the spec routes), in OpenAI's list shape. Free: not billed and not counted in the rate limit, but it answers the key's x-ratelimit-* headers.
+         */
         get: operations["getExternalApiInferenceOpenaiV1Models"];
         put?: never;
         post?: never;
@@ -84,7 +87,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One model (config) */
+        /**
+         * One model (config)
+         * @description One config by name, in OpenAI's model shape; 404 for a name that is not a config. Free, like the list.
+         */
         get: operations["getExternalApiInferenceOpenaiV1ModelsModel"];
         put?: never;
         post?: never;
@@ -163,7 +169,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account */
+        /**
+         * Create an account
+         * @description Creates a user from an e-mail, a password and the accepted usage-policy version (GET /v1/policies/usage). The personal workspace is made at the first login. An e-mail already taken is 409.
+         */
         post: operations["postV1Signup"];
         delete?: never;
         options?: never;
@@ -200,7 +209,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session */
+        /**
+         * End the session
+         * @description Revokes the session token and clears the tg_session cookie. A browser sends X-Requested-With, as for every session write.
+         */
         post: operations["postV1Logout"];
         delete?: never;
         options?: never;
@@ -215,7 +227,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The user, their workspaces, pending invitations, notices and usage-policy status */
+        /**
+         * The user, their workspaces, pending invitations, notices and usage-policy status
+         * @description What the portal shows after login, in one read. 401 without a session (the portal's signed-out probe).
+         */
         get: operations["getV1Me"];
         put?: never;
         post?: never;
@@ -232,10 +247,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's workspaces */
+        /**
+         * The caller's workspaces
+         * @description Every workspace the caller is a member of, with the caller's role in each; the personal one is marked `personal`.
+         */
         get: operations["getV1Workspaces"];
         put?: never;
-        /** Create a workspace (the caller becomes its admin) */
+        /**
+         * Create a workspace (the caller becomes its admin)
+         * @description A shared workspace with a new name; the caller is its first admin. The answer's Location names it.
+         */
         post: operations["postV1Workspaces"];
         delete?: never;
         options?: never;
@@ -250,14 +271,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One workspace and the caller’s role in it */
+        /**
+         * One workspace and the caller’s role in it
+         * @description 404 for a workspace the caller is not a member of, the same as for one that does not exist.
+         */
         get: operations["getV1WorkspacesWs"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename a workspace (admins) */
+        /**
+         * Rename a workspace (admins)
+         * @description A new name for a shared workspace; a personal workspace keeps its name. Members who are not admins get 403.
+         */
         patch: operations["patchV1WorkspacesWs"];
         trace?: never;
     };
@@ -268,7 +295,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The members of a workspace */
+        /**
+         * The members of a workspace
+         * @description Every member with their role and the time they joined. Any member may read it.
+         */
         get: operations["getV1WorkspacesWsMembers"];
         put?: never;
         post?: never;
@@ -286,10 +316,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Change a member’s role (admins) */
+        /**
+         * Change a member’s role (admins)
+         * @description Makes a member an admin or a plain member. The last admin cannot be demoted: a workspace keeps at least one.
+         */
         put: operations["putV1WorkspacesWsMembersUserId"];
         post?: never;
-        /** Remove a member (admins) */
+        /**
+         * Remove a member (admins)
+         * @description The member loses access at once. The last admin cannot be removed (409), nor the owner of a personal workspace.
+         */
         delete: operations["deleteV1WorkspacesWsMembersUserId"];
         options?: never;
         head?: never;
@@ -304,7 +340,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Cap what a member’s keys may spend together per period (admins) */
+        /**
+         * Cap what a member’s keys may spend together per period (admins)
+         * @description A budget over every key the member created, checked at admission beside each key's own budget; a refusal is a 402 that names the member budget. `null` removes it.
+         */
         put: operations["putV1WorkspacesWsMembersUserIdBudget"];
         post?: never;
         delete?: never;
@@ -322,7 +361,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Leave a workspace */
+        /**
+         * Leave a workspace
+         * @description The caller stops being a member. The last admin cannot leave, and nobody leaves their personal workspace.
+         */
         post: operations["postV1WorkspacesWsLeave"];
         delete?: never;
         options?: never;
@@ -337,10 +379,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A workspace’s pending invitations */
+        /**
+         * A workspace’s pending invitations
+         * @description Invitations sent and neither accepted, declined, revoked nor expired. Any member may read them.
+         */
         get: operations["getV1WorkspacesWsInvitations"];
         put?: never;
-        /** Invite someone who has an account (admins) */
+        /**
+         * Invite someone who has an account (admins)
+         * @description Invites an existing user by e-mail with a role; they see it in GET /v1/invitations and accept or decline it. Throttled per admin per hour.
+         */
         post: operations["postV1WorkspacesWsInvitations"];
         delete?: never;
         options?: never;
@@ -358,7 +406,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a pending invitation (admins) */
+        /**
+         * Revoke a pending invitation (admins)
+         * @description The invitation can no longer be accepted. 404 for one that is not pending in this workspace.
+         */
         delete: operations["deleteV1WorkspacesWsInvitationsId"];
         options?: never;
         head?: never;
@@ -372,7 +423,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s pending invitations */
+        /**
+         * The caller’s pending invitations
+         * @description Invitations addressed to the caller's e-mail, across workspaces.
+         */
         get: operations["getV1Invitations"];
         put?: never;
         post?: never;
@@ -391,7 +445,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an invitation: join the workspace */
+        /**
+         * Accept an invitation: join the workspace
+         * @description The caller becomes a member with the role the invitation names. 404 for an invitation that is not the caller's or no longer pending.
+         */
         post: operations["postV1InvitationsIdAccept"];
         delete?: never;
         options?: never;
@@ -408,7 +465,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decline an invitation */
+        /**
+         * Decline an invitation
+         * @description The caller becomes a member with the role the invitation names. 404 for an invitation that is not the caller's or no longer pending.
+         */
         post: operations["postV1InvitationsIdDecline"];
         delete?: never;
         options?: never;
@@ -423,10 +483,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace’s API keys */
+        /**
+         * The workspace’s API keys
+         * @description Every key: name, prefix and last four characters, creator, scopes, expiry, budget and its period, and when it was last used and rolled. A secret is shown only when it is created or rolled.
+         */
         get: operations["getV1WorkspacesWsKeys"];
         put?: never;
-        /** Create an API key (funded workspace, accepted usage policy) */
+        /**
+         * Create an API key (funded workspace, accepted usage policy)
+         * @description The secret is in this answer only; store it. The workspace needs a balance and the caller must have accepted the current usage policy (403 otherwise).
+         */
         post: operations["postV1WorkspacesWsKeys"];
         delete?: never;
         options?: never;
@@ -444,11 +510,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an API key: it fails on the next request */
+        /**
+         * Delete an API key: it fails on the next request
+         * @description The key answers 401 from its next request on, in every process. Its receipts and usage stay readable.
+         */
         delete: operations["deleteV1WorkspacesWsKeysKeyId"];
         options?: never;
         head?: never;
-        /** Rename a key or set its budget and the period it resets by */
+        /**
+         * Rename a key or set its budget and the period it resets by
+         * @description Any of `name`, `budgetUsd` (null removes the budget) and `budgetPeriod`. A budget is checked at admission with the balance; a spent one refuses with 402 naming the budget.
+         */
         patch: operations["patchV1WorkspacesWsKeysKeyId"];
         trace?: never;
     };
@@ -461,7 +533,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new secret for the same key; the old one works for gracePeriodSeconds */
+        /**
+         * A new secret for the same key; the old one works for gracePeriodSeconds
+         * @description Rolls the secret without changing the key's id, budget or usage; the new secret is in this answer only. The old secret keeps working for gracePeriodSeconds (0 ends it at once).
+         */
         post: operations["postV1WorkspacesWsKeysKeyIdRoll"];
         delete?: never;
         options?: never;
@@ -496,7 +571,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Balance, card on file, deposits made and auto-reload */
+        /**
+         * Balance, card on file, deposits made and auto-reload
+         * @description The workspace's billing at a glance, in decimal USD strings: balance, what running calls hold (`reserved`), what is available, and what was deposited, reloaded and spent; the card on file and the auto-reload settings.
+         */
         get: operations["getV1WorkspacesWsBilling"];
         put?: never;
         post?: never;
@@ -515,7 +593,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Attach a card (a Stripe PaymentMethod id) (admins) */
+        /**
+         * Attach a card (a Stripe PaymentMethod id) (admins)
+         * @description Attaches the card to the workspace's Stripe customer and makes it the card deposits and auto-reload charge.
+         */
         post: operations["postV1WorkspacesWsBillingPaymentMethod"];
         delete?: never;
         options?: never;
@@ -530,7 +611,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace’s deposits (requested, succeeded, failed), newest first */
+        /**
+         * The workspace’s deposits (requested, succeeded, failed), newest first
+         * @description Each deposit with its amount and state, and the smallest deposit the next one may be.
+         */
         get: operations["getV1WorkspacesWsBillingDeposits"];
         put?: never;
         /**
@@ -552,7 +636,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set auto-reload: below `threshold`, charge `amount`, at most `monthlyCap` a month (admins) */
+        /**
+         * Set auto-reload: below `threshold`, charge `amount`, at most `monthlyCap` a month (admins)
+         * @description Auto-reload charges the card on file when the balance falls below `threshold`, never more than `monthlyCap` in a calendar month; `enabled: false` turns it off. Needs a card (POST …/billing/payment-method).
+         */
         put: operations["putV1WorkspacesWsBillingAutoReload"];
         post?: never;
         delete?: never;
@@ -568,7 +655,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The ledger: deposits, reloads and debits with the running balance, oldest first */
+        /**
+         * The ledger: deposits, reloads and debits with the running balance, oldest first
+         * @description One row per ledger event, with its event-store position, so any call's debit can be found; paged with `limit` and `cursor` (the `nextCursor` of the page before).
+         */
         get: operations["getV1WorkspacesWsBillingLedger"];
         put?: never;
         post?: never;
@@ -625,7 +715,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The months the workspace has statements for, newest first */
+        /**
+         * The months the workspace has statements for, newest first
+         * @description Each month with activity; GET …/statements/{month} answers the statement itself.
+         */
         get: operations["getV1WorkspacesWsStatements"];
         put?: never;
         post?: never;
@@ -662,7 +755,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The receipt of a succeeded deposit, as JSON or PDF */
+        /**
+         * The receipt of a succeeded deposit, as JSON or PDF
+         * @description `?format=pdf` answers the PDF, else the JSON. 404 for a deposit that did not succeed.
+         */
         get: operations["getV1WorkspacesWsBillingDepositsDepositIdReceipt"];
         put?: never;
         post?: never;
@@ -679,7 +775,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The usage policy in force: its version, effective date and rules */
+        /**
+         * The usage policy in force: its version, effective date and rules
+         * @description Public. Signup and key creation need the version this answers.
+         */
         get: operations["getV1PoliciesUsage"];
         put?: never;
         post?: never;
@@ -698,7 +797,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept the current usage policy (needed before creating API keys) */
+        /**
+         * Accept the current usage policy (needed before creating API keys)
+         * @description Records that the caller accepted the version in force; 422 for a version that is not the current one.
+         */
         post: operations["postV1PoliciesUsageAccept"];
         delete?: never;
         options?: never;
@@ -733,7 +835,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace’s webhook endpoints (without secrets) */
+        /**
+         * The workspace’s webhook endpoints (without secrets)
+         * @description Each endpoint with its URL, event types and whether it is enabled. A secret is shown only when it is made (registration, rotation). Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooks"];
         put?: never;
         /**
@@ -757,7 +862,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint: nothing more is sent to it */
+        /**
+         * Delete a webhook endpoint: nothing more is sent to it
+         * @description Its deliveries stop with this answer; the events stay in the workspace's log. Admins only.
+         */
         delete: operations["deleteV1WorkspacesWsWebhooksEndpointId"];
         options?: never;
         head?: never;
@@ -773,7 +881,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new signing secret, used from the next attempt on; shown once */
+        /**
+         * A new signing secret, used from the next attempt on; shown once
+         * @description Attempts already signed keep their signature; every attempt after this answer is signed with the new secret. Admins only.
+         */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdRotateSecret"];
         delete?: never;
         options?: never;
@@ -788,7 +899,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint’s latest deliveries (newest first, at most 100) with every attempt */
+        /**
+         * The endpoint’s latest deliveries (newest first, at most 100) with every attempt
+         * @description Each delivery with every attempt made, to see why a receiver missed one. Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooksEndpointIdDeliveries"];
         put?: never;
         post?: never;
@@ -807,7 +921,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send one delivery again (same webhook-id and body, signed anew) */
+        /**
+         * Send one delivery again (same webhook-id and body, signed anew)
+         * @description Queues one more attempt of a recorded delivery, with the same webhook-id, so a receiver that drops duplicates by it sees one event. Admins only.
+         */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdDeliveriesDeliveryIdResend"];
         delete?: never;
         options?: never;
@@ -824,7 +941,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Enable a disabled endpoint: events stored from now on are sent to it (replay what it missed) */
+        /**
+         * Enable a disabled endpoint: events stored from now on are sent to it (replay what it missed)
+         * @description Enabling does not send what the endpoint missed while disabled: ask a replay for that. Admins only.
+         */
         post: operations["postV1WorkspacesWsWebhooksEndpointIdEnable"];
         delete?: never;
         options?: never;
@@ -859,7 +979,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint’s latest replays (newest first, at most 20) with their progress */
+        /**
+         * The endpoint’s latest replays (newest first, at most 20) with their progress
+         * @description Each replay the endpoint was asked for, with its progress. Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooksEndpointIdReplays"];
         put?: never;
         /**
@@ -880,7 +1003,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One replay’s progress and result */
+        /**
+         * One replay’s progress and result
+         * @description Poll it until it has finished. Admins only.
+         */
         get: operations["getV1WorkspacesWsWebhooksEndpointIdReplaysReplayId"];
         put?: never;
         post?: never;
@@ -897,7 +1023,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every projection: generation, checkpoint, head, lag and any running rebuild */
+        /**
+         * Every projection: generation, checkpoint, head, lag and any running rebuild
+         * @description For operators: how far each read model is behind the event store, and the progress of a rebuild that runs.
+         */
         get: operations["getAdminProjections"];
         put?: never;
         post?: never;
@@ -916,7 +1045,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rebuild one projection into a new generation, then switch readers to it */
+        /**
+         * Rebuild one projection into a new generation, then switch readers to it
+         * @description Builds the read model anew from the first event beside the live one, then switches readers over; the live one keeps serving meanwhile. One rebuild per projection at a time (409).
+         */
         post: operations["postAdminProjectionsNameRebuild"];
         delete?: never;
         options?: never;
@@ -952,7 +1084,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Override one key's requests per minute */
+        /**
+         * Override one key's requests per minute
+         * @description Replaces RATE_LIMIT_PER_MINUTE for this key, in every process at once.
+         */
         put: operations["putAdminWorkspacesWsKeysKeyIdRateLimit"];
         post?: never;
         delete?: never;
@@ -968,7 +1103,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the portal needs to know: payment gateway, Stripe key, prices, limits, models */
+        /**
+         * What the portal needs to know: payment gateway, Stripe key, prices, limits, models
+         * @description Public, cached briefly. The Stripe key is the publishable one.
+         */
         get: operations["getPortalConfigJson"];
         put?: never;
         post?: never;
@@ -1005,7 +1143,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process is up */
+        /**
+         * Liveness: the process is up
+         * @description Answers 200 while the process serves HTTP; it checks nothing else (see /readyz).
+         */
         get: operations["getHealthz"];
         put?: never;
         post?: never;
@@ -1022,7 +1163,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the event store takes writes, Redis answers and the read models are caught up */
+        /**
+         * Readiness: the event store takes writes, Redis answers and the read models are caught up
+         * @description 503 with the failing check named while any of them is not ready; a load balancer sends traffic only on 200.
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -1039,7 +1183,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /**
+         * This OpenAPI 3.1 document
+         * @description Generated from the route contracts the server validates requests with, so it describes exactly what is served.
+         */
         get: operations["getOpenapiJson"];
         put?: never;
         post?: never;
@@ -1194,17 +1341,41 @@ export interface components {
             error: {
                 message: string;
                 type: string;
+                /** @description `budget_exceeded` for a budget refusal, `invalid_api_key` for a 401 */
                 code: string | null;
+                budget?: components["schemas"]["BudgetRefusal"];
             };
             detail: string;
         };
+        BudgetRefusal: {
+            /** @description `key` or `member`: whose budget refused */
+            scope: string;
+            keyId: string;
+            /** @description The member whose budget refused (scope `member`), else null */
+            userId: string | null;
+            /** @description The budget period, e.g. `monthly` */
+            period: string;
+            limit: string;
+            spent: string;
+            /** @description Held by calls still running */
+            held: string;
+            remaining: string;
+            /** @description What this call would have held */
+            required: string;
+            /** @description When the period ends (ISO 8601) */
+            resetsAt: string;
+        };
         OpenAiError: {
             detail: string | components["schemas"]["ValidationIssue"][];
+            /** @description On a 402 a budget refused (not the balance) */
+            budget?: components["schemas"]["BudgetRefusal"];
             /** @description Absent when the body is refused before the route reads it (not JSON, not UTF-8, too large) */
             error?: {
                 message: string;
                 type: string;
+                /** @description `budget_exceeded` for a budget refusal, `invalid_api_key` for a 401 */
                 code: string | null;
+                budget?: components["schemas"]["BudgetRefusal"];
             };
         };
         ModelList: {
@@ -1311,6 +1482,8 @@ export interface components {
             events: number;
         };
         PortalConfig: {
+            /** @description Whether the request carries a live session: the portal reads GET /v1/me only then */
+            signedIn: boolean;
             /** @enum {string} */
             gateway: "stripe" | "sandbox";
             stripePublishableKey: string | null;
@@ -1333,6 +1506,8 @@ export interface components {
             rateLimitPerMinute: number;
             models: ("service_3_pi" | "service_3_productivity")[];
             modelBackend: string;
+            /** @description Whether a search backend (SEARXNG_URL) is configured: the playground ticks "Web search" only then */
+            webSearch: boolean;
         };
         RequestCost: {
             requestId: string;
@@ -1509,6 +1684,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1569,6 +1750,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1580,6 +1767,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1713,6 +1906,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1773,6 +1972,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1784,6 +1989,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1928,6 +2139,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1988,6 +2205,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1999,6 +2222,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2023,6 +2252,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2058,6 +2293,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2084,6 +2325,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2119,6 +2366,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2130,6 +2383,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2351,6 +2610,12 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2376,6 +2641,8 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2385,6 +2652,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2394,6 +2663,8 @@ export interface operations {
             /** @description Workspace not found, not a member, or no such request in this workspace */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2403,6 +2674,8 @@ export interface operations {
             /** @description The request id is not an id */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2433,6 +2706,8 @@ export interface operations {
             /** @description The account */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2446,6 +2721,8 @@ export interface operations {
             /** @description An account with this e-mail already exists */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2455,6 +2732,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2464,6 +2743,8 @@ export interface operations {
             /** @description Too many attempts from this address (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2473,6 +2754,8 @@ export interface operations {
             /** @description Too many passwords being checked right now (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2500,6 +2783,10 @@ export interface operations {
             /** @description The session */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `tg_session=<token>`: the session cookie (HttpOnly, SameSite=Lax) */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2518,6 +2805,8 @@ export interface operations {
             /** @description Invalid e-mail or password */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,6 +2816,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2536,6 +2827,8 @@ export interface operations {
             /** @description Too many attempts from this address (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2545,6 +2838,8 @@ export interface operations {
             /** @description Too many passwords being checked right now (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2565,6 +2860,10 @@ export interface operations {
             /** @description Logged out */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `tg_session=`, expired: the cookie cleared */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2572,6 +2871,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2581,6 +2882,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2601,6 +2904,8 @@ export interface operations {
             /** @description The signed-in user */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2654,6 +2959,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2674,6 +2981,8 @@ export interface operations {
             /** @description Personal first, then by name */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2692,6 +3001,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2718,6 +3029,10 @@ export interface operations {
             /** @description The workspace */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description The new workspace: `/v1/workspaces/{ws}` */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2733,6 +3048,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2742,6 +3059,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2751,6 +3070,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2773,6 +3094,8 @@ export interface operations {
             /** @description The workspace */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2789,6 +3112,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,6 +3123,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2826,6 +3153,8 @@ export interface operations {
             /** @description The renamed workspace */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2841,6 +3170,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +3181,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2859,6 +3192,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2868,6 +3203,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2890,6 +3227,8 @@ export interface operations {
             /** @description Oldest member first */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2925,6 +3264,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2934,6 +3275,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2964,6 +3307,8 @@ export interface operations {
             /** @description The new role */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2978,6 +3323,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2987,6 +3334,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2996,6 +3345,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3005,6 +3356,8 @@ export interface operations {
             /** @description The last admin cannot be demoted */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3014,6 +3367,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3037,6 +3392,8 @@ export interface operations {
             /** @description Removed */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3044,6 +3401,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3053,6 +3412,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3062,6 +3423,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3071,6 +3434,8 @@ export interface operations {
             /** @description A personal workspace’s owner, or the last admin, cannot be removed */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3105,6 +3470,8 @@ export interface operations {
             /** @description The member’s budget now (null: none) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3133,6 +3500,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3142,6 +3511,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3151,6 +3522,8 @@ export interface operations {
             /** @description Workspace or member not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3160,6 +3533,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3182,6 +3557,8 @@ export interface operations {
             /** @description Left */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3189,6 +3566,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3198,6 +3577,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3207,6 +3588,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3216,6 +3599,8 @@ export interface operations {
             /** @description A personal workspace, or its last admin, cannot leave */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3238,6 +3623,8 @@ export interface operations {
             /** @description Pending invitations */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3262,6 +3649,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3271,6 +3660,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3299,6 +3690,8 @@ export interface operations {
             /** @description The invitation */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3314,6 +3707,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3323,6 +3718,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3332,6 +3729,8 @@ export interface operations {
             /** @description Workspace not found, or no account uses the e-mail */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3341,6 +3740,8 @@ export interface operations {
             /** @description Already a member, already invited, or a personal workspace */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,6 +3751,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,6 +3762,8 @@ export interface operations {
             /** @description Too many invitations sent (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3382,6 +3787,8 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3389,6 +3796,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3398,6 +3807,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3407,6 +3818,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3416,6 +3829,8 @@ export interface operations {
             /** @description The invitation was already answered or revoked */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3436,6 +3851,8 @@ export interface operations {
             /** @description Pending invitations */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3460,6 +3877,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3482,6 +3901,8 @@ export interface operations {
             /** @description Accepted, with the role */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3498,6 +3919,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3507,6 +3930,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3516,6 +3941,8 @@ export interface operations {
             /** @description Invitation not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3525,6 +3952,8 @@ export interface operations {
             /** @description The invitation was already answered or revoked */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3547,6 +3976,8 @@ export interface operations {
             /** @description Declined */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3563,6 +3994,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3572,6 +4005,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3581,6 +4016,8 @@ export interface operations {
             /** @description Invitation not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3590,6 +4027,8 @@ export interface operations {
             /** @description The invitation was already answered or revoked */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3612,6 +4051,8 @@ export interface operations {
             /** @description Oldest first; never a secret */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3658,6 +4099,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3667,6 +4110,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3698,6 +4143,8 @@ export interface operations {
             /** @description The key with its secret, shown this once */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3720,6 +4167,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3729,6 +4178,8 @@ export interface operations {
             /** @description The workspace is not funded: a card and the initial deposit first */
             402: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3738,6 +4189,8 @@ export interface operations {
             /** @description The usage policy is not accepted, or a cookie write without X-Requested-With */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3747,6 +4200,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3756,6 +4211,8 @@ export interface operations {
             /** @description This key already exists */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3765,6 +4222,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3788,6 +4247,8 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3795,6 +4256,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3804,6 +4267,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may delete it) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3813,6 +4278,8 @@ export interface operations {
             /** @description Workspace or API key not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3850,6 +4317,8 @@ export interface operations {
             /** @description The key as the list shows it */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3894,6 +4363,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3903,6 +4374,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3912,6 +4385,8 @@ export interface operations {
             /** @description Workspace or API key not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3921,6 +4396,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3951,6 +4428,8 @@ export interface operations {
             /** @description The new secret, shown this once */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3971,6 +4450,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3980,6 +4461,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may roll it) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3989,6 +4472,8 @@ export interface operations {
             /** @description Workspace or API key not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3998,6 +4483,8 @@ export interface operations {
             /** @description The key has expired */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4007,6 +4494,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4035,6 +4524,8 @@ export interface operations {
             /** @description One page of entries, or the CSV export */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For CSV: attachment; filename="tollgate-audit-<ws>.csv" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -4088,6 +4579,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4097,6 +4590,8 @@ export interface operations {
             /** @description Admins only */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4106,6 +4601,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4115,6 +4612,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4137,6 +4636,8 @@ export interface operations {
             /** @description The workspace’s billing */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4187,6 +4688,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4196,6 +4699,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4224,6 +4729,8 @@ export interface operations {
             /** @description The card on file */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4241,6 +4748,8 @@ export interface operations {
             /** @description The payment provider refused the request */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4250,6 +4759,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4259,6 +4770,8 @@ export interface operations {
             /** @description The card was declined */
             402: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4268,6 +4781,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4277,6 +4792,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4286,6 +4803,8 @@ export interface operations {
             /** @description A conflicting request with the same idempotency key, or the state does not allow it */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4295,6 +4814,8 @@ export interface operations {
             /** @description Not a PaymentMethod id, or the payment provider does not know it */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4304,6 +4825,8 @@ export interface operations {
             /** @description The payment provider is unavailable (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4326,6 +4849,8 @@ export interface operations {
             /** @description Deposits and the smallest next deposit */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4349,6 +4874,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4358,6 +4885,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4389,6 +4918,8 @@ export interface operations {
             /** @description Charged; the balance after it */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4456,6 +4987,8 @@ export interface operations {
             /** @description The payment provider did not answer in time: settled later, or retry with the same key */
             202: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4482,6 +5015,8 @@ export interface operations {
             /** @description The payment provider refused the request */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4491,6 +5026,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4500,6 +5037,8 @@ export interface operations {
             /** @description The charge failed */
             402: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -4526,6 +5065,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4535,6 +5076,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4544,6 +5087,8 @@ export interface operations {
             /** @description No card on file, or a conflicting request with the same idempotency key */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4553,6 +5098,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4562,6 +5109,8 @@ export interface operations {
             /** @description The payment provider is unavailable (Retry-After) */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4593,6 +5142,8 @@ export interface operations {
             /** @description The auto-reload settings (null only when the read model has not caught up in time) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4615,6 +5166,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4624,6 +5177,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4633,6 +5188,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4642,6 +5199,8 @@ export interface operations {
             /** @description No card on file */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4651,6 +5210,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4676,6 +5237,8 @@ export interface operations {
             /** @description One page of the ledger */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4708,6 +5271,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4717,6 +5282,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4726,6 +5293,8 @@ export interface operations {
             /** @description A value breaks a documented constraint */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4757,6 +5326,8 @@ export interface operations {
             /** @description The series, or a CSV export */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For CSV: attachment; filename="tollgate-usage-<ws>.csv" or "tollgate-focus-<ws>.csv" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -4803,6 +5374,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4812,6 +5385,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4821,6 +5396,8 @@ export interface operations {
             /** @description A bad value, an unknown groupBy or format, from not before to, or too many points */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4843,6 +5420,8 @@ export interface operations {
             /** @description The stream */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4863,6 +5442,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4872,6 +5453,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4881,6 +5464,8 @@ export interface operations {
             /** @description Too many live streams open at once (Retry-After) */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4903,6 +5488,8 @@ export interface operations {
             /** @description From the month the workspace was created to the current one */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4920,6 +5507,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4929,6 +5518,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4954,6 +5545,8 @@ export interface operations {
             /** @description The statement */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For CSV and PDF: attachment; filename="tollgate-statement-<ws>-<month>.csv|pdf" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -5012,6 +5605,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5021,6 +5616,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5030,6 +5627,8 @@ export interface operations {
             /** @description Not a month, a month in the future, or one before the workspace existed (loc path.month); or an unknown format */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5055,6 +5654,8 @@ export interface operations {
             /** @description The receipt */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description For PDF: attachment; filename="tollgate-receipt-<depositId>.pdf" */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
@@ -5088,6 +5689,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5097,6 +5700,8 @@ export interface operations {
             /** @description Workspace not found, the caller is not a member, or no succeeded deposit with this id */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5106,6 +5711,8 @@ export interface operations {
             /** @description An unknown format */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5126,6 +5733,8 @@ export interface operations {
             /** @description The policy */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5144,6 +5753,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5153,6 +5764,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5180,6 +5793,8 @@ export interface operations {
             /** @description The caller’s acceptance status */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5196,6 +5811,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5205,6 +5822,8 @@ export interface operations {
             /** @description A cookie-authenticated write without X-Requested-With or a same-origin Origin, or the caller lacks the role */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5214,6 +5833,8 @@ export interface operations {
             /** @description User not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5223,6 +5844,8 @@ export interface operations {
             /** @description version is not the current version */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5247,6 +5870,8 @@ export interface operations {
             /** @description Received (a repeat of a handled event says duplicate) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5263,6 +5888,8 @@ export interface operations {
             /** @description Unsigned, badly signed, stale or malformed event */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5272,6 +5899,8 @@ export interface operations {
             /** @description STRIPE_WEBHOOK_SECRET is unset */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5281,6 +5910,8 @@ export interface operations {
             /** @description Another delivery of this event is being processed; Stripe retries later */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5290,6 +5921,8 @@ export interface operations {
             /** @description The payment provider is unavailable; retry */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5312,6 +5945,8 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5334,6 +5969,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5343,6 +5980,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5352,6 +5991,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5381,6 +6022,8 @@ export interface operations {
             /** @description Registered */
             201: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5400,6 +6043,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5409,6 +6054,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5418,6 +6065,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5427,6 +6076,8 @@ export interface operations {
             /** @description The workspace has the most endpoints allowed */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5436,6 +6087,8 @@ export interface operations {
             /** @description A URL that is not http(s), or whose host is (or resolves to) an address in a special-purpose range: private, loopback, link-local, documentation, … (loc body.url); an unknown event type (body.eventTypes) */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5459,6 +6112,8 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5466,6 +6121,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5475,6 +6132,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5484,6 +6143,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5507,6 +6168,8 @@ export interface operations {
             /** @description Rotated */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5526,6 +6189,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5535,6 +6200,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5544,6 +6211,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5567,6 +6236,8 @@ export interface operations {
             /** @description The deliveries */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5595,6 +6266,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5604,6 +6277,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5613,6 +6288,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5637,6 +6314,8 @@ export interface operations {
             /** @description Queued */
             202: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5663,6 +6342,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5672,6 +6353,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5681,6 +6364,8 @@ export interface operations {
             /** @description Workspace, endpoint or delivery not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5690,6 +6375,8 @@ export interface operations {
             /** @description The endpoint is disabled */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5713,6 +6400,8 @@ export interface operations {
             /** @description Enabled (also when it already was) */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5730,6 +6419,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5739,6 +6430,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5748,6 +6441,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5777,6 +6472,8 @@ export interface operations {
             /** @description Set */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5789,6 +6486,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5798,6 +6497,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5807,6 +6508,8 @@ export interface operations {
             /** @description Workspace not found, or the caller is not a member */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5816,6 +6519,8 @@ export interface operations {
             /** @description threshold is not a positive USD decimal string or null (loc body.threshold) */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5839,6 +6544,8 @@ export interface operations {
             /** @description The replays */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5871,6 +6578,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5880,6 +6589,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5889,6 +6600,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5919,6 +6632,8 @@ export interface operations {
             /** @description This replay was asked for before: its progress */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5949,6 +6664,8 @@ export interface operations {
             /** @description Replay started */
             202: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5979,6 +6696,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5988,6 +6707,8 @@ export interface operations {
             /** @description Only admins manage webhooks (or a cookie write without X-Requested-With) */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5997,6 +6718,8 @@ export interface operations {
             /** @description Workspace or endpoint not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6006,6 +6729,8 @@ export interface operations {
             /** @description The endpoint is disabled, or another replay of it is still running */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6015,6 +6740,8 @@ export interface operations {
             /** @description Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position or past the newest event */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6048,6 +6775,8 @@ export interface operations {
             /** @description The replay */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6078,6 +6807,8 @@ export interface operations {
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6087,6 +6818,8 @@ export interface operations {
             /** @description Only admins manage webhooks */
             403: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6096,6 +6829,8 @@ export interface operations {
             /** @description Workspace, endpoint or replay not found */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6116,6 +6851,8 @@ export interface operations {
             /** @description The projections */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6127,6 +6864,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6138,6 +6877,8 @@ export interface operations {
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6160,6 +6901,8 @@ export interface operations {
             /** @description Rebuilt and switched */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6174,6 +6917,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6185,6 +6930,8 @@ export interface operations {
             /** @description No such projection (or ADMIN_TOKEN is unset) */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6194,6 +6941,8 @@ export interface operations {
             /** @description A rebuild of it is already running (its progress is in `rebuilding`), or this one lost its lock */
             409: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6217,6 +6966,8 @@ export interface operations {
             /** @description The Prometheus text exposition format */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6226,6 +6977,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6237,6 +6990,8 @@ export interface operations {
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6267,6 +7022,8 @@ export interface operations {
             /** @description The limit in force */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6280,6 +7037,8 @@ export interface operations {
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6291,6 +7050,8 @@ export interface operations {
             /** @description No such workspace or key */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6300,6 +7061,8 @@ export interface operations {
             /** @description requestsPerMinute is not an integer from 1 to 1000000, nor null */
             422: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6320,6 +7083,8 @@ export interface operations {
             /** @description The configuration */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6329,6 +7094,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6338,6 +7105,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6361,6 +7130,8 @@ export interface operations {
             /** @description The request as billed */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6370,6 +7141,8 @@ export interface operations {
             /** @description Not logged in */
             401: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6379,6 +7152,8 @@ export interface operations {
             /** @description No such workspace for this user, no such request in it, or not billed within 3 s */
             404: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6388,6 +7163,8 @@ export interface operations {
             /** @description Too many lookups waiting at once for this user */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6408,6 +7185,8 @@ export interface operations {
             /** @description Up */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6420,6 +7199,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6429,6 +7210,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6449,6 +7232,8 @@ export interface operations {
             /** @description Ready */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6458,6 +7243,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6467,6 +7254,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6476,6 +7265,8 @@ export interface operations {
             /** @description Not ready: every failing check says why */
             503: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6496,6 +7287,8 @@ export interface operations {
             /** @description The document, generated from the same schemas the routes validate with */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6515,6 +7308,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6524,6 +7319,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6544,6 +7341,8 @@ export interface operations {
             /** @description The page */
             200: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6553,6 +7352,8 @@ export interface operations {
             /** @description GET /docs → /docs/ (the page loads its files relative to it) */
             301: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     /** @description /docs/ */
                     Location?: string;
                     [name: string]: unknown;
@@ -6562,6 +7363,8 @@ export interface operations {
             /** @description Malformed HTTP request (e.g. a header with a character that is not allowed) */
             400: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6571,6 +7374,8 @@ export interface operations {
             /** @description Request headers too large */
             431: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

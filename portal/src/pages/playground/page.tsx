@@ -36,6 +36,9 @@ function Playground() {
   const [keyId, setKeyId] = useState('');
   const [secret, setSecret] = useState('');
   const [settings, setSettings] = useState(DEFAULT_SETTINGS);
+  // Web search is offered ticked only where a search backend answers (SEARXNG_URL).
+  const searchConfigured = portalConfig?.webSearch ?? false;
+  useEffect(() => setSettings((s) => ({ ...s, webSearch: searchConfigured })), [searchConfigured]);
   const { stream } = settings;
   const [message, setMessage] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);

@@ -21,7 +21,8 @@ export const DEFAULT_SETTINGS: RequestSettings = {
   topP: '0.95',
   maxTokens: '256',
   stops: '',
-  webSearch: true,
+  // Ticked once /portal/config.json says a search backend is configured (Playground).
+  webSearch: false,
   stream: true,
   instruction: '',
 };

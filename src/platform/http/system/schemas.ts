@@ -8,6 +8,7 @@ export const healthz = route({
   method: 'get',
   path: '/healthz',
   summary: 'Liveness: the process is up',
+  description: 'Answers 200 while the process serves HTTP; it checks nothing else (see /readyz).',
   tags: ['system'],
   security: [],
   responses: { 200: { description: 'Up', schema: z.object({ status: z.literal('ok') }) }, ...transportErrors },
@@ -26,6 +27,7 @@ export const readyz = route({
   method: 'get',
   path: '/readyz',
   summary: 'Readiness: the event store takes writes, Redis answers and the read models are caught up',
+  description: '503 with the failing check named while any of them is not ready; a load balancer sends traffic only on 200.',
   tags: ['system'],
   security: [],
   responses: {
