@@ -234,6 +234,27 @@ export interface paths {
         get: operations["getV1Me"];
         put?: never;
         post?: never;
+        /**
+         * Erase my account: my personal data is made unreadable for good (crypto-shredding)
+         * @description Re-enter the password. The data key of the user is destroyed, so every personal field of their events reads as `[erased]`; ledgers and statements stay whole, and the e-mail can sign up again (docs/SECURITY.md).
+         */
+        delete: operations["deleteV1Me"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Everything held on me, as JSON (GDPR article 20) */
+        get: operations["getV1MeExport"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1090,6 +1111,23 @@ export interface paths {
          */
         put: operations["putAdminWorkspacesWsKeysKeyIdRateLimit"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Erase a user: destroy their data key, so their personal fields read as erased (docs/SECURITY.md) */
+        post: operations["postAdminUsersIdErase"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2953,6 +2991,132 @@ export interface operations {
                             accepted: boolean;
                             detail: string | null;
                         };
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteV1Me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Erased; the session ended */
+            204: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The password is wrong: nothing was erased */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The user is the last admin of a workspace with other members (the answer names them) */
+            409: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A value breaks a documented constraint */
+            422: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getV1MeExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile, the workspaces and every event that names the user */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        exportedAt: string;
+                        user: {
+                            userId: string;
+                            email: string;
+                            name: string;
+                            registered: string;
+                        };
+                        workspaces: {
+                            workspaceId: string;
+                            name: string;
+                            /** @enum {string} */
+                            role: "admin" | "member";
+                            personal: boolean;
+                        }[];
+                        events: {
+                            stream: string;
+                            type: string;
+                            created: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -6751,6 +6915,8 @@ export interface operations {
             /** @description The workspace started its replays for today (UTC); Retry-After says when the next may start */
             429: {
                 headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7067,6 +7233,63 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    postAdminUsersIdErase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased */
+            204: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The operator token is missing or wrong */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such user (or already erased) */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The user is the last admin of a workspace with other members (the answer names them) */
+            409: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
