@@ -25,6 +25,11 @@ module.exports = {
     { ...base, ...needsRedis, displayName: 'int', testMatch: ['<rootDir>/test/*/int/**/*.test.ts'] },
     { ...base, ...needsRedis, displayName: 'contract', testMatch: ['<rootDir>/test/*/contract/**/*.test.ts'] },
     { ...base, ...needsRedis, displayName: 'e2e', testMatch: ['<rootDir>/test/*/e2e/**/*.test.ts'] },
-    { ...base, globalSetup: '<rootDir>/test/support/browser-setup.js', displayName: 'browser', testMatch: ['<rootDir>/test/*/browser/**/*.test.ts'] },
+    {
+      ...base,
+      globalSetup: '<rootDir>/test/support/browser-setup.js',
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/*/browser/**/*.test.ts'],
+    },
   ],
 };

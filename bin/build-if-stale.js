@@ -129,7 +129,11 @@ function buildIfStale({ always = false, quiet = false } = {}) {
   if (!always && builtHash() === hash) return false;
   if (!existsSync(join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'))) return false;
   if (!quiet) {
-    const why = always ? 'npm run build' : existsSync(join(ROOT, 'dist', 'src')) ? 'the sources changed since the last build' : 'dist/ is missing';
+    const why = always
+      ? 'npm run build'
+      : existsSync(join(ROOT, 'dist', 'src'))
+        ? 'the sources changed since the last build'
+        : 'dist/ is missing';
     process.stderr.write(`tollgate: building dist/ (${why})\n`);
   }
   build(hash);

@@ -83,7 +83,8 @@ export interface KeyStoreConfig extends EventStoreConfig {
  * EventStoreDB (which has no tables), KEY_STORE_DATABASE_URL's PostgreSQL or `${DATA_DIR}/keys.sqlite`.
  */
 export function openKeyStore(config: KeyStoreConfig, master: MasterKeys): KeyStore {
-  const pg = config.EVENT_STORE === 'postgres' ? config.DATABASE_URL : config.EVENT_STORE === 'esdb' ? config.KEY_STORE_DATABASE_URL : undefined;
+  const pg =
+    config.EVENT_STORE === 'postgres' ? config.DATABASE_URL : config.EVENT_STORE === 'esdb' ? config.KEY_STORE_DATABASE_URL : undefined;
   if (pg) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { PostgresKeyRows } = require('./platform/crypto/postgres-key-rows') as typeof import('./platform/crypto/postgres-key-rows');

@@ -85,7 +85,13 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
       closers.push(() => projector.stop());
     }
     if (partitioned) {
-      s.progress = new RedisProgress(await s.connectRedis('progress'), s.redis, s.ks, projections.map((p) => p.name), config.PROJECTION_PARTITIONS);
+      s.progress = new RedisProgress(
+        await s.connectRedis('progress'),
+        s.redis,
+        s.ks,
+        projections.map((p) => p.name),
+        config.PROJECTION_PARTITIONS,
+      );
     } else if (role === 'all' || role === 'projector') {
       runner = new ProjectionRunner({
         store: s.store,
@@ -122,12 +128,23 @@ export async function start(config: Config, opts: { log?: Logger; modules?: Modu
     const collectors = await registerCollectors(s, { projections: projections.map((p) => p.name), queues: parts.queuesOf(modules) });
     closers.push(() => collectors.close());
     if (config.METRICS_PORT !== undefined) {
-      const metricsServer = await listenOn(createServer(metricsHandler(s.metrics.registry)), 'METRICS_PORT', config.METRICS_PORT, config.HOST);
+      const metricsServer = await listenOn(
+        createServer(metricsHandler(s.metrics.registry)),
+        'METRICS_PORT',
+        config.METRICS_PORT,
+        config.HOST,
+      );
       closers.unshift(() => closeServer(metricsServer));
       metricsPort = portOf(metricsServer, config.METRICS_PORT);
     }
     if (role === 'all' || role === 'api') {
-      const readiness = new ReadModelReadiness(s.redis, s.ks, projections.map((p) => p.name), 250, config.PROJECTION_PARTITIONS);
+      const readiness = new ReadModelReadiness(
+        s.redis,
+        s.ks,
+        projections.map((p) => p.name),
+        250,
+        config.PROJECTION_PARTITIONS,
+      );
       s.readiness = readiness;
       // A first start over a small store is caught up in moments: answer requests only then.
       if (runner) await Promise.race([runner.caughtUp, new Promise((r) => setTimeout(r, 1000).unref())]);

@@ -38,8 +38,10 @@ export function checkDollars(raw: string, rules: AmountRules = {}): AmountCheck 
   if (m[1].length > 15) return { ok: false, error: rules.maxMessage ?? 'That amount is too large.' };
   // The form parseUsd takes: no leading zeros, no bare trailing point ("007.", "7." → "7").
   const nano = parseUsd(`${m[1].replace(/^0+(?=\d)/, '')}${m[2] ? `.${m[2]}` : ''}`);
-  if (rules.min !== undefined && nano < parseUsd(rules.min)) return { ok: false, error: rules.minMessage ?? `Enter at least ${usd(rules.min)}.` };
-  if (rules.max !== undefined && nano > parseUsd(rules.max)) return { ok: false, error: rules.maxMessage ?? `Enter at most ${usd(rules.max)}.` };
+  if (rules.min !== undefined && nano < parseUsd(rules.min))
+    return { ok: false, error: rules.minMessage ?? `Enter at least ${usd(rules.min)}.` };
+  if (rules.max !== undefined && nano > parseUsd(rules.max))
+    return { ok: false, error: rules.maxMessage ?? `Enter at most ${usd(rules.max)}.` };
   return { ok: true, value: formatUsd(nano) };
 }
 

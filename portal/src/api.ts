@@ -43,7 +43,8 @@ export function onWorkspaceAccessChanged(fn: (status: number) => void): () => vo
   accessListeners.add(fn);
   return () => accessListeners.delete(fn);
 }
-const lostAccess = (status: number, detail: unknown) => (status === 404 && detail === 'Workspace not found') || (status === 403 && detail === 'Forbidden');
+const lostAccess = (status: number, detail: unknown) =>
+  (status === 404 && detail === 'Workspace not found') || (status === 403 && detail === 'Forbidden');
 
 export interface RequestOptions {
   headers?: Record<string, string>;

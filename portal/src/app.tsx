@@ -147,7 +147,13 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
           tollgate
         </Link>
         {/* On narrow screens the navigation, switcher and log-out fold into this menu. */}
-        <button type="button" class="button menu-button" aria-expanded={menuOpen} aria-controls="topbar-menu" onClick={() => setMenuOpen((o) => !o)}>
+        <button
+          type="button"
+          class="button menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="topbar-menu"
+          onClick={() => setMenuOpen((o) => !o)}
+        >
           <MenuIcon open={menuOpen} />
           Menu
         </button>
@@ -213,7 +219,17 @@ function Shell({ path, children }: { path: string; children: preact.ComponentChi
 
 function MenuIcon({ open }: { open: boolean }) {
   return (
-    <svg aria-hidden="true" focusable="false" width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round">
+    <svg
+      aria-hidden="true"
+      focusable="false"
+      width="18"
+      height="18"
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      stroke-width="2"
+      stroke-linecap="round"
+    >
       {open ? <path d="M6 6l12 12M18 6L6 18" /> : <path d="M4 7h16M4 12h16M4 17h16" />}
     </svg>
   );

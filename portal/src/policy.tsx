@@ -62,7 +62,8 @@ export function UsagePolicyPage() {
             Version {policy.version}, effective {policy.effectiveDate}. These rules apply to every call made with a key of your workspaces.
           </p>
           <UsageRules policy={policy} />
-          {status && (status.accepted ? <Message kind="success">You accepted this version.</Message> : <AcceptButton version={policy.version} />)}
+          {status &&
+            (status.accepted ? <Message kind="success">You accepted this version.</Message> : <AcceptButton version={policy.version} />)}
           {!me && (
             <p>
               <Link href="/signup">Create an account</Link> · <Link href="/login">Log in</Link>
@@ -76,7 +77,11 @@ export function UsagePolicyPage() {
 
 function AcceptButton({ version, onDone }: { version: string; onDone?: () => void }) {
   const { refresh } = useSession();
-  const { run: accept, busy, error } = useAction(async () => {
+  const {
+    run: accept,
+    busy,
+    error,
+  } = useAction(async () => {
     await post('/v1/policies/usage/accept', { version });
     await refresh();
     onDone?.();
@@ -142,7 +147,8 @@ export function PolicyPrompt() {
   return (
     <Dialog open={open} title={title} onClose={() => setOpen(false)}>
       <p>
-        Version {policy.version}, effective {policy.effectiveDate}. Creating API keys needs your acceptance; your existing keys keep working.
+        Version {policy.version}, effective {policy.effectiveDate}. Creating API keys needs your acceptance; your existing keys keep
+        working.
       </p>
       <div class="policy-box" tabIndex={0}>
         <UsageRules policy={policy} />

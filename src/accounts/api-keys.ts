@@ -101,7 +101,13 @@ export function decideApiKey(command: ApiKeyCommand, state: WorkspaceState): Api
       return [
         {
           type: 'RateLimitChanged',
-          data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, requestsPerMinute: d.requestsPerMinute, by: d.by },
+          data: {
+            workspaceId: state.workspaceId,
+            keyId: key.keyId,
+            keyHash: key.keyHash,
+            requestsPerMinute: d.requestsPerMinute,
+            by: d.by,
+          },
         },
       ];
     }
@@ -128,7 +134,8 @@ function rollApiKey(state: WorkspaceState, d: RollApiKey['data']): ApiKeyRolled 
   }
   if (d.keyHash === key.keyHash) throw conflict('The new secret must differ from the current one');
   const now = Date.parse(d.now);
-  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) throw conflict('This key has expired: create a new key instead of rolling it');
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now)
+    throw conflict('This key has expired: create a new key instead of rolling it');
   // The old secret never outlives the key's own expiry.
   const until = key.expiresAt === null ? now + grace * 1000 : Math.min(now + grace * 1000, Date.parse(key.expiresAt));
   return {

@@ -37,7 +37,8 @@ export interface BudgetRefusalFacts {
  */
 export function budgetRefusal(f: BudgetRefusalFacts): string {
   const word = PERIOD_WORD[f.period];
-  const whose = f.scope === 'key' ? `key "${f.keyName}"` : `${f.member ?? "the key's creator"} (every key they created, key "${f.keyName}" among them)`;
+  const whose =
+    f.scope === 'key' ? `key "${f.keyName}"` : `${f.member ?? "the key's creator"} (every key they created, key "${f.keyName}" among them)`;
   const raise = f.scope === 'key' ? "Raise the key's budget" : "Ask an admin to raise the member's budget";
   return (
     `${word} ${f.scope === 'member' ? 'member ' : ''}budget exceeded: ${whose} has a ${word.toLowerCase()} budget of ${formatUsd(f.budget)} USD with ` +

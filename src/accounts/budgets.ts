@@ -22,7 +22,10 @@ export interface BudgetChange {
   period?: string;
 }
 
-export type SetMemberBudget = { type: 'SetMemberBudget'; data: { userId: string; budgetNanoUsd: string | null; period?: string; by: string } };
+export type SetMemberBudget = {
+  type: 'SetMemberBudget';
+  data: { userId: string; budgetNanoUsd: string | null; period?: string; by: string };
+};
 
 export type BudgetEvent = ApiKeyBudgetChanged | ApiKeyBudgetChangedV2 | MemberBudgetChanged;
 
@@ -31,7 +34,11 @@ const NANO = /^(0|[1-9]\d*)$/;
 /** The budget a change leads to from `current`, or the 422 saying why it cannot. */
 function nextBudget(current: Budget | null, change: BudgetChange, field: string): Budget | null {
   if (change.period !== undefined && !isBudgetPeriod(change.period)) {
-    throw new DomainError('invalid', `${field}Period must be one of daily, weekly, monthly (got "${String(change.period).slice(0, 40)}")`, `${field}Period`);
+    throw new DomainError(
+      'invalid',
+      `${field}Period must be one of daily, weekly, monthly (got "${String(change.period).slice(0, 40)}")`,
+      `${field}Period`,
+    );
   }
   const period = change.period as BudgetPeriod | undefined;
   if (change.budgetNanoUsd === null) return null;
@@ -52,10 +59,17 @@ const changeFields = (next: Budget | null, current: Budget | null) => ({
   previousPeriod: current?.period ?? null,
 });
 
-const same = (a: Budget | null, b: Budget | null) => (a === null ? b === null : b !== null && a.nanoUsd === b.nanoUsd && a.period === b.period);
+const same = (a: Budget | null, b: Budget | null) =>
+  a === null ? b === null : b !== null && a.nanoUsd === b.nanoUsd && a.period === b.period;
 
 /** The event for a key's new budget, or nothing when it is unchanged. `field` names it in a 422. */
-export function decideKeyBudget(state: WorkspaceState, key: KeyState, change: BudgetChange, by: string, field = 'budget'): ApiKeyBudgetChangedV2[] {
+export function decideKeyBudget(
+  state: WorkspaceState,
+  key: KeyState,
+  change: BudgetChange,
+  by: string,
+  field = 'budget',
+): ApiKeyBudgetChangedV2[] {
   const next = nextBudget(key.budget, change, field);
   if (same(key.budget, next)) return [];
   return [

@@ -18,10 +18,7 @@ export type EmailReleased = Event<'EmailReleased', { userId: string }>;
 
 export type Role = 'admin' | 'member';
 
-export type WorkspaceCreated = Event<
-  'WorkspaceCreated',
-  { workspaceId: string; name: string; personal: boolean; createdBy: string }
->;
+export type WorkspaceCreated = Event<'WorkspaceCreated', { workspaceId: string; name: string; personal: boolean; createdBy: string }>;
 export type WorkspaceRenamed = Event<'WorkspaceRenamed', { workspaceId: string; name: string; by: string }>;
 export type MemberJoined = Event<'MemberJoined', { workspaceId: string; userId: string; role: Role }>;
 export type InvitationSent = Event<
@@ -74,9 +71,15 @@ export type ApiKeyRolled = Event<
   }
 >;
 /** An admin promoted or demoted a member (issue 14). */
-export type MemberRoleChanged = Event<'MemberRoleChanged', { workspaceId: string; userId: string; role: Role; previousRole: Role; by: string }>;
+export type MemberRoleChanged = Event<
+  'MemberRoleChanged',
+  { workspaceId: string; userId: string; role: Role; previousRole: Role; by: string }
+>;
 /** An admin took back a pending invitation; the invitee can no longer accept or decline it. */
-export type InvitationRevoked = Event<'InvitationRevoked', { workspaceId: string; invitationId: string; email: string; userId: string; by: string }>;
+export type InvitationRevoked = Event<
+  'InvitationRevoked',
+  { workspaceId: string; invitationId: string; email: string; userId: string; by: string }
+>;
 /** A member left a team workspace of their own accord; the keys they created stay with it. */
 export type MemberLeft = Event<'MemberLeft', { workspaceId: string; userId: string }>;
 /**
@@ -121,7 +124,10 @@ export type MemberBudgetChanged = Event<
   }
 >;
 /** keyHash addresses the key index's record (never shown anywhere). */
-export type ApiKeyRenamed = Event<'ApiKeyRenamed', { workspaceId: string; keyId: string; keyHash: string; name: string; previousName: string; by: string }>;
+export type ApiKeyRenamed = Event<
+  'ApiKeyRenamed',
+  { workspaceId: string; keyId: string; keyHash: string; name: string; previousName: string; by: string }
+>;
 
 export type WorkspaceEvent =
   | WorkspaceCreated

@@ -25,7 +25,16 @@ export const accountsModule: Module = {
   projections: () => [membershipsProjection, invitationsProjection, usersProjection, apiKeysProjection, auditProjection],
   router: (s) => {
     const r = Router();
-    r.use(authRoutes(s), workspaceRoutes(s), invitationRoutes(s), keyRoutes(s), teamRoutes(s), memberBudgetRoutes(s), auditRoutes(s), keyRollRoutes(s));
+    r.use(
+      authRoutes(s),
+      workspaceRoutes(s),
+      invitationRoutes(s),
+      keyRoutes(s),
+      teamRoutes(s),
+      memberBudgetRoutes(s),
+      auditRoutes(s),
+      keyRollRoutes(s),
+    );
     return r;
   },
 };

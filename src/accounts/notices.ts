@@ -44,7 +44,12 @@ export async function postNotice(
   await redis.hset(key, notice.id, JSON.stringify(notice));
 }
 
-export async function clearNotice(redis: Redis, ks: Keyspace, target: { userId: string } | { workspaceId: string }, id: string): Promise<void> {
+export async function clearNotice(
+  redis: Redis,
+  ks: Keyspace,
+  target: { userId: string } | { workspaceId: string },
+  id: string,
+): Promise<void> {
   const keys = noticeKeys((...p) => ks.shared(...p));
   await redis.hdel('userId' in target ? keys.user(target.userId) : keys.workspace(target.workspaceId), id);
 }

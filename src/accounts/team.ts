@@ -48,7 +48,12 @@ export function decideTeam(command: TeamCommand, state: WorkspaceState): TeamEve
       if (!current) throw notFound('Member not found');
       if (current === d.role) return [];
       if (current === 'admin' && adminCount(state) === 1) throw conflict(`${LAST_ADMIN}; promote another member first`);
-      return [{ type: 'MemberRoleChanged', data: { workspaceId: state.workspaceId, userId: d.userId, role: d.role, previousRole: current, by: d.by } }];
+      return [
+        {
+          type: 'MemberRoleChanged',
+          data: { workspaceId: state.workspaceId, userId: d.userId, role: d.role, previousRole: current, by: d.by },
+        },
+      ];
     }
     case 'RevokeInvitation': {
       const d = command.data;
@@ -57,7 +62,10 @@ export function decideTeam(command: TeamCommand, state: WorkspaceState): TeamEve
       if (!inv) throw notFound('Invitation not found');
       if (inv.status !== 'pending') throw conflict(`This invitation was already ${inv.status}`);
       return [
-        { type: 'InvitationRevoked', data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, email: inv.email, userId: inv.userId, by: d.by } },
+        {
+          type: 'InvitationRevoked',
+          data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, email: inv.email, userId: inv.userId, by: d.by },
+        },
       ];
     }
     case 'LeaveWorkspace': {
@@ -78,9 +86,16 @@ export function decideTeam(command: TeamCommand, state: WorkspaceState): TeamEve
       const out: TeamEvent[] = [];
       if (d.name !== undefined) {
         const name = cleanName(d.name, 'A key name', KEY_NAME_MIN, KEY_NAME_MAX);
-        if (name !== key.name) out.push({ type: 'ApiKeyRenamed', data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, name, previousName: key.name, by: d.by } });
+        if (name !== key.name)
+          out.push({
+            type: 'ApiKeyRenamed',
+            data: { workspaceId: state.workspaceId, keyId: key.keyId, keyHash: key.keyHash, name, previousName: key.name, by: d.by },
+          });
       }
-      const change = { ...(d.budgetNanoUsd !== undefined ? { budgetNanoUsd: d.budgetNanoUsd } : {}), ...(d.budgetPeriod !== undefined ? { period: d.budgetPeriod } : {}) };
+      const change = {
+        ...(d.budgetNanoUsd !== undefined ? { budgetNanoUsd: d.budgetNanoUsd } : {}),
+        ...(d.budgetPeriod !== undefined ? { period: d.budgetPeriod } : {}),
+      };
       out.push(...decideKeyBudget(state, key, change, d.by));
       return out;
     }

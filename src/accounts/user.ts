@@ -69,7 +69,12 @@ export function decideUser(command: UserCommand, state: UserState): UserDecision
       if (state.registered || state.erased) throw conflict('An account with this e-mail already exists');
       const d = command.data;
       return {
-        events: [{ type: 'UserRegistered', data: { userId: d.userId, email: normalizeEmail(d.email), name: d.name, passwordHash: d.passwordHash } }],
+        events: [
+          {
+            type: 'UserRegistered',
+            data: { userId: d.userId, email: normalizeEmail(d.email), name: d.name, passwordHash: d.passwordHash },
+          },
+        ],
         firstLogin: false,
       };
     }

@@ -65,7 +65,14 @@ export const workspaceDecider = {
       case 'ApiKeyRenamed':
         return evolveTeam(state, e);
       case 'WorkspaceCreated':
-        return { ...state, exists: true, workspaceId: e.data.workspaceId, name: e.data.name, personal: e.data.personal, createdBy: e.data.createdBy };
+        return {
+          ...state,
+          exists: true,
+          workspaceId: e.data.workspaceId,
+          name: e.data.name,
+          personal: e.data.personal,
+          createdBy: e.data.createdBy,
+        };
       case 'WorkspaceRenamed':
         return { ...state, name: e.data.name };
       case 'MemberJoined':
@@ -145,7 +152,15 @@ export function decideWorkspace(command: WorkspaceCommand, state: WorkspaceState
       }
       const personal = command.type === 'EnsurePersonalWorkspace' ? true : command.data.personal;
       return [
-        { type: 'WorkspaceCreated', data: { workspaceId: d.workspaceId, name: cleanName(d.name, 'A workspace name', 1, WORKSPACE_NAME_MAX), personal, createdBy: d.by } },
+        {
+          type: 'WorkspaceCreated',
+          data: {
+            workspaceId: d.workspaceId,
+            name: cleanName(d.name, 'A workspace name', 1, WORKSPACE_NAME_MAX),
+            personal,
+            createdBy: d.by,
+          },
+        },
         { type: 'MemberJoined', data: { workspaceId: d.workspaceId, userId: d.by, role: 'admin' } },
       ];
     }
@@ -163,7 +178,8 @@ export function decideWorkspace(command: WorkspaceCommand, state: WorkspaceState
       if (state.personal) throw conflict('A personal workspace cannot have other members: create a workspace to invite people');
       if (state.members.has(d.inviteeUserId)) throw conflict(`${email} is already a member of this workspace`);
       for (const inv of state.invitations.values()) {
-        if (inv.status === 'pending' && inv.userId === d.inviteeUserId) throw conflict(`${email} already has a pending invitation to this workspace`);
+        if (inv.status === 'pending' && inv.userId === d.inviteeUserId)
+          throw conflict(`${email} already has a pending invitation to this workspace`);
       }
       if (state.invitations.has(d.invitationId)) throw conflict('This invitation already exists');
       return [
@@ -183,7 +199,10 @@ export function decideWorkspace(command: WorkspaceCommand, state: WorkspaceState
       if (command.type === 'DeclineInvitation') {
         return [{ type: 'InvitationDeclined', data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, userId: d.userId } }];
       }
-      const accepted: Out = { type: 'InvitationAccepted', data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, userId: d.userId } };
+      const accepted: Out = {
+        type: 'InvitationAccepted',
+        data: { workspaceId: state.workspaceId, invitationId: inv.invitationId, userId: d.userId },
+      };
       // Already a member some other way: the invitation is answered, the role unchanged.
       if (state.members.has(d.userId)) return [accepted];
       return [accepted, { type: 'MemberJoined', data: { workspaceId: state.workspaceId, userId: d.userId, role: 'member' } }];
@@ -212,4 +231,3 @@ export function decideWorkspace(command: WorkspaceCommand, state: WorkspaceState
       return decideTeam(command, state);
   }
 }
-

@@ -17,7 +17,9 @@ function requireOperator(s: Services): RequestHandler {
     if (!expected) return next(new HttpError(404, 'Not Found'));
     const m = /^Bearer (.+)$/.exec(req.header('authorization') ?? '');
     if (!m || !timingSafeEqual(digest(m[1]), expected)) {
-      return next(new HttpError(401, 'An operator token is required: Authorization: Bearer <ADMIN_TOKEN>', { 'WWW-Authenticate': 'Bearer' }));
+      return next(
+        new HttpError(401, 'An operator token is required: Authorization: Bearer <ADMIN_TOKEN>', { 'WWW-Authenticate': 'Bearer' }),
+      );
     }
     next();
   };
@@ -41,7 +43,13 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
     if (!projection) throw new HttpError(404, `Unknown projection "${name}"; known: ${all.map((p) => p.name).join(', ')}`);
     let result;
     try {
-      result = await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection, partitions: s.config.PROJECTION_PARTITIONS });
+      result = await rebuildProjection({
+        store: s.store,
+        redis: s.redis,
+        ks: s.ks,
+        projection,
+        partitions: s.config.PROJECTION_PARTITIONS,
+      });
     } catch (err) {
       if (err instanceof RebuildRunning) return void res.status(409).json({ detail: err.message, rebuilding: err.progress });
       // It stalled past its lock's lifetime and another rebuild took over: that one finishes the job.
@@ -63,7 +71,11 @@ export function adminRouter(s: Services, modules: readonly Module[]): Router {
       requestsPerMinute: body.requestsPerMinute,
       metadata: { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
     });
-    res.json({ keyId: params.keyId, requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE, overridden: body.requestsPerMinute !== null });
+    res.json({
+      keyId: params.keyId,
+      requestsPerMinute: body.requestsPerMinute ?? s.config.RATE_LIMIT_PER_MINUTE,
+      overridden: body.requestsPerMinute !== null,
+    });
   });
 
   mount(r, eraseUser, async (_req, res, { params }) => {

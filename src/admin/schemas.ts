@@ -50,7 +50,8 @@ export const rebuild = route({
   method: 'post',
   path: '/admin/projections/:name/rebuild',
   summary: 'Rebuild one projection into a new generation, then switch readers to it',
-  description: 'Builds the read model anew from the first event beside the live one, then switches readers over; the live one keeps serving meanwhile. One rebuild per projection at a time (409).',
+  description:
+    'Builds the read model anew from the first event beside the live one, then switches readers over; the live one keeps serving meanwhile. One rebuild per projection at a time (409).',
   tags: ['admin'],
   security: ['operatorToken'],
   params: z.object({ name: z.string() }),
@@ -76,13 +77,19 @@ export const adminMetrics = route({
   tags: ['admin', 'system'],
   security: ['operatorToken'],
   responses: {
-    200: { description: 'The Prometheus text exposition format', contentType: 'text/plain; version=0.0.4; charset=utf-8', schema: z.string() },
+    200: {
+      description: 'The Prometheus text exposition format',
+      contentType: 'text/plain; version=0.0.4; charset=utf-8',
+      schema: z.string(),
+    },
     ...OPERATOR,
   },
 });
 
 export const rateLimitBody = z.object({
-  requestsPerMinute: z.union([z.number().int().min(1).max(1_000_000), z.null()]).describe('null restores the default (RATE_LIMIT_PER_MINUTE)'),
+  requestsPerMinute: z
+    .union([z.number().int().min(1).max(1_000_000), z.null()])
+    .describe('null restores the default (RATE_LIMIT_PER_MINUTE)'),
 });
 
 export const setRateLimit = route({
@@ -108,7 +115,7 @@ export const setRateLimit = route({
 export const eraseUser = route({
   method: 'post',
   path: '/admin/users/:id/erase',
-  summary: "Erase a user: destroy their data key, so their personal fields read as erased (docs/SECURITY.md)",
+  summary: 'Erase a user: destroy their data key, so their personal fields read as erased (docs/SECURITY.md)',
   tags: ['admin'],
   security: ['operatorToken'],
   params: z.object({ id: z.string() }),

@@ -8,8 +8,7 @@ import type { Gateway } from './state';
  */
 
 export type ChargeOutcome =
-  | { status: 'succeeded'; paymentIntentId: string }
-  | { status: 'failed'; paymentIntentId: string | null; code: string; reason: string };
+  { status: 'succeeded'; paymentIntentId: string } | { status: 'failed'; paymentIntentId: string | null; code: string; reason: string };
 
 export type AttachPaymentMethod = {
   type: 'AttachPaymentMethod';
@@ -30,7 +29,15 @@ export type RecordDepositOutcome = {
 
 export type ConfigureAutoReload = {
   type: 'ConfigureAutoReload';
-  data: { workspaceId: string; enabled: boolean; threshold: NanoUsd; amount: NanoUsd; monthlyCap: NanoUsd | null; by: string; rules: BillingRules };
+  data: {
+    workspaceId: string;
+    enabled: boolean;
+    threshold: NanoUsd;
+    amount: NanoUsd;
+    monthlyCap: NanoUsd | null;
+    by: string;
+    rules: BillingRules;
+  };
 };
 
 /**
@@ -49,9 +56,4 @@ export type RecordReloadOutcome = {
 };
 
 export type BillingCommand =
-  | AttachPaymentMethod
-  | RequestDeposit
-  | RecordDepositOutcome
-  | ConfigureAutoReload
-  | TriggerReload
-  | RecordReloadOutcome;
+  AttachPaymentMethod | RequestDeposit | RecordDepositOutcome | ConfigureAutoReload | TriggerReload | RecordReloadOutcome;

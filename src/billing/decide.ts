@@ -30,25 +30,45 @@ export function decide(command: BillingCommand, state: BillingState): BillingEve
       const c = command.data;
       if (state.paymentMethod?.id === c.paymentMethodId && !state.suspended) return [];
       const { workspaceId, paymentMethodId, brand, last4, customerId, gateway } = c;
-      return [{ type: 'PaymentMethodAttached', data: { workspaceId, paymentMethodId, brand, last4, customerId, gateway } } satisfies PaymentMethodAttached];
+      return [
+        {
+          type: 'PaymentMethodAttached',
+          data: { workspaceId, paymentMethodId, brand, last4, customerId, gateway },
+        } satisfies PaymentMethodAttached,
+      ];
     }
     case 'RequestDeposit': {
       const c = command.data;
       const existing = state.deposits.get(c.depositId);
       if (existing) {
         if (existing.amount !== c.amount) {
-          throw conflict(`This Idempotency-Key was already used for a deposit of ${formatUsd(existing.amount)} USD; use a new key for a new deposit`);
+          throw conflict(
+            `This Idempotency-Key was already used for a deposit of ${formatUsd(existing.amount)} USD; use a new key for a new deposit`,
+          );
         }
         return [];
       }
       validateCharge(c.amount, c.rules, 'amount');
       const min = minimumDeposit(state, c.rules);
       if (c.amount < min) {
-        throw invalid(state.deposited > 0n ? `A deposit must be at least ${formatUsd(min)} USD` : `The first deposit must be at least ${formatUsd(min)} USD`, 'amount');
+        throw invalid(
+          state.deposited > 0n
+            ? `A deposit must be at least ${formatUsd(min)} USD`
+            : `The first deposit must be at least ${formatUsd(min)} USD`,
+          'amount',
+        );
       }
       const pm = state.paymentMethod;
       if (!pm) throw conflict('Attach a payment method before making a deposit');
-      const data = { workspaceId: c.workspaceId, depositId: c.depositId, amountNanoUsd: c.amount.toString(), paymentMethodId: pm.id, customerId: pm.customerId, gateway: pm.gateway, by: c.by };
+      const data = {
+        workspaceId: c.workspaceId,
+        depositId: c.depositId,
+        amountNanoUsd: c.amount.toString(),
+        paymentMethodId: pm.id,
+        customerId: pm.customerId,
+        gateway: pm.gateway,
+        by: c.by,
+      };
       return [{ type: 'DepositRequested', data } satisfies DepositRequested];
     }
     case 'RecordDepositOutcome': {
@@ -58,8 +78,14 @@ export function decide(command: BillingCommand, state: BillingState): BillingEve
       if (rec.status !== 'requested') return [];
       const base = { workspaceId: c.workspaceId, depositId: rec.depositId, amountNanoUsd: rec.amount.toString() };
       const o = c.outcome;
-      if (o.status === 'succeeded') return [{ type: 'DepositSucceeded', data: { ...base, paymentIntentId: o.paymentIntentId, by: rec.by } } satisfies DepositSucceeded];
-      return [{ type: 'DepositFailed', data: { ...base, paymentIntentId: o.paymentIntentId, reason: o.reason, code: o.code, by: rec.by } } satisfies DepositFailed];
+      if (o.status === 'succeeded')
+        return [{ type: 'DepositSucceeded', data: { ...base, paymentIntentId: o.paymentIntentId, by: rec.by } } satisfies DepositSucceeded];
+      return [
+        {
+          type: 'DepositFailed',
+          data: { ...base, paymentIntentId: o.paymentIntentId, reason: o.reason, code: o.code, by: rec.by },
+        } satisfies DepositFailed,
+      ];
     }
     case 'ConfigureAutoReload':
       return [configureAutoReload(command.data, state)];
@@ -68,7 +94,12 @@ export function decide(command: BillingCommand, state: BillingState): BillingEve
       if (reloadBlocker(state, c.balance, c.now)) return [];
       const e: AutoReloadTriggered = {
         type: 'AutoReloadTriggered',
-        data: { workspaceId: c.workspaceId, reloadId: c.reloadId, amountNanoUsd: state.autoReload!.amount.toString(), balanceNanoUsd: c.balance.toString() },
+        data: {
+          workspaceId: c.workspaceId,
+          reloadId: c.reloadId,
+          amountNanoUsd: state.autoReload!.amount.toString(),
+          balanceNanoUsd: c.balance.toString(),
+        },
       };
       return [e];
     }
@@ -84,7 +115,10 @@ export function decide(command: BillingCommand, state: BillingState): BillingEve
   }
 }
 
-function configureAutoReload(c: Extract<BillingCommand, { type: 'ConfigureAutoReload' }>['data'], state: BillingState): AutoReloadConfigured {
+function configureAutoReload(
+  c: Extract<BillingCommand, { type: 'ConfigureAutoReload' }>['data'],
+  state: BillingState,
+): AutoReloadConfigured {
   const { rules } = c;
   if (c.threshold < 0n) throw invalid('threshold must be at least 0', 'threshold');
   validateCharge(c.amount, rules, 'amount');
@@ -92,7 +126,10 @@ function configureAutoReload(c: Extract<BillingCommand, { type: 'ConfigureAutoRe
   // A reload must lift the balance to the threshold or above; otherwise every later debit (each
   // settlement included) would find the balance still below it and charge the card again.
   if (c.threshold > c.amount) {
-    throw invalid(`threshold must be at most the reload amount (${formatUsd(c.amount)} USD), so that one reload lifts the balance above it`, 'threshold');
+    throw invalid(
+      `threshold must be at most the reload amount (${formatUsd(c.amount)} USD), so that one reload lifts the balance above it`,
+      'threshold',
+    );
   }
   if (c.monthlyCap !== null && c.monthlyCap < c.amount) throw invalid('monthlyCap must be at least the reload amount', 'monthlyCap');
   if (c.monthlyCap !== null) validateCharge(c.monthlyCap, { maxCharge: rules.maxCharge * MAX_RELOADS_PER_MONTH }, 'monthlyCap');
@@ -112,13 +149,21 @@ function configureAutoReload(c: Extract<BillingCommand, { type: 'ConfigureAutoRe
 
 function reloadOutcome(workspaceId: string, reloadId: string, amountNanoUsd: string, o: ChargeOutcome): BillingEvent[] {
   if (o.status === 'succeeded') {
-    return [{ type: 'AutoReloadSucceeded', data: { workspaceId, reloadId, amountNanoUsd, paymentIntentId: o.paymentIntentId } } satisfies AutoReloadSucceeded];
+    return [
+      {
+        type: 'AutoReloadSucceeded',
+        data: { workspaceId, reloadId, amountNanoUsd, paymentIntentId: o.paymentIntentId },
+      } satisfies AutoReloadSucceeded,
+    ];
   }
   const failed: AutoReloadFailed = {
     type: 'AutoReloadFailed',
     data: { workspaceId, reloadId, amountNanoUsd, paymentIntentId: o.paymentIntentId, reason: o.reason, code: o.code },
   };
-  const suspended: AutoReloadSuspended = { type: 'AutoReloadSuspended', data: { workspaceId, reloadId, reason: suspensionReason(o.code, o.reason) } };
+  const suspended: AutoReloadSuspended = {
+    type: 'AutoReloadSuspended',
+    data: { workspaceId, reloadId, reason: suspensionReason(o.code, o.reason) },
+  };
   return [failed, suspended];
 }
 

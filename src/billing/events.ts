@@ -22,7 +22,15 @@ export type DepositSucceeded = Event<
 >;
 export type DepositFailed = Event<
   'DepositFailed',
-  { workspaceId: string; depositId: string; amountNanoUsd: string; paymentIntentId: string | null; reason: string; code: string; by: string }
+  {
+    workspaceId: string;
+    depositId: string;
+    amountNanoUsd: string;
+    paymentIntentId: string | null;
+    reason: string;
+    code: string;
+    by: string;
+  }
 >;
 export type AutoReloadConfigured = Event<
   'AutoReloadConfigured',
@@ -49,7 +57,6 @@ export type AutoReloadFailed = Event<
   { workspaceId: string; reloadId: string; amountNanoUsd: string; paymentIntentId: string | null; reason: string; code: string }
 >;
 export type AutoReloadSuspended = Event<'AutoReloadSuspended', { workspaceId: string; reloadId: string; reason: string }>;
-
 
 /**
  * Added with the deposit flow: written before the card is charged, so a charge whose answer was

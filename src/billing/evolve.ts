@@ -103,7 +103,9 @@ export function evolve(state: BillingState, event: EventRecord<BillingEvent>): B
       const rec = state.reloads.get(d.reloadId);
       return {
         ...state,
-        reloads: rec ? withEntry(state.reloads, d.reloadId, { ...rec, status: 'succeeded', paymentIntentId: d.paymentIntentId }) : state.reloads,
+        reloads: rec
+          ? withEntry(state.reloads, d.reloadId, { ...rec, status: 'succeeded', paymentIntentId: d.paymentIntentId })
+          : state.reloads,
         inFlight: state.inFlight === d.reloadId ? null : state.inFlight,
         reloaded: state.reloaded + BigInt(d.amountNanoUsd),
       };
@@ -115,7 +117,13 @@ export function evolve(state: BillingState, event: EventRecord<BillingEvent>): B
       if (!rec) return { ...state, inFlight };
       return {
         ...state,
-        reloads: withEntry(state.reloads, d.reloadId, { ...rec, status: 'failed', paymentIntentId: d.paymentIntentId, code: d.code, reason: d.reason }),
+        reloads: withEntry(state.reloads, d.reloadId, {
+          ...rec,
+          status: 'failed',
+          paymentIntentId: d.paymentIntentId,
+          code: d.code,
+          reason: d.reason,
+        }),
         // A failed reload took no money: it no longer counts against the monthly cap.
         reloadedByMonth: withEntry(state.reloadedByMonth, rec.month, (state.reloadedByMonth.get(rec.month) ?? 0n) - rec.amount),
         inFlight,
@@ -154,4 +162,7 @@ export const fold = (events: readonly EventRecord<BillingEvent>[], from: Billing
  * result of a decision (the deposit requested, the reload triggered) without decide returning one.
  */
 export const evolveDecided = (state: BillingState, events: readonly BillingEvent[], at: string): BillingState =>
-  fold(events.map((e) => recorded(e, at)), state);
+  fold(
+    events.map((e) => recorded(e, at)),
+    state,
+  );

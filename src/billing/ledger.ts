@@ -53,12 +53,26 @@ export class LedgerReplay {
     switch (e.type) {
       case 'DepositSucceeded': {
         const d = e.data;
-        line = { ...base, workspaceId: d.workspaceId, type: 'DepositSucceeded', ref: d.depositId, amount: BigInt(d.amountNanoUsd), paymentIntentId: d.paymentIntentId };
+        line = {
+          ...base,
+          workspaceId: d.workspaceId,
+          type: 'DepositSucceeded',
+          ref: d.depositId,
+          amount: BigInt(d.amountNanoUsd),
+          paymentIntentId: d.paymentIntentId,
+        };
         break;
       }
       case 'AutoReloadSucceeded': {
         const d = e.data;
-        line = { ...base, workspaceId: d.workspaceId, type: 'AutoReloadSucceeded', ref: d.reloadId, amount: BigInt(d.amountNanoUsd), paymentIntentId: d.paymentIntentId };
+        line = {
+          ...base,
+          workspaceId: d.workspaceId,
+          type: 'AutoReloadSucceeded',
+          ref: d.reloadId,
+          amount: BigInt(d.amountNanoUsd),
+          paymentIntentId: d.paymentIntentId,
+        };
         break;
       }
       case 'TokensDebited': {

@@ -40,18 +40,14 @@ export function validateCharge(amount: NanoUsd, rules: Pick<BillingRules, 'maxCh
 }
 
 /** The smallest deposit the workspace may make next, given what it has deposited. */
-export function minimumDeposit(state: Pick<BillingState, 'deposited'>, rules: Pick<BillingRules, 'initialDeposit' | 'minDeposit'>): NanoUsd {
+export function minimumDeposit(
+  state: Pick<BillingState, 'deposited'>,
+  rules: Pick<BillingRules, 'initialDeposit' | 'minDeposit'>,
+): NanoUsd {
   return state.deposited > 0n ? rules.minDeposit : rules.initialDeposit;
 }
 
-export type TriggerSkip =
-  | 'disabled'
-  | 'suspended'
-  | 'in_flight'
-  | 'no_payment_method'
-  | 'no_deposit'
-  | 'above_threshold'
-  | 'monthly_cap';
+export type TriggerSkip = 'disabled' | 'suspended' | 'in_flight' | 'no_payment_method' | 'no_deposit' | 'above_threshold' | 'monthly_cap';
 
 /**
  * The threshold auto-reload acts on. Settings recorded before the rule "threshold ≤ amount" may

@@ -8,7 +8,10 @@ import type { MoneyLine } from './ledger';
  * before the month, the closing balance is opening + credits − debits, and each line falls in
  * exactly one month by its time, so a month's closing is the next month's opening.
  */
-export type StatementLineInput = Pick<MoneyLine, 'at' | 'type' | 'ref' | 'amount' | 'paymentIntentId' | 'keyId' | 'model' | 'inputTokens' | 'outputTokens'>;
+export type StatementLineInput = Pick<
+  MoneyLine,
+  'at' | 'type' | 'ref' | 'amount' | 'paymentIntentId' | 'keyId' | 'model' | 'inputTokens' | 'outputTokens'
+>;
 
 export interface StatementCredit {
   at: string;
@@ -106,14 +109,21 @@ export class StatementBuilder {
     if (l.type === 'TokensDebited') {
       const id = `${l.keyId ?? ''}\u0000${l.model ?? ''}`;
       let u = this.usage.get(id);
-      if (!u) this.usage.set(id, (u = { keyId: l.keyId ?? '', config: l.model ?? '', requests: 0, inputTokens: 0, outputTokens: 0, cost: 0n }));
+      if (!u)
+        this.usage.set(id, (u = { keyId: l.keyId ?? '', config: l.model ?? '', requests: 0, inputTokens: 0, outputTokens: 0, cost: 0n }));
       u.requests += 1;
       u.inputTokens += l.inputTokens ?? 0;
       u.outputTokens += l.outputTokens ?? 0;
       u.cost += -l.amount;
       return;
     }
-    this.credits.push({ at, kind: l.type === 'DepositSucceeded' ? 'deposit' : 'reload', ref: l.ref, paymentReference: l.paymentIntentId ?? null, amount: l.amount });
+    this.credits.push({
+      at,
+      kind: l.type === 'DepositSucceeded' ? 'deposit' : 'reload',
+      ref: l.ref,
+      paymentReference: l.paymentIntentId ?? null,
+      amount: l.amount,
+    });
   }
 
   result(): MonthlyStatement {

@@ -58,4 +58,3 @@ export function fail(message: string): never {
   process.stderr.write((require('../platform/startup-error') as typeof import('../platform/startup-error')).startupFailureText(message));
   process.exit(1);
 }
-

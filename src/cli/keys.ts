@@ -45,7 +45,9 @@ export function keysCommand(): Command {
           writeFileSync(`${file}.new`, newFileText + '\n', { mode: 0o600 });
           renameSync(`${file}.new`, file);
         }
-        process.stdout.write(`re-wrapped ${n} data keys with master key ${master.current.id}${newFileText ? ` (new key in ${c.DATA_DIR}/${mk.MASTER_KEY_FILE}: restart the service)` : ''}\n`);
+        process.stdout.write(
+          `re-wrapped ${n} data keys with master key ${master.current.id}${newFileText ? ` (new key in ${c.DATA_DIR}/${mk.MASTER_KEY_FILE}: restart the service)` : ''}\n`,
+        );
       } finally {
         await store.close();
       }

@@ -36,7 +36,8 @@ export function isSafeCut(t: string, p: number): boolean {
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 const charAt = (t: string, p: number) => String.fromCodePoint(t.codePointAt(p)!);
-const charEndingAt = (t: string, p: number) => (p >= 2 && isLowSurrogate(t.charCodeAt(p - 1)) && isHighSurrogate(t.charCodeAt(p - 2)) ? t.slice(p - 2, p) : t[p - 1]);
+const charEndingAt = (t: string, p: number) =>
+  p >= 2 && isLowSurrogate(t.charCodeAt(p - 1)) && isHighSurrogate(t.charCodeAt(p - 2)) ? t.slice(p - 2, p) : t[p - 1];
 
 /**
  * `text` cut into slices of at least `size` characters at safe cuts (the first one at or after

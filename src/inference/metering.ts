@@ -1,13 +1,6 @@
 import type { EventRecord } from '../platform/event';
 import type { NanoUsd } from '../platform/money';
-import type {
-  Endpoint,
-  FinishReason,
-  InferenceCompleted,
-  InferenceRequested,
-  ModelConfig,
-  TokensDebited,
-} from './events';
+import type { Endpoint, FinishReason, InferenceCompleted, InferenceRequested, ModelConfig, TokensDebited } from './events';
 
 /**
  * The metering rules of one inference request, pure: what is reserved, what is recorded when the
@@ -97,12 +90,7 @@ export function billedTokens(
 }
 
 /** InferenceCompleted + TokensDebited, appended together at the request stream's revision 0. */
-export function completed(
-  facts: RequestFacts,
-  prices: Prices,
-  outcome: Outcome,
-  reserved: NanoUsd,
-): [InferenceCompleted, TokensDebited] {
+export function completed(facts: RequestFacts, prices: Prices, outcome: Outcome, reserved: NanoUsd): [InferenceCompleted, TokensDebited] {
   const billed = billedTokens(prices, facts, outcome, reserved);
   const base = {
     requestId: facts.requestId,

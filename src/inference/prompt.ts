@@ -84,9 +84,7 @@ export function renderMetadata(metadata: UserMetadata, now: Date): string | null
 
 /** Web results as an instruction with numbered sources. */
 export function renderSearch(query: string, results: SearchResult[], now: Date): string {
-  const lines = results.map(
-    (r, i) => `[${i + 1}] ${clean(r.title) || r.url} (${r.url})${clean(r.snippet) ? `: ${clean(r.snippet)}` : ''}`,
-  );
+  const lines = results.map((r, i) => `[${i + 1}] ${clean(r.title) || r.url} (${r.url})${clean(r.snippet) ? `: ${clean(r.snippet)}` : ''}`);
   return [
     `Web search results for "${clean(query)}" (retrieved ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC):`,
     ...lines,

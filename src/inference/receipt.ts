@@ -33,9 +33,11 @@ export interface Receipt {
 }
 
 export function receiptOf(events: RecordedEvent[], key: { name?: string; last4?: string } = {}): Receipt | null {
-  const req = events.find((e) => e.type === 'InferenceRequested') as RecordedEvent<'InferenceRequested', InferenceRequested['data']> | undefined;
+  const req = events.find((e) => e.type === 'InferenceRequested') as
+    RecordedEvent<'InferenceRequested', InferenceRequested['data']> | undefined;
   if (!req) return null;
-  const done = events.find((e) => e.type === 'InferenceCompleted') as RecordedEvent<'InferenceCompleted', InferenceCompleted['data']> | undefined;
+  const done = events.find((e) => e.type === 'InferenceCompleted') as
+    RecordedEvent<'InferenceCompleted', InferenceCompleted['data']> | undefined;
   const debit = events.find((e) => e.type === 'TokensDebited') as RecordedEvent<'TokensDebited', TokensDebited['data']> | undefined;
   const r = req.data;
   const d = debit?.data;
@@ -52,7 +54,9 @@ export function receiptOf(events: RecordedEvent[], key: { name?: string; last4?:
     promptTokens: r.promptTokens,
     inputTokens: d ? d.inputTokens : null,
     outputTokens: d ? d.outputTokens : null,
-    prices: d ? { inputUsdPerToken: formatUsd(BigInt(d.inputPriceNanoUsd)), outputUsdPerToken: formatUsd(BigInt(d.outputPriceNanoUsd)) } : null,
+    prices: d
+      ? { inputUsdPerToken: formatUsd(BigInt(d.inputPriceNanoUsd)), outputUsdPerToken: formatUsd(BigInt(d.outputPriceNanoUsd)) }
+      : null,
     cost: d ? formatUsd(BigInt(d.amountNanoUsd)) : null,
     hold: { reserved, released: debit ? reserved : null },
     finishReason: done?.data.finishReason ?? null,

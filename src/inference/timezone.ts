@@ -46,7 +46,11 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 
 /** "Tuesday 4 March 2025, 14:05" in the given zone. */
 export function formatLocalTime(at: Date, timeZone: string): string {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(at).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(timeZone)
+      .formatToParts(at)
+      .map((p) => [p.type, p.value]),
+  );
   return `${parts.weekday} ${parts.day} ${parts.month} ${parts.year}, ${parts.hour}:${parts.minute}`;
 }
 

@@ -19,10 +19,7 @@ import { Tiktoken } from 'tiktoken/lite';
 
 const LONG_RUN = 256;
 const RUN_SLICE = 64;
-const LONG_RUN_RE = new RegExp(
-  `\\p{L}{${LONG_RUN},}|[^\\s\\p{L}\\p{N}]{${LONG_RUN},}|\\s{${LONG_RUN},}`,
-  'gu',
-);
+const LONG_RUN_RE = new RegExp(`\\p{L}{${LONG_RUN},}|[^\\s\\p{L}\\p{N}]{${LONG_RUN},}|\\s{${LONG_RUN},}`, 'gu');
 
 let shared: Tiktoken | null = null;
 

@@ -16,15 +16,18 @@ export interface DocumentInput {
   /** Routes of the API port. */
   routes: readonly RouteContract[];
   /** Routes of another listener (the Prometheus one), each listed with that server. */
-  elsewhere?: Array<{ routes: readonly RouteContract[]; server: { url: string; description: string; variables?: Record<string, unknown> } }>;
+  elsewhere?: Array<{
+    routes: readonly RouteContract[];
+    server: { url: string; description: string; variables?: Record<string, unknown> };
+  }>;
 }
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, Operation>> };
 type Operation = Record<string, unknown>;
 
 const DESCRIPTION = [
-  'tollgate meters and bills a conversation-completion API per API key: the spec\'s inference endpoints, an OpenAI-compatible ',
-  'chat completions route, the account and billing API under /v1 used by the developer portal, Stripe webhooks and the operators\' /admin.',
+  "tollgate meters and bills a conversation-completion API per API key: the spec's inference endpoints, an OpenAI-compatible ",
+  "chat completions route, the account and billing API under /v1 used by the developer portal, Stripe webhooks and the operators' /admin.",
   '\n\nEvery error answers `{"detail": "…"}`; a refused value answers 422 with FastAPI\'s list `{"detail": [{"loc", "msg", "type"}]}`. ',
   'Money is a decimal string of USD on the wire.',
 ].join('');
@@ -69,7 +72,13 @@ function parameters(components: SchemaComponents, c: RouteContract): JsonSchema[
     const h = components.convert(c.headers, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
     for (const [name, schema] of Object.entries(h.properties ?? {})) {
       const { description, ...rest } = schema;
-      out.push({ name, in: 'header', required: h.required?.includes(name) ?? false, schema: rest, ...(description ? { description } : {}) });
+      out.push({
+        name,
+        in: 'header',
+        required: h.required?.includes(name) ?? false,
+        schema: rest,
+        ...(description ? { description } : {}),
+      });
     }
   }
   return out;
@@ -83,7 +92,13 @@ function mediaType(components: SchemaComponents, r: Omit<ResponseContract, 'desc
     // 3.2's `itemSchema` under its extension name (3.1 does not allow `itemSchema` itself).
     if (!r.eventSchema) return [type, { schema: { type: 'string', description: 'A text/event-stream' } }];
     const item = components.convert(r.eventSchema, 'output');
-    return [type, { schema: { ...item, description: 'A text/event-stream: each `data:` line holds one JSON value of this schema' }, 'x-itemSchema': item }];
+    return [
+      type,
+      {
+        schema: { ...item, description: 'A text/event-stream: each `data:` line holds one JSON value of this schema' },
+        'x-itemSchema': item,
+      },
+    ];
   }
   const schema = r.schema ?? (status >= 400 ? (status === 422 ? validationErrorBody : errorBody) : undefined);
   return [type, schema ? { schema: components.convert(schema, 'output') } : {}];
@@ -91,7 +106,11 @@ function mediaType(components: SchemaComponents, r: Omit<ResponseContract, 'desc
 
 /** What every answer of the API port carries (src/platform/http/middleware/request-id.ts). */
 const REQUEST_ID_HEADER = {
-  'x-request-id': { description: "This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events)", schema: { type: 'string' } },
+  'x-request-id': {
+    description:
+      "This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events)",
+    schema: { type: 'string' },
+  },
 };
 
 function responses(components: SchemaComponents, c: RouteContract, apiPort: boolean): Record<string, JsonSchema> {
@@ -110,7 +129,9 @@ function responses(components: SchemaComponents, c: RouteContract, apiPort: bool
     }
     const headers = {
       ...(apiPort ? REQUEST_ID_HEADER : {}),
-      ...Object.fromEntries(Object.entries(r.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+      ...Object.fromEntries(
+        Object.entries(r.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+      ),
     };
     out[key] = {
       description: r.description,
@@ -124,7 +145,10 @@ function responses(components: SchemaComponents, c: RouteContract, apiPort: bool
 function requestBody(components: SchemaComponents, c: RouteContract): JsonSchema | undefined {
   if (!c.body) return undefined;
   // Optional when an empty object passes (validate() reads a missing body as {} unless bodyRequired).
-  return { required: Boolean(c.bodyRequired) || !c.body.safeParse({}).success, content: { 'application/json': { schema: components.convert(c.body, 'input') } } };
+  return {
+    required: Boolean(c.bodyRequired) || !c.body.safeParse({}).success,
+    content: { 'application/json': { schema: components.convert(c.body, 'input') } },
+  };
 }
 
 export function buildOpenApiDocument(input: DocumentInput): OpenApiDocument {

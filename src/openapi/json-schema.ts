@@ -23,7 +23,8 @@ function rewriteRefs(node: unknown, rename: (id: string) => string): unknown {
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) {
-    out[k] = k === '$ref' && typeof v === 'string' && v.startsWith(DEFS) ? COMPONENTS + rename(v.slice(DEFS.length)) : rewriteRefs(v, rename);
+    out[k] =
+      k === '$ref' && typeof v === 'string' && v.startsWith(DEFS) ? COMPONENTS + rename(v.slice(DEFS.length)) : rewriteRefs(v, rename);
   }
   return out;
 }

@@ -16,7 +16,7 @@ export const SECURITY_SCHEMES = {
     name: SESSION_COOKIE,
     description:
       `The session cookie POST /v1/login sets (HttpOnly, SameSite=Lax). A write (not GET/HEAD/OPTIONS) authenticated by it must ` +
-      'also send `X-Requested-With` (any value) or an `Origin` equal to the request\'s own origin, else 403 (CSRF).',
+      "also send `X-Requested-With` (any value) or an `Origin` equal to the request's own origin, else 403 (CSRF).",
   },
   sessionToken: {
     type: 'http',
@@ -32,7 +32,8 @@ export const SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'header',
     name: 'Stripe-Signature',
-    description: "Stripe's signature over the raw body with STRIPE_WEBHOOK_SECRET; its timestamp must be within 300 s of the server's clock.",
+    description:
+      "Stripe's signature over the raw body with STRIPE_WEBHOOK_SECRET; its timestamp must be within 300 s of the server's clock.",
   },
 } as const;
 

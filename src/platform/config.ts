@@ -34,21 +34,25 @@ const redisUrl = z
 /** `host:port,host:port,…`, parsed into the list. */
 const clusterNodes = z
   .string()
-  .refine((s) => s.split(',').every((n) => /^[^\s:,/]+:\d{1,5}$/.test(n.trim())), 'must be host:port,host:port,… (the seed nodes of a Redis Cluster)')
+  .refine(
+    (s) => s.split(',').every((n) => /^[^\s:,/]+:\d{1,5}$/.test(n.trim())),
+    'must be host:port,host:port,… (the seed nodes of a Redis Cluster)',
+  )
   .transform((s) => s.split(',').map((n) => n.trim()));
 
-const esdbUrl = z
-  .string()
-  .refine((s) => /^esdb(\+discover)?:\/\/[^\s/]+/.test(s), 'must look like esdb://host:2113?tls=false');
+const esdbUrl = z.string().refine((s) => /^esdb(\+discover)?:\/\/[^\s/]+/.test(s), 'must look like esdb://host:2113?tls=false');
 
-const postgresUrl = z
-  .string()
-  .refine((s) => /^postgres(ql)?:\/\/[^\s]+$/.test(s), 'must look like postgres://user@host:5432/database');
+const postgresUrl = z.string().refine((s) => /^postgres(ql)?:\/\/[^\s]+$/.test(s), 'must look like postgres://user@host:5432/database');
 
 /** 32 bytes in base64 (standard or url-safe). */
 const masterKey = z
   .string()
-  .refine((s) => /^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(s.trim()) && Buffer.from(s.trim().replace(/-/g, '+').replace(/_/g, '/'), 'base64').length === 32, 'must be 32 bytes in base64 (openssl rand -base64 32)');
+  .refine(
+    (s) =>
+      /^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(s.trim()) &&
+      Buffer.from(s.trim().replace(/-/g, '+').replace(/_/g, '/'), 'base64').length === 32,
+    'must be 32 bytes in base64 (openssl rand -base64 32)',
+  );
 
 const httpUrl = z.string().refine((s) => /^https?:\/\/[^\s]+$/.test(s), 'must be an http(s) URL');
 
@@ -99,7 +103,11 @@ export const envSchema = z
 
     /** Operator token for /admin. Unset means /admin answers 404. */
     ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-    SESSION_TTL_SECONDS: z.coerce.number().int().positive().default(7 * 24 * 3600),
+    SESSION_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(7 * 24 * 3600),
     COOKIE_SECURE: bool(false),
 
     /** Login and signup attempts per client address per minute (refused before any password hashing). */
@@ -209,9 +217,10 @@ export function loadConfig(
   env: Record<string, string | undefined> = process.env,
 ): Config {
   // Empty strings mean "unset": shells and compose files often export VAR= for optional values.
-  const cleaned = Object.fromEntries(
-    Object.entries({ ...env, ...overrides }).filter(([, v]) => v !== undefined && v !== ''),
-  ) as Record<string, string>;
+  const cleaned = Object.fromEntries(Object.entries({ ...env, ...overrides }).filter(([, v]) => v !== undefined && v !== '')) as Record<
+    string,
+    string
+  >;
   const parsed = envSchema.safeParse(cleaned);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => {

@@ -26,7 +26,18 @@ export function projectRoot(from: string = __dirname): string {
 export const portalDistDir = (root: string = projectRoot()) => join(root, 'dist', 'portal');
 
 /** Paths the portal never answers, even for GET: they belong to the APIs. */
-export const RESERVED_PREFIXES = ['/v1', '/external', '/webhooks', '/admin', '/healthz', '/readyz', '/metrics', '/portal', '/openapi.json', '/docs'];
+export const RESERVED_PREFIXES = [
+  '/v1',
+  '/external',
+  '/webhooks',
+  '/admin',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/portal',
+  '/openapi.json',
+  '/docs',
+];
 
 export function isReserved(path: string): boolean {
   return RESERVED_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`));

@@ -142,13 +142,19 @@ export function includesOf(lua: string): string[] {
 export function resolveIncludes(file: string, lua: string, includes: readonly LuaInclude[]): string {
   const byName = new Map(includes.map((i) => [i.name, i]));
   const named = includesOf(lua);
-  for (const name of named) if (!byName.has(name)) throw new Error(`${file}: --@include ${name}, but the script was not given that include`);
-  for (const name of byName.keys()) if (!named.includes(name)) throw new Error(`${file}: given the include ${name}, but has no --@include ${name} line`);
+  for (const name of named)
+    if (!byName.has(name)) throw new Error(`${file}: --@include ${name}, but the script was not given that include`);
+  for (const name of byName.keys())
+    if (!named.includes(name)) throw new Error(`${file}: given the include ${name}, but has no --@include ${name} line`);
   return lua.replace(INCLUDE_LINE, (_, name: string) => byName.get(name)!.text ?? `-- ${name}: provided by the runtime`);
 }
 
 /** Declares the script in `file` (relative to src/) with its keys and arguments, and the includes it uses. */
-export function luaScript<const K extends Names, const A extends Names>(file: string, shape: LuaShape<K, A>, includes: readonly LuaInclude[] = []): LuaScript<K, A> {
+export function luaScript<const K extends Names, const A extends Names>(
+  file: string,
+  shape: LuaShape<K, A>,
+  includes: readonly LuaInclude[] = [],
+): LuaScript<K, A> {
   return new LuaScript(file, shape, resolveIncludes(file, luaSource(file), includes));
 }
 

@@ -105,7 +105,8 @@ async function checkSeed(seed: { host: string; port: number }, node: string, set
       info = String(await withTimeout(probe.call('CLUSTER', 'INFO'), timeoutMs));
     } catch (err) {
       const reason = (firstError as Error | null)?.message || (err as Error).message || 'timed out';
-      if (/cluster support disabled/i.test(reason)) throw new RedisUnavailable(`Redis at ${node} is not a cluster node (${setting}): ${reason}`);
+      if (/cluster support disabled/i.test(reason))
+        throw new RedisUnavailable(`Redis at ${node} is not a cluster node (${setting}): ${reason}`);
       throw new RedisUnavailable(`cannot reach Redis Cluster node ${node} (${setting}): ${reason}`);
     }
     const assigned = Number(/cluster_slots_assigned:(\d+)/.exec(info)?.[1] ?? 0);

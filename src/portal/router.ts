@@ -46,7 +46,12 @@ export function portalRouter(s: Services, opts: { distDir?: string } = {}): Rout
   // Elements. A live Stripe account only ever gets Elements.
   const testCards =
     gateway === 'sandbox' || (s.config.STRIPE_SECRET_KEY?.startsWith('sk_test_') && !s.config.STRIPE_PUBLISHABLE_KEY)
-      ? Object.entries(TEST_CARDS).map(([paymentMethodId, c]) => ({ paymentMethodId, brand: c.brand, last4: c.last4, behaviour: c.behaviour }))
+      ? Object.entries(TEST_CARDS).map(([paymentMethodId, c]) => ({
+          paymentMethodId,
+          brand: c.brand,
+          last4: c.last4,
+          behaviour: c.behaviour,
+        }))
       : [];
 
   mount(r, portalConfig, security, async (req, res) => {

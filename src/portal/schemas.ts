@@ -9,7 +9,10 @@ import { transportErrors } from '../platform/http/error-bodies';
  * OpenAPI document.
  */
 
-const usd = z.string().regex(/^-?\d+(\.\d+)?$/).describe('USD as a decimal string');
+const usd = z
+  .string()
+  .regex(/^-?\d+(\.\d+)?$/)
+  .describe('USD as a decimal string');
 
 export const portalConfig = route({
   method: 'get',
@@ -33,7 +36,9 @@ export const portalConfig = route({
           rateLimitPerMinute: z.number().int(),
           models: z.array(z.enum(MODEL_CONFIGS)),
           modelBackend: z.string(),
-          webSearch: z.boolean().describe('Whether a search backend (SEARXNG_URL) is configured: the playground ticks "Web search" only then'),
+          webSearch: z
+            .boolean()
+            .describe('Whether a search backend (SEARXNG_URL) is configured: the playground ticks "Web search" only then'),
         })
         .meta({ id: 'PortalConfig' }),
     },
@@ -44,7 +49,7 @@ export const portalConfig = route({
 export const requestCost = route({
   method: 'get',
   path: '/portal/workspaces/:ws/requests/:requestId',
-  summary: "One inference request's tokens and cost (the playground's \"this call cost\")",
+  summary: 'One inference request\'s tokens and cost (the playground\'s "this call cost")',
   description: 'Waits up to 3 s for the debit of a known request that is not billed yet.',
   tags: ['portal'],
   security: ['session'],

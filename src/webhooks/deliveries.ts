@@ -48,7 +48,13 @@ export async function getDelivery(redis: Redis, ks: Keyspace, endpointId: string
 }
 
 /** Appends an attempt and sets the status. One worker handles a job at a time, so read-modify-write is safe here. */
-export async function recordAttempt(redis: Redis, ks: Keyspace, d: Delivery, attempt: DeliveryAttempt, status: Delivery['status']): Promise<void> {
+export async function recordAttempt(
+  redis: Redis,
+  ks: Keyspace,
+  d: Delivery,
+  attempt: DeliveryAttempt,
+  status: Delivery['status'],
+): Promise<void> {
   const next: Delivery = { ...d, status, attempts: [...d.attempts, attempt] };
   await redis.hset(keys(ks, d.endpointId).hash, d.deliveryId, JSON.stringify(next));
 }

@@ -19,7 +19,10 @@ export interface Endpoint {
 export type EndpointsState = Map<string, Endpoint>;
 
 export type WebhookCommand =
-  | { type: 'RegisterEndpoint'; data: { workspaceId: string; endpointId: string; url: string; eventTypes: string[]; secret: string; by: string } }
+  | {
+      type: 'RegisterEndpoint';
+      data: { workspaceId: string; endpointId: string; url: string; eventTypes: string[]; secret: string; by: string };
+    }
   | { type: 'RotateEndpointSecret'; data: { workspaceId: string; endpointId: string; secret: string; by: string } }
   | { type: 'DeleteEndpoint'; data: { workspaceId: string; endpointId: string; by: string } }
   | { type: 'DisableEndpoint'; data: { workspaceId: string; endpointId: string; eventId: string; reason: string } }
@@ -34,7 +37,16 @@ export function evolveEndpoints(state: EndpointsState, e: EventRecord<WebhookEve
   const next = new Map(state);
   switch (e.type) {
     case 'WebhookEndpointRegistered':
-      next.set(e.data.endpointId, { endpointId: e.data.endpointId, url: e.data.url, eventTypes: e.data.eventTypes, secret: e.data.secret, status: 'enabled', created: e.created, since: e.position.toString(), disabledReason: null });
+      next.set(e.data.endpointId, {
+        endpointId: e.data.endpointId,
+        url: e.data.url,
+        eventTypes: e.data.eventTypes,
+        secret: e.data.secret,
+        status: 'enabled',
+        created: e.created,
+        since: e.position.toString(),
+        disabledReason: null,
+      });
       break;
     case 'WebhookEndpointSecretRotated': {
       const ep = next.get(e.data.endpointId);

@@ -9,7 +9,10 @@ export type WebhookEndpointRegistered = Event<
   'WebhookEndpointRegistered',
   { workspaceId: string; endpointId: string; url: string; eventTypes: string[]; secret: string; by: string }
 >;
-export type WebhookEndpointSecretRotated = Event<'WebhookEndpointSecretRotated', { workspaceId: string; endpointId: string; secret: string; by: string }>;
+export type WebhookEndpointSecretRotated = Event<
+  'WebhookEndpointSecretRotated',
+  { workspaceId: string; endpointId: string; secret: string; by: string }
+>;
 export type WebhookEndpointDeleted = Event<'WebhookEndpointDeleted', { workspaceId: string; endpointId: string; by: string }>;
 /** Every attempt of one delivery failed: the endpoint gets nothing more until an admin enables it again. */
 export type WebhookEndpointDisabled = Event<
@@ -23,7 +26,10 @@ export type WebhookEndpointEnabled = Event<'WebhookEndpointEnabled', { workspace
  * The workspace's low-balance alert threshold (nano-USD), or null: no alert. One per workspace;
  * every endpoint subscribed to balance.below_threshold gets the same alert.
  */
-export type BalanceAlertThresholdSet = Event<'BalanceAlertThresholdSet', { workspaceId: string; thresholdNanoUsd: string | null; by: string }>;
+export type BalanceAlertThresholdSet = Event<
+  'BalanceAlertThresholdSet',
+  { workspaceId: string; thresholdNanoUsd: string | null; by: string }
+>;
 
 /**
  * An admin asked for a replay of the endpoint's events (its progress lives beside the delivery log

@@ -18,7 +18,9 @@ function queueOf(s: Services): () => Promise<Queue<WebhookJobData>> {
   return () => {
     let q = queues.get(s);
     if (!q) {
-      q = s.connectRedis('webhook-queue', { maxRetriesPerRequest: null }).then((redis) => webhookQueue({ redis, prefix: bullPrefix(s.config), config: s.config }));
+      q = s
+        .connectRedis('webhook-queue', { maxRetriesPerRequest: null })
+        .then((redis) => webhookQueue({ redis, prefix: bullPrefix(s.config), config: s.config }));
       queues.set(s, q);
     }
     return q;

@@ -47,7 +47,11 @@ export async function claimEndpointReplay(redis: Redis, ks: Keyspace, endpointId
 export async function countDailyReplay(redis: Redis, ks: Keyspace, workspaceId: string, now: Date, perDay: number): Promise<void> {
   const day = now.toISOString().slice(0, 10);
   const key = ks.shared('webhooks', 'replays-per-day', workspaceId, day);
-  const [[, n]] = (await redis.multi().incr(key).expire(key, 2 * 86_400).exec()) as [[unknown, number], unknown];
+  const [[, n]] = (await redis
+    .multi()
+    .incr(key)
+    .expire(key, 2 * 86_400)
+    .exec()) as [[unknown, number], unknown];
   if (n <= perDay) return;
   await redis.decr(key);
   const midnight = Date.parse(`${day}T00:00:00Z`) + 86_400_000;

@@ -61,12 +61,13 @@ export async function createReplay(redis: Redis, ks: Keyspace, r: ReplayStart): 
 
 export async function getReplay(redis: Redis, ks: Keyspace, replayId: string): Promise<Replay | null> {
   const k = keys(ks, replayId);
-  const [[, h], [, matched], [, succeeded], [, failed]] = (await redis.multi().hgetall(k.record).scard(k.events).scard(k.succeeded).scard(k.failed).exec()) as [
-    [unknown, Record<string, string>],
-    [unknown, number],
-    [unknown, number],
-    [unknown, number],
-  ];
+  const [[, h], [, matched], [, succeeded], [, failed]] = (await redis
+    .multi()
+    .hgetall(k.record)
+    .scard(k.events)
+    .scard(k.succeeded)
+    .scard(k.failed)
+    .exec()) as [[unknown, Record<string, string>], [unknown, number], [unknown, number], [unknown, number]];
   if (!h.created) return null;
   return {
     replayId: h.replayId,
@@ -91,10 +92,14 @@ export async function listReplays(redis: Redis, ks: Keyspace, endpointId: string
 }
 
 export const replayProgress = {
-  isEnqueued: (redis: Redis, ks: Keyspace, replayId: string, eventId: string) => redis.sismember(keys(ks, replayId).events, eventId).then((n) => n === 1),
+  isEnqueued: (redis: Redis, ks: Keyspace, replayId: string, eventId: string) =>
+    redis.sismember(keys(ks, replayId).events, eventId).then((n) => n === 1),
   enqueued: (redis: Redis, ks: Keyspace, replayId: string, eventId: string) => redis.sadd(keys(ks, replayId).events, eventId),
   scanned: (redis: Redis, ks: Keyspace, replayId: string, position: bigint, done: boolean) =>
-    redis.hset(keys(ks, replayId).record, done ? { scannedTo: position.toString(), status: 'enqueued' } : { scannedTo: position.toString() }),
+    redis.hset(
+      keys(ks, replayId).record,
+      done ? { scannedTo: position.toString(), status: 'enqueued' } : { scannedTo: position.toString() },
+    ),
   /** The outcome of one replayed delivery; a later success wins over an earlier failure. */
   outcome: async (redis: Redis, ks: Keyspace, replayId: string, eventId: string, ok: boolean) => {
     const k = keys(ks, replayId);

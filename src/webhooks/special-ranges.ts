@@ -92,7 +92,10 @@ export function specialRangeOf(address: string): string | null {
   if (hit) return `${hit.cidr}, ${hit.name}`;
   for (const e of embedding) {
     if (!e.list.check(text, 'ipv6')) continue;
-    const inner = canonical.toByteArray().slice(e.offset, e.offset + 4).join('.');
+    const inner = canonical
+      .toByteArray()
+      .slice(e.offset, e.offset + 4)
+      .join('.');
     if (!e.judged) return `${e.cidr}, ${e.name} (carries ${inner})`;
     const why = specialRangeOf(inner);
     return why ? `${e.cidr}, ${e.name} carrying ${inner} (${why})` : null;

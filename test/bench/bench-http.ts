@@ -12,7 +12,12 @@ export function numberArg(name: string, def: number): number {
 export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /** Time from sending a streaming request to its first `data:` chunk, `n` requests one after another (ms, sorted). */
-export async function timeToFirstChunk(url: string, headers: Record<string, string>, body: (i: number) => string, n: number): Promise<number[]> {
+export async function timeToFirstChunk(
+  url: string,
+  headers: Record<string, string>,
+  body: (i: number) => string,
+  n: number,
+): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();

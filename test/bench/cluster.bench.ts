@@ -88,7 +88,8 @@ interface Layout {
   projectors: number;
   partitions: number;
 }
-const layoutName = (l: Layout) => `${l.apis} api, ${l.projectors} projector${l.projectors > 1 ? 's' : ''}, ${l.partitions} partition${l.partitions > 1 ? 's' : ''}`;
+const layoutName = (l: Layout) =>
+  `${l.apis} api, ${l.projectors} projector${l.projectors > 1 ? 's' : ''}, ${l.partitions} partition${l.partitions > 1 ? 's' : ''}`;
 
 function parseLayouts(s: string): Layout[] {
   return s.split(',').map((part) => {
@@ -176,9 +177,13 @@ async function freePort(): Promise<number> {
 /** A Redis of the bench's own (no persistence): exact command counts, and its CPU is measurable. */
 async function privateRedis(): Promise<{ url: string; proc: ChildProcess }> {
   const port = await freePort();
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const proc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   owned.add(proc);
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -210,7 +215,8 @@ async function launch(bundle: string[], env: Record<string, string>, attempt = 1
   const child = new Child(bundle, env);
   owned.add(child.proc);
   void child.exited.then(({ code, signal }) => {
-    if (!stopping.has(child.proc)) process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process exited (${signal ?? code}): ${child.stderr.trim().slice(-600)}\n`);
+    if (!stopping.has(child.proc))
+      process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process exited (${signal ?? code}): ${child.stderr.trim().slice(-600)}\n`);
   });
   try {
     const [line] = await child.waitFor(/^\{.*\}$/, 120_000);
@@ -340,14 +346,17 @@ function signalThrottle(procs: ChildProcess[], share: number, periodMs: number, 
   const groups = staggered ? procs.map((p) => [p]) : [procs];
   const ticks = groups.map((group, j) => {
     let tick: NodeJS.Timeout | null = null;
-    const start = setTimeout(() => {
-      timers.delete(start);
-      tick = setInterval(() => {
-        signal(group, 'SIGCONT');
-        const stop = setTimeout(() => (timers.delete(stop), signal(group, 'SIGSTOP')), share * periodMs);
-        timers.add(stop);
-      }, periodMs);
-    }, (j * periodMs) / groups.length);
+    const start = setTimeout(
+      () => {
+        timers.delete(start);
+        tick = setInterval(() => {
+          signal(group, 'SIGCONT');
+          const stop = setTimeout(() => (timers.delete(stop), signal(group, 'SIGSTOP')), share * periodMs);
+          timers.add(stop);
+        }, periodMs);
+      },
+      (j * periodMs) / groups.length,
+    );
     timers.add(start);
     return () => tick && clearInterval(tick);
   });
@@ -411,8 +420,10 @@ async function sampleLag(c: Cluster): Promise<LagSample> {
  */
 async function eventsAfter(store: PostgresEventStore, from: bigint, to?: bigint): Promise<number> {
   let n = 0;
-  for (let at = from; ; ) {
-    const page = (await store.readAll({ fromPosition: at, maxCount: 5000 })).filter((e) => e.position > at && (to === undefined || e.position <= to));
+  for (let at = from; ;) {
+    const page = (await store.readAll({ fromPosition: at, maxCount: 5000 })).filter(
+      (e) => e.position > at && (to === undefined || e.position <= to),
+    );
     n += page.length;
     if (page.length === 0) return n;
     at = page[page.length - 1].position;
@@ -482,7 +493,15 @@ interface RoundResult {
   p50: number;
   p99: number;
   bad: number;
-  partitions: Array<{ partition: number; lagP50s: number; lagP99s: number; lagMaxS: number; lagEndS: number; lagEndEvents: number; trendSps: number }>;
+  partitions: Array<{
+    partition: number;
+    lagP50s: number;
+    lagP99s: number;
+    lagMaxS: number;
+    lagEndS: number;
+    lagEndEvents: number;
+    trendSps: number;
+  }>;
   /** After the load stopped (throttle still on): time until every partition caught up, or null. */
   drainS: number | null;
   apiCpuMsPerRequest: number;
@@ -577,7 +596,12 @@ async function round(
       redisCpuMsPerRequest: redisServer ? (cpu1[procs.length - 1] - cpu0[procs.length - 1]) / Math.max(1, requests) : null,
       eventsPerRequest: events / Math.max(1, requests),
       quotaSpent:
-        stat0 && stat1 ? stat1.map((b, j) => { const periods = b.periods - stat0[j].periods; return periods ? (b.throttled - stat0[j].throttled) / periods : 0; }) : null,
+        stat0 && stat1
+          ? stat1.map((b, j) => {
+              const periods = b.periods - stat0[j].periods;
+              return periods ? (b.throttled - stat0[j].throttled) / periods : 0;
+            })
+          : null,
     };
   } finally {
     held.release();
@@ -647,7 +671,15 @@ interface Tally {
   ms: number;
 }
 
-async function costs(layout: Layout, bundle: string[], upstreamUrl: string, rate: number, seconds: number, workspaces: number, redisProc: ChildProcess | null): Promise<Costs> {
+async function costs(
+  layout: Layout,
+  bundle: string[],
+  upstreamUrl: string,
+  rate: number,
+  seconds: number,
+  workspaces: number,
+  redisProc: ChildProcess | null,
+): Promise<Costs> {
   const c = await startCluster(layout, bundle, upstreamUrl, workspaces);
   const monitorRedis = new Redis(redisUrl);
   const caughtUp = async () => {
@@ -727,11 +759,17 @@ async function costs(layout: Layout, bundle: string[], upstreamUrl: string, rate
       layout: layoutName(layout),
       rate,
       requests,
-      appendsPerRequest: { api: net(loaded.appends.api, idle.appends.api), projector: net(loaded.appends.projector, idle.appends.projector) },
+      appendsPerRequest: {
+        api: net(loaded.appends.api, idle.appends.api),
+        projector: net(loaded.appends.projector, idle.appends.projector),
+      },
       eventsPerRequest: net(loaded.events, idle.events),
       redisPerRequest: {
         api: { sent: net(total(loaded.sent.api), total(idle.sent.api)), inScripts: net(loaded.inScripts.api, idle.inScripts.api) },
-        projector: { sent: net(total(loaded.sent.projector), total(idle.sent.projector)), inScripts: net(loaded.inScripts.projector, idle.inScripts.projector) },
+        projector: {
+          sent: net(total(loaded.sent.projector), total(idle.sent.projector)),
+          inScripts: net(loaded.inScripts.projector, idle.inScripts.projector),
+        },
       },
       topApiCommands: top('api'),
       topProjectorCommands: top('projector'),
@@ -767,25 +805,35 @@ function aggregate(layouts: Layout[], rounds: RoundResult[]): Report['layouts'] 
   return layouts.flatMap((l) => {
     const rs = rounds.filter((r) => r.layout === layoutName(l));
     if (!rs.length) return [];
-    return [{
-      layout: layoutName(l),
-      rounds: rs.length,
-      rps: mean(rs.map((r) => r.rps)),
-      p50: mean(rs.map((r) => r.p50)),
-      p99: mean(rs.map((r) => r.p99)),
-      bad: rs.reduce((a, r) => a + r.bad, 0),
-      // The worst round's lag: the claim is that lag stays bounded in every round.
-      partitions: rs[0].partitions.map((_, p) => {
-        const of = (k: keyof RoundResult['partitions'][number]) => Math.max(...rs.map((r) => r.partitions[p][k]));
-        return { partition: p, lagP50s: of('lagP50s'), lagP99s: of('lagP99s'), lagMaxS: of('lagMaxS'), lagEndS: of('lagEndS'), lagEndEvents: of('lagEndEvents'), trendSps: of('trendSps') };
-      }),
-      drainS: rs.some((r) => r.drainS === null) ? null : Math.max(...rs.map((r) => r.drainS!)),
-      apiCpuMsPerRequest: mean(rs.map((r) => r.apiCpuMsPerRequest)),
-      projectorCpuUsPerEvent: mean(rs.map((r) => r.projectorCpuUsPerEvent)),
-      redisCpuMsPerRequest: rs[0].redisCpuMsPerRequest === null ? null : mean(rs.map((r) => r.redisCpuMsPerRequest!)),
-      eventsPerRequest: mean(rs.map((r) => r.eventsPerRequest)),
-      quotaSpent: rs[0].quotaSpent === null ? null : rs[0].quotaSpent.map((_, j) => mean(rs.map((r) => r.quotaSpent![j]))),
-    }];
+    return [
+      {
+        layout: layoutName(l),
+        rounds: rs.length,
+        rps: mean(rs.map((r) => r.rps)),
+        p50: mean(rs.map((r) => r.p50)),
+        p99: mean(rs.map((r) => r.p99)),
+        bad: rs.reduce((a, r) => a + r.bad, 0),
+        // The worst round's lag: the claim is that lag stays bounded in every round.
+        partitions: rs[0].partitions.map((_, p) => {
+          const of = (k: keyof RoundResult['partitions'][number]) => Math.max(...rs.map((r) => r.partitions[p][k]));
+          return {
+            partition: p,
+            lagP50s: of('lagP50s'),
+            lagP99s: of('lagP99s'),
+            lagMaxS: of('lagMaxS'),
+            lagEndS: of('lagEndS'),
+            lagEndEvents: of('lagEndEvents'),
+            trendSps: of('trendSps'),
+          };
+        }),
+        drainS: rs.some((r) => r.drainS === null) ? null : Math.max(...rs.map((r) => r.drainS!)),
+        apiCpuMsPerRequest: mean(rs.map((r) => r.apiCpuMsPerRequest)),
+        projectorCpuUsPerEvent: mean(rs.map((r) => r.projectorCpuUsPerEvent)),
+        redisCpuMsPerRequest: rs[0].redisCpuMsPerRequest === null ? null : mean(rs.map((r) => r.redisCpuMsPerRequest!)),
+        eventsPerRequest: mean(rs.map((r) => r.eventsPerRequest)),
+        quotaSpent: rs[0].quotaSpent === null ? null : rs[0].quotaSpent.map((_, j) => mean(rs.map((r) => r.quotaSpent![j]))),
+      },
+    ];
   });
 }
 
@@ -810,8 +858,12 @@ function table(r: Report): string {
     l.partitions.forEach((p, i) => {
       const head = i === 0 ? `| ${l.layout} | ${Math.round(l.rps)} | ${f(l.p50, 1)} | ${f(l.p99, 1)} | ${l.bad}` : '| | | | |';
       const tail =
-        i === 0 ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} | ${l.redisCpuMsPerRequest === null ? '—' : f(l.redisCpuMsPerRequest, 3)} | ${l.quotaSpent ? l.quotaSpent.map((q) => Math.round(q * 100)).join(', ') : '—'} |` : '| | | | |';
-      lines.push(`${head} | ${p.partition} | ${f(p.lagP50s)} | ${f(p.lagP99s)} | ${f(p.lagMaxS)} | ${f(p.lagEndS)} s (${p.lagEndEvents} positions) | ${p.trendSps >= 0 ? '+' : ''}${f(p.trendSps, 3)} | ${tail}`);
+        i === 0
+          ? `${l.drainS === null ? 'not within 20 s' : `${f(l.drainS, 1)} s`} | ${f(l.apiCpuMsPerRequest)} | ${Math.round(l.projectorCpuUsPerEvent)} | ${l.redisCpuMsPerRequest === null ? '—' : f(l.redisCpuMsPerRequest, 3)} | ${l.quotaSpent ? l.quotaSpent.map((q) => Math.round(q * 100)).join(', ') : '—'} |`
+          : '| | | | |';
+      lines.push(
+        `${head} | ${p.partition} | ${f(p.lagP50s)} | ${f(p.lagP99s)} | ${f(p.lagMaxS)} | ${f(p.lagEndS)} s (${p.lagEndEvents} positions) | ${p.trendSps >= 0 ? '+' : ''}${f(p.trendSps, 3)} | ${tail}`,
+      );
     });
   }
   if (r.costs) {
@@ -913,7 +965,8 @@ async function main(): Promise<void> {
     };
     const text = table(report);
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${text}\n`);
-    if (process.argv.includes('--write')) replaceDocSection('Cluster, last run', `\`npm run bench:cluster\` (test/bench/cluster.bench.ts).\n\n${text}\n`);
+    if (process.argv.includes('--write'))
+      replaceDocSection('Cluster, last run', `\`npm run bench:cluster\` (test/bench/cluster.bench.ts).\n\n${text}\n`);
   } finally {
     await cleanUp();
     child.dispose();

@@ -62,7 +62,10 @@ export function cfsQuota(share: number, periodMs: number): { periodUs: number; q
   const periodUs = Math.round(periodMs * 1000);
   if (periodUs < MIN_US || periodUs > MAX_PERIOD_US) throw new Error(`a CFS period must be 1-1000 ms (got ${periodMs} ms)`);
   const quotaUs = Math.round(share * periodUs);
-  if (quotaUs < MIN_US) throw new Error(`a ${share * 100}% share of ${periodMs} ms is ${quotaUs} µs, under the kernel's 1 ms minimum quota: use a period of at least ${defaultPeriodMs(share)} ms`);
+  if (quotaUs < MIN_US)
+    throw new Error(
+      `a ${share * 100}% share of ${periodMs} ms is ${quotaUs} µs, under the kernel's 1 ms minimum quota: use a period of at least ${defaultPeriodMs(share)} ms`,
+    );
   return { periodUs, quotaUs };
 }
 
@@ -173,7 +176,8 @@ export class CgroupThrottle {
     if (this.released) return;
     this.released = true;
     for (const dir of this.dirs) {
-      if (!removeCgroup(dir)) process.stderr.write(`could not remove the cgroup ${dir}: remove it with rmdir once its processes are gone\n`);
+      if (!removeCgroup(dir))
+        process.stderr.write(`could not remove the cgroup ${dir}: remove it with rmdir once its processes are gone\n`);
     }
   }
 }

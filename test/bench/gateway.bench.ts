@@ -178,7 +178,12 @@ async function measure(t: Target, seconds: number, connections: number, ttfcN: n
   try {
     await cannon(url, secret, 2, connections); // warm-up
     const r = await cannon(url, secret, seconds, connections);
-    const ttfc = await timeToFirstChunk(`${url}/external/api/inference/streaming`, { authorization: `Bearer ${secret}` }, () => BODY, ttfcN);
+    const ttfc = await timeToFirstChunk(
+      `${url}/external/api/inference/streaming`,
+      { authorization: `Bearer ${secret}` },
+      () => BODY,
+      ttfcN,
+    );
     return {
       name: t.name,
       rps: r.requests.average,
@@ -195,10 +200,7 @@ async function measure(t: Target, seconds: number, connections: number, ttfcN: n
   }
 }
 
-function report(
-  results: Measured[],
-  opts: { seconds: number; connections: number; ttfcN: number; load: number; rounds: number },
-): string {
+function report(results: Measured[], opts: { seconds: number; connections: number; ttfcN: number; load: number; rounds: number }): string {
   const base = results[0];
   const f = (n: number, d = 2) => n.toFixed(d);
   const rows = results.map((m) =>

@@ -28,7 +28,11 @@ function post(server: TestServer, path: string, body: unknown, ip: string): Prom
   return new Promise((resolve, reject) => {
     const req = http.request(
       `${server.url}${path}`,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), 'x-forwarded-for': ip } },
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), 'x-forwarded-for': ip },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
@@ -41,13 +45,22 @@ function post(server: TestServer, path: string, body: unknown, ip: string): Prom
 
 async function round(gated: boolean) {
   // The harness lifts the queue for test suites: the gated rounds set the service's defaults back.
-  const server = await startTestServer(gated ? { PASSWORD_HASH_CONCURRENCY: '2', PASSWORD_HASH_QUEUE: '8', LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: '20' } : { PASSWORD_HASH_CONCURRENCY: '64', PASSWORD_HASH_QUEUE: '10000' });
+  const server = await startTestServer(
+    gated
+      ? { PASSWORD_HASH_CONCURRENCY: '2', PASSWORD_HASH_QUEUE: '8', LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: '20' }
+      : { PASSWORD_HASH_CONCURRENCY: '64', PASSWORD_HASH_QUEUE: '10000' },
+  );
   try {
     const email = `genuine-${Date.now()}@example.com`;
     const password = 'correct horse battery';
     await post(server, '/v1/signup', { email, password, name: 'Genuine', acceptedPolicyVersion: POLICY_VERSION }, '203.0.113.1');
     const flood = Array.from({ length: FLOOD }, (_, i) =>
-      post(server, '/v1/login', { email: `guess-${i}@example.com`, password: 'wrong password' }, `198.18.${(i % ADDRESSES) >> 8}.${(i % ADDRESSES) & 255}`),
+      post(
+        server,
+        '/v1/login',
+        { email: `guess-${i}@example.com`, password: 'wrong password' },
+        `198.18.${(i % ADDRESSES) >> 8}.${(i % ADDRESSES) & 255}`,
+      ),
     );
     await new Promise((r) => setTimeout(r, 20));
     const genuine = await post(server, '/v1/login', { email, password }, '203.0.113.2');
@@ -72,11 +85,17 @@ async function main() {
     rows.push(await round(true));
     rows.push(await round(false));
   }
-  console.log(`login under a flood of ${FLOOD} wrong logins from ${ADDRESSES} addresses; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `login under a flood of ${FLOOD} wrong logins from ${ADDRESSES} addresses; ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log('| service | genuine login | its status | flood refused (429/503) | last flood answer |');
   console.log('|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.gated ? 'now: throttles + gate (2 running, 8 queued)' : 'before: no throttle, no gate'} | ${r.genuine.ms.toFixed(0)} ms | ${r.genuine.status} | ${r.refused} | ${r.floodMs.toFixed(0)} ms |`);
+    console.log(
+      `| ${r.gated ? 'now: throttles + gate (2 running, 8 queued)' : 'before: no throttle, no gate'} | ${r.genuine.ms.toFixed(0)} ms | ${r.genuine.status} | ${r.refused} | ${r.floodMs.toFixed(0)} ms |`,
+    );
   }
   agent.destroy();
 }

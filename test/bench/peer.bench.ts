@@ -63,7 +63,8 @@ function serveUpstream(): void {
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: object, finish: string | null) =>
     `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created, model: 'bench', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-  const streamed = chunk({ role: 'assistant', content: '' }, null) + chunk({ content: REPLY }, null) + chunk({}, 'stop') + 'data: [DONE]\n\n';
+  const streamed =
+    chunk({ role: 'assistant', content: '' }, null) + chunk({ content: REPLY }, null) + chunk({}, 'stop') + 'data: [DONE]\n\n';
   const whole = JSON.stringify({
     id: 'chatcmpl-bench',
     object: 'chat.completion',
@@ -116,7 +117,8 @@ async function serveTollgate(upstream: string, dataDir: string, prefix: string, 
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());
-  const secret = role === 'projector' ? 'none' : (await seedFundedKey(running.services, { usd: '1000000', rateLimit: 1_000_000_000 })).secret;
+  const secret =
+    role === 'projector' ? 'none' : (await seedFundedKey(running.services, { usd: '1000000', rateLimit: 1_000_000_000 })).secret;
   process.stdout.write(`${JSON.stringify({ port: running.port ?? 0, secret })}\n`);
 }
 
@@ -312,8 +314,22 @@ async function instantScenario(portkey: Proc): Promise<string> {
   const portkeyHeaders = portkeyHeadersFor(upUrl);
   const tgHeaders = (p: Proc) => () => ({ authorization: `Bearer ${p.secret}` });
   const targets: Target[] = [
-    { name: 'upstream alone', proc: () => upstream, path: '/v1/chat/completions', headers: () => ({}), body: body('bench', false), stream: false },
-    { name: 'Portkey gateway', proc: () => portkey, path: '/v1/chat/completions', headers: portkeyHeaders, body: body('bench', false), stream: false },
+    {
+      name: 'upstream alone',
+      proc: () => upstream,
+      path: '/v1/chat/completions',
+      headers: () => ({}),
+      body: body('bench', false),
+      stream: false,
+    },
+    {
+      name: 'Portkey gateway',
+      proc: () => portkey,
+      path: '/v1/chat/completions',
+      headers: portkeyHeaders,
+      body: body('bench', false),
+      stream: false,
+    },
     {
       name: 'tollgate (all roles, one process)',
       proc: () => all.proc,
@@ -349,7 +365,14 @@ async function instantScenario(portkey: Proc): Promise<string> {
           },
         ]
       : []),
-    { name: 'Portkey gateway, streaming', proc: () => portkey, path: '/v1/chat/completions', headers: portkeyHeaders, body: body('bench', true), stream: true },
+    {
+      name: 'Portkey gateway, streaming',
+      proc: () => portkey,
+      path: '/v1/chat/completions',
+      headers: portkeyHeaders,
+      body: body('bench', true),
+      stream: true,
+    },
     {
       name: 'tollgate, streaming',
       proc: () => all.proc,
@@ -413,7 +436,13 @@ async function instantScenario(portkey: Proc): Promise<string> {
   const rss = new Map(targets.filter((t) => t.rss).map((t) => [t, peakRssMb(t.proc().child.pid!)]));
   const loadEnd = loadavg();
 
-  const agg = runs.map((rs) => ({ cpuMs: mean(rs.map((x) => x.cpuMs)), rps: mean(rs.map((x) => x.rps)), p50: mean(rs.map((x) => x.p50)), p99: mean(rs.map((x) => x.p99)), bad: rs.reduce((a, x) => a + x.bad, 0) }));
+  const agg = runs.map((rs) => ({
+    cpuMs: mean(rs.map((x) => x.cpuMs)),
+    rps: mean(rs.map((x) => x.rps)),
+    p50: mean(rs.map((x) => x.p50)),
+    p99: mean(rs.map((x) => x.p99)),
+    bad: rs.reduce((a, x) => a + x.bad, 0),
+  }));
   const portkeyOf = (t: Target) => {
     const i = targets.findIndex((x) => x.name === 'Portkey gateway, streaming');
     return agg[t.stream && i >= 0 ? i : targets.findIndex((x) => x.name === 'Portkey gateway')];
@@ -459,12 +488,38 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
   const all = (await tollgate(upUrl, 'all')).proc;
   const base = await baseline(upUrl);
   const slowBody = (model: string) => (i: number) =>
-    JSON.stringify({ model, messages: [messages[0], { ...messages[1], content: messages[1].content.replace('[<id>]', `[${i}]`) }], max_tokens: 256, stream: true });
-  const tg = (p: Proc): SlowTarget => ({ port: p.port, path: TOLLGATE_PATH, headers: { authorization: `Bearer ${p.secret}` }, body: slowBody('service_3_pi'), pids: [p.child.pid!] });
-  const upAlone: SlowTarget = { port: upstream.port, path: '/v1/chat/completions', headers: {}, body: slowBody('bench'), pids: [upstream.child.pid!] };
+    JSON.stringify({
+      model,
+      messages: [messages[0], { ...messages[1], content: messages[1].content.replace('[<id>]', `[${i}]`) }],
+      max_tokens: 256,
+      stream: true,
+    });
+  const tg = (p: Proc): SlowTarget => ({
+    port: p.port,
+    path: TOLLGATE_PATH,
+    headers: { authorization: `Bearer ${p.secret}` },
+    body: slowBody('service_3_pi'),
+    pids: [p.child.pid!],
+  });
+  const upAlone: SlowTarget = {
+    port: upstream.port,
+    path: '/v1/chat/completions',
+    headers: {},
+    body: slowBody('bench'),
+    pids: [upstream.child.pid!],
+  };
   const targets: Array<{ name: string; t: SlowTarget }> = [
     { name: 'upstream alone', t: upAlone },
-    { name: 'Portkey gateway (header shim)', t: { port: portkey.port, path: '/v1/chat/completions', headers: portkeyHeadersFor(upUrl)(), body: slowBody('bench'), pids: [portkey.child.pid!] } },
+    {
+      name: 'Portkey gateway (header shim)',
+      t: {
+        port: portkey.port,
+        path: '/v1/chat/completions',
+        headers: portkeyHeadersFor(upUrl)(),
+        body: slowBody('bench'),
+        pids: [portkey.child.pid!],
+      },
+    },
     { name: 'tollgate (all roles, one process)', t: tg(all) },
     ...(base ? [{ name: `baseline: ${baselineDir}`, t: tg(base) }] : []),
   ];
@@ -495,8 +550,20 @@ async function slowScenario(portkey: Proc, levels: number[]): Promise<string> {
       const peak = Math.max(...rs.map((x) => x.peakRssMb[0]));
       const perStream = mean(rs.map((x) => ((x.peakRssMb[0] - x.idleRssMb[0]) * 1024) / x.maxOpen));
       rows.push(
-        `| ${level} | ${name} | ${f(sps, 1)} | ${f(sps / pk)}× | ${f(cpu)} | ${f(cpu / pkCpu)}× | ${f(m((x) => x.p50), 0)} | ${f(m((x) => x.p99), 0)} | ` +
-          `${f(m((x) => x.firstChunkP50), 1)} / ${f(m((x) => x.firstChunkP99), 1)} | ${Math.round(idle)} → ${Math.round(peak)} | ${f(perStream, 1)} | ` +
+        `| ${level} | ${name} | ${f(sps, 1)} | ${f(sps / pk)}× | ${f(cpu)} | ${f(cpu / pkCpu)}× | ${f(
+          m((x) => x.p50),
+          0,
+        )} | ${f(
+          m((x) => x.p99),
+          0,
+        )} | ` +
+          `${f(
+            m((x) => x.firstChunkP50),
+            1,
+          )} / ${f(
+            m((x) => x.firstChunkP99),
+            1,
+          )} | ${Math.round(idle)} → ${Math.round(peak)} | ${f(perStream, 1)} | ` +
           `${rs.reduce((a, x) => a + x.completed, 0)} | ${rs.reduce((a, x) => a + x.failed, 0)} |`,
       );
     }

@@ -42,14 +42,28 @@ async function main() {
     }
     const rev: number[] = Array(n).fill(-1);
     const args = (lock: boolean) => {
-      const ids: string[] = [], types: string[] = [], data: string[] = [], meta: string[] = [];
+      const ids: string[] = [],
+        types: string[] = [],
+        data: string[] = [],
+        meta: string[] = [];
       for (let i = 0; i < n; i++) {
         const e = event(i);
-        ids.push(e.id); types.push(e.type); data.push(JSON.stringify(e.data)); meta.push(JSON.stringify(e.metadata));
+        ids.push(e.id);
+        types.push(e.type);
+        data.push(JSON.stringify(e.data));
+        meta.push(JSON.stringify(e.metadata));
       }
-      return [Array.from({ length: n }, (_, i) => `s-${i}`), rev.map((r) => (r < 0 ? 'no_stream' : String(r))),
-        Array.from({ length: n }, (_, i) => i), Array(n).fill(1), ids, types,
-        ...(together ? [`[${data.join(',')}]`, `[${meta.join(',')}]`] : [data, meta]), new Date(), ...(together ? [] : [lock])];
+      return [
+        Array.from({ length: n }, (_, i) => `s-${i}`),
+        rev.map((r) => (r < 0 ? 'no_stream' : String(r))),
+        Array.from({ length: n }, (_, i) => i),
+        Array(n).fill(1),
+        ids,
+        types,
+        ...(together ? [`[${data.join(',')}]`, `[${meta.join(',')}]`] : [data, meta]),
+        new Date(),
+        ...(together ? [] : [lock]),
+      ];
     };
     // Version 3's call, or (--together) version 4's.
     const together = process.argv.includes('--together');
@@ -57,7 +71,9 @@ async function main() {
       ? 'SELECT ord, ok, revision, pos FROM tollgate_append_together($1, $2, $3, $4, $5, $6, $7, $8, $9)'
       : 'SELECT ord, ok, revision, pos FROM tollgate_append_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
     const t = () => performance.now();
-    const fn: number[] = [], commit: number[] = [], auto: number[] = [];
+    const fn: number[] = [],
+      commit: number[] = [],
+      auto: number[] = [];
     for (let b = 0; b < batches; b++) {
       // A connection plans the decisions once; plan them against a table that is not empty (as the bench's pools do).
       if (b === Math.max(5, batches - 20)) {
@@ -98,12 +114,16 @@ async function main() {
       perf.kill('SIGINT');
       await new Promise((r) => perf.on('exit', r));
     }
-    console.log(`server CPU ${((cpuMs * 1000) / (cpuBatches * n)).toFixed(1)} µs/append over ${cpuBatches} batches (with COMMIT; wall ${((t() - t1) / cpuBatches).toFixed(2)} ms/batch)`);
+    console.log(
+      `server CPU ${((cpuMs * 1000) / (cpuBatches * n)).toFixed(1)} µs/append over ${cpuBatches} batches (with COMMIT; wall ${((t() - t1) / cpuBatches).toFixed(2)} ms/batch)`,
+    );
     const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)].toFixed(2);
     console.log(`batch of ${n}: function ${med(fn)} ms, COMMIT ${med(commit)} ms; autocommit call ${med(auto)} ms (medians of ${batches})`);
     // Nested plans of one more batch.
     await c.query("LOAD 'auto_explain'");
-    await c.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = 'notice'; SET auto_explain.log_timing = on");
+    await c.query(
+      "SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = 'notice'; SET auto_explain.log_timing = on",
+    );
     const notes: string[] = [];
     c.on('notice', (m) => notes.push(m.message ?? ''));
     await c.query(sqlText, args(false));
@@ -113,10 +133,11 @@ async function main() {
       const q = (/Query Text: ([^\n]*)/.exec(m)?.[1] ?? '?').slice(0, 90);
       const ms = Number(/duration: ([\d.]+) ms/.exec(m)?.[1] ?? '0');
       const e = byQuery.get(q) ?? { count: 0, ms: 0 };
-      e.count++; e.ms += ms;
+      e.count++;
+      e.ms += ms;
       byQuery.set(q, e);
     }
-    for (const [q, e] of byQuery) console.log(`${e.count} x ${(e.ms).toFixed(2)} ms total  ${q}`);
+    for (const [q, e] of byQuery) console.log(`${e.count} x ${e.ms.toFixed(2)} ms total  ${q}`);
     if (process.argv.includes('--plans')) console.log(lines.join('\n'));
     await c.end();
   } finally {

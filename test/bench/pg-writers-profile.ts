@@ -33,7 +33,9 @@ async function main() {
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const n = writers * perWriter;
-    console.log(`${lock ? 'locked' : 'lock-free'}: ${Math.round((n * 1000) / ms)} appends/s, node CPU ${(((cpu.user + cpu.system) / n)).toFixed(1)} µs/append`);
+    console.log(
+      `${lock ? 'locked' : 'lock-free'}: ${Math.round((n * 1000) / ms)} appends/s, node CPU ${((cpu.user + cpu.system) / n).toFixed(1)} µs/append`,
+    );
     await store.close();
   } finally {
     await db.drop();

@@ -17,7 +17,9 @@ async function main() {
   const initFile = existsSync(join(root, 'src/init.ts')) ? 'src/init' : 'src/services';
   const { buildServices } = require(join(root, initFile)) as typeof import('../../src/init');
   const { projectionsOf } = require(join(root, 'src/main')) as typeof import('../../src/main');
-  const { ProjectionRunner } = require(join(root, 'src/platform/projections/runner')) as typeof import('../../src/platform/projections/runner');
+  const { ProjectionRunner } = require(
+    join(root, 'src/platform/projections/runner'),
+  ) as typeof import('../../src/platform/projections/runner');
   const { createLogger } = require(join(root, 'src/platform/log')) as typeof import('../../src/platform/log');
   const config = loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'test' });
   const log = createLogger('silent', {});
@@ -45,7 +47,13 @@ async function main() {
   // base + xid << 16 + index), so the head is only the fallback for a store of 1, 2, 3… positions.
   const events = process.env.EVENTS ? Number(process.env.EVENTS) : Number(head);
   process.stdout.write(
-    JSON.stringify({ events, ms, eventsPerSecond: (events / ms) * 1000, cpuUsPerEvent: (cpu.user + cpu.system) / events, projections: projections.map((p) => p.name) }) + '\n',
+    JSON.stringify({
+      events,
+      ms,
+      eventsPerSecond: (events / ms) * 1000,
+      cpuUsPerEvent: (cpu.user + cpu.system) / events,
+      projections: projections.map((p) => p.name),
+    }) + '\n',
   );
   process.exit(0);
 }

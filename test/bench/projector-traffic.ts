@@ -27,10 +27,18 @@ function* setupAppends(plan: Plan): Generator<Append> {
     const userId = `u-${w}`;
     const ws = `ws-${w}`;
     const email = `owner${w}@example.test`;
-    yield [`user-${userId}`, [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: `Owner ${w}`, passwordHash: 'scrypt$bench' } }]];
+    yield [
+      `user-${userId}`,
+      [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: `Owner ${w}`, passwordHash: 'scrypt$bench' } }],
+    ];
     yield [`email-${sha(email)}`, [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }]];
     const wsEvents: NewEvent[] = [
-      { id: randomUUID(), type: 'WorkspaceCreated', data: { workspaceId: ws, name: `Workspace ${w}`, personal: true, createdBy: userId }, metadata: { actor: userId } },
+      {
+        id: randomUUID(),
+        type: 'WorkspaceCreated',
+        data: { workspaceId: ws, name: `Workspace ${w}`, personal: true, createdBy: userId },
+        metadata: { actor: userId },
+      },
       { id: randomUUID(), type: 'MemberJoined', data: { workspaceId: ws, userId, role: 'owner' }, metadata: { actor: userId } },
     ];
     for (let k = 0; k < plan.keysPerWorkspace; k++) {
@@ -38,7 +46,17 @@ function* setupAppends(plan: Plan): Generator<Append> {
       wsEvents.push({
         id: randomUUID(),
         type: 'ApiKeyCreated',
-        data: { workspaceId: ws, keyId, name: `key ${k}`, keyHash: sha(keyId), prefix: 'tg_live_', last4: keyId.slice(-4), scopes: ['inference'], expiresAt: null, createdBy: userId },
+        data: {
+          workspaceId: ws,
+          keyId,
+          name: `key ${k}`,
+          keyHash: sha(keyId),
+          prefix: 'tg_live_',
+          last4: keyId.slice(-4),
+          scopes: ['inference'],
+          expiresAt: null,
+          createdBy: userId,
+        },
         metadata: { actor: userId },
       });
     }
@@ -77,7 +95,17 @@ function inferenceAppend(i: number, plan: Plan): Append {
       {
         id: randomUUID(),
         type: 'InferenceRequested',
-        data: { requestId, workspaceId: ws, keyId, config, endpoint: 'inference', promptTokens: inputTokens, maxTokens: 1024, reservedNanoUsd: '12740000', webSearch: false },
+        data: {
+          requestId,
+          workspaceId: ws,
+          keyId,
+          config,
+          endpoint: 'inference',
+          promptTokens: inputTokens,
+          maxTokens: 1024,
+          reservedNanoUsd: '12740000',
+          webSearch: false,
+        },
         metadata: meta,
       },
       {
@@ -89,7 +117,17 @@ function inferenceAppend(i: number, plan: Plan): Append {
       {
         id: randomUUID(),
         type: 'TokensDebited',
-        data: { requestId, workspaceId: ws, keyId, config, inputTokens, outputTokens, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: amount },
+        data: {
+          requestId,
+          workspaceId: ws,
+          keyId,
+          config,
+          inputTokens,
+          outputTokens,
+          inputPriceNanoUsd: '2500',
+          outputPriceNanoUsd: '10000',
+          amountNanoUsd: amount,
+        },
         metadata: meta,
       },
     ],
@@ -114,7 +152,10 @@ export function trafficAppends(events: number): Append[] {
  * it) in multi-row INSERTs: filling through the adapter's appends takes tens of minutes on a loaded
  * machine, and the fill is not what is measured (the replay reads through the adapter).
  */
-export async function fillPostgresRaw(client: { query(sql: string, values: unknown[]): Promise<unknown> }, events: number): Promise<number> {
+export async function fillPostgresRaw(
+  client: { query(sql: string, values: unknown[]): Promise<unknown> },
+  events: number,
+): Promise<number> {
   const rows: unknown[][] = [];
   for (const [stream, es] of trafficAppends(events)) {
     es.forEach((e, rev) => rows.push([e.id, stream, rev, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {})]));
@@ -123,7 +164,10 @@ export async function fillPostgresRaw(client: { query(sql: string, values: unkno
     const chunk = rows.slice(at, at + 1000);
     const values = chunk.flat();
     // Positions as the adapter makes them (schema version 3): base + (this transaction's xid << 16) + index.
-    const tuples = chunk.map((_, i) => `(p.first + ${i}, $${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}::bigint, $${i * 6 + 4}, $${i * 6 + 5}::json, $${i * 6 + 6}::json, now())`);
+    const tuples = chunk.map(
+      (_, i) =>
+        `(p.first + ${i}, $${i * 6 + 1}, $${i * 6 + 2}, $${i * 6 + 3}::bigint, $${i * 6 + 4}, $${i * 6 + 5}::json, $${i * 6 + 6}::json, now())`,
+    );
     await client.query(
       `INSERT INTO tollgate_events (position, event_id, stream_id, stream_revision, type, data, metadata, created)
        SELECT v.* FROM (SELECT base + (pg_current_xact_id()::text::bigint << 16) AS first FROM tollgate_positions) p,

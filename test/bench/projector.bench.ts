@@ -65,7 +65,10 @@ async function redisCpuSeconds(): Promise<number> {
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 async function admin(sql: string) {
   const c = new Client({ connectionString: ADMIN_URL });
@@ -80,7 +83,7 @@ async function admin(sql: string) {
 async function replay(root: string, env: Record<string, string>): Promise<Round> {
   const redis0 = await redisCpuSeconds();
   const res = await replayOnly(root, env);
-  return { ...res, redisCpuUsPerEvent: ((await redisCpuSeconds()) - redis0) * 1e6 / res.events };
+  return { ...res, redisCpuUsPerEvent: (((await redisCpuSeconds()) - redis0) * 1e6) / res.events };
 }
 
 function replayOnly(root: string, env: Record<string, string>): Promise<Omit<Round, 'redisCpuUsPerEvent'>> {
@@ -101,7 +104,10 @@ async function main() {
   const cpu = cpus();
   console.log(`bench:projector — ${EVENTS} events, ${ROUNDS} rounds, stores ${STORES.join(', ')}`);
   console.log(`machine: nproc ${cpu.length}, ${cpu[0]?.model}, Node ${process.version}; load average ${load()}`);
-  if (BASELINE) console.log(`baseline tree: ${BASELINE} (${execFileSync('git', ['-C', HERE, 'rev-parse', '--short', 'HEAD']).toString().trim()} is this one)`);
+  if (BASELINE)
+    console.log(
+      `baseline tree: ${BASELINE} (${execFileSync('git', ['-C', HERE, 'rev-parse', '--short', 'HEAD']).toString().trim()} is this one)`,
+    );
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-projector-'));
   const dbName = `tollgate_bench_projector_${process.pid}`;
   const dbUrl = withDatabase(ADMIN_URL, dbName);
@@ -138,11 +144,18 @@ async function main() {
         n = await fillTraffic(store, EVENTS, 64);
         await store.close();
       }
-      console.log(`${kind}: filled ${fmt(n)} events in ${fmt(performance.now() - t0)} ms${kind === 'postgres' && BASELINE ? ' (a database per tree)' : ''}`);
+      console.log(
+        `${kind}: filled ${fmt(n)} events in ${fmt(performance.now() - t0)} ms${kind === 'postgres' && BASELINE ? ' (a database per tree)' : ''}`,
+      );
       filled[kind] = n;
     }
     for (const kind of STORES) {
-      const trees = BASELINE ? [['before', BASELINE], ['after', HERE]] : [['this tree', HERE]];
+      const trees = BASELINE
+        ? [
+            ['before', BASELINE],
+            ['after', HERE],
+          ]
+        : [['this tree', HERE]];
       const rounds = new Map<string, Round[]>(trees.map(([label]) => [label, []]));
       for (let r = 0; r < ROUNDS; r++) {
         // Alternate which tree goes first, so neither always gets the warmer cache.
@@ -162,10 +175,13 @@ async function main() {
         const rs = rounds.get(label)!;
         const eps = rs.map((x) => x.eventsPerSecond);
         const cpu = (f: (x: Round) => number) => median(rs.map(f)).toFixed(1);
-        console.log(`| ${label} | ${fmt(median(eps))} | ${cpu((x) => x.cpuUsPerEvent)} | ${cpu((x) => x.redisCpuUsPerEvent)} | ${eps.map(fmt).join(', ')} |`);
+        console.log(
+          `| ${label} | ${fmt(median(eps))} | ${cpu((x) => x.cpuUsPerEvent)} | ${cpu((x) => x.redisCpuUsPerEvent)} | ${eps.map(fmt).join(', ')} |`,
+        );
       }
       if (BASELINE) {
-        const ratio = median(rounds.get('after')!.map((x) => x.eventsPerSecond)) / median(rounds.get('before')!.map((x) => x.eventsPerSecond));
+        const ratio =
+          median(rounds.get('after')!.map((x) => x.eventsPerSecond)) / median(rounds.get('before')!.map((x) => x.eventsPerSecond));
         console.log(`after/before: ${ratio.toFixed(2)}×`);
       }
       if (EACH) {

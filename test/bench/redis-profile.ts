@@ -68,7 +68,13 @@ export function catalogueSourceScripts(): void {
       if (!/redis\.p?call/.test(body)) continue;
       const name = `${rel.replace(/\.ts$/, '')}#${m[1]}`;
       if (!body.includes('${')) bySha.set(sha1(body), name);
-      known.push({ name, pieces: body.split(/\$\{[^}]*\}/).map(squash).filter(Boolean) });
+      known.push({
+        name,
+        pieces: body
+          .split(/\$\{[^}]*\}/)
+          .map(squash)
+          .filter(Boolean),
+      });
     }
   }
 }
@@ -111,13 +117,22 @@ export function installEvalTags(): void {
   const resp = RespArgs.prototype as unknown as { queue(multi: unknown, name: string, head: readonly string[]): void };
   const queue = resp.queue;
   resp.queue = function (this: unknown, multi: unknown, name: string, head: readonly string[]) {
-    const tagged = tagging && name === 'eval' && head.length > 0 && !TAG.test(head[0]) ? [`-- script: ${nameOfText(head[0])}\n${head[0]}`, ...head.slice(1)] : head;
+    const tagged =
+      tagging && name === 'eval' && head.length > 0 && !TAG.test(head[0])
+        ? [`-- script: ${nameOfText(head[0])}\n${head[0]}`, ...head.slice(1)]
+        : head;
     return queue.call(this, multi, name, tagged);
   };
   const proto = Command.prototype as unknown as { toWritable(socket: unknown): unknown; name: string; args: unknown[] };
   const original = proto.toWritable;
   proto.toWritable = function (this: { name: string; args: unknown[] }, socket: unknown) {
-    if (tagging && this.name === 'eval' && typeof this.args[0] === 'string' && !TAG.test(this.args[0]) && !defined.has(sha1(this.args[0]))) {
+    if (
+      tagging &&
+      this.name === 'eval' &&
+      typeof this.args[0] === 'string' &&
+      !TAG.test(this.args[0]) &&
+      !defined.has(sha1(this.args[0]))
+    ) {
       this.args[0] = `-- script: ${nameOfText(this.args[0])}\n${this.args[0]}`;
     }
     return original.call(this, socket);
@@ -154,7 +169,8 @@ export async function readCounters(r: Redis): Promise<Counters> {
   const num = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
   const stats = await r.info('commandstats');
   const commands = new Map<string, { calls: number; usec: number }>();
-  for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) commands.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
+  for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
+    commands.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });
   return { cpuUs: (num('used_cpu_user') + num('used_cpu_sys')) * 1e6, commands };
 }
 

@@ -52,7 +52,11 @@ function bulkStrings(bytes: Buffer): string[] {
 }
 
 /** Hooks what is sent; `nameOf` names a script text, `nameOfSha` a digest. */
-export function installCapture(nameOf: (lua: string) => string, readScripts: ReadonlySet<string>, nameOfSha: (sha: string) => string): void {
+export function installCapture(
+  nameOf: (lua: string) => string,
+  readScripts: ReadonlySet<string>,
+  nameOfSha: (sha: string) => string,
+): void {
   const resp = RespArgs.prototype as unknown as {
     queue(multi: unknown, name: string, head: readonly string[]): void;
     buf: Buffer;

@@ -34,7 +34,20 @@ import { seedFundedKey } from '../inference/int/support/seed';
 import { createTestDatabase, TestDatabase } from '../support/postgres';
 import { sleep, until } from '../support/wait';
 import { numberArg } from './bench-http';
-import { catalogueSourceScripts, Counters, installEvalTags, nameOfSha, nameOfText, readCounters, readProfile, recordDefinedScripts, resetStats, tagEvals, totalCalls, Profile } from './redis-profile';
+import {
+  catalogueSourceScripts,
+  Counters,
+  installEvalTags,
+  nameOfSha,
+  nameOfText,
+  readCounters,
+  readProfile,
+  recordDefinedScripts,
+  resetStats,
+  tagEvals,
+  totalCalls,
+  Profile,
+} from './redis-profile';
 import { captureScripts, installCapture, replayCosts, ScriptCpu } from './redis-replay';
 
 const stringArg = (name: string, def: string) => {
@@ -69,23 +82,31 @@ async function freePort(): Promise<number> {
 
 async function privateRedis(dir: string): Promise<{ url: string; proc: ChildProcess }> {
   const port = await freePort();
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const proc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const url = `redis://127.0.0.1:${port}`;
-  await until(async () => {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      return (await probe.ping()) === 'PONG';
-    } catch {
-      if (proc.exitCode !== null) throw new Error('redis-server exited at start');
-      return false;
-    } finally {
-      probe.disconnect();
-    }
-  }, 30_000, 'redis-server to answer');
+  await until(
+    async () => {
+      const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        return (await probe.ping()) === 'PONG';
+      } catch {
+        if (proc.exitCode !== null) throw new Error('redis-server exited at start');
+        return false;
+      } finally {
+        probe.disconnect();
+      }
+    },
+    30_000,
+    'redis-server to answer',
+  );
   return { url, proc };
 }
 
@@ -155,7 +176,9 @@ async function main(): Promise<void> {
   const admin = new Redis(redis.url);
   let db: TestDatabase | null = null;
   const running: Running[] = [];
-  const loadAt = loadavg().map((l) => l.toFixed(2)).join(' ');
+  const loadAt = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   try {
     if (STORE === 'postgres') db = await createTestDatabase('bench_redis', { adminUrl: ADMIN_URL });
     const env = {
@@ -184,10 +207,15 @@ async function main(): Promise<void> {
       if (!(await progress.waitFor(head, 300_000))) throw new Error('the projector did not catch up within 300 s');
       // Reactors record their checkpoints after the batch's projections committed.
       const reactorKeys = await admin.keys('bench:*reactor*');
-      await until(async () => {
-        const values = reactorKeys.length ? await admin.mget(...reactorKeys) : [];
-        return values.every((v) => v === null || !/^\d+$/.test(v) || BigInt(v) >= head);
-      }, 120_000, 'the reactors to catch up', 50);
+      await until(
+        async () => {
+          const values = reactorKeys.length ? await admin.mget(...reactorKeys) : [];
+          return values.every((v) => v === null || !/^\d+$/.test(v) || BigInt(v) >= head);
+        },
+        120_000,
+        'the reactors to catch up',
+        50,
+      );
     };
     await caughtUp(all.runner!);
 
@@ -203,7 +231,9 @@ async function main(): Promise<void> {
       const phase: Phase = { name, requests, ms, cpuUs: after.cpuUs - before.cpuUs, calls: totalCalls(after), counters: after };
       if (profile) phase.profile = await readProfile(admin);
       phases.push(phase);
-      process.stderr.write(`${name}: ${fmt(ms / 1000, 1)} s, ${fmt(phase.cpuUs / 1000, 1)} ms of redis-server CPU, ${fmt(phase.calls)} commands\n`);
+      process.stderr.write(
+        `${name}: ${fmt(ms / 1000, 1)} s, ${fmt(phase.cpuUs / 1000, 1)} ms of redis-server CPU, ${fmt(phase.calls)} commands\n`,
+      );
       return phase;
     };
     const loadOf = async (offset: number) => {
@@ -260,18 +290,26 @@ function report(phases: Phase[], loadAt: string, costs: Map<string, ScriptCpu>):
         byScript: Object.fromEntries([...profile.byScript].map(([k, v]) => [k, { ...v, connections: [...v.connections] }])),
       },
     }));
-    process.stdout.write(`${JSON.stringify({ store: STORE, requests: REQUESTS, rate: RATE, load: loadAt, phases: plain, scriptCpu: Object.fromEntries(costs) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ store: STORE, requests: REQUESTS, rate: RATE, load: loadAt, phases: plain, scriptCpu: Object.fromEntries(costs) }, null, 2)}\n`,
+    );
     return;
   }
   const out: string[] = [];
   out.push(`bench:redis, ${STORE}, ${REQUESTS} requests per phase at ${RATE}/s (half streamed), ${WORKSPACES} workspaces`);
-  out.push(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load at start ${loadAt}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  out.push(
+    `machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load at start ${loadAt}, at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   out.push('');
   out.push('| phase | wall s | redis CPU µs/req | commands/req | idle share of CPU | CPU µs/req less idle | commands/req less idle |');
   out.push('|---|---|---|---|---|---|---|');
   for (const p of phases) {
     if (p.name === 'idle') {
-      out.push(`| idle (per second) | ${fmt(p.ms / 1000, 1)} | ${fmt(p.cpuUs / (p.ms / 1000))} µs/s | ${fmt(p.calls / (p.ms / 1000), 1)} /s | | | |`);
+      out.push(
+        `| idle (per second) | ${fmt(p.ms / 1000, 1)} | ${fmt(p.cpuUs / (p.ms / 1000))} µs/s | ${fmt(p.calls / (p.ms / 1000), 1)} /s | | | |`,
+      );
       continue;
     }
     const idleCpu = idleRate.cpu * p.ms;
@@ -292,13 +330,17 @@ function report(phases: Phase[], loadAt: string, costs: Map<string, ScriptCpu>):
     }
   }
   out.push('');
-  out.push('CPU per script, replayed: the live phase\'s smallest and largest sample of each, 100 runs × 3 rounds, median; getrusage of redis-server, not inflated by preemption. For a batch script, "calls" are the debits (or keys) packed into one EVAL; fixed and per call are fitted from the two samples:');
+  out.push(
+    'CPU per script, replayed: the live phase\'s smallest and largest sample of each, 100 runs × 3 rounds, median; getrusage of redis-server, not inflated by preemption. For a batch script, "calls" are the debits (or keys) packed into one EVAL; fixed and per call are fitted from the two samples:',
+  );
   out.push('');
   out.push('| script | calls, small sample | µs | calls, large sample | µs | µs fixed per EVAL | µs per call |');
   out.push('|---|---|---|---|---|---|---|');
   for (const [name, c] of [...costs].sort((a, b) => b[1].most.us - a[1].most.us)) {
     const fit = (n: number | null) => (n === null ? '' : fmt(n, 1));
-    out.push(`| ${name} | ${c.few.calls} | ${fmt(c.few.us, 1)} | ${c.most.calls} | ${fmt(c.most.us, 1)} | ${fit(c.fixed)} | ${fit(c.perCall)} |`);
+    out.push(
+      `| ${name} | ${c.few.calls} | ${fmt(c.few.us, 1)} | ${c.most.calls} | ${fmt(c.most.us, 1)} | ${fit(c.fixed)} | ${fit(c.perCall)} |`,
+    );
   }
   for (const p of phases.filter((x) => x.profile)) {
     const prof = p.profile!;
@@ -316,7 +358,9 @@ function report(phases: Phase[], loadAt: string, costs: Map<string, ScriptCpu>):
     out.push('| script | run by | calls/req | commands inside/call | exec µs/req | µs/call |');
     out.push('|---|---|---|---|---|---|');
     for (const [name, t] of [...prof.byScript].sort((a, b) => b[1].usec - a[1].usec)) {
-      out.push(`| ${name} | ${[...t.connections].join(', ')} | ${fmt(t.calls / p.requests, 2)} | ${fmt(t.inner / t.calls, 1)} | ${fmt(t.usec / p.requests, 1)} | ${fmt(t.usec / t.calls, 1)} |`);
+      out.push(
+        `| ${name} | ${[...t.connections].join(', ')} | ${fmt(t.calls / p.requests, 2)} | ${fmt(t.inner / t.calls, 1)} | ${fmt(t.usec / p.requests, 1)} | ${fmt(t.usec / t.calls, 1)} |`,
+      );
     }
     out.push('');
     out.push(`${p.name}: other commands sent, per request (top 15 by calls):`);

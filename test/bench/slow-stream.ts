@@ -136,7 +136,11 @@ function oneStream(agent: Agent, t: SlowTarget, i: number, answered: () => void 
         res.on('end', () => {
           const end = performance.now();
           const ok = res.statusCode === 200 && tail.subarray(-DONE.length).equals(DONE);
-          const why = ok ? undefined : res.statusCode !== 200 ? `HTTP ${res.statusCode}` : `ended with ${JSON.stringify(tail.toString().slice(-24))}`;
+          const why = ok
+            ? undefined
+            : res.statusCode !== 200
+              ? `HTTP ${res.statusCode}`
+              : `ended with ${JSON.stringify(tail.toString().slice(-24))}`;
           resolve({ ok, why, firstMs, totalMs: end - t0, end });
         });
         res.on('error', fail);
@@ -167,7 +171,8 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 
 /**
  * How many clients may wait at once for the answer to their first request, i.e. for a connection

@@ -77,7 +77,12 @@ async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, t
       let t = now();
       let b = 0;
       for (; b < txPerRound && (b < 20 || now() < t + o.roundCapMs); b++) {
-        await rawInsert(pool, `raw-${perTx}-${round}`, b * perTx, Array.from({ length: perTx }, (_, i) => event(b * perTx + i)));
+        await rawInsert(
+          pool,
+          `raw-${perTx}-${round}`,
+          b * perTx,
+          Array.from({ length: perTx }, (_, i) => event(b * perTx + i)),
+        );
       }
       raw.push((b * 1000) / (now() - t));
       t = now();
@@ -92,7 +97,13 @@ async function writeBench(url: string, o: PostgresBenchOptions, perTx: number, t
     await pool.end();
     await store.close();
   }
-  return { raw: median(raw), adapter: median(adapter), ratio: median(raw.map((r, i) => adapter[i] / r)), rawRange: range(raw), adapterRange: range(adapter) };
+  return {
+    raw: median(raw),
+    adapter: median(adapter),
+    ratio: median(raw.map((r, i) => adapter[i] / r)),
+    rawRange: range(raw),
+    adapterRange: range(adapter),
+  };
 }
 
 /**
@@ -120,7 +131,9 @@ async function serverCpuMs(url: string): Promise<Map<number, number>> {
   await c.connect();
   const out = new Map<number, number>();
   try {
-    const { rows } = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    const { rows } = await c.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
     for (const { pid } of rows) {
       try {
         const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -158,9 +171,8 @@ async function concurrentBench(url: string, writers: number, perWriter: number, 
   let run = 0;
   const lags: number[] = [];
   const runAdapter = async (groupCommit: boolean, variant: Variant, processes: number, watch = false): Promise<RoundFigures> => {
-    const stores = Array.from(
-      { length: processes },
-      () => storeOf(variant, { connectionString: url, groupCommit, poolSize: 4, maxBatchesInFlight: inFlight }),
+    const stores = Array.from({ length: processes }, () =>
+      storeOf(variant, { connectionString: url, groupCommit, poolSize: 4, maxBatchesInFlight: inFlight }),
     );
     // Every pooled connection opened before the clock starts, so the server CPU below is the appends'.
     await Promise.all(stores.flatMap((s) => [s.ping(), s.ping(), s.ping(), s.ping()]));
@@ -254,7 +266,11 @@ async function readBench(url: string, o: PostgresBenchOptions) {
     let t = now();
     for (let written = 0, b = 0; written < o.events; b++) {
       const count = Math.min(FILL_BATCH, o.events - written);
-      await store.append(`fill-${b % 200}`, Array.from({ length: count }, (_, i) => event(written + i)), { expectedRevision: 'any' });
+      await store.append(
+        `fill-${b % 200}`,
+        Array.from({ length: count }, (_, i) => event(written + i)),
+        { expectedRevision: 'any' },
+      );
       written += count;
     }
     const fillMs = now() - t;
@@ -317,17 +333,20 @@ async function readBench(url: string, o: PostgresBenchOptions) {
 
 /** Runs the PostgreSQL column; a server that does not answer makes it a one-line skip. */
 function sayConcurrent(o: PostgresBenchOptions, conc: Awaited<ReturnType<typeof concurrentBench>>) {
-  o.say(
-    `(a2) 50 concurrent writers x 40 single-event appends: raw (pool of 10, 1 tx each, no order guarantee) ${fmt(conc.raw)} appends/s`,
-  );
+  o.say(`(a2) 50 concurrent writers x 40 single-event appends: raw (pool of 10, 1 tx each, no order guarantee) ${fmt(conc.raw)} appends/s`);
   const col = (c: { rate: number; range: string; nodeUs: number; serverUs: number }) =>
     `${fmt(c.rate)} appends/s (${c.range}; CPU/append node ${c.nodeUs.toFixed(0)} µs, server ${c.serverUs.toFixed(0)} µs)`;
-  for (const [label, r] of [['1 store', conc.oneProcess], ['4 stores (as 4 processes)', conc.fourProcesses]] as const) {
+  for (const [label, r] of [
+    ['1 store', conc.oneProcess],
+    ['4 stores (as 4 processes)', conc.fourProcesses],
+  ] as const) {
     o.say(`     ${label}, group commit:`);
     o.say(`       locked (the old append lock, 1 batch in flight)  ${col(r.locked)}`);
     o.say(`       version 3 (lock-free, decided one by one, 1 batch of all) ${col(r.version3)}`);
     o.say(`       now (decided together, 1 batch of all)            ${col(r.now)}`);
-    o.say(`       now/locked ${r.nowOverLocked.toFixed(2)}, now/version 3 ${r.nowOverVersion3.toFixed(2)}, version 3/locked ${r.version3OverLocked.toFixed(2)}`);
+    o.say(
+      `       now/locked ${r.nowOverLocked.toFixed(2)}, now/version 3 ${r.nowOverVersion3.toFixed(2)}, version 3/locked ${r.version3OverLocked.toFixed(2)}`,
+    );
   }
   o.say(`     1 store, no group commit: locked ${fmt(conc.noGroup.locked)} appends/s, lock-free ${fmt(conc.noGroup.lockFree)} appends/s`);
   o.say(
@@ -345,7 +364,9 @@ async function sayScans(url: string, o: PostgresBenchOptions) {
       "SELECT seq_scan, seq_tup_read, idx_scan, n_tup_ins FROM pg_stat_user_tables WHERE relname = 'tollgate_events'",
     );
     const r = rows[0] as { seq_scan: string; seq_tup_read: string; idx_scan: string; n_tup_ins: string };
-    o.say(`     tollgate_events during the run: ${r.seq_scan} sequential scans (${fmt(Number(r.seq_tup_read))} rows read), ${r.idx_scan} index scans, ${fmt(Number(r.n_tup_ins))} rows inserted`);
+    o.say(
+      `     tollgate_events during the run: ${r.seq_scan} sequential scans (${fmt(Number(r.seq_tup_read))} rows read), ${r.idx_scan} index scans, ${fmt(Number(r.n_tup_ins))} rows inserted`,
+    );
   } finally {
     await c.end();
   }
@@ -367,7 +388,9 @@ export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<str
   const url = u.toString();
   const out: Record<string, unknown> = {};
   try {
-    const settings = await adminClient.query("SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc, current_setting('fsync') AS f");
+    const settings = await adminClient.query(
+      "SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc, current_setting('fsync') AS f",
+    );
     const s = settings.rows[0] as { v: string; sc: string; f: string };
     o.say(`PostgreSQL ${s.v} (fsync=${s.f}, synchronous_commit=${s.sc}), database ${name}`);
     const schema = new PostgresEventStore({ connectionString: url });
@@ -378,11 +401,19 @@ export async function benchPostgres(o: PostgresBenchOptions): Promise<Record<str
     await seq.query(RAW_SEQUENCE);
     await seq.end();
     if (o.concurrentOnly) {
-      o.say(`load average at start ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+      o.say(
+        `load average at start ${loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' ')}`,
+      );
       const conc = await concurrentBench(url, 50, 40, o.rounds, o.inFlight);
       sayConcurrent(o, conc);
       await sayScans(url, o);
-      o.say(`load average at end ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+      o.say(
+        `load average at end ${loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' ')}`,
+      );
       return { concurrent: conc };
     }
     const single = await writeBench(url, o, 1, o.singlePerRound);

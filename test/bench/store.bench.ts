@@ -88,18 +88,14 @@ async function writeBench(dir: string, perTx: number, txPerRound: number): Promi
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const stream = `bench-${perTx}-${round}`;
-      const batches = Array.from({ length: txPerRound }, (_, b) =>
-        Array.from({ length: perTx }, (_, i) => event(b * perTx + i)),
-      );
+      const batches = Array.from({ length: txPerRound }, (_, b) => Array.from({ length: perTx }, (_, i) => event(b * perTx + i)));
       let t = now();
       let stop = t + ROUND_CAP_MS;
       let b = 0;
       for (; b < txPerRound && (b < 50 || now() < stop); b++) tx.immediate(stream, b * perTx, batches[b]);
       rates.raw.push((b * 1000) / (now() - t));
 
-      const batches2 = Array.from({ length: txPerRound }, (_, b) =>
-        Array.from({ length: perTx }, (_, i) => event(b * perTx + i)),
-      );
+      const batches2 = Array.from({ length: txPerRound }, (_, b) => Array.from({ length: perTx }, (_, i) => event(b * perTx + i)));
       t = now();
       stop = t + ROUND_CAP_MS;
       let expected: bigint | 'no_stream' = 'no_stream';
@@ -127,7 +123,11 @@ async function writeBench(dir: string, perTx: number, txPerRound: number): Promi
  * Raw: one transaction (one fsync) per append, as a store without group commit must do. Adapter:
  * the same appends issued concurrently, written by group commit.
  */
-async function concurrentBench(dir: string, writers: number, perWriter: number): Promise<{ raw: number; adapter: number; noGroup: number }> {
+async function concurrentBench(
+  dir: string,
+  writers: number,
+  perWriter: number,
+): Promise<{ raw: number; adapter: number; noGroup: number }> {
   const db = rawDb(join(dir, 'raw-concurrent.sqlite'));
   const insert = db.prepare(
     'INSERT INTO events (event_id, stream_id, stream_revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -270,7 +270,9 @@ async function main(): Promise<void> {
     let raw: { events: number; ms: number } | null = null;
     try {
       fillMs = await fill(store, TOTAL_EVENTS);
-      say(`(c) filled ${fmt(TOTAL_EVENTS)} events through append (${FILL_BATCH}/call) in ${(fillMs / 1000).toFixed(1)} s = ${fmt((TOTAL_EVENTS * 1000) / fillMs)} events/s; file ${fmt(statSync(file).size / 1e6)} MB`);
+      say(
+        `(c) filled ${fmt(TOTAL_EVENTS)} events through append (${FILL_BATCH}/call) in ${(fillMs / 1000).toFixed(1)} s = ${fmt((TOTAL_EVENTS * 1000) / fillMs)} events/s; file ${fmt(statSync(file).size / 1e6)} MB`,
+      );
       // CPU-bound: alternate raw and adapter, keep the best pass of each (noise only ever slows a pass).
       for (let pass = 0; pass < 2; pass++) {
         raw = best(raw, rawReadBench(file));

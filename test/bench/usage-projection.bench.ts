@@ -29,7 +29,11 @@ const usageBefore = projection<TokensDebited>()({
       const start = bucketStart(t, g);
       const key = tx.key(g, d.workspaceId, String(start));
       for (const prefix of ['t', `k:${d.keyId}`, `m:${d.config}`]) {
-        tx.multi.hincrby(key, `${prefix}:req`, 1).hincrby(key, `${prefix}:in`, d.inputTokens).hincrby(key, `${prefix}:out`, d.outputTokens).hincrby(key, `${prefix}:cost`, d.amountNanoUsd);
+        tx.multi
+          .hincrby(key, `${prefix}:req`, 1)
+          .hincrby(key, `${prefix}:in`, d.inputTokens)
+          .hincrby(key, `${prefix}:out`, d.outputTokens)
+          .hincrby(key, `${prefix}:cost`, d.amountNanoUsd);
       }
       const keep = RETENTION_SECONDS[g];
       if (keep !== null) tx.multi.expireat(key, start + BUCKET_SECONDS[g] + keep);
@@ -49,17 +53,53 @@ async function main() {
     const keys = Array.from({ length: 50 }, (_, i) => ({ ws: `ws-${i % 10}`, keyId: `key-${i}` }));
     await store.append(
       'bench-keys',
-      keys.map((k) => ({ id: randomUUID(), type: 'ApiKeyCreated', data: { workspaceId: k.ws, keyId: k.keyId, name: k.keyId, keyHash: k.keyId, prefix: 'tg', last4: '0000', scopes: ['inference'], expiresAt: null, createdBy: `user-${k.keyId}` } })),
+      keys.map((k) => ({
+        id: randomUUID(),
+        type: 'ApiKeyCreated',
+        data: {
+          workspaceId: k.ws,
+          keyId: k.keyId,
+          name: k.keyId,
+          keyHash: k.keyId,
+          prefix: 'tg',
+          last4: '0000',
+          scopes: ['inference'],
+          expiresAt: null,
+          createdBy: `user-${k.keyId}`,
+        },
+      })),
       { expectedRevision: 'any' },
     );
-    for (let done = 0; done < requests; ) {
+    for (let done = 0; done < requests;) {
       const batch: NewEvent[] = [];
       for (let i = 0; i < 2500 && done < requests; i++, done++) {
         const k = keys[done % keys.length];
         const requestId = randomUUID();
         const common = { requestId, workspaceId: k.ws, keyId: k.keyId, config: done % 3 ? 'service_3_pi' : 'service_3_productivity' };
-        batch.push({ id: randomUUID(), type: 'InferenceRequested', data: { ...common, endpoint: done % 2 ? 'openai' : 'inference', promptTokens: 10, maxTokens: 50, reservedNanoUsd: '1', webSearch: false } });
-        batch.push({ id: randomUUID(), type: 'TokensDebited', data: { ...common, inputTokens: 10, outputTokens: 20, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: '225000' } });
+        batch.push({
+          id: randomUUID(),
+          type: 'InferenceRequested',
+          data: {
+            ...common,
+            endpoint: done % 2 ? 'openai' : 'inference',
+            promptTokens: 10,
+            maxTokens: 50,
+            reservedNanoUsd: '1',
+            webSearch: false,
+          },
+        });
+        batch.push({
+          id: randomUUID(),
+          type: 'TokensDebited',
+          data: {
+            ...common,
+            inputTokens: 10,
+            outputTokens: 20,
+            inputPriceNanoUsd: '2500',
+            outputPriceNanoUsd: '10000',
+            amountNanoUsd: '225000',
+          },
+        });
       }
       await store.append(`bench-${done}`, batch, { expectedRevision: 'any' });
     }
@@ -70,18 +110,32 @@ async function main() {
     };
     const rows: Record<string, Array<{ eps: number; nodeMs: number; redisMs: number }>> = { before: [], after: [] };
     for (let r = 0; r < rounds; r++) {
-      for (const [label, p] of (r % 2 ? [['after', usageProjection], ['before', usageBefore]] : [['before', usageBefore], ['after', usageProjection]]) as Array<[string, Projection]>) {
+      for (const [label, p] of (r % 2
+        ? [
+            ['after', usageProjection],
+            ['before', usageBefore],
+          ]
+        : [
+            ['before', usageBefore],
+            ['after', usageProjection],
+          ]) as Array<[string, Projection]>) {
         const rc = await redisCpu();
         const cpu = process.cpuUsage();
         const res = await rebuildProjection({ store, redis, ks, projection: p, lockTtlMs: 300_000 });
         const c = process.cpuUsage(cpu);
-        rows[label].push({ eps: Math.round((res.events * 1000) / Math.max(res.ms, 1)), nodeMs: Math.round((c.user + c.system) / 1000), redisMs: Math.round((await redisCpu()) - rc) });
+        rows[label].push({
+          eps: Math.round((res.events * 1000) / Math.max(res.ms, 1)),
+          nodeMs: Math.round((c.user + c.system) / 1000),
+          redisMs: Math.round((await redisCpu()) - rc),
+        });
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     for (const label of ['before', 'after']) {
       const x = rows[label];
-      console.log(`${label}: events/s ${x.map((y) => y.eps).join(', ')} (median ${median(x.map((y) => y.eps))}); node CPU ms median ${median(x.map((y) => y.nodeMs))}; Redis CPU ms median ${median(x.map((y) => y.redisMs))}`);
+      console.log(
+        `${label}: events/s ${x.map((y) => y.eps).join(', ')} (median ${median(x.map((y) => y.eps))}); node CPU ms median ${median(x.map((y) => y.nodeMs))}; Redis CPU ms median ${median(x.map((y) => y.redisMs))}`,
+      );
     }
   } finally {
     let cursor = '0';

@@ -69,13 +69,19 @@ export class ApiProcess {
       const req = new IncomingMessage(socket);
       req.method = c.method;
       req.url = c.path;
-      req.headers = Object.fromEntries(Object.entries({ 'content-type': 'application/json', ...c.headers }).map(([k, v]) => [k.toLowerCase(), v]));
+      req.headers = Object.fromEntries(
+        Object.entries({ 'content-type': 'application/json', ...c.headers }).map(([k, v]) => [k.toLowerCase(), v]),
+      );
       (req as unknown as { body: unknown }).body = c.body;
       const res = new ServerResponse(req);
       const chunks: string[] = [];
       const r = res as any;
       const text = (chunk: unknown, enc?: unknown) =>
-        chunk === undefined || chunk === null || typeof chunk === 'function' ? '' : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : Buffer.from(String(chunk), typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8').toString('utf8');
+        chunk === undefined || chunk === null || typeof chunk === 'function'
+          ? ''
+          : Buffer.isBuffer(chunk)
+            ? chunk.toString('utf8')
+            : Buffer.from(String(chunk), typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8').toString('utf8');
       let gone = false;
       r.write = (chunk: unknown, enc?: unknown) => {
         if (gone || r.finished) return false;

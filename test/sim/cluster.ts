@@ -83,7 +83,14 @@ export class Cluster {
       // A dead projector's leases run out after PROJECTION_LEASE_MS of simulated time.
       this.world.within(this.world.worldProc, () =>
         setTimeout(() => {
-          void this.world.call('redis', `lease ttl of ${owner.slice(0, 8)}`, null, [], () => this.expireLeasesNow(owner), () => new Error('never'));
+          void this.world.call(
+            'redis',
+            `lease ttl of ${owner.slice(0, 8)}`,
+            null,
+            [],
+            () => this.expireLeasesNow(owner),
+            () => new Error('never'),
+          );
         }, s.config.PROJECTION_LEASE_MS),
       );
       this.restartLater(() => this.startProjector(slot));
@@ -96,7 +103,12 @@ export class Cluster {
     const n = config.PROJECTION_PARTITIONS;
     for (let i = 0; i < n; i++) {
       const key = `${config.REDIS_PREFIX}proj:partition:${i}of${n}:lease`;
-      await this.sh.admin.eval("if redis.call('GET', KEYS[1]) and string.find(redis.call('GET', KEYS[1]), ARGV[1], 1, true) then return redis.call('DEL', KEYS[1]) end return 0", 1, key, owner);
+      await this.sh.admin.eval(
+        "if redis.call('GET', KEYS[1]) and string.find(redis.call('GET', KEYS[1]), ARGV[1], 1, true) then return redis.call('DEL', KEYS[1]) end return 0",
+        1,
+        key,
+        owner,
+      );
     }
     this.world.trace(`leases of ${owner.slice(0, 8)} expired`);
   }
@@ -113,7 +125,11 @@ export class Cluster {
         const job = queue.take(lockMs);
         if (!job) return;
         this.world.trace(`${proc.name} job ${job.jobId.slice(0, 30)} attempt ${job.attempts}`);
-        chargeAutoReload({ store: s.store, readModels: s.readModels, progress: s.progress, gateway: s.gateway, now: s.now, log: s.log }, job.data.workspaceId, { cause: job.data.cause }).then(
+        chargeAutoReload(
+          { store: s.store, readModels: s.readModels, progress: s.progress, gateway: s.gateway, now: s.now, log: s.log },
+          job.data.workspaceId,
+          { cause: job.data.cause },
+        ).then(
           () => queue.done(job),
           () => queue.failed(job),
         );
@@ -126,13 +142,19 @@ export class Cluster {
     const proc = new Proc(this.nextName('sweeper', 0), 'sweeper', true);
     const s = simServices(this.sh, proc);
     this.sweeper = { proc, s };
-    const prices = { inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN };
+    const prices = {
+      inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN,
+      outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN,
+    };
     let running = false;
     this.world.within(proc, () =>
       setInterval(() => {
         if (running) return;
         running = true;
-        void sweepAbandoned({ store: s.store, redis: s.redis, ks: s.ks, prices, now: s.now, newId: s.newId, log: s.log }, { minAgeMs: s.config.SWEEPER_MIN_AGE_MS })
+        void sweepAbandoned(
+          { store: s.store, redis: s.redis, ks: s.ks, prices, now: s.now, newId: s.newId, log: s.log },
+          { minAgeMs: s.config.SWEEPER_MIN_AGE_MS },
+        )
           .catch(() => undefined)
           .finally(() => (running = false));
       }, s.config.SWEEPER_INTERVAL_MS),
@@ -145,12 +167,15 @@ export class Cluster {
   private restartLater(start: () => void): void {
     this.restarts.push(start);
     this.world.within(this.world.worldProc, () =>
-      setTimeout(() => {
-        const i = this.restarts.indexOf(start);
-        if (i < 0) return;
-        this.restarts.splice(i, 1);
-        start();
-      }, this.world.rng.between(200, 8000)),
+      setTimeout(
+        () => {
+          const i = this.restarts.indexOf(start);
+          if (i < 0) return;
+          this.restarts.splice(i, 1);
+          start();
+        },
+        this.world.rng.between(200, 8000),
+      ),
     );
   }
 

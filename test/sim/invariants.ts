@@ -60,7 +60,11 @@ export function fold(events: readonly RecordedEvent[]): Fold {
 export function checkSafety(events: readonly RecordedEvent[], charges: readonly ChargeMade[]): Fold {
   const f = fold(events);
   for (const [ws, b] of f.balance) {
-    if (b < 0n) throw new SimFailure('served-past-balance', `workspace ${ws} is at ${b} nano-USD in the ledger: it was served past its balance and holds`);
+    if (b < 0n)
+      throw new SimFailure(
+        'served-past-balance',
+        `workspace ${ws} is at ${b} nano-USD in the ledger: it was served past its balance and holds`,
+      );
   }
   for (const [rid, list] of f.debits) {
     if (list.length > 1) throw new SimFailure('debited-at-most-once', `request ${rid} has ${list.length} TokensDebited`);
@@ -87,7 +91,9 @@ export function checkCallers(f: Fold, attempts: readonly Attempt[], events: read
   const byOp = new Map<number, Attempt[]>();
   for (const a of attempts) byOp.set(a.op, [...(byOp.get(a.op) ?? []), a]);
   const finish = new Map<string, string>();
-  for (const e of events) if (e.type === 'InferenceCompleted') finish.set((e.data as { requestId: string }).requestId, (e.data as { finishReason: string }).finishReason);
+  for (const e of events)
+    if (e.type === 'InferenceCompleted')
+      finish.set((e.data as { requestId: string }).requestId, (e.data as { finishReason: string }).finishReason);
   for (const a of attempts) {
     const req = f.byClientId.get(`op${a.op}-a${a.attempt}`);
     if (!req || a.streaming) continue;
@@ -112,7 +118,10 @@ export function checkCallers(f: Fold, attempts: readonly Attempt[], events: read
       .map((r) => f.debits.get((r.data as { requestId: string }).requestId)?.[0])
       .filter((d): d is RecordedEvent => !!d && BigInt((d.data as { amountNanoUsd: string }).amountNanoUsd) > 0n);
     if (billed.length > 1) {
-      throw new SimFailure('idempotent-retry-not-billed-again', `op ${op} (Idempotency-Key ${key}) was billed ${billed.length} times over ${list.length} attempts: ${list.map((a) => a.outcome).join(', ')}`);
+      throw new SimFailure(
+        'idempotent-retry-not-billed-again',
+        `op ${op} (Idempotency-Key ${key}) was billed ${billed.length} times over ${list.length} attempts: ${list.map((a) => a.outcome).join(', ')}`,
+      );
     }
   }
 }
@@ -130,7 +139,11 @@ export async function checkLiveness(
     if (f.debits.has(rid)) continue;
     // Known and not fixed yet: the sweeper finds abandoned requests only through Redis (resv-open),
     // so one whose process died is never closed once Redis lost its data (docs/TESTING.md).
-    if (redisLost) throw new SimFailure('known:open-after-redis-loss', `request ${rid} has no TokensDebited: its process died and Redis lost its reservation`);
+    if (redisLost)
+      throw new SimFailure(
+        'known:open-after-redis-loss',
+        `request ${rid} has no TokensDebited: its process died and Redis lost its reservation`,
+      );
     throw new SimFailure('every-request-closed', `request ${rid} has no TokensDebited after the faults stopped`);
   }
   const holds = await admin.keys(`${prefix}resv:*`);
@@ -140,7 +153,8 @@ export async function checkLiveness(
   }
   for (const [ws, b] of f.balance) {
     const projected = await readBalance(ws);
-    if (projected !== b) throw new SimFailure('balance-equals-ledger', `workspace ${ws}: read model says ${projected}, the event log folds to ${b}`);
+    if (projected !== b)
+      throw new SimFailure('balance-equals-ledger', `workspace ${ws}: read model says ${projected}, the event log folds to ${b}`);
   }
   void events;
 }

@@ -101,7 +101,28 @@ async function swarm(): Promise<void> {
   const failed = results.filter((r) => !r.ok && !r.failure!.invariant.startsWith('known:'));
   const kinds = new Map<string, number>();
   for (const r of results) for (const k of r.faults) kinds.set(k, (kinds.get(k) ?? 0) + 1);
-  const expected = ['store:unavailable', 'store:ack_lost', 'store:crash_before', 'store:crash_after', 'store:twice', 'store:delay', 'redis:unavailable', 'redis:ack_lost', 'redis:crash_before', 'redis:crash_after', 'redis:delay', 'gateway:ack_lost', 'gateway:twice', 'upstream:unavailable', 'queue:twice', 'world:redis-flush', 'world:clock-jump', 'world:lease-expiry', 'world:upstream-cut', 'world:crash'];
+  const expected = [
+    'store:unavailable',
+    'store:ack_lost',
+    'store:crash_before',
+    'store:crash_after',
+    'store:twice',
+    'store:delay',
+    'redis:unavailable',
+    'redis:ack_lost',
+    'redis:crash_before',
+    'redis:crash_after',
+    'redis:delay',
+    'gateway:ack_lost',
+    'gateway:twice',
+    'upstream:unavailable',
+    'queue:twice',
+    'world:redis-flush',
+    'world:clock-jump',
+    'world:lease-expiry',
+    'world:upstream-cut',
+    'world:crash',
+  ];
   const thin = expected.filter((k) => (kinds.get(k) ?? 0) < results.length * 0.05);
   const ops = results.reduce((a, r) => a + r.ops, 0);
   const multi = results.filter((r) => r.apis >= 2 && r.projectors >= 2).length;
@@ -112,7 +133,13 @@ async function swarm(): Promise<void> {
   const probed = results.length >= 20;
   if (probed && thin.length) process.stdout.write(`not exploring: fault kinds in fewer than 5% of schedules: ${thin.join(', ')}\n`);
   else if (!probed) process.stdout.write(`coverage probe skipped: ${results.length} schedules (it needs 20)\n`);
-  if (known.length) process.stdout.write(`${known.length} schedules hit known, unfixed defects (seeds ${known.map((r) => r.seed).slice(0, 10).join(', ')}${known.length > 10 ? ', …' : ''})\n`);
+  if (known.length)
+    process.stdout.write(
+      `${known.length} schedules hit known, unfixed defects (seeds ${known
+        .map((r) => r.seed)
+        .slice(0, 10)
+        .join(', ')}${known.length > 10 ? ', …' : ''})\n`,
+    );
   for (const r of failed) process.stdout.write(`failed seed ${r.seed} (${r.failure!.invariant})\n`);
   process.stdout.write(`${results.length} schedules, ${failed.length} failed\n`);
   process.exit(failed.length || (probed && thin.length) ? 1 : 0);

@@ -34,7 +34,11 @@ export class SimGateway implements PaymentGateway {
 
   constructor(private readonly world: World) {}
 
-  async attachPaymentMethod(req: { workspaceId: string; customerId: string | null; paymentMethodId: string }): Promise<AttachedPaymentMethod> {
+  async attachPaymentMethod(req: {
+    workspaceId: string;
+    customerId: string | null;
+    paymentMethodId: string;
+  }): Promise<AttachedPaymentMethod> {
     return { paymentMethodId: req.paymentMethodId, brand: 'visa', last4: '4242', customerId: req.customerId };
   }
 
@@ -54,7 +58,13 @@ export class SimGateway implements PaymentGateway {
           ? { status: 'failed', paymentIntentId, code: 'card_declined', declineCode: 'generic_decline', reason: 'Your card was declined.' }
           : { status: 'succeeded', paymentIntentId, amountNanoUsd: req.amountNanoUsd };
         this.byKey.set(req.idempotencyKey, result);
-        this.charges.push({ idempotencyKey: req.idempotencyKey, paymentIntentId, amountNanoUsd: req.amountNanoUsd, metadata: req.metadata, status: result.status });
+        this.charges.push({
+          idempotencyKey: req.idempotencyKey,
+          paymentIntentId,
+          amountNanoUsd: req.amountNanoUsd,
+          metadata: req.metadata,
+          status: result.status,
+        });
         this.records.set(paymentIntentId, {
           paymentIntentId,
           status: declined ? 'failed' : 'succeeded',
@@ -83,7 +93,24 @@ export class SimGateway implements PaymentGateway {
   }
 }
 
-const WORDS = ['the', 'sea', 'was', 'calm', 'and', 'a', 'ship', 'sailed', 'past', 'old', 'lighthouse', 'at', 'dawn', 'while', 'gulls', 'cried'];
+const WORDS = [
+  'the',
+  'sea',
+  'was',
+  'calm',
+  'and',
+  'a',
+  'ship',
+  'sailed',
+  'past',
+  'old',
+  'lighthouse',
+  'at',
+  'dawn',
+  'while',
+  'gulls',
+  'cried',
+];
 const UPSTREAM_FAULTS: readonly Outcome[] = ['delay', 'unavailable'];
 
 /** The model upstream: a reply of seeded length, one step per chunk; a fault cuts the stream. */
@@ -142,7 +169,9 @@ export class SimQueue {
 
   /** The slice of Queue the reactor calls. */
   asQueue(): Queue<ReloadJobData> {
-    return { add: (name: string, data: ReloadJobData, opts?: { jobId?: string }) => this.add(data, opts?.jobId ?? `job-${++this.added}`) } as unknown as Queue<ReloadJobData>;
+    return {
+      add: (name: string, data: ReloadJobData, opts?: { jobId?: string }) => this.add(data, opts?.jobId ?? `job-${++this.added}`),
+    } as unknown as Queue<ReloadJobData>;
   }
 
   private add(data: ReloadJobData, jobId: string): Promise<{ id: string }> {

@@ -4,7 +4,8 @@ import type { Outcome, Proc, World } from './world';
 
 // ioredis's own command class: a stand-in that takes the reply of a command whose caller was told it failed.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const Command = (require('ioredis/built/Command') as { default: new (name: string, args?: unknown[]) => { promise: Promise<unknown> } }).default;
+const Command = (require('ioredis/built/Command') as { default: new (name: string, args?: unknown[]) => { promise: Promise<unknown> } })
+  .default;
 
 /**
  * The real redis-server under the simulation, one command in flight. Every socket write of a

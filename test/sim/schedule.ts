@@ -98,7 +98,13 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
           const { workspaceId } = await world.within(api.proc, () => createWorkspace(s, { name: `ws${i}`, by: owner, metadata: meta }));
           await world.within(api.proc, () => attachPaymentMethod(s, { workspaceId, paymentMethodId: 'pm_card_visa', metadata: meta }));
           await world.within(api.proc, () =>
-            makeDeposit(s, { workspaceId, idempotencyKey: `setup-${i}`, amount: parseUsd(config.INITIAL_DEPOSIT_USD), by: owner, metadata: meta }),
+            makeDeposit(s, {
+              workspaceId,
+              idempotencyKey: `setup-${i}`,
+              amount: parseUsd(config.INITIAL_DEPOSIT_USD),
+              by: owner,
+              metadata: meta,
+            }),
           );
           const w: Ws = { id: workspaceId, owner, keys: [] };
           for (let k = 0; k < rng.between(1, 2); k++) {
@@ -191,7 +197,11 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
       const key = rng.pick(ws.keys);
       const streaming = rng.chance(0.3);
       const idem = rng.chance(0.6) ? `idem-${k}` : null;
-      const body = { context: [{ type: 'Human', text: `Tell me story number ${k} about the sea.` }], config: 'service_3_pi', max_tokens: rng.between(5, 60) };
+      const body = {
+        context: [{ type: 'Human', text: `Tell me story number ${k} about the sea.` }],
+        config: 'service_3_pi',
+        max_tokens: rng.between(5, 60),
+      };
       const tries = idem ? rng.between(1, 3) : 1;
       for (let i = 0; i < tries; i++) {
         const api = pickApi();
@@ -205,7 +215,11 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
             {
               method: 'POST',
               path: streaming ? '/external/api/inference/streaming' : '/external/api/inference',
-              headers: { authorization: `Bearer ${key.secret}`, 'x-request-id': `op${k}-a${i}`, ...(idem ? { 'idempotency-key': idem } : {}) },
+              headers: {
+                authorization: `Bearer ${key.secret}`,
+                'x-request-id': `op${k}-a${i}`,
+                ...(idem ? { 'idempotency-key': idem } : {}),
+              },
               body,
               ...(giveUps && rng.chance(0.35) ? { giveUpAfterMs: rng.between(1, 1500) } : {}),
             },
@@ -219,7 +233,9 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
           a.outcome = out.status === 200 ? (out.headers['idempotent-replayed'] ? 'replayed' : 'ok') : 'error';
           if (out.status === 200) a.received = out.body;
         } else a.outcome = out.kind;
-        world.trace(`caller op${k}.${i} ${streaming ? 'stream' : 'whole'}${idem ? ' idem' : ''} → ${a.outcome}${a.status ? ` ${a.status}` : ''}`);
+        world.trace(
+          `caller op${k}.${i} ${streaming ? 'stream' : 'whole'}${idem ? ' idem' : ''} → ${a.outcome}${a.status ? ` ${a.status}` : ''}`,
+        );
         if (a.outcome === 'ok' || a.outcome === 'replayed') return;
         await new Promise((r) => setTimeout(r, rng.between(200, 3000)));
       }
@@ -258,7 +274,15 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
           const amount = rng.pick([10, 30, 60]);
           const threshold = rng.between(1, amount);
           await run(() =>
-            configureAutoReload(s, { workspaceId: ws.id, enabled, threshold: parseUsd(String(threshold)), amount: parseUsd(String(amount)), monthlyCap: undefined, by: ws.owner, metadata: meta }),
+            configureAutoReload(s, {
+              workspaceId: ws.id,
+              enabled,
+              threshold: parseUsd(String(threshold)),
+              amount: parseUsd(String(amount)),
+              monthlyCap: undefined,
+              by: ws.owner,
+              metadata: meta,
+            }),
           );
           world.trace(`caller op${k} auto-reload ${enabled ? 'on' : 'off'}`);
         } else {
@@ -275,7 +299,10 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     await world.run(world.now + 900_000, () => started === nOps && opsDone.n === nOps);
     if (opsDone.n < nOps) {
       const open = [...pending].map((k) => `op${k}`).join(', ');
-      throw new SimFailure('every-caller-answered', `after 15 simulated minutes ${nOps - opsDone.n} operations still wait for an answer: ${open}`);
+      throw new SimFailure(
+        'every-caller-answered',
+        `after 15 simulated minutes ${nOps - opsDone.n} operations still wait for an answer: ${open}`,
+      );
     }
 
     // ---- the faults stop: everything restarts, time passes, the cluster settles ----
@@ -297,7 +324,14 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     const reader = cluster.apis.find((a) => !a.proc.dead)!;
     mode.leave();
     env.pool.world = null;
-    await checkLiveness(f, store.all, env.admin, prefix, async (ws) => (await getBalance(reader.s.readModels, ws)).balance, redisLosses > 0);
+    await checkLiveness(
+      f,
+      store.all,
+      env.admin,
+      prefix,
+      async (ws) => (await getBalance(reader.s.readModels, ws)).balance,
+      redisLosses > 0,
+    );
     result = finish(true);
   } catch (err) {
     if (!(err instanceof SimFailure)) {

@@ -65,10 +65,16 @@ export class SimEventStore implements EventStore {
     }
     // What the adapter sends is serialised at the call: later changes to the caller's objects are not stored.
     const sent = events.map((e) => ({ id: e.id, type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) }));
-    return this.gate(`append ${stream} ${events.map((e) => e.type).join('+')}`, APPEND_FAULTS, () => this.applyAppend(stream, sent, opts.expectedRevision));
+    return this.gate(`append ${stream} ${events.map((e) => e.type).join('+')}`, APPEND_FAULTS, () =>
+      this.applyAppend(stream, sent, opts.expectedRevision),
+    );
   }
 
-  private applyAppend(stream: string, events: Array<{ id: string; type: string; data: string; metadata: string }>, expected: ExpectedRevision): AppendResult {
+  private applyAppend(
+    stream: string,
+    events: Array<{ id: string; type: string; data: string; metadata: string }>,
+    expected: ExpectedRevision,
+  ): AppendResult {
     const current = this.streams.get(stream) ?? [];
     const actual: bigint | 'no_stream' = current.length === 0 ? 'no_stream' : BigInt(current.length - 1);
     const seen = events.filter((e) => this.appends.has(e.id));
@@ -119,7 +125,9 @@ export class SimEventStore implements EventStore {
   }
 
   readAll(opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {
-    return this.gate(`readAll from ${opts.fromPosition ?? 0n}`, READ_FAULTS, () => this.slice(opts.fromPosition ?? 0n, opts.maxCount ?? Infinity, true));
+    return this.gate(`readAll from ${opts.fromPosition ?? 0n}`, READ_FAULTS, () =>
+      this.slice(opts.fromPosition ?? 0n, opts.maxCount ?? Infinity, true),
+    );
   }
 
   private slice(from: bigint, max: number, inclusive: boolean): RecordedEvent[] {

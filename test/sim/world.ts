@@ -145,7 +145,14 @@ export class World {
    * A port call as a promise: `apply` does the effect. Outcomes: unavailable (not applied, `fail`),
    * ack_lost (applied, `fail`), twice (applied twice, the first answer), crash before/after.
    */
-  call<T>(port: Port, label: string, lane: unknown, allowed: readonly Outcome[], apply: () => Promise<T> | T, fail: (o: Outcome) => Error): Promise<T> {
+  call<T>(
+    port: Port,
+    label: string,
+    lane: unknown,
+    allowed: readonly Outcome[],
+    apply: () => Promise<T> | T,
+    fail: (o: Outcome) => Error,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.step(port, label, lane, allowed, async (o) => {
         const proc = this.current();
@@ -196,7 +203,15 @@ export class World {
       timerSites.set(`${ms} ${site}`, (timerSites.get(`${ms} ${site}`) ?? 0) + 1);
     }
     const delay = Math.max(1, Math.floor(Number(ms) || 0));
-    const t: Timer = { id: ++this.timerSeq, at: this.now + delay, seq: this.seq++, proc, cb, interval: interval ? delay : null, cleared: false };
+    const t: Timer = {
+      id: ++this.timerSeq,
+      at: this.now + delay,
+      seq: this.seq++,
+      proc,
+      cb,
+      interval: interval ? delay : null,
+      cleared: false,
+    };
     if (!proc?.dead) this.timers.push(t);
     return t;
   }

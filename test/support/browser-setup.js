@@ -18,9 +18,11 @@ function stop(line) {
 function installChromium() {
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!root || !existsSync('/usr/bin/apt-get')) {
-    stop('The browser tests need Chromium: apt-get install -y chromium (as root), or set CHROMIUM_PATH; npm test -- --selectProjects unit int contract e2e runs without it.');
+    stop(
+      'The browser tests need Chromium: apt-get install -y chromium (as root), or set CHROMIUM_PATH; npm test -- --selectProjects unit int contract e2e runs without it.',
+    );
   }
-  console.log('\nChromium is missing: installing Debian\'s chromium package for the browser tests (apt-get install chromium, once).');
+  console.log("\nChromium is missing: installing Debian's chromium package for the browser tests (apt-get install chromium, once).");
   const log = join(mkdtempSync(join(tmpdir(), 'tollgate-apt-')), 'apt.log');
   const apt = (args) =>
     execFileSync('sh', ['-c', `apt-get ${args} >>"${log}" 2>&1`], {

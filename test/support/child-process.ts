@@ -56,7 +56,17 @@ export function bundleChild(script: string): { args: string[]; dispose(): void }
       format: 'cjs',
       // Native, lazily loaded or thread-based packages stay in node_modules (found through NODE_PATH);
       // so does pdfkit, which reads its font data beside its own files (a bundle would move them).
-      external: ['better-sqlite3', '@eventstore/db-client', 'pg', 'pino', 'thread-stream', 'pino-pretty', 'tiktoken', 'pdfkit', 'standardwebhooks'],
+      external: [
+        'better-sqlite3',
+        '@eventstore/db-client',
+        'pg',
+        'pino',
+        'thread-stream',
+        'pino-pretty',
+        'tiktoken',
+        'pdfkit',
+        'standardwebhooks',
+      ],
       // In one bundle every module shares the entry's `module`, so a `require.main === module` guard
       // (src/main.ts, src/cli/index.ts) would start that module too: the CLI ran twice over, and a
       // child importing src/main started a second service. The entry alone runs.
@@ -103,7 +113,8 @@ export class Child {
     });
     this.exited = new Promise((resolve) =>
       this.proc.once('exit', (code, signal) => {
-        for (const w of this.waiters.splice(0)) w.reject(new Error(`child exited (${signal ?? code}) before printing ${w.re}; stderr: ${this.stderr}`));
+        for (const w of this.waiters.splice(0))
+          w.reject(new Error(`child exited (${signal ?? code}) before printing ${w.re}; stderr: ${this.stderr}`));
         resolve({ code, signal });
       }),
     );

@@ -59,7 +59,10 @@ async function read(a: Answer): Promise<{ status: number; contentType: string | 
 
 function check(schema: z.ZodType, value: unknown, where: string): void {
   const r = schema.safeParse(value);
-  if (!r.success) throw new Error(`${where}: body does not match its documented schema: ${JSON.stringify(r.error.issues.slice(0, 5))}\n${JSON.stringify(value).slice(0, 500)}`);
+  if (!r.success)
+    throw new Error(
+      `${where}: body does not match its documented schema: ${JSON.stringify(r.error.issues.slice(0, 5))}\n${JSON.stringify(value).slice(0, 500)}`,
+    );
   if (!isDeepStrictEqual(JSON.parse(JSON.stringify(r.data)), value)) {
     throw new Error(`${where}: body has fields its schema does not document:\n${JSON.stringify(value).slice(0, 500)}`);
   }
@@ -87,7 +90,8 @@ export function contractTour() {
   return {
     async conforms(contract: RouteContract, res: Answer & { text: string }, status: number): Promise<unknown> {
       checked.add(contract);
-      if (res.status !== status) throw new Error(`${contract.method.toUpperCase()} ${contract.path}: ${res.status} where ${status} was due: ${res.text}`);
+      if (res.status !== status)
+        throw new Error(`${contract.method.toUpperCase()} ${contract.path}: ${res.status} where ${status} was due: ${res.text}`);
       return expectMatchesContract(res, contract);
     },
     missed: (routes: readonly RouteContract[]) => routes.filter((c) => !checked.has(c)).map((c) => `${c.method.toUpperCase()} ${c.path}`),

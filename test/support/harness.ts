@@ -28,10 +28,7 @@ export interface TestServer {
  * Every answer the server gives is checked against the OpenAPI document when it closes
  * (./response-contract.ts): `close()` fails listing the answers that drifted from their contract.
  */
-export async function startTestServer(
-  overrides: Record<string, string> = {},
-  opts: { modules?: Module[] } = {},
-): Promise<TestServer> {
+export async function startTestServer(overrides: Record<string, string> = {}, opts: { modules?: Module[] } = {}): Promise<TestServer> {
   const dataDir = overrides.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const prefix = overrides.REDIS_PREFIX ?? uniquePrefix();
   const redisUrl = overrides.REDIS_URL ?? TEST_REDIS_URL;

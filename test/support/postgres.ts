@@ -58,7 +58,10 @@ export async function createTestDatabase(label = 'run', opts: { asyncCommit?: bo
  * per test cost 1-2 s each on this 2-core machine under load; this costs a few milliseconds.
  * `drop()` (in afterAll) removes the database.
  */
-export function perFileTestDatabase(label = 'run', opts: { asyncCommit?: boolean } = {}): { fresh(): Promise<string>; drop(): Promise<void> } {
+export function perFileTestDatabase(
+  label = 'run',
+  opts: { asyncCommit?: boolean } = {},
+): { fresh(): Promise<string>; drop(): Promise<void> } {
   let db: Promise<TestDatabase> | null = null;
   return {
     async fresh() {
@@ -67,7 +70,9 @@ export function perFileTestDatabase(label = 'run', opts: { asyncCommit?: boolean
       const c = new Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
       await c.connect();
       try {
-        await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+        await c.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        );
         await c.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
       } finally {
         await c.end();

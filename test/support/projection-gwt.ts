@@ -8,7 +8,9 @@ import { ReadModels } from '../../src/platform/projections/read-models';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
 
 /** One given event: one of the projection's own (typed), optionally with where and when the store recorded it. */
-export type Given<E extends EventShape> = E extends EventShape ? E & { stream?: string; created?: string; metadata?: EventMetadata } : never;
+export type Given<E extends EventShape> = E extends EventShape
+  ? E & { stream?: string; created?: string; metadata?: EventMetadata }
+  : never;
 
 /** What `then` reads the read model with: the projection's own queries take `readModels`. */
 export interface ProjectionWorld {

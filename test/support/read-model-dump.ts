@@ -64,7 +64,14 @@ function hashOf(v: string[] | Record<string, string>): Record<string, string> {
 }
 
 /** Waits until every projection (every partition of it) has applied the store's head. */
-export async function caughtUp(store: EventStore, redis: Redis, prefix: string, names: string[], partitions: number, timeoutMs = 60_000): Promise<void> {
+export async function caughtUp(
+  store: EventStore,
+  redis: Redis,
+  prefix: string,
+  names: string[],
+  partitions: number,
+  timeoutMs = 60_000,
+): Promise<void> {
   await until(
     async () => (await projectionStatus(store, redis, new Keyspace(prefix), names, partitions)).every((s) => s.lag === '0'),
     timeoutMs,

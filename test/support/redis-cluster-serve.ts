@@ -11,7 +11,9 @@ const primaries = i > 0 ? Number(process.argv[i + 1]) : 3;
 startRedisCluster(primaries).then(
   (cluster) => {
     const nodes = cluster.nodes.join(',');
-    process.stdout.write(`Redis Cluster up (${primaries} primaries, no replicas, no persistence):\n  export TEST_REDIS_CLUSTER_NODES=${nodes}\n  REDIS_CLUSTER_NODES=${nodes}\nCtrl-C stops it.\n`);
+    process.stdout.write(
+      `Redis Cluster up (${primaries} primaries, no replicas, no persistence):\n  export TEST_REDIS_CLUSTER_NODES=${nodes}\n  REDIS_CLUSTER_NODES=${nodes}\nCtrl-C stops it.\n`,
+    );
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cluster.stop().then(() => process.exit(0)));
   },
   (err: Error) => {

@@ -37,9 +37,28 @@ async function freePorts(n: number): Promise<number[]> {
  */
 function startNode(port: number, dir: string): ChildProcess {
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
-    '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '5000',
-    '--save', "''", '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--daemonize', 'no', '--logfile', join(dir, 'redis.log'),
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    join(dir, 'nodes.conf'),
+    '--cluster-node-timeout',
+    '5000',
+    '--save',
+    "''",
+    '--appendonly',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+    '--daemonize',
+    'no',
+    '--logfile',
+    join(dir, 'redis.log'),
   ];
   return spawn('sh', ['-c', `redis-server ${args.join(' ')} & pid=$!; read _; kill $pid; wait $pid`], {
     stdio: ['pipe', 'ignore', 'inherit'],
@@ -107,14 +126,16 @@ export async function startRedisCluster(primaries = 3, opts: { create?: boolean;
   try {
     for (const [i, port] of ports.entries()) {
       await waitFor(`node ${port} did not answer`, timeoutMs, async () => {
-        if (procs[i].exitCode !== null) throw new Error(`test Redis Cluster: redis-server on port ${port} exited (see ${dirs[i]}/redis.log)`);
+        if (procs[i].exitCode !== null)
+          throw new Error(`test Redis Cluster: redis-server on port ${port} exited (see ${dirs[i]}/redis.log)`);
         return answers(port);
       });
     }
     const nodes = ports.map((p) => `127.0.0.1:${p}`);
     if (!create) return { nodes, stop };
     await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], { timeout: timeoutMs });
-    for (const port of ports) await waitFor(`node ${port} did not reach cluster_state:ok`, timeoutMs, async () => (await clusterState(port)) === 'ok');
+    for (const port of ports)
+      await waitFor(`node ${port} did not reach cluster_state:ok`, timeoutMs, async () => (await clusterState(port)) === 'ok');
     return { nodes, stop };
   } catch (err) {
     await stop();

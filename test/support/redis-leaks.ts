@@ -49,7 +49,12 @@ function client(opts: { url?: string; host?: string; port?: number }): Redis {
  * looks only at what one run wrote, never at a whole db other runs share. With `remove`, the keys
  * found are deleted too (after a failed run, a shared Redis is left as clean as before it).
  */
-export async function findLeaks(runPrefix: string, redisUrl: string, clusterNodes: readonly string[] = [], remove = false): Promise<Leak[]> {
+export async function findLeaks(
+  runPrefix: string,
+  redisUrl: string,
+  clusterNodes: readonly string[] = [],
+  remove = false,
+): Promise<Leak[]> {
   if (runPrefix.length < 4) throw new Error(`refusing to look for leaks under a prefix this short: "${runPrefix}"`);
   const found = new Map<string, Leak>();
   const server = client({ url: redisUrl });

@@ -21,7 +21,8 @@ export interface RecordedAnswer {
 }
 
 /** Headers a client reads from an answer; the transport's own (date, content-length, …) are not checked. */
-const CLIENT_READ = /^(x-request-id|x-ratelimit-.*|x-usage-.*|retry-after|location|set-cookie|idempotent-replayed|www-authenticate|content-disposition)$/i;
+const CLIENT_READ =
+  /^(x-request-id|x-ratelimit-.*|x-usage-.*|retry-after|location|set-cookie|idempotent-replayed|www-authenticate|content-disposition)$/i;
 /** Bodies kept per answer: enough for every JSON answer a test provokes; a bigger one (an export) is not parsed. */
 const MAX_BODY = 1 << 20;
 
@@ -33,7 +34,9 @@ export function recordAnswers(server: Server): RecordedAnswer[] {
     let size = 0;
     const keep = (chunk: unknown, encoding?: unknown) => {
       if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_BODY) return;
-      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+      const b = Buffer.isBuffer(chunk)
+        ? chunk
+        : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
       size += b.length;
       chunks.push(b);
     };
@@ -95,9 +98,12 @@ function buildChecker(): (a: RecordedAnswer) => string[] {
     for (const name of Object.keys(a.headers)) {
       if (CLIENT_READ.test(name) && !declaredHeaders.has(name.toLowerCase())) problems.push(`${where}: header ${name} not declared`);
     }
-    const type = String(a.headers['content-type'] ?? '').split(';')[0].trim();
+    const type = String(a.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim();
     const media = declared.content?.[type];
-    if (a.body && type && declared.content && !media) problems.push(`${where}: content type ${type} not declared (declared: ${Object.keys(declared.content).join(', ')})`);
+    if (a.body && type && declared.content && !media)
+      problems.push(`${where}: content type ${type} not declared (declared: ${Object.keys(declared.content).join(', ')})`);
     if (media?.schema && type === 'application/json' && a.body) {
       const key = pointer('paths', route.path, a.method, 'responses', String(a.status), 'content', type, 'schema');
       let validate = validators.get(key);
@@ -118,6 +124,8 @@ function buildChecker(): (a: RecordedAnswer) => string[] {
 export function assertAnswersMatchContract(answers: RecordedAnswer[]): void {
   const problems = [...new Set(answers.flatMap(contractProblems))];
   if (problems.length) {
-    throw new Error(`${problems.length} answer(s) do not match the OpenAPI document (src/openapi, the route contracts):\n  ${problems.join('\n  ')}`);
+    throw new Error(
+      `${problems.length} answer(s) do not match the OpenAPI document (src/openapi, the route contracts):\n  ${problems.join('\n  ')}`,
+    );
   }
 }

@@ -75,7 +75,13 @@ export class Coverage {
         const ran: FunctionRun[] = [];
         for (const f of s.functions) {
           const r = f.ranges[0];
-          if (r && r.count > 0) ran.push({ key: `${f.functionName}@${r.startOffset}-${r.endOffset}`, name: f.functionName, length: r.endOffset - r.startOffset, count: r.count });
+          if (r && r.count > 0)
+            ran.push({
+              key: `${f.functionName}@${r.startOffset}-${r.endOffset}`,
+              name: f.functionName,
+              length: r.endOffset - r.startOffset,
+              count: r.count,
+            });
         }
         if (ran.length) out.set(s.url, [...(out.get(s.url) ?? []), ...ran]);
       }
@@ -97,10 +103,12 @@ export class Coverage {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.session.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) }).catch((err: Error) => {
-        this.pending.delete(id);
-        reject(err);
-      });
+      this.session
+        .post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) })
+        .catch((err: Error) => {
+          this.pending.delete(id);
+          reject(err);
+        });
     });
   }
 }

@@ -39,7 +39,10 @@ export class Quiet {
 
   private async discover(): Promise<void> {
     const { ks } = this.s;
-    const checkpoints = [...(await keysOf(this.redis, `${ks.checkpoint('*', '*')}*`)), ...(await keysOf(this.redis, `${ks.reactorCheckpoint('*')}*`))];
+    const checkpoints = [
+      ...(await keysOf(this.redis, `${ks.checkpoint('*', '*')}*`)),
+      ...(await keysOf(this.redis, `${ks.reactorCheckpoint('*')}*`)),
+    ];
     const metas = await keysOf(this.redis, `${ks.prefix}*:meta`);
     this.checkpoints = checkpoints;
     this.queues = metas.map((k) => k.slice(0, -':meta'.length));

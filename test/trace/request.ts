@@ -22,7 +22,7 @@ const SRC = join(ROOT, 'src');
 export const RULE =
   'a src/ file counts when one of its functions ran between the coverage reset just before the request and the coverage taken once its effects settled, ' +
   'and did not run in an idle window of the same length after it; files with no code of their own (only imports, re-exports and types: barrel index.ts files, type files) ' +
-  'and files of which only a constant or a class was read (the transform\'s export getters ran, no code of the file) are left out';
+  "and files of which only a constant or a class was read (the transform's export getters ran, no code of the file) are left out";
 
 export interface TraceResult {
   scenario: string;
@@ -78,7 +78,9 @@ export function filesOf(window: Window, idle: Window) {
     const path = srcPathOf(url);
     if (!path || !ran.has(path)) continue;
     const idleKeys = new Set((idle.get(url) ?? []).map((f) => f.key));
-    functions[path.slice(ROOT.length + 1)] = [...new Set(fns.filter((f) => !isPlumbing(f) && !idleKeys.has(f.key)).map((f) => f.name || '(anonymous)'))].sort();
+    functions[path.slice(ROOT.length + 1)] = [
+      ...new Set(fns.filter((f) => !isPlumbing(f) && !idleKeys.has(f.key)).map((f) => f.name || '(anonymous)')),
+    ].sort();
   }
   const noCode = [...ran].filter(hasNoCodeOfItsOwn);
   const files = [...ran].filter((f) => !noCode.includes(f)).sort();
@@ -104,7 +106,8 @@ function printText(r: TraceResult): void {
   out.push('');
   const after = new Set(r.afterTheAnswer);
   out.push(`(* ran only after the answer was read: projector, reactors, workers; ${r.afterTheAnswer.length} files)`);
-  for (const g of r.folders) out.push(`${g.folder}/ (${g.files.length})`, ...g.files.map((f) => `  ${f}${after.has(`${g.folder}/${f}`) ? ' *' : ''}`));
+  for (const g of r.folders)
+    out.push(`${g.folder}/ (${g.files.length})`, ...g.files.map((f) => `  ${f}${after.has(`${g.folder}/${f}`) ? ' *' : ''}`));
   out.push('');
   out.push(`${r.count} files in ${r.folderCount} folders`);
   process.stdout.write(out.join('\n') + '\n');
@@ -130,7 +133,13 @@ async function main(argv: string[]): Promise<number> {
   }
   const scenario = SCENARIOS.find((s) => s.name === names[0]);
   if (unknownFlag || names.length !== 1 || !scenario) {
-    const what = unknownFlag ? `unknown option ${unknownFlag}` : names.length === 0 ? 'no scenario given' : names.length > 1 ? `one scenario, not ${names.length}` : `unknown scenario "${names[0]}"`;
+    const what = unknownFlag
+      ? `unknown option ${unknownFlag}`
+      : names.length === 0
+        ? 'no scenario given'
+        : names.length > 1
+          ? `one scenario, not ${names.length}`
+          : `unknown scenario "${names[0]}"`;
     process.stderr.write(`trace:request: ${what}; valid scenarios: ${valid} (options: --json, --list)\n`);
     return 2;
   }
@@ -166,7 +175,9 @@ async function main(argv: string[]): Promise<number> {
     hold.release();
     const events = (await server.services.store.readAll({ fromPosition: from, maxCount: 1000 })).filter((e) => e.position > from);
     if (!events.some((e) => e.type === scenario.endsWith)) {
-      throw new Error(`the service went quiet before ${scenario.endsWith} was appended (appended: ${events.map((e) => e.type).join(', ') || 'nothing'})`);
+      throw new Error(
+        `the service went quiet before ${scenario.endsWith} was appended (appended: ${events.map((e) => e.type).join(', ') || 'nothing'})`,
+      );
     }
 
     const { files, functions, noCodeOfItsOwn, alsoIdle, onlyRead } = filesOf(window, idle);

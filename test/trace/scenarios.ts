@@ -48,7 +48,11 @@ async function createKey(server: TestServer, u: TestUser, name: string): Promise
 
 /** POSTs JSON with fetch and reads the answer to its last byte; throws unless it is a 200/201. */
 async function post(server: TestServer, path: string, headers: Record<string, string>, body: unknown): Promise<void> {
-  const res = await fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(server.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (res.status !== 200 && res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${text.slice(0, 300)}`);
 }
@@ -88,7 +92,12 @@ function inference(name: string, describe: string, path: string, body: unknown):
 }
 
 export const SCENARIOS: readonly Scenario[] = [
-  inference('spec', 'a spec request (POST /external/api/inference, demo model), through to the ledger', '/external/api/inference', SPEC_BODY),
+  inference(
+    'spec',
+    'a spec request (POST /external/api/inference, demo model), through to the ledger',
+    '/external/api/inference',
+    SPEC_BODY,
+  ),
   inference(
     'streamed',
     'a streamed OpenAI chat completion (POST /external/api/inference/openai/v1/chat/completions, stream: true), through to the ledger',
@@ -111,17 +120,22 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'reload',
-    describe: 'one auto-reload charge: the reactor\'s job, released to the worker, through to AutoReloadSucceeded in the ledger',
+    describe: "one auto-reload charge: the reactor's job, released to the worker, through to AutoReloadSucceeded in the ledger",
     endsWith: 'AutoReloadSucceeded',
     async prepare(server, settle) {
       const s = server.services;
       const u = await fundedUser(server);
       const ws = u.personalWs;
-      const put = await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '50', amount: '50', monthlyCap: '500' });
+      const put = await api(server)
+        .put(`/v1/workspaces/${ws}/billing/auto-reload`)
+        .set(u.auth)
+        .send({ enabled: true, threshold: '50', amount: '50', monthlyCap: '500' });
       if (put.status !== 200) throw new Error(`configuring auto-reload failed: ${put.status} ${JSON.stringify(put.body)}`);
       const debit = async (amount: bigint) => {
         const data = debitData(ws, { amountNanoUsd: amount });
-        await s.store.append(streams.inference(data.requestId), [{ id: randomUUID(), type: 'TokensDebited', data }], { expectedRevision: 'no_stream' });
+        await s.store.append(streams.inference(data.requestId), [{ id: randomUUID(), type: 'TokensDebited', data }], {
+          expectedRevision: 'no_stream',
+        });
       };
       // Warm-up: 100 → 40 USD, one reload to 90, unmeasured.
       await debit(usd(60));

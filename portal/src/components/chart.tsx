@@ -102,14 +102,31 @@ export function BarChart({
           const x = PAD.left + i * slot + (slot - barW) / 2;
           return (
             <g key={t}>
-              <title>{`${timeLabel(t)}: ${format(totals[i])}${series.length > 1 ? ` (${series.filter((s) => s.values[i]).map((s) => `${s.name} ${format(s.values[i])}`).join(', ')})` : ''}`}</title>
+              <title>{`${timeLabel(t)}: ${format(totals[i])}${
+                series.length > 1
+                  ? ` (${series
+                      .filter((s) => s.values[i])
+                      .map((s) => `${s.name} ${format(s.values[i])}`)
+                      .join(', ')})`
+                  : ''
+              }`}</title>
               {series.map((s, si) => {
                 const v = s.values[i] ?? 0;
                 if (v <= 0) return null;
                 const y0 = y(acc);
                 acc += v;
                 const y1 = y(acc);
-                return <rect key={s.name} x={x} y={y1} width={barW} height={Math.max(1, y0 - y1)} fill={PALETTE[si % PALETTE.length]} class="bar" />;
+                return (
+                  <rect
+                    key={s.name}
+                    x={x}
+                    y={y1}
+                    width={barW}
+                    height={Math.max(1, y0 - y1)}
+                    fill={PALETTE[si % PALETTE.length]}
+                    class="bar"
+                  />
+                );
               })}
               {i % labelEvery === 0 && (
                 <text x={x + barW / 2} y={H - 8} text-anchor="middle" class="axis-label">

@@ -7,7 +7,11 @@ import { useAction } from '../action';
 /** Pending invitations, at the top of the playground page (the spec's place for them). */
 export function Invitations({ invitations, onAnswered }: { invitations: Invitation[]; onAnswered: (message: string) => void }) {
   const { refresh, selectWorkspace } = useSession();
-  const { run: act, busy, error } = useAction(async (inv: Invitation, action: 'accept' | 'decline') => {
+  const {
+    run: act,
+    busy,
+    error,
+  } = useAction(async (inv: Invitation, action: 'accept' | 'decline') => {
     const workspaceName = inv.workspaceName ?? 'a workspace';
     try {
       await post(`/v1/invitations/${enc(inv.invitationId)}/${action}`);
@@ -34,7 +38,8 @@ export function Invitations({ invitations, onAnswered }: { invitations: Invitati
           return (
             <li key={inv.invitationId} class="invitation" data-testid="invitation">
               <p>
-                <strong>{inv.invitedBy.name || inv.invitedBy.email || 'An admin'}</strong> invited you to the workspace <strong>{workspaceName}</strong>.
+                <strong>{inv.invitedBy.name || inv.invitedBy.email || 'An admin'}</strong> invited you to the workspace{' '}
+                <strong>{workspaceName}</strong>.
               </p>
               <div class="actions">
                 <button type="button" class="button button-primary" disabled={busy} onClick={() => act(inv, 'accept')}>

@@ -21,9 +21,24 @@ const GRACE_CHOICES = [
  * "Roll key": a new secret for the same key (id, name, scopes, budget, rate limit, usage). The
  * old secret stops at once or after the chosen grace period; the new one is shown once.
  */
-export function RollKeyDialog({ workspaceId, apiKey, onClose, onRolled }: { workspaceId: string; apiKey: ApiKey | null; onClose: () => void; onRolled: (k: RolledKey) => void }) {
+export function RollKeyDialog({
+  workspaceId,
+  apiKey,
+  onClose,
+  onRolled,
+}: {
+  workspaceId: string;
+  apiKey: ApiKey | null;
+  onClose: () => void;
+  onRolled: (k: RolledKey) => void;
+}) {
   const [grace, setGrace] = useState(0);
-  const { run: roll, busy, error, setError } = useAction(async () => {
+  const {
+    run: roll,
+    busy,
+    error,
+    setError,
+  } = useAction(async () => {
     if (!apiKey) return;
     const k = await post<RolledKey>(`/v1/workspaces/${enc(workspaceId)}/keys/${enc(apiKey.keyId)}/roll`, { gracePeriodSeconds: grace });
     rememberSecret(k.keyId, k.secret);
@@ -69,13 +84,23 @@ export function RolledSecret({ rolled, onDone }: { rolled: RolledKey; onDone: ()
       <h2 id="rolled-title">New secret for “{rolled.name ?? rolled.prefix}”</h2>
       <p>
         <strong>Copy it now: it is shown only once.</strong>{' '}
-        {atOnce ? 'The old secret has stopped working.' : `The old secret works until ${dateTime(rolled.previousSecretValidUntil)}; update your clients before then.`}
+        {atOnce
+          ? 'The old secret has stopped working.'
+          : `The old secret works until ${dateTime(rolled.previousSecretValidUntil)}; update your clients before then.`}
       </p>
       <div class="secret-row">
         <label for="rolled-secret" class="visually-hidden">
           New secret of the key {rolled.name}
         </label>
-        <input id="rolled-secret" class="secret" readOnly value={rolled.secret} spellcheck={false} autocomplete="off" onFocus={(e) => (e.target as HTMLInputElement).select()} />
+        <input
+          id="rolled-secret"
+          class="secret"
+          readOnly
+          value={rolled.secret}
+          spellcheck={false}
+          autocomplete="off"
+          onFocus={(e) => (e.target as HTMLInputElement).select()}
+        />
         <CopyButton text={rolled.secret} label="Copy secret" />
       </div>
       <div class="actions">

@@ -161,7 +161,12 @@ export function DialogActions({
         <button type="button" class="button" onClick={onCancel} autofocus={danger}>
           Cancel
         </button>
-        <button type={onConfirm ? 'button' : 'submit'} class={danger ? 'button button-danger' : 'button button-primary'} onClick={onConfirm} disabled={busy}>
+        <button
+          type={onConfirm ? 'button' : 'submit'}
+          class={danger ? 'button button-danger' : 'button button-primary'}
+          onClick={onConfirm}
+          disabled={busy}
+        >
           {busy ? busyLabel : label}
         </button>
       </div>
@@ -194,7 +199,18 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 
 export function TrashIcon() {
   return (
-    <svg aria-hidden="true" focusable="false" width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">
+    <svg
+      aria-hidden="true"
+      focusable="false"
+      width="18"
+      height="18"
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      stroke-width="2"
+      stroke-linecap="round"
+      stroke-linejoin="round"
+    >
       <path d="M3 6h18" />
       <path d="M8 6V4h8v2" />
       <path d="M19 6l-1 14H6L5 6" />
@@ -212,7 +228,10 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
 }
 
 /** Runs a data load, re-running when deps change; returns data, error, reload. */
-export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): { data: T | undefined; error: unknown; loading: boolean; reload: () => Promise<void> } {
+export function useLoad<T>(
+  load: (signal: AbortSignal) => Promise<T>,
+  deps: unknown[],
+): { data: T | undefined; error: unknown; loading: boolean; reload: () => Promise<void> } {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);

@@ -3,7 +3,11 @@ import { usd } from '../format';
 
 /** An audit entry's actor, target and details in words (the audit page's columns). */
 
-const SYSTEM_NAMES: Record<string, string> = { 'stripe-webhook': 'Stripe', anonymous: 'someone signed out', 'webhook-delivery': 'webhook delivery' };
+const SYSTEM_NAMES: Record<string, string> = {
+  'stripe-webhook': 'Stripe',
+  anonymous: 'someone signed out',
+  'webhook-delivery': 'webhook delivery',
+};
 
 export function actorText(a: AuditEntry['actor']): string {
   switch (a.type) {
@@ -62,7 +66,15 @@ export function detailsText(details: Record<string, unknown>): string {
     .map(([k, v]) => {
       const label = LABELS[k] ?? k;
       const value =
-        v === null || v === undefined ? 'none' : MONEY.has(k) && typeof v === 'string' ? usd(v) : Array.isArray(v) ? v.join(' ') : typeof v === 'object' ? JSON.stringify(v) : String(v);
+        v === null || v === undefined
+          ? 'none'
+          : MONEY.has(k) && typeof v === 'string'
+            ? usd(v)
+            : Array.isArray(v)
+              ? v.join(' ')
+              : typeof v === 'object'
+                ? JSON.stringify(v)
+                : String(v);
       return `${label} ${value}`;
     })
     .join(', ');

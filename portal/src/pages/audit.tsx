@@ -90,7 +90,8 @@ export function AuditPage() {
     <section aria-labelledby="audit-title">
       <h1 id="audit-title">Audit log</h1>
       <p class="lede">
-        Who did what in <strong>{ws.name}</strong>, newest first: members, invitations, keys and billing. Secrets and hashes are never recorded.
+        Who did what in <strong>{ws.name}</strong>, newest first: members, invitations, keys and billing. Secrets and hashes are never
+        recorded.
       </p>
       <div class="card usage-controls audit-controls">
         <Field label="Period (UTC)">

@@ -19,14 +19,30 @@ export const BUDGET_PERIODS: { value: BudgetPeriod; label: string; per: string }
 export const perPeriod = (p: BudgetPeriod | null | undefined) => BUDGET_PERIODS.find((x) => x.value === p)?.per ?? 'per month';
 
 /** Spend against a budget with a meter, and when the period resets. */
-export function BudgetMeter({ spent, budget, period, resetsAt, what }: { spent: string; budget: string; period: BudgetPeriod; resetsAt: string | null; what: string }) {
+export function BudgetMeter({
+  spent,
+  budget,
+  period,
+  resetsAt,
+  what,
+}: {
+  spent: string;
+  budget: string;
+  period: BudgetPeriod;
+  resetsAt: string | null;
+  what: string;
+}) {
   const b = amountNano(budget);
   const used = amountNano(spent);
   const pct = b === 0n ? 100 : Number((used * 1000n) / b) / 10;
   return (
     <span class="budget" title={resetsAt ? `Resets ${resetsAt.replace('T', ' ').slice(0, 16)} UTC` : undefined}>
       <Cents value={spent} /> of {usd(budget)} {perPeriod(period)}
-      <span class={`meter${pct >= 100 ? ' meter-over' : ''}`} role="img" aria-label={`${Math.min(100, Math.round(pct))}% of the ${period} ${what} used`}>
+      <span
+        class={`meter${pct >= 100 ? ' meter-over' : ''}`}
+        role="img"
+        aria-label={`${Math.min(100, Math.round(pct))}% of the ${period} ${what} used`}
+      >
         <span style={{ width: `${Math.min(100, pct)}%` }} />
       </span>
     </span>
@@ -46,7 +62,17 @@ export function KeySpend({ k }: { k: ApiKey }) {
 }
 
 /** Rename a key and set or remove its budget and the period it resets by (PATCH …/keys/:keyId). */
-export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceId: string; k: ApiKey | null; onClose: () => void; onSaved: (message: string) => void }) {
+export function KeyEditDialog({
+  workspaceId,
+  k,
+  onClose,
+  onSaved,
+}: {
+  workspaceId: string;
+  k: ApiKey | null;
+  onClose: () => void;
+  onSaved: (message: string) => void;
+}) {
   const [name, setName] = useState('');
   const [budget, setBudget] = useState('');
   const [period, setPeriod] = useState<BudgetPeriod>('monthly');
@@ -61,11 +87,19 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
   }, [k?.keyId]);
 
   const n = name.trim();
-  const nameError = n.length < KEY_NAME_MIN || n.length > KEY_NAME_MAX ? `A key name must be ${KEY_NAME_MIN} to ${KEY_NAME_MAX} characters long.` : null;
-  const budgetCheck = budget.trim() ? checkDollars(budget, { max: MAX_BUDGET_USD, maxMessage: `A budget can be at most ${usd(MAX_BUDGET_USD)}.` }) : null;
+  const nameError =
+    n.length < KEY_NAME_MIN || n.length > KEY_NAME_MAX ? `A key name must be ${KEY_NAME_MIN} to ${KEY_NAME_MAX} characters long.` : null;
+  const budgetCheck = budget.trim()
+    ? checkDollars(budget, { max: MAX_BUDGET_USD, maxMessage: `A budget can be at most ${usd(MAX_BUDGET_USD)}.` })
+    : null;
 
   type Body = { name?: string; budget?: string | null; budgetPeriod?: BudgetPeriod };
-  const { run: patchKey, busy, error, setError } = useAction(async (keyId: string, body: Body) => {
+  const {
+    run: patchKey,
+    busy,
+    error,
+    setError,
+  } = useAction(async (keyId: string, body: Body) => {
     const saved = await patch<ApiKey>(`/v1/workspaces/${enc(workspaceId)}/keys/${enc(keyId)}`, body);
     onSaved(
       body.budget === undefined && body.budgetPeriod === undefined
@@ -84,7 +118,10 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
     const newBudget = budgetCheck?.ok ? budgetCheck.value : null;
     const body: Body = {};
     if (n !== k.name) body.name = n;
-    if ((newBudget === null) !== (k.budget == null) || (newBudget !== null && k.budget != null && amountNano(newBudget) !== amountNano(k.budget))) {
+    if (
+      (newBudget === null) !== (k.budget == null) ||
+      (newBudget !== null && k.budget != null && amountNano(newBudget) !== amountNano(k.budget))
+    ) {
       body.budget = newBudget;
     }
     if (newBudget !== null && period !== (k.budgetPeriod ?? 'monthly')) body.budgetPeriod = period;
@@ -99,14 +136,31 @@ export function KeyEditDialog({ workspaceId, k, onClose, onSaved }: { workspaceI
     <Dialog open={k !== null} title="Edit key" onClose={onClose}>
       <form onSubmit={save} noValidate>
         <Field label="Key name" error={checked ? nameError : null}>
-          {(p) => <input {...p} name="editKeyName" maxLength={KEY_NAME_MAX} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}
+          {(p) => (
+            <input
+              {...p}
+              name="editKeyName"
+              maxLength={KEY_NAME_MAX}
+              value={name}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            />
+          )}
         </Field>
         <Field
           label="Budget (USD)"
           hint={`Empty: no budget. Spent this month (UTC): ${usd(k?.monthToDateSpend ?? '0')}. 0 stops the key until you raise it.`}
           error={checked && budgetCheck && !budgetCheck.ok ? budgetCheck.error : null}
         >
-          {(p) => <input {...p} name="budget" inputMode="decimal" placeholder="no budget" value={budget} onInput={(e) => setBudget((e.target as HTMLInputElement).value)} />}
+          {(p) => (
+            <input
+              {...p}
+              name="budget"
+              inputMode="decimal"
+              placeholder="no budget"
+              value={budget}
+              onInput={(e) => setBudget((e.target as HTMLInputElement).value)}
+            />
+          )}
         </Field>
         <PeriodSelect value={period} onChange={setPeriod} name="budgetPeriod" />
         <DialogActions error={error} onCancel={onClose} busy={busy} label="Save key" busyLabel="Saving…" />

@@ -10,7 +10,6 @@ import { RollKeyDialog, RollNote, RolledSecret, type RolledKey } from '../compon
 import { KeyReminder, PolicyNotice, PolicyRequired } from '../policy';
 import { useAction } from '../action';
 
-
 export function KeysPage() {
   const ws = useWorkspace();
   const { me } = useSession();
@@ -35,7 +34,11 @@ export function KeysPage() {
     setNameError(null);
     await createKey(n);
   };
-  const { run: createKey, busy: creating, error: createError } = useAction(async (n: string) => {
+  const {
+    run: createKey,
+    busy: creating,
+    error: createError,
+  } = useAction(async (n: string) => {
     setOutcome(null);
     const k = await post<CreatedKey>(`/v1/workspaces/${enc(ws.workspaceId)}/keys`, { name: n });
     // Kept in memory for the playground of this page session only.
@@ -76,7 +79,15 @@ export function KeysPage() {
         <h2>Create an API key</h2>
         <form onSubmit={create} class="inline-form" noValidate>
           <Field label="Key name" hint={`At least ${KEY_NAME_MIN} characters, e.g. “support bot”.`} error={nameError}>
-            {(p) => <input {...p} name="keyName" value={name} maxLength={KEY_NAME_MAX} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}
+            {(p) => (
+              <input
+                {...p}
+                name="keyName"
+                value={name}
+                maxLength={KEY_NAME_MAX}
+                onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              />
+            )}
           </Field>
           <button type="submit" class="button button-primary" disabled={creating}>
             {creating ? 'Creating…' : 'Create API key'}
@@ -113,7 +124,15 @@ export function KeysPage() {
             <label for="new-secret" class="visually-hidden">
               Secret of the key {created.name}
             </label>
-            <input id="new-secret" class="secret" readOnly value={created.secret} spellcheck={false} autocomplete="off" onFocus={(e) => (e.target as HTMLInputElement).select()} />
+            <input
+              id="new-secret"
+              class="secret"
+              readOnly
+              value={created.secret}
+              spellcheck={false}
+              autocomplete="off"
+              onFocus={(e) => (e.target as HTMLInputElement).select()}
+            />
             <CopyButton text={created.secret} label="Copy secret" />
           </div>
           <div class="actions">

@@ -22,7 +22,11 @@ export function LoginPage() {
     document.title = 'Log in — tollgate';
   }, []);
 
-  const { run: submit, busy, error } = useAction(async (e: Event) => {
+  const {
+    run: submit,
+    busy,
+    error,
+  } = useAction(async (e: Event) => {
     e.preventDefault();
     await logIn(email.trim(), password);
     await refresh();
@@ -36,11 +40,21 @@ export function LoginPage() {
       <h1 id="login-title">Log in</h1>
       <form onSubmit={submit} noValidate={false}>
         <Field label="E-mail">
-          {(p) => <input {...p} type="email" name="email" autocomplete="username" required value={email} onInput={(e) => setEmail(val(e))} />}
+          {(p) => (
+            <input {...p} type="email" name="email" autocomplete="username" required value={email} onInput={(e) => setEmail(val(e))} />
+          )}
         </Field>
         <Field label="Password">
           {(p) => (
-            <input {...p} type="password" name="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(val(e))} />
+            <input
+              {...p}
+              type="password"
+              name="password"
+              autocomplete="current-password"
+              required
+              value={password}
+              onInput={(e) => setPassword(val(e))}
+            />
           )}
         </Field>
         <ErrorMessage error={error} />
@@ -65,7 +79,11 @@ export function SignupPage() {
     document.title = 'Sign up — tollgate';
   }, []);
 
-  const { run: submit, busy, error } = useAction(async (e: Event) => {
+  const {
+    run: submit,
+    busy,
+    error,
+  } = useAction(async (e: Event) => {
     e.preventDefault();
     await post('/v1/signup', { name: name.trim(), email: email.trim(), password, acceptedPolicyVersion }, { quiet401: true });
     await logIn(email.trim(), password);

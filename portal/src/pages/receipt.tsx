@@ -12,7 +12,6 @@ export const receiptHref = (requestId: string) => `${RECEIPT_PATH}?request=${enc
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-
 /** One inference request as billed (GET /v1/workspaces/:ws/requests/:id, read from its events). */
 export function ReceiptPage() {
   const ws = useWorkspace();
@@ -20,7 +19,8 @@ export function ReceiptPage() {
   const [typed, setTyped] = useState(requestId);
   const valid = UUID.test(requestId);
   const { data, error, loading } = useLoad(
-    (signal) => (valid ? get<RequestReceipt>(`/v1/workspaces/${enc(ws.workspaceId)}/requests/${enc(requestId)}`, { signal }) : Promise.resolve(null)),
+    (signal) =>
+      valid ? get<RequestReceipt>(`/v1/workspaces/${enc(ws.workspaceId)}/requests/${enc(requestId)}`, { signal }) : Promise.resolve(null),
     [ws.workspaceId, requestId],
   );
   return (
@@ -37,7 +37,9 @@ export function ReceiptPage() {
         }}
       >
         <Field label="Request id" hint="The x-request-id header of an inference answer">
-          {(p) => <input {...p} name="request" value={typed} spellcheck={false} onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />}
+          {(p) => (
+            <input {...p} name="request" value={typed} spellcheck={false} onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+          )}
         </Field>
         <div class="actions">
           <button type="submit" class="button button-primary">

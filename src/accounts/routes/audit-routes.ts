@@ -16,7 +16,11 @@ const CSV_PAGE = 500;
  * Entries older than `cursor` within [from, to), newest first, up to `limit`. Times grow with
  * positions, so the scan stops at the first entry older than `from`.
  */
-async function window(s: Services, workspaceId: string, q: { cursor?: string; limit: number; from?: string; to?: string }): Promise<AuditPage> {
+async function window(
+  s: Services,
+  workspaceId: string,
+  q: { cursor?: string; limit: number; from?: string; to?: string },
+): Promise<AuditPage> {
   const from = q.from ? Date.parse(q.from) : -Infinity;
   const to = q.to ? Date.parse(q.to) : Infinity;
   if (from === -Infinity && to === Infinity) return auditPage(s.readModels, workspaceId, q);
@@ -80,12 +84,12 @@ function actorKind(actor: string | null): { type: 'user' | 'apiKey' | 'operator'
   if (!actor) return { type: 'system', id: 'unknown' };
   if (actor.startsWith('apikey:')) return { type: 'apiKey', id: actor.slice('apikey:'.length) };
   if (actor === 'operator') return { type: 'operator', id: 'operator' };
-  if (actor === 'anonymous' || actor === 'stripe-webhook' || actor === 'webhook-delivery' || /^(worker|system):/.test(actor)) return { type: 'system', id: actor };
+  if (actor === 'anonymous' || actor === 'stripe-webhook' || actor === 'webhook-delivery' || /^(worker|system):/.test(actor))
+    return { type: 'system', id: actor };
   return { type: 'user', id: actor };
 }
 
 type Entry = Awaited<ReturnType<typeof resolve>>[number];
-
 
 function csvRow(e: Entry): string {
   const a = e.actor;
@@ -94,7 +98,11 @@ function csvRow(e: Entry): string {
   const actorEmail = a.type === 'user' ? a.email : null;
   const t = e.target;
   const targetName = t ? (t.name ?? t.email ?? (t.last4 ? `${t.brand ?? ''} …${t.last4}`.trim() : null)) : null;
-  return [e.time, a.type, actorId, actorName, actorEmail, e.action, t?.type, t?.id, targetName, e.outcome, JSON.stringify(e.details)].map(csvCell).join(',') + '\r\n';
+  return (
+    [e.time, a.type, actorId, actorName, actorEmail, e.action, t?.type, t?.id, targetName, e.outcome, JSON.stringify(e.details)]
+      .map(csvCell)
+      .join(',') + '\r\n'
+  );
 }
 
 /** GET /v1/workspaces/:ws/audit (admins): JSON pages, or the whole log as CSV. */
@@ -109,7 +117,9 @@ export function auditRoutes(s: Services): Router {
     const csv = q.format === 'csv' || (q.format === undefined && req.accepts(['application/json', 'text/csv']) === 'text/csv');
     if (!csv) {
       const page = await window(s, w.workspaceId, q);
-      res.set('Cache-Control', 'no-store').json({ entries: await resolve(s, page.entries), nextCursor: page.nextCursor } satisfies z.input<typeof auditPageBody>);
+      res
+        .set('Cache-Control', 'no-store')
+        .json({ entries: await resolve(s, page.entries), nextCursor: page.nextCursor } satisfies z.input<typeof auditPageBody>);
       return;
     }
     res

@@ -9,7 +9,19 @@ import { memberErrors, wsParams } from './fields';
 export const AUDIT_DEFAULT_LIMIT = 50;
 export const AUDIT_MAX_LIMIT = 200;
 
-export const CSV_COLUMNS = ['time', 'actor_type', 'actor_id', 'actor_name', 'actor_email', 'action', 'target_type', 'target_id', 'target_name', 'outcome', 'details'];
+export const CSV_COLUMNS = [
+  'time',
+  'actor_type',
+  'actor_id',
+  'actor_name',
+  'actor_email',
+  'action',
+  'target_type',
+  'target_id',
+  'target_name',
+  'outcome',
+  'details',
+];
 
 export const auditQuery = z.object({
   cursor: z.string().refine(isAuditCursor, 'cursor must be a nextCursor from an earlier page').optional(),

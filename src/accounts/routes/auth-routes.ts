@@ -49,7 +49,11 @@ export function authRoutes(s: Services): Router {
       // The session's open /usage/live streams end before any later debit reaches them (in order, not on a timer).
       const user = userOf(res);
       const workspaces = await workspacesOf(s.readModels, user.userId);
-      await s.liveUsage.endSession(workspaces.map((w) => w.workspaceId), user.userId, sessionHash(found.token));
+      await s.liveUsage.endSession(
+        workspaces.map((w) => w.workspaceId),
+        user.userId,
+        sessionHash(found.token),
+      );
     }
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', secure: s.config.COOKIE_SECURE || req.secure, path: '/' });
     res.status(204).end();

@@ -13,7 +13,12 @@ export function nameSchema(field: string, { min, max, label = field }: { min: nu
   return z
     .string({ error: `${field} must be a string` })
     .trim()
-    .min(min, min <= 1 ? `${label[0].toUpperCase()}${label.slice(1)} must not be empty` : `${label[0].toUpperCase()}${label.slice(1)} must be at least ${min} characters long`)
+    .min(
+      min,
+      min <= 1
+        ? `${label[0].toUpperCase()}${label.slice(1)} must not be empty`
+        : `${label[0].toUpperCase()}${label.slice(1)} must be at least ${min} characters long`,
+    )
     .max(max, `${label[0].toUpperCase()}${label.slice(1)} must be at most ${max} characters long`)
     .refine((v) => !CONTROL.test(v), `${field} must not contain control characters`);
 }
@@ -26,4 +31,3 @@ export const wsParams = z.object({ ws: z.string().describe('Workspace id') });
 /** The answers of a route under /v1/workspaces/:ws (requireMember): unknown and not-a-member look the same. */
 export const memberErrors = { ...sessionErrors, 404: problem('Workspace not found, or the caller is not a member') } as const;
 export const memberWriteErrors = { ...sessionWriteErrors, 404: problem('Workspace not found, or the caller is not a member') } as const;
-

@@ -54,19 +54,29 @@ export function invitationRoutes(s: Services): Router {
   mount(r, invite, session, requireMember(s, { admin: true }), async (_req, res, { body: { email } }) => {
     await invites.take(userOf(res).userId, (sec) => `Too many invitations sent; retry in ${sec} s`);
     const w = workspaceOf(res);
-    const { invitationId } = await uc.sendInvitation(s, { workspaceId: w.workspaceId, email, by: userOf(res).userId, metadata: metaOf(res) });
+    const { invitationId } = await uc.sendInvitation(s, {
+      workspaceId: w.workspaceId,
+      email,
+      by: userOf(res).userId,
+      metadata: metaOf(res),
+    });
     res.status(201).json({ invitationId, workspaceId: w.workspaceId, email, status: 'pending' } satisfies z.input<typeof invitationSent>);
   });
 
   mount(r, listWorkspaceInvitations, session, requireMember(s), async (_req, res) => {
-    res.json({ invitations: await view(s, await pendingForWorkspace(s.readModels, workspaceOf(res).workspaceId)) } satisfies z.input<typeof invitationList>);
+    res.json({ invitations: await view(s, await pendingForWorkspace(s.readModels, workspaceOf(res).workspaceId)) } satisfies z.input<
+      typeof invitationList
+    >);
   });
 
   mount(r, myInvitations, session, async (_req, res) => {
     res.json({ invitations: await pendingInvitationsView(s, userOf(res)) } satisfies z.input<typeof invitationList>);
   });
 
-  for (const [action, contract] of [['accept', acceptInvitation], ['decline', declineInvitation]] as const) {
+  for (const [action, contract] of [
+    ['accept', acceptInvitation],
+    ['decline', declineInvitation],
+  ] as const) {
     mount(r, contract, session, async (_req, res, { params: { id } }) => {
       const answer = action === 'accept' ? uc.acceptInvitation : uc.declineInvitation;
       const a = await answer(s, { invitationId: id, userId: userOf(res).userId, metadata: metaOf(res) });

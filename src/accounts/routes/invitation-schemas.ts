@@ -17,7 +17,12 @@ export const invitationView = z.object({
   created: z.string(),
 });
 export const invitationList = z.object({ invitations: z.array(invitationView) });
-export const invitationSent = z.object({ invitationId: z.string(), workspaceId: z.string(), email: z.string(), status: z.literal('pending') });
+export const invitationSent = z.object({
+  invitationId: z.string(),
+  workspaceId: z.string(),
+  email: z.string(),
+  status: z.literal('pending'),
+});
 export const invitationAnswered = z.object({
   invitationId: z.string(),
   workspaceId: z.string(),
@@ -33,7 +38,8 @@ export const invite = route({
   method: 'post',
   path: '/v1/workspaces/:ws/invitations',
   summary: 'Invite someone who has an account (admins)',
-  description: 'Invites an existing user by e-mail with a role; they see it in GET /v1/invitations and accept or decline it. Throttled per admin per hour.',
+  description:
+    'Invites an existing user by e-mail with a role; they see it in GET /v1/invitations and accept or decline it. Throttled per admin per hour.',
   tags: ['Invitations'],
   security: ['session'],
   params: wsParams,
@@ -85,7 +91,8 @@ const answerInvitation = (action: 'accept' | 'decline') =>
     method: 'post',
     path: `/v1/invitations/:id/${action}`,
     summary: action === 'accept' ? 'Accept an invitation: join the workspace' : 'Decline an invitation',
-    description: "The caller becomes a member with the role the invitation names. 404 for an invitation that is not the caller's or no longer pending.",
+    description:
+      "The caller becomes a member with the role the invitation names. 404 for an invitation that is not the caller's or no longer pending.",
     tags: ['Invitations'],
     security: ['session'],
     params: z.object({ id: z.string() }),
@@ -99,4 +106,11 @@ const answerInvitation = (action: 'accept' | 'decline') =>
 export const acceptInvitation = answerInvitation('accept');
 export const declineInvitation = answerInvitation('decline');
 
-export const invitationContracts: RouteContract[] = [invite, listWorkspaceInvitations, revokeInvitation, myInvitations, acceptInvitation, declineInvitation];
+export const invitationContracts: RouteContract[] = [
+  invite,
+  listWorkspaceInvitations,
+  revokeInvitation,
+  myInvitations,
+  acceptInvitation,
+  declineInvitation,
+];

@@ -26,20 +26,18 @@ export function keyRollRoutes(s: Services): Router {
       now,
       metadata: metaOf(res),
     });
-    res
-      .set('Cache-Control', 'no-store')
-      .json({
-        keyId,
-        name: key?.name ?? null,
-        scopes: key?.scopes ?? null,
-        expiresAt: key?.expiresAt ?? null,
-        prefix: rolled.prefix,
-        last4: rolled.last4,
-        rolledAt: now.toISOString(),
-        gracePeriodSeconds,
-        previousSecretValidUntil: rolled.previousKeyValidUntil,
-        secret,
-      } satisfies z.input<typeof keyRolled>);
+    res.set('Cache-Control', 'no-store').json({
+      keyId,
+      name: key?.name ?? null,
+      scopes: key?.scopes ?? null,
+      expiresAt: key?.expiresAt ?? null,
+      prefix: rolled.prefix,
+      last4: rolled.last4,
+      rolledAt: now.toISOString(),
+      gracePeriodSeconds,
+      previousSecretValidUntil: rolled.previousKeyValidUntil,
+      secret,
+    } satisfies z.input<typeof keyRolled>);
   });
 
   return r;

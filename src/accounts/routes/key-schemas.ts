@@ -46,7 +46,9 @@ export const keyView = z.object({
   budgetResetsAt: z.string().nullable().describe('ISO UTC: when the current period ends'),
   /** What the next request can still use: requests in flight hold part of the budget too. */
   budgetRemaining: usdAmount.nullable(),
-  monthlyBudget: usdAmount.nullable().describe('The budget when its period is monthly, else null (kept for clients written before periods)'),
+  monthlyBudget: usdAmount
+    .nullable()
+    .describe('The budget when its period is monthly, else null (kept for clients written before periods)'),
   /** YYYY-MM, UTC. */
   spendMonth: z.string(),
   monthToDateSpend: usdAmount,
@@ -83,13 +85,24 @@ export const keyRolled = z.object({
 
 const keyName = nameSchema('name', { min: KEY_NAME_MIN, max: KEY_NAME_MAX, label: 'a key name' });
 const expiresAt = z.union([z.iso.datetime({ offset: true }), z.null()]).optional();
-const createFields = { name: keyName, scopes: z.array(z.enum(KEY_SCOPES)).max(KEY_SCOPES.length * 2).optional() };
+const createFields = {
+  name: keyName,
+  scopes: z
+    .array(z.enum(KEY_SCOPES))
+    .max(KEY_SCOPES.length * 2)
+    .optional(),
+};
 
 /** As documented; the route also checks that expiresAt lies in the future (pastExpiry). */
-export const keyCreateBody = z.object({ ...createFields, expiresAt: expiresAt.describe('ISO-8601 with offset, in the future; null or absent: never') });
+export const keyCreateBody = z.object({
+  ...createFields,
+  expiresAt: expiresAt.describe('ISO-8601 with offset, in the future; null or absent: never'),
+});
 /** An expiresAt that does not lie after `now` (the service's clock, so not in the static schema), as the schema would answer it. */
 export const pastExpiry = (expiresAt: string | null | undefined, now: Date) =>
-  expiresAt != null && !(Date.parse(expiresAt) > now.getTime()) ? [{ loc: ['body', 'expiresAt'], msg: 'expiresAt must lie in the future', type: 'custom' }] : null;
+  expiresAt != null && !(Date.parse(expiresAt) > now.getTime())
+    ? [{ loc: ['body', 'expiresAt'], msg: 'expiresAt must lie in the future', type: 'custom' }]
+    : null;
 
 export const rollBody = z.object({
   gracePeriodSeconds: z
@@ -112,11 +125,20 @@ export const keyPatchBody = z
     name: keyName.optional(),
     budget: z.union([budgetAmount('budget'), z.null()]).optional(),
     budgetPeriod: budgetPeriod.optional().describe('Absent: the key keeps its period (monthly for a new budget)'),
-    monthlyBudget: z.union([budgetAmount('monthlyBudget'), z.null()]).optional().describe('Before periods: the same as budget with budgetPeriod "monthly"'),
+    monthlyBudget: z
+      .union([budgetAmount('monthlyBudget'), z.null()])
+      .optional()
+      .describe('Before periods: the same as budget with budgetPeriod "monthly"'),
   })
-  .refine((b) => b.name !== undefined || b.budget !== undefined || b.budgetPeriod !== undefined || b.monthlyBudget !== undefined, 'Send name, budget, budgetPeriod or several')
+  .refine(
+    (b) => b.name !== undefined || b.budget !== undefined || b.budgetPeriod !== undefined || b.monthlyBudget !== undefined,
+    'Send name, budget, budgetPeriod or several',
+  )
   .refine((b) => b.budget === undefined || b.monthlyBudget === undefined, 'Send budget or monthlyBudget, not both')
-  .refine((b) => b.monthlyBudget === undefined || b.budgetPeriod === undefined || b.budgetPeriod === 'monthly', 'monthlyBudget is a monthly budget: send budget with that budgetPeriod instead');
+  .refine(
+    (b) => b.monthlyBudget === undefined || b.budgetPeriod === undefined || b.budgetPeriod === 'monthly',
+    'monthlyBudget is a monthly budget: send budget with that budgetPeriod instead',
+  );
 
 // ---- contracts ----------------------------------------------------------------------------------
 
@@ -126,7 +148,8 @@ export const listKeys = route({
   method: 'get',
   path: '/v1/workspaces/:ws/keys',
   summary: 'The workspace’s API keys',
-  description: 'Every key: name, prefix and last four characters, creator, scopes, expiry, budget and its period, and when it was last used and rolled. A secret is shown only when it is created or rolled.',
+  description:
+    'Every key: name, prefix and last four characters, creator, scopes, expiry, budget and its period, and when it was last used and rolled. A secret is shown only when it is created or rolled.',
   tags: ['API keys'],
   security: ['session'],
   params: wsParams,
@@ -137,7 +160,8 @@ export const createKey = route({
   method: 'post',
   path: '/v1/workspaces/:ws/keys',
   summary: 'Create an API key (funded workspace, accepted usage policy)',
-  description: 'The secret is in this answer only; store it. The workspace needs a balance and the caller must have accepted the current usage policy (403 otherwise).',
+  description:
+    'The secret is in this answer only; store it. The workspace needs a balance and the caller must have accepted the current usage policy (403 otherwise).',
   tags: ['API keys'],
   security: ['session'],
   params: wsParams,
@@ -163,7 +187,9 @@ export const deleteKey = route({
   responses: {
     204: { description: 'Deleted' },
     ...memberWriteErrors,
-    403: problem("A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may delete it)"),
+    403: problem(
+      'A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may delete it)',
+    ),
     404: problem('Workspace or API key not found'),
   },
 });
@@ -172,7 +198,8 @@ export const rollKey = route({
   method: 'post',
   path: '/v1/workspaces/:ws/keys/:keyId/roll',
   summary: 'A new secret for the same key; the old one works for gracePeriodSeconds',
-  description: "Rolls the secret without changing the key's id, budget or usage; the new secret is in this answer only. The old secret keeps working for gracePeriodSeconds (0 ends it at once).",
+  description:
+    "Rolls the secret without changing the key's id, budget or usage; the new secret is in this answer only. The old secret keeps working for gracePeriodSeconds (0 ends it at once).",
   tags: ['API keys'],
   security: ['session'],
   params: keyParams,
@@ -180,7 +207,9 @@ export const rollKey = route({
   responses: {
     200: { description: 'The new secret, shown this once', schema: keyRolled },
     ...memberWriteErrors,
-    403: problem("A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may roll it)"),
+    403: problem(
+      'A cookie-authenticated write without X-Requested-With or a same-origin Origin, or a member who did not create the key (only its creator or an admin may roll it)',
+    ),
     404: problem('Workspace or API key not found'),
     409: problem('The key has expired'),
     422: invalidInput(),
@@ -191,7 +220,8 @@ export const updateKey = route({
   method: 'patch',
   path: '/v1/workspaces/:ws/keys/:keyId',
   summary: 'Rename a key or set its budget and the period it resets by',
-  description: 'Any of `name`, `budgetUsd` (null removes the budget) and `budgetPeriod`. A budget is checked at admission with the balance; a spent one refuses with 402 naming the budget.',
+  description:
+    'Any of `name`, `budgetUsd` (null removes the budget) and `budgetPeriod`. A budget is checked at admission with the balance; a spent one refuses with 402 naming the budget.',
   tags: ['API keys'],
   security: ['session'],
   params: keyParams,

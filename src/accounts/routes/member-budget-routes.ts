@@ -11,7 +11,11 @@ import * as uc from '../usecases';
 import { memberBudgetAnswer, memberBudgetView, setMemberBudget } from './member-budget-schemas';
 
 /** Each member's budget as the API shows it (members without one are absent), at the service's clock. */
-export async function memberBudgetViews(s: Services, workspaceId: string, userIds: string[]): Promise<Map<string, z.input<typeof memberBudgetView>>> {
+export async function memberBudgetViews(
+  s: Services,
+  workspaceId: string,
+  userIds: string[],
+): Promise<Map<string, z.input<typeof memberBudgetView>>> {
   const status = await memberBudgets(s.readModels, s.ks, workspaceId, userIds, s.now());
   return new Map(
     [...status].map(([u, b]) => [

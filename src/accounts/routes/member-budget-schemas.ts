@@ -23,7 +23,9 @@ export const memberBudgetView = z.object({
 export const memberBudgetAnswer = z.object({ workspaceId: z.string(), userId: z.string(), budget: memberBudgetView.nullable() });
 
 export const memberBudgetBody = z.object({
-  budget: z.union([budgetAmount('budget'), z.null()], { error: 'budget must be a USD amount as a decimal string, or null to remove the budget' }),
+  budget: z.union([budgetAmount('budget'), z.null()], {
+    error: 'budget must be a USD amount as a decimal string, or null to remove the budget',
+  }),
   period: budgetPeriod.optional().describe('Absent: the member keeps the budget’s period (monthly for a new budget)'),
 });
 
@@ -31,7 +33,8 @@ export const setMemberBudget = route({
   method: 'put',
   path: '/v1/workspaces/:ws/members/:userId/budget',
   summary: 'Cap what a member’s keys may spend together per period (admins)',
-  description: "A budget over every key the member created, checked at admission beside each key's own budget; a refusal is a 402 that names the member budget. `null` removes it.",
+  description:
+    "A budget over every key the member created, checked at admission beside each key's own budget; a refusal is a 402 that names the member budget. `null` removes it.",
   tags: ['Workspaces'],
   security: ['session'],
   params: wsParams.extend({ userId: z.string() }),

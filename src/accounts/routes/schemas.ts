@@ -80,13 +80,17 @@ export const workspaceNameBody = z.object({ name: workspaceNameSchema });
 
 // ---- contracts ----------------------------------------------------------------------------------
 
-const busy = { 429: problem('Too many attempts from this address (Retry-After)'), 503: problem('Too many passwords being checked right now (Retry-After)') };
+const busy = {
+  429: problem('Too many attempts from this address (Retry-After)'),
+  503: problem('Too many passwords being checked right now (Retry-After)'),
+};
 
 export const signup = route({
   method: 'post',
   path: '/v1/signup',
   summary: 'Create an account',
-  description: 'Creates a user from an e-mail, a password and the accepted usage-policy version (GET /v1/policies/usage). The personal workspace is made at the first login. An e-mail already taken is 409.',
+  description:
+    'Creates a user from an e-mail, a password and the accepted usage-policy version (GET /v1/policies/usage). The personal workspace is made at the first login. An e-mail already taken is 409.',
   tags: ['Accounts'],
   security: [],
   body: signupBody,
@@ -98,7 +102,10 @@ export const signup = route({
   },
 });
 /** The signup contract this process checks: acceptedPolicyVersion must be `currentVersion`. */
-export const signupFor = (currentVersion: string) => ({ ...signup, body: z.object({ ...signupFields, acceptedPolicyVersion: currentVersionField(currentVersion) }) });
+export const signupFor = (currentVersion: string) => ({
+  ...signup,
+  body: z.object({ ...signupFields, acceptedPolicyVersion: currentVersionField(currentVersion) }),
+});
 
 export const login = route({
   method: 'post',
@@ -109,7 +116,11 @@ export const login = route({
   security: [],
   body: loginBody,
   responses: {
-    200: { description: 'The session', schema: loggedIn, headers: { 'Set-Cookie': '`tg_session=<token>`: the session cookie (HttpOnly, SameSite=Lax)' } },
+    200: {
+      description: 'The session',
+      schema: loggedIn,
+      headers: { 'Set-Cookie': '`tg_session=<token>`: the session cookie (HttpOnly, SameSite=Lax)' },
+    },
     401: problem('Invalid e-mail or password'),
     422: invalidInput(),
     ...busy,
@@ -123,7 +134,10 @@ export const logout = route({
   description: 'Revokes the session token and clears the tg_session cookie. A browser sends X-Requested-With, as for every session write.',
   tags: ['Accounts'],
   security: ['session'],
-  responses: { 204: { description: 'Logged out', headers: { 'Set-Cookie': '`tg_session=`, expired: the cookie cleared' } }, ...sessionWriteErrors },
+  responses: {
+    204: { description: 'Logged out', headers: { 'Set-Cookie': '`tg_session=`, expired: the cookie cleared' } },
+    ...sessionWriteErrors,
+  },
 });
 
 export const me = route({

@@ -29,7 +29,12 @@ export function teamRoutes(s: Services): Router {
   });
 
   mount(r, revokeInvitation, session, admin, async (_req, res, { params: { id } }) => {
-    await uc.revokeInvitation(s, { workspaceId: workspaceOf(res).workspaceId, invitationId: id, by: userOf(res).userId, metadata: metaOf(res) });
+    await uc.revokeInvitation(s, {
+      workspaceId: workspaceOf(res).workspaceId,
+      invitationId: id,
+      by: userOf(res).userId,
+      metadata: metaOf(res),
+    });
     res.status(204).end();
   });
 

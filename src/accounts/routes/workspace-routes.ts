@@ -8,7 +8,18 @@ import { mount } from '../../platform/http/mount';
 import { metaOf } from './common';
 import * as uc from '../usecases';
 import { memberBudgetViews } from './member-budget-routes';
-import { createWorkspace, listMembers, listWorkspaces, memberList, removeMember, renameWorkspace, showWorkspace, workspaceList, workspaceSummary, workspaceView } from './schemas';
+import {
+  createWorkspace,
+  listMembers,
+  listWorkspaces,
+  memberList,
+  removeMember,
+  renameWorkspace,
+  showWorkspace,
+  workspaceList,
+  workspaceSummary,
+  workspaceView,
+} from './schemas';
 
 /** /v1/workspaces: create, list mine, show, rename; members: list, remove. */
 export function workspaceRoutes(s: Services): Router {
@@ -19,7 +30,10 @@ export function workspaceRoutes(s: Services): Router {
 
   mount(r, createWorkspace, session, async (_req, res, { body: { name } }) => {
     const { workspaceId } = await uc.createWorkspace(s, { name, by: userOf(res).userId, metadata: metaOf(res) });
-    res.status(201).location(`/v1/workspaces/${workspaceId}`).json({ workspaceId, name, personal: false, role: 'admin' } satisfies z.input<typeof workspaceSummary>);
+    res
+      .status(201)
+      .location(`/v1/workspaces/${workspaceId}`)
+      .json({ workspaceId, name, personal: false, role: 'admin' } satisfies z.input<typeof workspaceSummary>);
   });
 
   mount(r, listWorkspaces, session, async (_req, res) => {
@@ -32,7 +46,13 @@ export function workspaceRoutes(s: Services): Router {
   mount(r, showWorkspace, session, member, async (_req, res) => {
     const w = workspaceOf(res);
     const info = await workspaceInfo(s.readModels, w.workspaceId);
-    res.json({ workspaceId: w.workspaceId, name: w.name, role: w.role, personal: w.personal, created: info?.created ?? null } satisfies z.input<typeof workspaceView>);
+    res.json({
+      workspaceId: w.workspaceId,
+      name: w.name,
+      role: w.role,
+      personal: w.personal,
+      created: info?.created ?? null,
+    } satisfies z.input<typeof workspaceView>);
   });
 
   mount(r, renameWorkspace, session, admin, async (_req, res, { body: { name } }) => {

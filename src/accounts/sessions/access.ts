@@ -42,7 +42,8 @@ export function requireSession(s: Services): RequestHandler {
     if (!found) throw new HttpError(401, 'Not authenticated: log in and send Authorization: Bearer <sessionToken>');
     // An Authorization header that is not "Bearer <token>" (the token alone, say) is named as such,
     // as on the inference routes, rather than taken for an expired session.
-    if (found.via === 'bearer' && !found.token) throw new HttpError(401, 'Malformed Authorization header: expected "Bearer <sessionToken>"');
+    if (found.via === 'bearer' && !found.token)
+      throw new HttpError(401, 'Malformed Authorization header: expected "Bearer <sessionToken>"');
     const user: SessionUser | null = await readSession(s, found.token);
     if (!user) throw new HttpError(401, 'Invalid or expired session: log in again');
     if (found.via === 'cookie' && !SAFE_METHODS.has(req.method) && !sameOriginOrXhr(req)) {

@@ -25,12 +25,18 @@ export class LoginGuard {
   private readonly perAddress: Throttle;
   private readonly perEmail: Throttle;
   private readonly hashing: WorkGate;
-  private readonly busy = () => new HttpError(503, 'Too many logins are being checked right now; retry in a second', { 'Retry-After': '1' });
+  private readonly busy = () =>
+    new HttpError(503, 'Too many logins are being checked right now; retry in a second', { 'Retry-After': '1' });
 
   constructor(s: { config: Config; redis: Redis; ks: Keyspace }) {
     const c = s.config;
     this.perAddress = new Throttle(s.redis, s.ks.shared('throttle', 'login-address'), c.LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE, 60);
-    this.perEmail = new Throttle(s.redis, s.ks.shared('throttle', 'login-email'), c.LOGIN_FAILURES_PER_EMAIL, c.LOGIN_FAILURE_WINDOW_SECONDS);
+    this.perEmail = new Throttle(
+      s.redis,
+      s.ks.shared('throttle', 'login-email'),
+      c.LOGIN_FAILURES_PER_EMAIL,
+      c.LOGIN_FAILURE_WINDOW_SECONDS,
+    );
     this.hashing = new WorkGate(c.PASSWORD_HASH_CONCURRENCY, c.PASSWORD_HASH_QUEUE, this.busy);
   }
 

@@ -7,5 +7,10 @@ export async function changeMemberRole(
   s: WorkspaceDeps,
   cmd: { workspaceId: string; userId: string; role: Role; by: string; metadata: EventMetadata },
 ): Promise<void> {
-  await runWorkspaceCommand(s, cmd.workspaceId, { type: 'ChangeMemberRole', data: { userId: cmd.userId, role: cmd.role, by: cmd.by } }, cmd.metadata);
+  await runWorkspaceCommand(
+    s,
+    cmd.workspaceId,
+    { type: 'ChangeMemberRole', data: { userId: cmd.userId, role: cmd.role, by: cmd.by } },
+    cmd.metadata,
+  );
 }

@@ -41,7 +41,8 @@ export async function eraseUser(
   for (const w of await workspacesOf(s.readModels, userId)) {
     if (w.personal || w.role !== 'admin') continue;
     const members = await membersOf(s.readModels, w.workspaceId);
-    if (members.length > 1 && !members.some((m) => m.userId !== userId && m.role === 'admin')) blocking.push(`"${w.name}" (${w.workspaceId})`);
+    if (members.length > 1 && !members.some((m) => m.userId !== userId && m.role === 'admin'))
+      blocking.push(`"${w.name}" (${w.workspaceId})`);
   }
   if (blocking.length) {
     throw new DomainError('conflict', `Make another member an admin of ${blocking.join(', ')} first: you are its last admin`);
@@ -50,10 +51,16 @@ export async function eraseUser(
   if (user.state.email !== ERASED) {
     const { stream, claim } = await emailClaimOf(s, user.state.email);
     if (claim.state.claimedBy === userId) {
-      await handleCommand(s.store, stream, emailClaimDecider, () => ({ events: [{ type: 'EmailReleased' as const, data: { userId } }], result: undefined }), {
-        metadata,
-        newId: s.newId,
-      });
+      await handleCommand(
+        s.store,
+        stream,
+        emailClaimDecider,
+        () => ({ events: [{ type: 'EmailReleased' as const, data: { userId } }], result: undefined }),
+        {
+          metadata,
+          newId: s.newId,
+        },
+      );
     }
   }
   await s.keys.destroy(userSubject(userId));
@@ -63,7 +70,10 @@ export async function eraseUser(
     userDecider,
     (st) => {
       if (!st.registered) throw notFound('User not found');
-      return { events: [{ type: 'UserErased' as const, data: { userId, by: cmd.by === 'self' ? userId : 'operator' } }], result: undefined };
+      return {
+        events: [{ type: 'UserErased' as const, data: { userId, by: cmd.by === 'self' ? userId : 'operator' } }],
+        result: undefined,
+      };
     },
     { metadata, newId: s.newId },
   );

@@ -25,7 +25,11 @@ export interface LoggedIn {
  * login, and on the first one creates the personal workspace (idempotent: its id derives from the
  * user's). Returns a new session.
  */
-export async function logIn(s: Services, guard: PasswordGuard, cmd: { email: string; password: string; correlationId?: string }): Promise<LoggedIn> {
+export async function logIn(
+  s: Services,
+  guard: PasswordGuard,
+  cmd: { email: string; password: string; correlationId?: string },
+): Promise<LoggedIn> {
   const email = normalizeEmail(cmd.email);
   await guard.email(email);
   const user = await userByEmail(s, email);
@@ -44,7 +48,10 @@ export async function logIn(s: Services, guard: PasswordGuard, cmd: { email: str
       streams.workspace(wsId),
       workspaceDecider,
       (st) => ({
-        events: decideWorkspace({ type: 'EnsurePersonalWorkspace', data: { workspaceId: wsId, name: PERSONAL_WORKSPACE_NAME, by: userId } }, st),
+        events: decideWorkspace(
+          { type: 'EnsurePersonalWorkspace', data: { workspaceId: wsId, name: PERSONAL_WORKSPACE_NAME, by: userId } },
+          st,
+        ),
         result: undefined,
       }),
       { metadata, newId: s.newId },

@@ -12,6 +12,11 @@ export async function sendInvitation(
   const invitee = await userByEmail(s, email);
   if (!invitee?.registered) throw notFound(`No account uses ${email}: the person must sign up before they can be invited`);
   const invitationId = s.newId();
-  await runWorkspaceCommand(s, workspaceId, { type: 'InviteMember', data: { invitationId, email, inviteeUserId: invitee.userId, by } }, cmd.metadata);
+  await runWorkspaceCommand(
+    s,
+    workspaceId,
+    { type: 'InviteMember', data: { invitationId, email, inviteeUserId: invitee.userId, by } },
+    cmd.metadata,
+  );
   return { invitationId };
 }

@@ -32,17 +32,26 @@ export async function signUp(
     if (owner.state.registered) throw new DomainError('conflict', 'An account with this e-mail already exists');
     userId = claim.state.claimedBy;
   } else {
-    await handleCommand(s.store, claimStream, emailClaimDecider, (st) => ({ events: decideClaimEmail({ email, userId }, st), result: undefined }), {
-      metadata: meta(),
-      newId: s.newId,
-    });
+    await handleCommand(
+      s.store,
+      claimStream,
+      emailClaimDecider,
+      (st) => ({ events: decideClaimEmail({ email, userId }, st), result: undefined }),
+      {
+        metadata: meta(),
+        newId: s.newId,
+      },
+    );
   }
   const registered = await handleCommand(
     s.store,
     streams.user(userId),
     userDecider,
     (st) => ({
-      events: [...decideUser({ type: 'RegisterUser', data: { userId, email, name, passwordHash } }, st).events, policyAccepted(userId, cmd.acceptedPolicyVersion)],
+      events: [
+        ...decideUser({ type: 'RegisterUser', data: { userId, email, name, passwordHash } }, st).events,
+        policyAccepted(userId, cmd.acceptedPolicyVersion),
+      ],
       result: undefined,
     }),
     { metadata: meta(), newId: s.newId },

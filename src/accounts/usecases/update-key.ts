@@ -9,7 +9,15 @@ import { runWorkspaceCommand, type WorkspaceDeps } from './workspace-command';
  */
 export async function updateKey(
   s: WorkspaceDeps,
-  cmd: { workspaceId: string; keyId: string; name?: string; budget?: NanoUsd | null; budgetPeriod?: string; by: string; metadata: EventMetadata },
+  cmd: {
+    workspaceId: string;
+    keyId: string;
+    name?: string;
+    budget?: NanoUsd | null;
+    budgetPeriod?: string;
+    by: string;
+    metadata: EventMetadata;
+  },
 ): Promise<void> {
   const { keyId, name, budget, budgetPeriod } = cmd;
   await runWorkspaceCommand(

@@ -7,7 +7,8 @@ import type { Services } from '../../services';
 export type LookupDeps = { store: EventStore; lookupHash: Services['lookupHash'] };
 
 /** Where an address's claim is written: email-{HMAC of the normalized address}. */
-export const claimStreamOf = (s: Pick<LookupDeps, 'lookupHash'>, email: string) => streams.emailClaim(s.lookupHash(`email:${normalizeEmail(email)}`));
+export const claimStreamOf = (s: Pick<LookupDeps, 'lookupHash'>, email: string) =>
+  streams.emailClaim(s.lookupHash(`email:${normalizeEmail(email)}`));
 
 /**
  * The claim stream of an address: email-{hmac} (where every claim is written), else the sha256 name

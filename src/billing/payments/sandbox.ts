@@ -2,15 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../../platform/projections/keyspace';
-import {
-  AttachedPaymentMethod,
-  ChargeRequest,
-  ChargeResult,
-  GatewayRejected,
-  PaymentGateway,
-  PaymentRecord,
-  toCents,
-} from './port';
+import { AttachedPaymentMethod, ChargeRequest, ChargeResult, GatewayRejected, PaymentGateway, PaymentRecord, toCents } from './port';
 import { testCardResponse, TEST_CARDS } from './test-cards';
 
 /**
@@ -69,7 +61,11 @@ export class SandboxGateway implements PaymentGateway {
     }
   }
 
-  async attachPaymentMethod(req: { workspaceId: string; customerId: string | null; paymentMethodId: string }): Promise<AttachedPaymentMethod> {
+  async attachPaymentMethod(req: {
+    workspaceId: string;
+    customerId: string | null;
+    paymentMethodId: string;
+  }): Promise<AttachedPaymentMethod> {
     const card = TEST_CARDS[req.paymentMethodId];
     if (!card) {
       throw new GatewayRejected(
@@ -133,7 +129,8 @@ export class SandboxGateway implements PaymentGateway {
 
   async cancel(paymentIntentId: string): Promise<PaymentRecord> {
     const rec = await this.retrieve(paymentIntentId);
-    if (rec.status === 'succeeded') throw new GatewayRejected('payment_intent_unexpected_state', 'A succeeded PaymentIntent cannot be canceled');
+    if (rec.status === 'succeeded')
+      throw new GatewayRejected('payment_intent_unexpected_state', 'A succeeded PaymentIntent cannot be canceled');
     const next = { ...rec, status: 'canceled' as const };
     this.save(next);
     return next;
@@ -162,7 +159,8 @@ function replay(stored: string, fingerprint: string, key: string): ChargeResult 
       `Keys for idempotent requests can only be used with the same parameters they were first used with (key ${key})`,
     );
   }
-  if (result.status === 'succeeded') return { ...(result as object), amountNanoUsd: BigInt(result.amountNanoUsd as string) } as ChargeResult;
+  if (result.status === 'succeeded')
+    return { ...(result as object), amountNanoUsd: BigInt(result.amountNanoUsd as string) } as ChargeResult;
   return result as unknown as ChargeResult;
 }
 

@@ -54,7 +54,11 @@ export class StripeGateway implements PaymentGateway {
     this.stripe = new Stripe(opts.secretKey, config);
   }
 
-  async attachPaymentMethod(req: { workspaceId: string; customerId: string | null; paymentMethodId: string }): Promise<AttachedPaymentMethod> {
+  async attachPaymentMethod(req: {
+    workspaceId: string;
+    customerId: string | null;
+    paymentMethodId: string;
+  }): Promise<AttachedPaymentMethod> {
     return call(async () => {
       let customerId = req.customerId;
       if (!customerId) {
@@ -199,7 +203,8 @@ function mapError(err: unknown): Error {
   }
   if (err instanceof E.StripeIdempotencyError) {
     // Another request with this key is still running at Stripe: its outcome is not known yet.
-    if (err.code === 'idempotency_key_in_use' || err.statusCode === 409) return new GatewayUnavailable(`Stripe: ${err.message}`, { cause: err });
+    if (err.code === 'idempotency_key_in_use' || err.statusCode === 409)
+      return new GatewayUnavailable(`Stripe: ${err.message}`, { cause: err });
     return new GatewayRejected('idempotency_error', err.message, 409);
   }
   if (err instanceof E.StripeInvalidRequestError) {

@@ -108,12 +108,22 @@ export function billingRoutes(s: Services): Router {
   mount(r, attachPaymentMethodRoute, session, admin, async (_req, res, { body }) => {
     const ws = workspaceOf(res).workspaceId;
     const pm = await attachPaymentMethod(s, { workspaceId: ws, paymentMethodId: body.paymentMethodId, metadata: meta(res) });
-    res.status(200).json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: s.gateway.kind } satisfies z.input<typeof paymentMethodAttached>);
+    res
+      .status(200)
+      .json({ paymentMethod: { id: pm.id, brand: pm.brand, last4: pm.last4 }, mode: s.gateway.kind } satisfies z.input<
+        typeof paymentMethodAttached
+      >);
   });
 
   mount(r, makeDepositRoute, session, admin, async (_req, res, { headers: { 'Idempotency-Key': key }, body }) => {
     const ws = workspaceOf(res).workspaceId;
-    const d = await makeDeposit(s, { workspaceId: ws, idempotencyKey: key, amount: parseUsd(body.amount), by: userOf(res).userId, metadata: meta(res) });
+    const d = await makeDeposit(s, {
+      workspaceId: ws,
+      idempotencyKey: key,
+      amount: parseUsd(body.amount),
+      by: userOf(res).userId,
+      metadata: meta(res),
+    });
     if (d.replayed) res.setHeader('Idempotent-Replayed', 'true');
     const deposit = depositJson(d);
     const mode = s.gateway.kind;
@@ -164,7 +174,9 @@ export function billingRoutes(s: Services): Router {
   mount(r, listDeposits, session, member, async (_req, res) => {
     const ws = workspaceOf(res).workspaceId;
     const { deposits, minimumDeposit: min } = await depositsOf(s, ws);
-    res.json({ deposits: deposits.map((d) => depositJson({ ...d, replayed: false })), minimumDeposit: formatUsd(min) } satisfies z.input<typeof depositList>);
+    res.json({ deposits: deposits.map((d) => depositJson({ ...d, replayed: false })), minimumDeposit: formatUsd(min) } satisfies z.input<
+      typeof depositList
+    >);
   });
 
   return r;

@@ -102,7 +102,8 @@ const usdString = (field: string) =>
     .string({ error: `${field} must be a USD amount as a decimal string, such as "100" or "2.50"` })
     .refine(isUsd, `${field} must be a USD amount as a decimal string, such as "100" or "2.50" (at most 9 decimals)`);
 
-const cents = (field: string) => usdString(field).refine((v) => !isUsd(v) || isWholeCents(parseUsd(v)), `${field} must be a whole number of cents`);
+const cents = (field: string) =>
+  usdString(field).refine((v) => !isUsd(v) || isWholeCents(parseUsd(v)), `${field} must be a whole number of cents`);
 
 export const paymentMethodBody = z.object({
   paymentMethodId: z
@@ -139,7 +140,8 @@ export const showBilling = route({
   method: 'get',
   path: '/v1/workspaces/:ws/billing',
   summary: 'Balance, card on file, deposits made and auto-reload',
-  description: "The workspace's billing at a glance, in decimal USD strings: balance, what running calls hold (`reserved`), what is available, and what was deposited, reloaded and spent; the card on file and the auto-reload settings.",
+  description:
+    "The workspace's billing at a glance, in decimal USD strings: balance, what running calls hold (`reserved`), what is available, and what was deposited, reloaded and spent; the card on file and the auto-reload settings.",
   tags: ['Billing'],
   security: ['session'],
   params: wsParams,
@@ -164,7 +166,8 @@ export const attachPaymentMethod = route({
   },
 });
 
-const KEY_REQUIRED = 'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never charges twice';
+const KEY_REQUIRED =
+  'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never charges twice';
 const REPLAYED = { 'Idempotent-Replayed': '`true` when this is the answer of an earlier request with the same Idempotency-Key' };
 
 export const makeDeposit = route({
@@ -188,7 +191,11 @@ export const makeDeposit = route({
   body: depositBody,
   responses: {
     201: { description: 'Charged; the balance after it', schema: depositSucceeded, headers: REPLAYED },
-    202: { description: 'The payment provider did not answer in time: settled later, or retry with the same key', schema: depositPending, headers: REPLAYED },
+    202: {
+      description: 'The payment provider did not answer in time: settled later, or retry with the same key',
+      schema: depositPending,
+      headers: REPLAYED,
+    },
     402: { description: 'The charge failed', schema: depositFailed, headers: REPLAYED },
     ...memberWriteErrors,
     ...gatewayErrors,
@@ -201,7 +208,7 @@ export const listDeposits = route({
   method: 'get',
   path: '/v1/workspaces/:ws/billing/deposits',
   summary: 'The workspace’s deposits (requested, succeeded, failed), newest first',
-  description: "Each deposit with its amount and state, and the smallest deposit the next one may be.",
+  description: 'Each deposit with its amount and state, and the smallest deposit the next one may be.',
   tags: ['Billing'],
   security: ['session'],
   params: wsParams,
@@ -212,13 +219,17 @@ export const configureAutoReload = route({
   method: 'put',
   path: '/v1/workspaces/:ws/billing/auto-reload',
   summary: 'Set auto-reload: below `threshold`, charge `amount`, at most `monthlyCap` a month (admins)',
-  description: 'Auto-reload charges the card on file when the balance falls below `threshold`, never more than `monthlyCap` in a calendar month; `enabled: false` turns it off. Needs a card (POST …/billing/payment-method).',
+  description:
+    'Auto-reload charges the card on file when the balance falls below `threshold`, never more than `monthlyCap` in a calendar month; `enabled: false` turns it off. Needs a card (POST …/billing/payment-method).',
   tags: ['Billing'],
   security: ['session'],
   params: wsParams,
   body: autoReloadBody,
   responses: {
-    200: { description: 'The auto-reload settings (null only when the read model has not caught up in time)', schema: autoReloadView.nullable() },
+    200: {
+      description: 'The auto-reload settings (null only when the read model has not caught up in time)',
+      schema: autoReloadView.nullable(),
+    },
     ...memberWriteErrors,
     409: problem('No card on file'),
     422: invalidInput(),
@@ -229,7 +240,8 @@ export const ledger = route({
   method: 'get',
   path: '/v1/workspaces/:ws/billing/ledger',
   summary: 'The ledger: deposits, reloads and debits with the running balance, oldest first',
-  description: "One row per ledger event, with its event-store position, so any call's debit can be found; paged with `limit` and `cursor` (the `nextCursor` of the page before).",
+  description:
+    "One row per ledger event, with its event-store position, so any call's debit can be found; paged with `limit` and `cursor` (the `nextCursor` of the page before).",
   tags: ['Billing'],
   security: ['session'],
   params: wsParams,
@@ -237,4 +249,13 @@ export const ledger = route({
   responses: { 200: { description: 'One page of the ledger', schema: ledgerPageBody }, ...memberErrors, 422: invalidInput() },
 });
 
-export const routes: RouteContract[] = [showBilling, attachPaymentMethod, makeDeposit, listDeposits, configureAutoReload, ledger, ...usageContracts, ...statementContracts];
+export const routes: RouteContract[] = [
+  showBilling,
+  attachPaymentMethod,
+  makeDeposit,
+  listDeposits,
+  configureAutoReload,
+  ledger,
+  ...usageContracts,
+  ...statementContracts,
+];

@@ -12,7 +12,11 @@ type Receipt = z.input<typeof receiptBody>;
 
 function render(title: string, draw: (doc: PDFKit.PDFDocument) => void): Promise<Buffer> {
   // A fixed creation date keeps the same statement byte-identical between downloads.
-  const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: title, Producer: 'tollgate', Creator: 'tollgate', CreationDate: new Date(0) } });
+  const doc = new PDFDocument({
+    size: 'A4',
+    margin: 50,
+    info: { Title: title, Producer: 'tollgate', Creator: 'tollgate', CreationDate: new Date(0) },
+  });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));
   const done = new Promise<Buffer>((ok, fail) => {
@@ -56,7 +60,17 @@ export function statementPdf(st: Statement): Promise<Buffer> {
     doc.font('Helvetica-Bold').fontSize(11).text('Usage per key and config');
     row(doc, ['Key', 'Config', 'Requests', 'Tokens in / out', 'Cost'], [50, 200, 320, 380, 460], { bold: true });
     for (const u of st.usage) {
-      row(doc, [u.keyName ? `${u.keyName} (${u.keyId.slice(0, 8)})` : u.keyId, u.config, String(u.requests), `${u.inputTokens} / ${u.outputTokens}`, usd(u.cost)], [50, 200, 320, 380, 460]);
+      row(
+        doc,
+        [
+          u.keyName ? `${u.keyName} (${u.keyId.slice(0, 8)})` : u.keyId,
+          u.config,
+          String(u.requests),
+          `${u.inputTokens} / ${u.outputTokens}`,
+          usd(u.cost),
+        ],
+        [50, 200, 320, 380, 460],
+      );
     }
     if (!st.usage.length) row(doc, ['No usage this month', ''], [50, 300]);
     doc.moveDown(0.5);
@@ -65,7 +79,10 @@ export function statementPdf(st: Statement): Promise<Buffer> {
     row(doc, ['Usage (debits)', usd(st.totals.debits)], [50, 300]);
     row(doc, ['Closing balance', usd(st.closingBalance)], [50, 300], { bold: true });
     doc.moveDown();
-    doc.font('Helvetica').fontSize(8).text('Opening balance + deposits + reloads − usage = closing balance. Amounts are exact (nano-USD precision).');
+    doc
+      .font('Helvetica')
+      .fontSize(8)
+      .text('Opening balance + deposits + reloads − usage = closing balance. Amounts are exact (nano-USD precision).');
   });
 }
 

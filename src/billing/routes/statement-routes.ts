@@ -10,7 +10,15 @@ import { HttpError } from '../../platform/http/middleware/errors';
 import { formatUsd } from '../../platform/money';
 import type { Services } from '../../services';
 import { receiptPdf, statementPdf } from './statement-pdf';
-import { listStatements, receiptBody, showReceipt, showStatement, STATEMENT_CSV_COLUMNS, statementBody, statementMonthsBody } from './statement-schemas';
+import {
+  listStatements,
+  receiptBody,
+  showReceipt,
+  showStatement,
+  STATEMENT_CSV_COLUMNS,
+  statementBody,
+  statementMonthsBody,
+} from './statement-schemas';
 
 /**
  * GET /v1/workspaces/:ws/statements, …/statements/:month?format=json|csv|pdf and
@@ -25,7 +33,11 @@ async function created(s: Services, workspaceId: string): Promise<{ name: string
 async function statementJson(s: Services, name: string, st: MonthlyStatement): Promise<z.input<typeof statementBody>> {
   const ids = [...new Set(st.usage.map((u) => u.keyId))];
   const names = new Map((await keysOf(s.readModels, st.workspaceId)).map((k) => [k.keyId, k.name]));
-  for (const [id, k] of await auditKeys(s.readModels, ids.filter((id) => !names.has(id)))) if (k.name) names.set(id, k.name);
+  for (const [id, k] of await auditKeys(
+    s.readModels,
+    ids.filter((id) => !names.has(id)),
+  ))
+    if (k.name) names.set(id, k.name);
   return {
     workspaceId: st.workspaceId,
     workspaceName: name,
@@ -34,7 +46,13 @@ async function statementJson(s: Services, name: string, st: MonthlyStatement): P
     periodEnd: st.periodEnd,
     complete: s.now().toISOString() >= st.periodEnd,
     openingBalance: formatUsd(st.opening),
-    credits: st.credits.map((c) => ({ at: c.at, kind: c.kind, reference: c.ref, paymentReference: c.paymentReference, amount: formatUsd(c.amount) })),
+    credits: st.credits.map((c) => ({
+      at: c.at,
+      kind: c.kind,
+      reference: c.ref,
+      paymentReference: c.paymentReference,
+      amount: formatUsd(c.amount),
+    })),
     usage: st.usage.map((u) => ({ ...u, keyName: names.get(u.keyId) ?? null, cost: formatUsd(u.cost) })),
     totals: {
       deposits: formatUsd(st.deposited),
@@ -50,14 +68,19 @@ function statementCsv(st: z.input<typeof statementBody>): string {
   let out = csvLine(STATEMENT_CSV_COLUMNS);
   out += csvLine(['opening_balance', st.periodStart, '', '', '', '', '', '', '', st.openingBalance]);
   for (const c of st.credits) out += csvLine([c.kind, c.at, c.reference, c.paymentReference, '', '', '', '', '', c.amount]);
-  for (const u of st.usage) out += csvLine(['usage', '', '', '', u.keyId, u.config, u.requests, u.inputTokens, u.outputTokens, `-${u.cost}`.replace(/^-0$/, '0')]);
+  for (const u of st.usage)
+    out += csvLine(['usage', '', '', '', u.keyId, u.config, u.requests, u.inputTokens, u.outputTokens, `-${u.cost}`.replace(/^-0$/, '0')]);
   out += csvLine(['total_credits', '', '', '', '', '', '', '', '', st.totals.credits]);
   out += csvLine(['total_debits', '', '', '', '', '', '', '', '', st.totals.debits === '0' ? '0' : `-${st.totals.debits}`]);
   out += csvLine(['closing_balance', st.periodEnd, '', '', '', '', '', '', '', st.closingBalance]);
   return out;
 }
 
-const attachment = (type: string, filename: string) => ({ 'Content-Type': type, 'Content-Disposition': `attachment; filename="${filename}"`, 'Cache-Control': 'no-store' });
+const attachment = (type: string, filename: string) => ({
+  'Content-Type': type,
+  'Content-Disposition': `attachment; filename="${filename}"`,
+  'Cache-Control': 'no-store',
+});
 
 export function statementRoutes(s: Services): Router {
   const r = Router();
@@ -105,7 +128,8 @@ export function statementRoutes(s: Services): Router {
       card: rec.card,
       paidBy: { userId: rec.by, name: payer?.name ?? null, email: payer?.email ?? null },
     };
-    if (query.format === 'pdf') res.set(attachment('application/pdf', `tollgate-receipt-${rec.depositId}.pdf`)).send(await receiptPdf(body));
+    if (query.format === 'pdf')
+      res.set(attachment('application/pdf', `tollgate-receipt-${rec.depositId}.pdf`)).send(await receiptPdf(body));
     else res.set('Cache-Control', 'no-store').json(body);
   });
 

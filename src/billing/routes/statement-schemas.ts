@@ -7,7 +7,18 @@ import { invalidInput, problem } from '../../platform/http/error-bodies';
 
 const usd = z.string().describe('USD, a decimal string');
 
-export const STATEMENT_CSV_COLUMNS = ['section', 'time', 'reference', 'payment_reference', 'key_id', 'config', 'requests', 'input_tokens', 'output_tokens', 'amount_usd'] as const;
+export const STATEMENT_CSV_COLUMNS = [
+  'section',
+  'time',
+  'reference',
+  'payment_reference',
+  'key_id',
+  'config',
+  'requests',
+  'input_tokens',
+  'output_tokens',
+  'amount_usd',
+] as const;
 
 export const statementBody = z.object({
   workspaceId: z.string(),
@@ -71,7 +82,10 @@ export const listStatements = route({
   tags: ['Billing'],
   security: ['session'],
   params: wsParams,
-  responses: { 200: { description: 'From the month the workspace was created to the current one', schema: statementMonthsBody }, ...memberErrors },
+  responses: {
+    200: { description: 'From the month the workspace was created to the current one', schema: statementMonthsBody },
+    ...memberErrors,
+  },
 });
 
 export const showStatement = route({

@@ -28,7 +28,9 @@ export const stripeEventHead = z.looseObject({
 
 export const stripeEvent = stripeEventHead
   .extend({
-    data: z.looseObject({ object: z.looseObject({}).describe('For payment_intent.*: a PaymentIntent (id, status, amount, amount_received, metadata, created)') }),
+    data: z.looseObject({
+      object: z.looseObject({}).describe('For payment_intent.*: a PaymentIntent (id, status, amount, amount_received, metadata, created)'),
+    }),
   })
   .meta({ id: 'StripeEvent', description: 'A Stripe event, as Stripe sends it' });
 
@@ -40,7 +42,7 @@ export const stripeWebhook = route({
   summary: 'Stripe events: settles the deposit or reload a PaymentIntent names',
   description:
     'Verified with STRIPE_WEBHOOK_SECRET over the raw body (timestamp within 300 s either way), deduplicated by event id. ' +
-    "The PaymentIntent is read back from Stripe and settled by its current state, so order and repeats do not matter.",
+    'The PaymentIntent is read back from Stripe and settled by its current state, so order and repeats do not matter.',
   tags: ['webhooks'],
   security: ['stripeSignature'],
   body: stripeEvent,

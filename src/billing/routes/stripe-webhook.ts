@@ -18,11 +18,7 @@ import { paymentIntentObject, PaymentIntentObject, stripeEventHead, stripeWebhoo
  *
  *   {prefix}stripe-events:{eventId}   "processing" (5 min) → "done" (30 days)
  */
-const HANDLED = new Set([
-  'payment_intent.succeeded',
-  'payment_intent.payment_failed',
-  'payment_intent.canceled',
-]);
+const HANDLED = new Set(['payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.canceled']);
 
 /** How far a signature's timestamp may lie from our clock, in either direction (Stripe's default is 300 s, past only). */
 export const SIGNATURE_TOLERANCE_S = 300;
@@ -36,53 +32,58 @@ function signedAt(header: string): number | null {
 export function stripeWebhookRoutes(s: Services): Router {
   const r = Router();
   // The body is read only once its signature over the raw bytes holds, and parsed here (400s, not 422s).
-  mount(r, stripeWebhook, deferValidation(async (req, res) => {
-    const secret = s.config.STRIPE_WEBHOOK_SECRET;
-    if (!secret) throw new HttpError(404, 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET is unset)');
-    const raw = (req as unknown as { rawBody?: Buffer }).rawBody;
-    const signature = req.header('stripe-signature');
-    if (!raw || !signature) throw new HttpError(400, 'A signed Stripe event is required (Stripe-Signature header and a JSON body)');
-    let event: ReturnType<typeof StripeGateway.verifyWebhook>;
-    try {
-      event = StripeGateway.verifyWebhook(raw, signature, secret, SIGNATURE_TOLERANCE_S);
-    } catch {
-      throw new HttpError(400, 'Invalid Stripe signature');
-    }
-    if (!stripeEventHead.safeParse(event).success) {
-      throw new HttpError(400, 'Malformed Stripe event: id must be an event id (evt_…) and type a string');
-    }
-    // Stripe's check refuses only old timestamps; one from the future is as suspect as a replay.
-    const t = signedAt(signature);
-    if (t === null || Math.abs(s.now().getTime() / 1000 - t) > SIGNATURE_TOLERANCE_S) {
-      throw new HttpError(400, `Stripe signature timestamp is more than ${SIGNATURE_TOLERANCE_S} s away from the server's clock`);
-    }
-    let pi: PaymentIntentObject | null = null;
-    if (HANDLED.has(event.type)) {
-      const parsed = paymentIntentObject.safeParse((event.data as { object?: unknown } | undefined)?.object);
-      if (!parsed.success) {
-        const where = parsed.error.issues.map((i) => `data.object.${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3);
-        throw new HttpError(400, `Malformed ${event.type} event: ${where.join('; ')}`);
+  mount(
+    r,
+    stripeWebhook,
+    deferValidation(async (req, res) => {
+      const secret = s.config.STRIPE_WEBHOOK_SECRET;
+      if (!secret) throw new HttpError(404, 'Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET is unset)');
+      const raw = (req as unknown as { rawBody?: Buffer }).rawBody;
+      const signature = req.header('stripe-signature');
+      if (!raw || !signature) throw new HttpError(400, 'A signed Stripe event is required (Stripe-Signature header and a JSON body)');
+      let event: ReturnType<typeof StripeGateway.verifyWebhook>;
+      try {
+        event = StripeGateway.verifyWebhook(raw, signature, secret, SIGNATURE_TOLERANCE_S);
+      } catch {
+        throw new HttpError(400, 'Invalid Stripe signature');
       }
-      pi = parsed.data;
-    }
-    const key = s.ks.shared('stripe-events', event.id);
-    const claimed = await s.redis.set(key, 'processing', 'EX', 300, 'NX');
-    if (claimed === null) {
-      const state = await s.redis.get(key);
-      if (state === 'done') return void res.json({ received: true, duplicate: true });
-      // Another delivery of this event is being handled right now: let Stripe try again later.
-      throw new HttpError(409, 'This event is being processed');
-    }
-    try {
-      const result = pi ? await handlePaymentIntent(s, pi, event.id) : 'ignored';
-      await s.redis.set(key, 'done', 'EX', 30 * 86400);
-      res.json({ received: true, result });
-    } catch (err) {
-      await s.redis.del(key);
-      if (err instanceof GatewayUnavailable) throw new HttpError(503, 'The payment provider is unavailable; retry', { 'Retry-After': '5' });
-      throw err;
-    }
-  }));
+      if (!stripeEventHead.safeParse(event).success) {
+        throw new HttpError(400, 'Malformed Stripe event: id must be an event id (evt_…) and type a string');
+      }
+      // Stripe's check refuses only old timestamps; one from the future is as suspect as a replay.
+      const t = signedAt(signature);
+      if (t === null || Math.abs(s.now().getTime() / 1000 - t) > SIGNATURE_TOLERANCE_S) {
+        throw new HttpError(400, `Stripe signature timestamp is more than ${SIGNATURE_TOLERANCE_S} s away from the server's clock`);
+      }
+      let pi: PaymentIntentObject | null = null;
+      if (HANDLED.has(event.type)) {
+        const parsed = paymentIntentObject.safeParse((event.data as { object?: unknown } | undefined)?.object);
+        if (!parsed.success) {
+          const where = parsed.error.issues.map((i) => `data.object.${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3);
+          throw new HttpError(400, `Malformed ${event.type} event: ${where.join('; ')}`);
+        }
+        pi = parsed.data;
+      }
+      const key = s.ks.shared('stripe-events', event.id);
+      const claimed = await s.redis.set(key, 'processing', 'EX', 300, 'NX');
+      if (claimed === null) {
+        const state = await s.redis.get(key);
+        if (state === 'done') return void res.json({ received: true, duplicate: true });
+        // Another delivery of this event is being handled right now: let Stripe try again later.
+        throw new HttpError(409, 'This event is being processed');
+      }
+      try {
+        const result = pi ? await handlePaymentIntent(s, pi, event.id) : 'ignored';
+        await s.redis.set(key, 'done', 'EX', 30 * 86400);
+        res.json({ received: true, result });
+      } catch (err) {
+        await s.redis.del(key);
+        if (err instanceof GatewayUnavailable)
+          throw new HttpError(503, 'The payment provider is unavailable; retry', { 'Retry-After': '5' });
+        throw err;
+      }
+    }),
+  );
   return r;
 }
 

@@ -10,13 +10,22 @@ import { FOCUS_COLUMNS, USAGE_CSV_COLUMNS, type usageSeriesView } from './usage-
 export type LabelledSeries = z.input<typeof usageSeriesView> & { group: string; groupName: string | null };
 
 /** Names the groups: keys by their current (or, once deleted, last) name; members by their profile. */
-export async function labelSeries(rm: ReadModels, workspaceId: string, groupBy: UsageGrouping | undefined, series: UsageSeries[]): Promise<LabelledSeries[]> {
+export async function labelSeries(
+  rm: ReadModels,
+  workspaceId: string,
+  groupBy: UsageGrouping | undefined,
+  series: UsageSeries[],
+): Promise<LabelledSeries[]> {
   const groups = series.map((x) => x.group ?? '');
   if (groupBy === 'key') {
     const names = new Map((await keysOf(rm, workspaceId)).map((k) => [k.keyId, k.name]));
     const live = new Set(names.keys());
     // A deleted key keeps its name in the audit read model.
-    for (const [id, k] of await auditKeys(rm, groups.filter((id) => id && !live.has(id)))) if (k.name) names.set(id, k.name);
+    for (const [id, k] of await auditKeys(
+      rm,
+      groups.filter((id) => id && !live.has(id)),
+    ))
+      if (k.name) names.set(id, k.name);
     return series.map((x, i) => ({
       group: groups[i],
       groupName: names.get(groups[i]) ?? null,
@@ -28,14 +37,31 @@ export async function labelSeries(rm: ReadModels, workspaceId: string, groupBy: 
     }));
   }
   if (groupBy === 'member') {
-    const profiles = await profilesOf(rm, groups.filter((g) => g !== 'unknown'));
+    const profiles = await profilesOf(
+      rm,
+      groups.filter((g) => g !== 'unknown'),
+    );
     return series.map((x, i) => {
       const p = profiles.get(groups[i]);
-      return { group: groups[i], groupName: p?.name ?? null, memberId: groups[i], memberName: p?.name ?? null, memberEmail: p?.email ?? null, total: x.total, points: x.points };
+      return {
+        group: groups[i],
+        groupName: p?.name ?? null,
+        memberId: groups[i],
+        memberName: p?.name ?? null,
+        memberEmail: p?.email ?? null,
+        total: x.total,
+        points: x.points,
+      };
     });
   }
   const field = groupBy === 'model' ? 'model' : groupBy === 'config' ? 'config' : groupBy === 'endpoint' ? 'endpoint' : null;
-  return series.map((x, i) => ({ group: groups[i], groupName: null, ...(field ? { [field]: groups[i] } : {}), total: x.total, points: x.points }));
+  return series.map((x, i) => ({
+    group: groups[i],
+    groupName: null,
+    ...(field ? { [field]: groups[i] } : {}),
+    total: x.total,
+    points: x.points,
+  }));
 }
 
 const iso = (t: string, plusSeconds: number) => new Date(Date.parse(t) + plusSeconds * 1000).toISOString();
@@ -46,7 +72,17 @@ export function usageCsv(series: LabelledSeries[], granularity: Granularity, gro
   for (const s of series) {
     for (const p of s.points) {
       if (p.requests === 0) continue;
-      out += csvLine([p.t, iso(p.t, BUCKET_SECONDS[granularity]), groupBy ?? '', s.group, s.groupName, p.requests, p.inputTokens, p.outputTokens, p.cost]);
+      out += csvLine([
+        p.t,
+        iso(p.t, BUCKET_SECONDS[granularity]),
+        groupBy ?? '',
+        s.group,
+        s.groupName,
+        p.requests,
+        p.inputTokens,
+        p.outputTokens,
+        p.cost,
+      ]);
     }
   }
   return out;
@@ -55,7 +91,10 @@ export function usageCsv(series: LabelledSeries[], granularity: Granularity, gro
 /** The UTC calendar month a time falls in: [start, end). */
 function monthOf(t: string): [string, string] {
   const d = new Date(t);
-  return [new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString(), new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString()];
+  return [
+    new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString(),
+    new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString(),
+  ];
 }
 
 /**
@@ -70,9 +109,27 @@ export function focusCsv(workspaceId: string, series: LabelledSeries[], granular
       if (p.requests === 0) continue;
       const [periodStart, periodEnd] = monthOf(p.t);
       out += csvLine([
-        workspaceId, periodStart, periodEnd, p.t, iso(p.t, BUCKET_SECONDS[granularity]), 'Usage', 'Inference tokens (input and output)',
-        'tollgate', 'tollgate', 'tollgate inference', 'AI and Machine Learning', s.group, s.groupName, p.cost, p.cost, 'USD',
-        p.inputTokens + p.outputTokens, 'Tokens', p.requests, p.inputTokens, p.outputTokens,
+        workspaceId,
+        periodStart,
+        periodEnd,
+        p.t,
+        iso(p.t, BUCKET_SECONDS[granularity]),
+        'Usage',
+        'Inference tokens (input and output)',
+        'tollgate',
+        'tollgate',
+        'tollgate inference',
+        'AI and Machine Learning',
+        s.group,
+        s.groupName,
+        p.cost,
+        p.cost,
+        'USD',
+        p.inputTokens + p.outputTokens,
+        'Tokens',
+        p.requests,
+        p.inputTokens,
+        p.outputTokens,
       ]);
     }
   }

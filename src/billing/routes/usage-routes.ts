@@ -51,15 +51,26 @@ export function usageRoutes(s: Services): Router {
     const points = Math.ceil((to - bucketStart(from, q.granularity)) / step);
     if (points > MAX_POINTS) {
       throw new HttpError(422, [
-        { loc: ['query', 'from'], msg: `the range holds ${points} ${q.granularity}s; at most ${MAX_POINTS} per request`, type: 'value_error' },
+        {
+          loc: ['query', 'from'],
+          msg: `the range holds ${points} ${q.granularity}s; at most ${MAX_POINTS} per request`,
+          type: 'value_error',
+        },
       ]);
     }
     if (q.format === 'focus' && q.groupBy && q.groupBy !== 'key') {
-      throw new HttpError(422, [{ loc: ['query', 'groupBy'], msg: 'format=focus has one row per API key: leave groupBy out or set it to key', type: 'value_error' }]);
+      throw new HttpError(422, [
+        { loc: ['query', 'groupBy'], msg: 'format=focus has one row per API key: leave groupBy out or set it to key', type: 'value_error' },
+      ]);
     }
     const ws = workspaceOf(res).workspaceId;
     const groupBy = q.format === 'focus' ? 'key' : q.groupBy;
-    const series = await labelSeries(s.readModels, ws, groupBy, await readUsageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy }));
+    const series = await labelSeries(
+      s.readModels,
+      ws,
+      groupBy,
+      await readUsageSeries(s.readModels, { workspaceId: ws, granularity: q.granularity, from, to, groupBy }),
+    );
     if (q.format === 'csv' || q.format === 'focus') {
       const focus = q.format === 'focus';
       res

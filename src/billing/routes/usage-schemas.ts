@@ -19,13 +19,41 @@ export const usageGrouping = z.enum(USAGE_GROUPINGS, {
 export const USAGE_FORMATS = ['json', 'csv', 'focus'] as const;
 
 /** The CSV export's columns, one row per series and bucket with any usage. */
-export const USAGE_CSV_COLUMNS = ['bucket_start', 'bucket_end', 'group_by', 'group', 'group_name', 'requests', 'input_tokens', 'output_tokens', 'cost_usd'] as const;
+export const USAGE_CSV_COLUMNS = [
+  'bucket_start',
+  'bucket_end',
+  'group_by',
+  'group',
+  'group_name',
+  'requests',
+  'input_tokens',
+  'output_tokens',
+  'cost_usd',
+] as const;
 
 /** The FOCUS-style cost export's columns (FOCUS 1.x names; x_ columns are tollgate's own), one row per key and bucket with any usage. */
 export const FOCUS_COLUMNS = [
-  'BillingAccountId', 'BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd', 'ChargeCategory',
-  'ChargeDescription', 'ProviderName', 'PublisherName', 'ServiceName', 'ServiceCategory', 'ResourceId', 'ResourceName',
-  'BilledCost', 'EffectiveCost', 'BillingCurrency', 'ConsumedQuantity', 'ConsumedUnit', 'x_Requests', 'x_InputTokens', 'x_OutputTokens',
+  'BillingAccountId',
+  'BillingPeriodStart',
+  'BillingPeriodEnd',
+  'ChargePeriodStart',
+  'ChargePeriodEnd',
+  'ChargeCategory',
+  'ChargeDescription',
+  'ProviderName',
+  'PublisherName',
+  'ServiceName',
+  'ServiceCategory',
+  'ResourceId',
+  'ResourceName',
+  'BilledCost',
+  'EffectiveCost',
+  'BillingCurrency',
+  'ConsumedQuantity',
+  'ConsumedUnit',
+  'x_Requests',
+  'x_InputTokens',
+  'x_OutputTokens',
 ] as const;
 
 export const usageQuery = z.object({
@@ -88,7 +116,8 @@ export const usageLiveEvent = z.object({
 export const usageSeries = route({
   method: 'get',
   path: '/v1/workspaces/:ws/usage',
-  summary: 'Requests, tokens and cost per minute, hour or day; in total, or per key, member, config or endpoint; as JSON, CSV or a FOCUS cost CSV',
+  summary:
+    'Requests, tokens and cost per minute, hour or day; in total, or per key, member, config or endpoint; as JSON, CSV or a FOCUS cost CSV',
   description:
     'Without from/to: the last 60 minutes, 24 hours or 30 days, up to and including the current bucket. ' +
     `format=csv: columns ${USAGE_CSV_COLUMNS.join(', ')}. format=focus (resource = API key; groupBy must be absent or key): ` +

@@ -125,7 +125,8 @@ export async function chargeAutoReload(
   const { state: after } = await loadState(d.store, stream, billingDecider);
   const rec = after.reloads.get(r.reloadId);
   if (!rec) throw new Error(`reload ${r.reloadId} not found after it was appended`);
-  if (rec.status !== 'in_flight') return { action: rec.status, reloadId: r.reloadId, amountNanoUsd: rec.amount.toString(), code: rec.code ?? undefined };
+  if (rec.status !== 'in_flight')
+    return { action: rec.status, reloadId: r.reloadId, amountNanoUsd: rec.amount.toString(), code: rec.code ?? undefined };
   return finishReload(d, workspaceId, rec, step, opts.cause);
 }
 
@@ -175,7 +176,11 @@ async function chargeReload(d: ReloadDeps, workspaceId: string, reload: ReloadRe
       },
     });
   } catch (err) {
-    if (err instanceof GatewayUnavailable) d.log.warn({ workspaceId, reloadId: reload.reloadId, err: err.message }, 'auto-reload charge outcome unknown; will retry with the same key');
+    if (err instanceof GatewayUnavailable)
+      d.log.warn(
+        { workspaceId, reloadId: reload.reloadId, err: err.message },
+        'auto-reload charge outcome unknown; will retry with the same key',
+      );
     throw err;
   }
 }
@@ -204,5 +209,10 @@ async function recordOutcome(
   );
   const result = h.result;
   if (h.appended) d.log.info({ workspaceId, reloadId, status: result.status, code: result.code }, 'auto-reload settled');
-  return { action: result.status === 'succeeded' ? 'succeeded' : 'failed', reloadId, amountNanoUsd: result.amount.toString(), code: result.code ?? undefined };
+  return {
+    action: result.status === 'succeeded' ? 'succeeded' : 'failed',
+    reloadId,
+    amountNanoUsd: result.amount.toString(),
+    code: result.code ?? undefined,
+  };
 }

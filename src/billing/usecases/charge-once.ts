@@ -29,8 +29,15 @@ export async function chargeOnce(
     const res = await d.gateway.charge(request);
     if (res.status === 'succeeded') return { status: 'succeeded', paymentIntentId: res.paymentIntentId };
     if (res.status === 'requires_action') {
-      await d.gateway.cancel(res.paymentIntentId).catch((err) => d.log.warn({ err, pi: res.paymentIntentId }, 'could not cancel a PaymentIntent'));
-      return { status: 'failed', paymentIntentId: res.paymentIntentId, code: 'authentication_required', reason: AUTHENTICATION_REASON[kind] };
+      await d.gateway
+        .cancel(res.paymentIntentId)
+        .catch((err) => d.log.warn({ err, pi: res.paymentIntentId }, 'could not cancel a PaymentIntent'));
+      return {
+        status: 'failed',
+        paymentIntentId: res.paymentIntentId,
+        code: 'authentication_required',
+        reason: AUTHENTICATION_REASON[kind],
+      };
     }
     return { status: 'failed', paymentIntentId: res.paymentIntentId, code: res.declineCode ?? res.code, reason: res.reason };
   } catch (err) {

@@ -9,7 +9,15 @@ import { billingRules } from './configured-rules';
 /** Saves the auto-reload settings (which also lifts a suspension). A cap left unset defaults to a few reloads a month: never without a bound. */
 export async function configureAutoReload(
   s: Pick<Services, 'store' | 'now' | 'newId' | 'progress' | 'config' | 'log'>,
-  cmd: { workspaceId: string; enabled: boolean; threshold: NanoUsd; amount: NanoUsd; monthlyCap: NanoUsd | null | undefined; by: string; metadata: EventMetadata },
+  cmd: {
+    workspaceId: string;
+    enabled: boolean;
+    threshold: NanoUsd;
+    amount: NanoUsd;
+    monthlyCap: NanoUsd | null | undefined;
+    by: string;
+    metadata: EventMetadata;
+  },
 ): Promise<void> {
   const { workspaceId, enabled, threshold, amount, by } = cmd;
   const monthlyCap = cmd.monthlyCap == null ? defaultMonthlyCap(amount) : cmd.monthlyCap;

@@ -59,7 +59,12 @@ async function deposit(s: Deps, cmd: Parameters<typeof makeDeposit>[1]): Promise
     s.log.warn({ depositId, err: err.message }, 'deposit outcome unknown; a webhook or a retry with the same Idempotency-Key settles it');
     return { ...rec, status: 'pending', replayed };
   }
-  const settled = await decideBilling(s, workspaceId, { type: 'RecordDepositOutcome', data: { workspaceId, depositId, outcome } }, cmd.metadata);
+  const settled = await decideBilling(
+    s,
+    workspaceId,
+    { type: 'RecordDepositOutcome', data: { workspaceId, depositId, outcome } },
+    cmd.metadata,
+  );
   await readYourWrites(s, settled.appended ?? requested.appended);
   return { ...settled.after.deposits.get(depositId)!, replayed };
 }
@@ -78,7 +83,10 @@ function charge(s: Deps, workspaceId: string, rec: DepositRecord): Promise<Charg
 }
 
 /** The workspace's deposits (requested, succeeded, failed), newest first, and the smallest it may make next. */
-export async function depositsOf(s: Pick<Services, 'store' | 'config'>, workspaceId: string): Promise<{ deposits: DepositRecord[]; minimumDeposit: NanoUsd }> {
+export async function depositsOf(
+  s: Pick<Services, 'store' | 'config'>,
+  workspaceId: string,
+): Promise<{ deposits: DepositRecord[]; minimumDeposit: NanoUsd }> {
   const { state } = await loadState(s.store, streams.billing(workspaceId), billingDecider);
   return { deposits: [...state.deposits.values()].reverse(), minimumDeposit: minimumDeposit(state, billingRules(s.config)) };
 }

@@ -11,7 +11,9 @@ export function gatewayError(err: unknown, field?: string): unknown {
   if (err instanceof GatewayRejected) {
     if (err.code === 'idempotency_error') return conflict(err.message);
     if (field && err.status !== 402) return invalid(`The payment provider refused it: ${err.message}`, field);
-    return err.status === 402 ? paymentRequired(`The payment provider refused: ${err.message}`) : refused(`The payment provider refused: ${err.message}`);
+    return err.status === 402
+      ? paymentRequired(`The payment provider refused: ${err.message}`)
+      : refused(`The payment provider refused: ${err.message}`);
   }
   if (err instanceof GatewayUnavailable) return unavailable('The payment provider is unavailable; try again shortly', 5);
   return err;

@@ -21,13 +21,24 @@ export async function attachPaymentMethod(
 ): Promise<PaymentMethodOnFile> {
   try {
     const { state } = await loadState(s.store, streams.billing(cmd.workspaceId), billingDecider);
-    const pm = await s.gateway.attachPaymentMethod({ workspaceId: cmd.workspaceId, customerId: state.customerId, paymentMethodId: cmd.paymentMethodId });
+    const pm = await s.gateway.attachPaymentMethod({
+      workspaceId: cmd.workspaceId,
+      customerId: state.customerId,
+      paymentMethodId: cmd.paymentMethodId,
+    });
     const done = await decideBilling(
       s,
       cmd.workspaceId,
       {
         type: 'AttachPaymentMethod',
-        data: { workspaceId: cmd.workspaceId, paymentMethodId: pm.paymentMethodId, brand: pm.brand, last4: pm.last4, customerId: pm.customerId, gateway: s.gateway.kind },
+        data: {
+          workspaceId: cmd.workspaceId,
+          paymentMethodId: pm.paymentMethodId,
+          brand: pm.brand,
+          last4: pm.last4,
+          customerId: pm.customerId,
+          gateway: s.gateway.kind,
+        },
       },
       cmd.metadata,
     );

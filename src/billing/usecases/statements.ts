@@ -59,7 +59,8 @@ export async function depositReceipt(s: Pick<Services, 'store'>, workspaceId: st
   let paid: { at: string; data: DepositSucceeded['data'] } | null = null;
   for (const e of events) {
     if (e.type === 'PaymentMethodAttached') cards.set(e.data.paymentMethodId, e.data);
-    else if (e.type === 'DepositRequested' && e.data.depositId === depositId) requested = { at: e.created, paymentMethodId: e.data.paymentMethodId, gateway: e.data.gateway };
+    else if (e.type === 'DepositRequested' && e.data.depositId === depositId)
+      requested = { at: e.created, paymentMethodId: e.data.paymentMethodId, gateway: e.data.gateway };
     else if (e.type === 'DepositSucceeded' && e.data.depositId === depositId) paid = { at: e.created, data: e.data };
   }
   if (!paid) throw notFound('No succeeded deposit with this id in this workspace (a failed or pending deposit has no receipt)');

@@ -14,11 +14,15 @@ const reconcile = () => require('./reconcile') as typeof import('./reconcile');
  * projections and with the payment gateway.
  */
 export function ledgerCommand(): Command {
-  const cmd = new Command('ledger').description('finance: statements, verification, export and reconciliation (replayed from the event store)');
+  const cmd = new Command('ledger').description(
+    'finance: statements, verification, export and reconciliation (replayed from the event store)',
+  );
 
   cmd
     .command('statement')
-    .description("every money event of a workspace with its running balance; with --month, that month's statement (opening, credits, usage per key and config, closing)")
+    .description(
+      "every money event of a workspace with its running balance; with --month, that month's statement (opening, credits, usage per key and config, closing)",
+    )
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--month <YYYY-MM>', 'one UTC calendar month, as GET /v1/workspaces/:ws/statements/:month')
     .option('--json', 'print JSON')

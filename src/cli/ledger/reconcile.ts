@@ -92,7 +92,11 @@ export async function reconcile(store: EventStore, gateway: PaymentGateway): Pro
     if (!c) {
       const st = states.get(p.metadata.workspace_id ?? '');
       const entry = p.metadata.tollgate_kind === 'deposit' ? st?.deposits.get(ledgerId) : st?.reloads.get(ledgerId);
-      const state = entry ? (entry.status === 'requested' || entry.status === 'in_flight' ? 'still pending' : entry.status) : 'unknown to the ledger';
+      const state = entry
+        ? entry.status === 'requested' || entry.status === 'in_flight'
+          ? 'still pending'
+          : entry.status
+        : 'unknown to the ledger';
       differences.push({
         kind: 'not_in_ledger',
         workspaceId: p.metadata.workspace_id ?? '',
@@ -155,7 +159,6 @@ export async function reconcile(store: EventStore, gateway: PaymentGateway): Pro
     differences,
   };
 }
-
 
 /** Prints the reconciliation; exit code 1 on any difference. */
 export async function printReconcile(s: Services, o: { json?: boolean }): Promise<void> {

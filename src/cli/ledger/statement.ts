@@ -91,7 +91,6 @@ export function csvRow(l: MoneyLine): string {
 
 export const csvHeader = () => CSV_COLUMNS.join(',');
 
-
 /**
  * Prints a workspace's statement: every money line with its running balance, then the totals; with
  * --month, the monthly statement the API serves (GET …/statements/:month), computed by the same
@@ -102,7 +101,9 @@ export async function printStatement(s: Services, o: { workspace: string; json?:
   if (o.month !== undefined) return printMonth(o.workspace, o.month, lines, o.json);
   const t = totals.get(o.workspace);
   const st = fold(await readEvents<BillingEvent>(s.store, streams.billing(o.workspace)));
-  const failed = [...st.deposits.values()].filter((d) => d.status === 'failed').length + [...st.reloads.values()].filter((r) => r.status === 'failed').length;
+  const failed =
+    [...st.deposits.values()].filter((d) => d.status === 'failed').length +
+    [...st.reloads.values()].filter((r) => r.status === 'failed').length;
   if (o.json) {
     out(
       JSON.stringify(
@@ -125,7 +126,9 @@ export async function printStatement(s: Services, o: { workspace: string; json?:
   }
   if (!lines.length && !st.paymentMethod) process.stderr.write(`no billing history for workspace ${o.workspace}\n`);
   out(`Statement for workspace ${o.workspace} (USD; replayed from the event store)`);
-  out(['position'.padStart(10), 'time'.padEnd(24), 'type'.padEnd(20), 'amount'.padStart(18), 'balance'.padStart(18), 'reference'].join('  '));
+  out(
+    ['position'.padStart(10), 'time'.padEnd(24), 'type'.padEnd(20), 'amount'.padStart(18), 'balance'.padStart(18), 'reference'].join('  '),
+  );
   for (const l of lines) {
     const sign = l.amount >= 0n ? '+' : '';
     out(
@@ -187,6 +190,7 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
   out(`Statement for workspace ${workspaceId}, ${month} (UTC; USD; replayed from the event store)`);
   out(`opening balance ${money.opening}`);
   for (const c of st.credits) out(`  ${c.at}  ${c.kind.padEnd(7)}  +${formatUsd(c.amount)}  ${c.paymentReference ?? c.ref}`);
-  for (const u of st.usage) out(`  usage  key ${u.keyId}  ${u.config}  ${u.requests} requests  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`);
+  for (const u of st.usage)
+    out(`  usage  key ${u.keyId}  ${u.config}  ${u.requests} requests  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`);
   out(`deposits ${money.deposits}  reloads ${money.reloads}  debits ${money.debits}  closing balance ${money.closing}`);
 }

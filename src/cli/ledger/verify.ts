@@ -116,7 +116,13 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
     for (const field of ['balance', 'deposited', 'reloaded', 'debited'] as const) {
       const projected = BigInt(h[field] ?? '0');
       if (projected !== r[field]) {
-        differences.push({ workspaceId: ws, projection: 'balances', field, replayed: r[field].toString(), projected: projected.toString() });
+        differences.push({
+          workspaceId: ws,
+          projection: 'balances',
+          field,
+          replayed: r[field].toString(),
+          projected: projected.toString(),
+        });
       }
     }
   }
@@ -124,7 +130,13 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
     const r = atLedger.get(ws) ?? zero;
     const projected = BigInt(ledger.state.get(ws)?.balance ?? '0');
     if (projected !== r.balance) {
-      differences.push({ workspaceId: ws, projection: 'ledger', field: 'balance', replayed: r.balance.toString(), projected: projected.toString() });
+      differences.push({
+        workspaceId: ws,
+        projection: 'ledger',
+        field: 'balance',
+        replayed: r.balance.toString(),
+        projected: projected.toString(),
+      });
     }
   }
   const negative = [...replay.totals.entries()]
@@ -133,7 +145,6 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
   return { position: balances.checkpoint.toString(), workspaces: replay.totals.size, events, differences, negative };
 }
 
-
 /** Prints the verification; exit code 1 on any difference or a balance that went below zero. */
 export async function printVerify(s: Services, o: { json?: boolean }): Promise<void> {
   const r = await verifyLedger(s.store, s.redis, s.ks);
@@ -141,7 +152,9 @@ export async function printVerify(s: Services, o: { json?: boolean }): Promise<v
   else {
     out(`verified ${r.workspaces} workspaces over ${r.events} events at position ${r.position}: ${r.differences.length} differences`);
     for (const d of r.differences) {
-      out(`  ${d.workspaceId} ${d.projection}.${d.field}: replayed ${formatUsd(BigInt(d.replayed))} USD, projected ${formatUsd(BigInt(d.projected))} USD`);
+      out(
+        `  ${d.workspaceId} ${d.projection}.${d.field}: replayed ${formatUsd(BigInt(d.replayed))} USD, projected ${formatUsd(BigInt(d.projected))} USD`,
+      );
     }
     for (const n of r.negative) out(`  ${n.workspaceId}: the replayed balance went below zero (lowest ${formatUsd(BigInt(n.lowest))} USD)`);
   }

@@ -68,7 +68,9 @@ export class SseParser {
 
   private line(line: string): SseEvent | null {
     if (line === '') {
-      const out = this.sawData ? { event: this.event || 'message', data: this.data.length === 1 ? this.data[0] : this.data.join('\n') } : null;
+      const out = this.sawData
+        ? { event: this.event || 'message', data: this.data.length === 1 ? this.data[0] : this.data.join('\n') }
+        : null;
       this.event = '';
       this.data = [];
       this.sawData = false;

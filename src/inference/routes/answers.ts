@@ -12,7 +12,9 @@ export const RATE_LIMIT = {
   'x-ratelimit-reset-requests': 'When the window resets, e.g. `12s`',
 };
 export const CHALLENGE = { 'WWW-Authenticate': '`Bearer`: the scheme the route expects' };
-export const REPLAYED = { 'Idempotent-Replayed': '`true` when this is the recorded answer of an earlier request with the same Idempotency-Key' };
+export const REPLAYED = {
+  'Idempotent-Replayed': '`true` when this is the recorded answer of an earlier request with the same Idempotency-Key',
+};
 
 /**
  * The headers each failure carries, by status. A metered route's answers after the key was read
@@ -55,8 +57,11 @@ export const GENERATION_FAILURES = {
   503: 'The event store, Redis or the read models are unavailable; nothing is billed',
 };
 
-export const ok = (description: string, r: Omit<ResponseContract, 'description'>): ResponseContract => ({ description, headers: REQUEST_ID, ...r });
-
+export const ok = (description: string, r: Omit<ResponseContract, 'description'>): ResponseContract => ({
+  description,
+  headers: REQUEST_ID,
+  ...r,
+});
 
 /** The Idempotency-Key request header of the generation routes (./idempotency.ts). */
 export const idempotencyHeader = z.object({

@@ -11,7 +11,10 @@ import type { RouteKit } from './route-kit';
 
 /** The receipts (members, and the key itself) and the token count (./caller-schemas.ts). */
 export function mountCallerRoutes(r: Router, s: Services, kit: RouteKit): void {
-  const prices = { inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN };
+  const prices = {
+    inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN,
+    outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN,
+  };
 
   mount(r, workspaceReceipt, requireSession(s), requireMember(s), async (_req, res, { params: { requestId } }) => {
     const receipt = await readReceipt(s, requestId, { workspaceId: workspaceOf(res).workspaceId });

@@ -13,10 +13,15 @@ import { PATHS } from './paths';
  * workspace's members and for the key that sent it, and the token count of a body before sending it.
  */
 
-const usd = z.string().regex(/^\d+(\.\d{1,9})?$/).describe('USD as an exact decimal string');
+const usd = z
+  .string()
+  .regex(/^\d+(\.\d{1,9})?$/)
+  .describe('USD as an exact decimal string');
 const requestIdParam = z
   .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, { error: 'requestId must be a request id (the x-request-id of an inference answer, a uuid)' })
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, {
+    error: 'requestId must be a request id (the x-request-id of an inference answer, a uuid)',
+  })
   .describe('The x-request-id of the inference answer, in any case');
 
 export const receiptBody = z
@@ -29,18 +34,28 @@ export const receiptBody = z
     status: z.enum(['open', 'completed']).describe('`open` while the request runs: the billing fields are null until it completes'),
     maxTokens: z.number().int(),
     webSearch: z.boolean(),
-    promptTokens: z.number().int().describe('Prompt tokens counted when the request started (persona, system text and search results included)'),
+    promptTokens: z
+      .number()
+      .int()
+      .describe('Prompt tokens counted when the request started (persona, system text and search results included)'),
     inputTokens: z.number().int().nullable().describe('Prompt tokens billed'),
     outputTokens: z.number().int().nullable().describe('Output tokens billed'),
     prices: z.object({ inputUsdPerToken: usd, outputUsdPerToken: usd }).nullable().describe('The prices the debit applied'),
     cost: usd.nullable().describe('The TokensDebited amount'),
-    hold: z.object({ reserved: usd, released: usd.nullable() }).describe('The most the call could cost, held before generating; released whole when the debit is applied'),
-    finishReason: z.enum(['stop', 'length', 'client_disconnected', 'upstream_error', 'abandoned', 'store_unavailable', 'superseded']).nullable(),
+    hold: z
+      .object({ reserved: usd, released: usd.nullable() })
+      .describe('The most the call could cost, held before generating; released whole when the debit is applied'),
+    finishReason: z
+      .enum(['stop', 'length', 'client_disconnected', 'upstream_error', 'abandoned', 'store_unavailable', 'superseded'])
+      .nullable(),
     durationMs: z.number().int().nullable(),
     requestedAt: z.string(),
     completedAt: z.string().nullable(),
     debit: z
-      .object({ position: z.string().describe('Global position of the TokensDebited event in the event store (the ledger order)'), eventId: z.string() })
+      .object({
+        position: z.string().describe('Global position of the TokensDebited event in the event store (the ledger order)'),
+        eventId: z.string(),
+      })
       .nullable(),
   })
   .meta({ id: 'RequestReceipt' });
@@ -49,7 +64,8 @@ export const workspaceReceipt = route({
   method: 'get',
   path: '/v1/workspaces/:ws/requests/:requestId',
   summary: "One inference request's receipt (members)",
-  description: 'Read from the request\'s events: the key, config and endpoint, tokens and prices billed, cost, hold, finish reason, times and ledger position.',
+  description:
+    "Read from the request's events: the key, config and endpoint, tokens and prices billed, cost, hold, finish reason, times and ledger position.",
   tags: ['inference'],
   security: ['session'],
   params: wsParams.extend({ requestId: requestIdParam }),
@@ -65,7 +81,8 @@ export const keyReceipt = route({
   method: 'get',
   path: `${PATHS.inference}/requests/:requestId`,
   summary: "One request's receipt, for the API key that sent it",
-  description: 'The same receipt as GET /v1/workspaces/{ws}/requests/{requestId}, for requests this key sent only. Free and not rate limited.',
+  description:
+    'The same receipt as GET /v1/workspaces/{ws}/requests/{requestId}, for requests this key sent only. Free and not rate limited.',
   tags: ['inference'],
   security: ['apiKey'],
   params: z.object({ requestId: requestIdParam }),
@@ -78,11 +95,19 @@ export const keyReceipt = route({
 export const tokenCount = z
   .object({
     config: z.enum(MODEL_CONFIGS),
-    prompt_tokens: z.number().int().nullable().describe('Prompt tokens as they will be billed: the rendered prompt with the persona and system text; null when it is over the window (counting stops there)'),
+    prompt_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        'Prompt tokens as they will be billed: the rendered prompt with the persona and system text; null when it is over the window (counting stops there)',
+      ),
     max_tokens: z.number().int(),
     context_window: z.literal(CONTEXT_WINDOW_TOKENS),
     fits: z.boolean().describe('prompt_tokens + max_tokens fit in the context window (else inference answers 400)'),
-    max_cost: usd.nullable().describe('The most the call can cost: what inference would hold (prompt_tokens and max_tokens at the current prices)'),
+    max_cost: usd
+      .nullable()
+      .describe('The most the call can cost: what inference would hold (prompt_tokens and max_tokens at the current prices)'),
     web_search: z.boolean().describe('Web search may add results to the prompt at call time (more tokens than counted here)'),
   })
   .meta({ id: 'TokenCount' });
@@ -92,14 +117,23 @@ export const countTokens = route({
   path: `${PATHS.inference}/tokens`,
   summary: 'Count the tokens of a request before sending it',
   description:
-    'The same body as POST /external/api/inference (and the same 422 for a bad one). Free: nothing is held or billed; it counts against the key\'s rate limit.',
+    "The same body as POST /external/api/inference (and the same 422 for a bad one). Free: nothing is held or billed; it counts against the key's rate limit.",
   tags: ['inference'],
   security: ['apiKey'],
   body: inferenceBodySchema,
   bodyRequired: true,
   responses: {
     200: ok('The count', { schema: tokenCount, headers: { ...REQUEST_ID, ...RATE_LIMIT } }),
-    ...failures(false, { ...AUTH_FAILURES, 413: 'Request body too large (over 2 MB)', 422: 'A field breaks the contract', 429: "The key's rate limit is reached" }, true),
+    ...failures(
+      false,
+      {
+        ...AUTH_FAILURES,
+        413: 'Request body too large (over 2 MB)',
+        422: 'A field breaks the contract',
+        429: "The key's rate limit is reached",
+      },
+      true,
+    ),
   },
 });
 

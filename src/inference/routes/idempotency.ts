@@ -43,12 +43,24 @@ export function idempotency(store: IdempotencyStore, onTakeover: (previousReques
   return async (req, res, next) => {
     const given = req.header(IDEMPOTENCY_HEADER);
     if (given === undefined) return next();
-    if (given.length > 255) throw headerProblem(`${IDEMPOTENCY_HEADER} is ${given.length} characters long; at most 255 are allowed (a uuid is 36)`, 'string_too_long');
-    if (!VALID_KEY.test(given)) throw headerProblem(`${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters, without spaces (e.g. a uuid)`, 'string_pattern_mismatch');
+    if (given.length > 255)
+      throw headerProblem(
+        `${IDEMPOTENCY_HEADER} is ${given.length} characters long; at most 255 are allowed (a uuid is 36)`,
+        'string_too_long',
+      );
+    if (!VALID_KEY.test(given))
+      throw headerProblem(
+        `${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters, without spaces (e.g. a uuid)`,
+        'string_pattern_mismatch',
+      );
 
     const key = store.key(apiKeyOf(res).keyId, given);
     const startedMs = store.nowMs();
-    const claim = await store.claim(key, requestHash(req.method, req.baseUrl + req.path, req.query, req.body), res.locals.inferenceId as string);
+    const claim = await store.claim(
+      key,
+      requestHash(req.method, req.baseUrl + req.path, req.query, req.body),
+      res.locals.inferenceId as string,
+    );
     if (claim.kind === 'mismatch') {
       throw headerProblem(
         `This ${IDEMPOTENCY_HEADER} was already used with a different request (path, query or body); send a new key for a new request`,
@@ -86,7 +98,11 @@ function record(res: Response, store: IdempotencyStore, key: string, token: stri
   const chunks: string[] = [];
   const capture = (chunk: unknown, encoding?: unknown) => {
     if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-    chunks.push(Buffer.isBuffer(chunk) ? chunk.toString('utf8') : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8').toString('utf8'));
+    chunks.push(
+      Buffer.isBuffer(chunk)
+        ? chunk.toString('utf8')
+        : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8').toString('utf8'),
+    );
   };
   const write = res.write.bind(res) as (...a: unknown[]) => boolean;
   const end = res.end.bind(res) as (...a: unknown[]) => Response;

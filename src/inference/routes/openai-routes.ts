@@ -19,79 +19,83 @@ export function mountOpenAiRoutes(r: Router, s: Services, kit: RouteKit): void {
   const { engine, now, generation, prepare, wholeAnswer, generateWhole, requestId, auth } = kit;
 
   // Validated inside `prepare`, after the key is admitted (./admit.ts): deferred.
-  mount(r, chatCompletions, ...generation, deferValidation(async (req, res, read) => {
-    let body!: ReturnType<typeof read>['body'];
-    const prepared = await prepare(req, res, 'openai', () => {
-      const unsupported = unsupportedChatFeature(req.body);
-      if (unsupported) throw new HttpError(400, unsupported);
-      body = read(req).body;
-      return body.request;
-    });
-    const id = `chatcmpl-${prepared.facts.requestId}`;
-    const created = Math.floor(now());
-    const model = body.request.config;
-    const usageOf = (out: Executed) => ({
-      prompt_tokens: out.inputTokens,
-      completion_tokens: out.outputTokens,
-      total_tokens: out.inputTokens + out.outputTokens,
-      // The TokensDebited amount of this request, exact (OpenRouter's name; SDKs keep unknown usage fields).
-      cost: formatUsd(out.costNanoUsd),
-    });
-    if (!body.stream) {
-      const { out, text } = await generateWhole(prepared, res);
-      if (wholeAnswer(out) === 'gone') return;
-      setUsageHeaders(res, out);
-      res.json({
-        id,
-        object: 'chat.completion',
-        created,
-        model,
-        system_fingerprint: engine.backend.modelName(model),
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content: text, refusal: null },
-            logprobs: null,
-            finish_reason: out.result.finishReason,
-          },
-        ],
-        usage: usageOf(out),
+  mount(
+    r,
+    chatCompletions,
+    ...generation,
+    deferValidation(async (req, res, read) => {
+      let body!: ReturnType<typeof read>['body'];
+      const prepared = await prepare(req, res, 'openai', () => {
+        const unsupported = unsupportedChatFeature(req.body);
+        if (unsupported) throw new HttpError(400, unsupported);
+        body = read(req).body;
+        return body.request;
       });
-      return;
-    }
-    const writer = new EventStreamWriter(res);
-    const frames = chatChunkFrames(id, created, model, engine.backend.modelName(model));
-    const openAiError = (message: string, type: string) => ({ error: { message, type, code: null }, detail: message });
-    try {
-      let first = true;
-      const out = await engine.execute(prepared, {
-        signal: disconnectSignal(res),
-        streaming: true,
-        onText: (text) => {
-          const frame = frames.text(text, first);
-          first = false;
-          return writer.write(frame);
-        },
+      const id = `chatcmpl-${prepared.facts.requestId}`;
+      const created = Math.floor(now());
+      const model = body.request.config;
+      const usageOf = (out: Executed) => ({
+        prompt_tokens: out.inputTokens,
+        completion_tokens: out.outputTokens,
+        total_tokens: out.inputTokens + out.outputTokens,
+        // The TokensDebited amount of this request, exact (OpenRouter's name; SDKs keep unknown usage fields).
+        cost: formatUsd(out.costNanoUsd),
       });
-      const failure = streamFailure(out, writer.isStarted);
-      if (failure === 'gone') return void res.end();
-      if (failure) {
-        await writer.send(openAiError(failure.detail, 'api_error')).catch(() => undefined);
-        return writer.end();
+      if (!body.stream) {
+        const { out, text } = await generateWhole(prepared, res);
+        if (wholeAnswer(out) === 'gone') return;
+        setUsageHeaders(res, out);
+        res.json({
+          id,
+          object: 'chat.completion',
+          created,
+          model,
+          system_fingerprint: engine.backend.modelName(model),
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: text, refusal: null },
+              logprobs: null,
+              finish_reason: out.result.finishReason,
+            },
+          ],
+          usage: usageOf(out),
+        });
+        return;
       }
-      const reason = out.result.finishReason;
-      // As OpenAI: usage only when asked (stream_options.include_usage), only in a last chunk with no choices.
-      await writer.write(frames.finish(reason, first));
-      if (body.includeUsage) await writer.send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(out) });
-      await writer.send('[DONE]');
-      writer.end();
-    } catch (err) {
-      await endBrokenStream(s, writer, err, prepared.facts.requestId, openAiError('The stream failed; please retry', 'api_error'));
-    }
-  }));
+      const writer = new EventStreamWriter(res);
+      const frames = chatChunkFrames(id, created, model, engine.backend.modelName(model));
+      const openAiError = (message: string, type: string) => ({ error: { message, type, code: null }, detail: message });
+      try {
+        let first = true;
+        const out = await engine.execute(prepared, {
+          signal: disconnectSignal(res),
+          streaming: true,
+          onText: (text) => {
+            const frame = frames.text(text, first);
+            first = false;
+            return writer.write(frame);
+          },
+        });
+        const failure = streamFailure(out, writer.isStarted);
+        if (failure === 'gone') return void res.end();
+        if (failure) {
+          await writer.send(openAiError(failure.detail, 'api_error')).catch(() => undefined);
+          return writer.end();
+        }
+        const reason = out.result.finishReason;
+        // As OpenAI: usage only when asked (stream_options.include_usage), only in a last chunk with no choices.
+        await writer.write(frames.finish(reason, first));
+        if (body.includeUsage) await writer.send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(out) });
+        await writer.send('[DONE]');
+        writer.end();
+      } catch (err) {
+        await endBrokenStream(s, writer, err, prepared.facts.requestId, openAiError('The stream failed; please retry', 'api_error'));
+      }
+    }),
+  );
 
-  const modelList = () =>
-    MODEL_CONFIGS.map((id) => ({ id, object: 'model', created: MODELS_CREATED, owned_by: 'tollgate' }));
+  const modelList = () => MODEL_CONFIGS.map((id) => ({ id, object: 'model', created: MODELS_CREATED, owned_by: 'tollgate' }));
   // Not counted (listing models is not an inference request), but answered with the key's
   // rate-limit headers like every authenticated answer.
   const rateHeaders = kit.rateHeaders;
@@ -169,7 +173,8 @@ export function chatChunkFrames(id: string, created: number, model: string, fing
   const head =
     `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${JSON.stringify(created)},` +
     `"model":${JSON.stringify(model)},"system_fingerprint":${JSON.stringify(fingerprint)},"choices":[{"index":0,"delta":`;
-  const frame = (delta: string, finish: string | null) => `${head}${delta},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
+  const frame = (delta: string, finish: string | null) =>
+    `${head}${delta},"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]}\n\n`;
   return {
     /** A chunk of text; the first one also carries the assistant's role. */
     text: (text: string, first: boolean) => frame(`{${first ? '"role":"assistant",' : ''}"content":${JSON.stringify(text)}}`, null),

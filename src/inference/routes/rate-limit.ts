@@ -81,7 +81,14 @@ export function rateHeadersOnly(redis: Redis, counterPrefix: string, defaultPerM
       const [count, ttl] = seen;
       const limit = key.rateLimit && key.rateLimit > 0 ? key.rateLimit : defaultPerMinute;
       const used = Number(count ?? 0);
-      res.set(rateHeadersOf({ allowed: used < limit, limit, remaining: Math.max(limit - used, 0), resetMs: ttl > 0 ? ttl : WINDOW_SECONDS * 1000 }).headers);
+      res.set(
+        rateHeadersOf({
+          allowed: used < limit,
+          limit,
+          remaining: Math.max(limit - used, 0),
+          resetMs: ttl > 0 ? ttl : WINDOW_SECONDS * 1000,
+        }).headers,
+      );
     }
     next();
   };

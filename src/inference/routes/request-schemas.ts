@@ -27,7 +27,10 @@ const maxTokens = z
 const stopString = z.string().max(LIMITS.stopStringLength, { error: `a stop string is at most ${LIMITS.stopStringLength} characters` });
 const stopList = z.array(stopString).max(LIMITS.stopStrings, { error: `at most ${LIMITS.stopStrings} stop strings` });
 
-const metaString = z.string().max(LIMITS.metadataLength, { error: `at most ${LIMITS.metadataLength} characters` }).nullish();
+const metaString = z
+  .string()
+  .max(LIMITS.metadataLength, { error: `at most ${LIMITS.metadataLength} characters` })
+  .nullish();
 
 const metadataSchema = z
   .object({
@@ -92,23 +95,21 @@ export const inferenceBodySchema = z
     metadata: metadataSchema,
     seed,
   })
-  .transform(
-    (b): InferenceRequest => ({
-      config: b.config,
-      context: b.context.map((e) => ({
-        type: e.type,
-        text: e.text,
-        ...(e.ts !== null && e.ts !== undefined ? { tsMs: tsToMillis(e.ts) } : {}),
-      })),
-      temperature: b.temperature,
-      topP: b.top_p,
-      maxTokens: b.max_tokens,
-      stop: (b.stop_tokens ?? []).filter((s) => s.length > 0),
-      webSearch: b.web_search ?? DEFAULTS.webSearch,
-      metadata: b.metadata,
-      ...(b.seed !== null && b.seed !== undefined ? { seed: b.seed } : {}),
-    }),
-  );
+  .transform((b): InferenceRequest => ({
+    config: b.config,
+    context: b.context.map((e) => ({
+      type: e.type,
+      text: e.text,
+      ...(e.ts !== null && e.ts !== undefined ? { tsMs: tsToMillis(e.ts) } : {}),
+    })),
+    temperature: b.temperature,
+    topP: b.top_p,
+    maxTokens: b.max_tokens,
+    stop: (b.stop_tokens ?? []).filter((s) => s.length > 0),
+    webSearch: b.web_search ?? DEFAULTS.webSearch,
+    metadata: b.metadata,
+    ...(b.seed !== null && b.seed !== undefined ? { seed: b.seed } : {}),
+  }));
 
 const TEXT_ONLY = 'only text content parts are supported';
 
@@ -117,7 +118,10 @@ const content = z.union([
   z.string(),
   z.array(
     z
-      .object({ type: z.string({ error: 'a content part needs a type' }), text: z.string({ error: 'a text part needs a text string' }).optional() })
+      .object({
+        type: z.string({ error: 'a content part needs a type' }),
+        text: z.string({ error: 'a text part needs a text string' }).optional(),
+      })
       .superRefine((p, ctx) => {
         if (p.type !== 'text') ctx.addIssue({ code: 'custom', path: ['type'], message: `${TEXT_ONLY} (got "${p.type.slice(0, 40)}")` });
         else if (p.text === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'a text part needs a text string' });
@@ -134,7 +138,7 @@ const content = z.union([
 export function unsupportedChatFeature(body: unknown): string | null {
   if (!body || typeof body !== 'object') return null;
   const b = body as Record<string, unknown>;
-  const nonEmpty = (v: unknown) => Array.isArray(v) ? v.length > 0 : v !== undefined && v !== null;
+  const nonEmpty = (v: unknown) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== null);
   if (nonEmpty(b.tools) || nonEmpty(b.functions)) {
     return 'tools are not supported: this service generates text only and never calls tools or functions; send the request without "tools"';
   }
@@ -150,7 +154,9 @@ export function unsupportedChatFeature(body: unknown): string | null {
   if (Array.isArray(b.messages)) {
     for (const m of b.messages as Array<{ content?: unknown }>) {
       if (!Array.isArray(m?.content)) continue;
-      const other = (m.content as Array<{ type?: unknown }>).find((p) => p && typeof p === 'object' && p.type !== 'text' && typeof p.type === 'string');
+      const other = (m.content as Array<{ type?: unknown }>).find(
+        (p) => p && typeof p === 'object' && p.type !== 'text' && typeof p.type === 'string',
+      );
       if (other) return `${TEXT_ONLY}: this service reads text only (got a "${String(other.type).slice(0, 40)}" part)`;
     }
   }

@@ -13,7 +13,9 @@ export const inferenceChunk = z
   .object({ created, idx: z.number().int().min(0), index: z.number().int().min(0).describe('Same as idx'), text: z.string() })
   .meta({ id: 'InferenceChunk' });
 
-export const streamError = z.object({ detail: z.string() }).meta({ id: 'StreamError', description: 'Sent as `event: error` when the stream fails after it started' });
+export const streamError = z
+  .object({ detail: z.string() })
+  .meta({ id: 'StreamError', description: 'Sent as `event: error` when the stream fails after it started' });
 
 const finishReason = z.enum(['stop', 'length']);
 
@@ -22,7 +24,10 @@ export const chatUsage = z
     prompt_tokens: z.number().int(),
     completion_tokens: z.number().int(),
     total_tokens: z.number().int(),
-    cost: z.string().regex(/^\d+(\.\d{1,9})?$/).describe('What the call cost, USD as an exact decimal string (the TokensDebited amount)'),
+    cost: z
+      .string()
+      .regex(/^\d+(\.\d{1,9})?$/)
+      .describe('What the call cost, USD as an exact decimal string (the TokensDebited amount)'),
   })
   .meta({ id: 'ChatCompletionUsage' });
 
@@ -71,7 +76,7 @@ export const budgetRefusalBody = z
   .object({
     scope: z.string().describe('`key` or `member`: whose budget refused'),
     keyId: z.string(),
-    userId: z.string().nullable().describe("The member whose budget refused (scope `member`), else null"),
+    userId: z.string().nullable().describe('The member whose budget refused (scope `member`), else null'),
     period: z.string().describe('The budget period, e.g. `monthly`'),
     limit: usdString,
     spent: usdString,
@@ -94,7 +99,9 @@ export const openAiErrorBody = z
   .object({
     detail: z.union([z.string(), z.array(validationIssue)]),
     budget: budgetRefusalBody.optional().describe('On a 402 a budget refused (not the balance)'),
-    error: openAiErrorObject.optional().describe('Absent when the body is refused before the route reads it (not JSON, not UTF-8, too large)'),
+    error: openAiErrorObject
+      .optional()
+      .describe('Absent when the body is refused before the route reads it (not JSON, not UTF-8, too large)'),
   })
   .meta({ id: 'OpenAiError' });
 

@@ -50,7 +50,14 @@ export function streamFailure(out: Executed, started: boolean): 'gone' | { detai
 }
 
 /** A stream that broke after it started: logged, told to the caller in its own format, ended. Before it started, the error is rethrown. */
-export async function endBrokenStream(s: Services, writer: EventStreamWriter, err: unknown, requestId: string, frame: unknown, event?: string): Promise<void> {
+export async function endBrokenStream(
+  s: Services,
+  writer: EventStreamWriter,
+  err: unknown,
+  requestId: string,
+  frame: unknown,
+  event?: string,
+): Promise<void> {
   if (!writer.isStarted) throw err;
   s.log.error({ err, requestId }, 'stream failed after it started');
   await writer.send(frame, event).catch(() => undefined);
@@ -76,8 +83,22 @@ export function routeKit(s: Services, deps: RouterDeps) {
   const chain = [requestId];
   const rateHeaders = rateHeadersOnly(s.redis, deps.rateCounterPrefix, deps.ratePerMinute);
   // Free calls counted like metered ones (the token count): key check and count, nothing held.
-  const counted = [requestId, countedOnly({ admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) })];
-  const prepare = admitter({ engine, admission: deps.admission, now: s.now, defaultPerMinute: deps.ratePerMinute, ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}) });
+  const counted = [
+    requestId,
+    countedOnly({
+      admission: deps.admission,
+      now: s.now,
+      defaultPerMinute: deps.ratePerMinute,
+      ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}),
+    }),
+  ];
+  const prepare = admitter({
+    engine,
+    admission: deps.admission,
+    now: s.now,
+    defaultPerMinute: deps.ratePerMinute,
+    ...(deps.onKeyUsed ? { onKeyUsed: deps.onKeyUsed } : {}),
+  });
   // The generation routes: a retry with a used Idempotency-Key is answered before anything is
   // admitted or billed. The reply is kept per key, so a request that carries the header is
   // authenticated first (one lookup, no count); the admission script checks the key again.

@@ -30,14 +30,17 @@ export const inference = route({
   method: 'post',
   path: PATHS.inference,
   summary: 'Generate a reply',
-  description: 'Renders the context under the config\'s persona, reserves the most it can cost, generates and bills the tokens used.',
+  description: "Renders the context under the config's persona, reserves the most it can cost, generates and bills the tokens used.",
   tags: ['inference'],
   security: ['apiKey'],
   headers: idempotencyHeader,
   body: inferenceBodySchema,
   bodyRequired: true,
   responses: {
-    200: ok('The whole reply; what it cost is in the x-usage-* headers', { schema: inferenceResponse, headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED } }),
+    200: ok('The whole reply; what it cost is in the x-usage-* headers', {
+      schema: inferenceResponse,
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED },
+    }),
     ...failures(false, GENERATION_FAILURES, true),
   },
 });
@@ -90,7 +93,14 @@ export const chatCompletions = route({
       schema: chatCompletion,
       also: [{ contentType: 'text/event-stream', eventSchema: z.union([chatCompletionChunk, openAiStreamError]) }],
     }),
-    ...failures(true, { ...GENERATION_FAILURES, 400: 'An unsupported feature (tools, response_format, non-text parts), or a prompt over the context window' }, true),
+    ...failures(
+      true,
+      {
+        ...GENERATION_FAILURES,
+        400: 'An unsupported feature (tools, response_format, non-text parts), or a prompt over the context window',
+      },
+      true,
+    ),
   },
 });
 
@@ -98,10 +108,14 @@ export const listModels = route({
   method: 'get',
   path: PATHS.models,
   summary: 'List the models (configs)',
-  description: "The configs a request may name as `model` (or `config` on the spec routes), in OpenAI's list shape. Free: not billed and not counted in the rate limit, but it answers the key's x-ratelimit-* headers.",
+  description:
+    "The configs a request may name as `model` (or `config` on the spec routes), in OpenAI's list shape. Free: not billed and not counted in the rate limit, but it answers the key's x-ratelimit-* headers.",
   tags: ['openai'],
   security: ['apiKey'],
-  responses: { 200: ok('Every config', { schema: modelList, headers: { ...REQUEST_ID, ...RATE_LIMIT } }), ...failures(true, AUTH_FAILURES, true) },
+  responses: {
+    200: ok('Every config', { schema: modelList, headers: { ...REQUEST_ID, ...RATE_LIMIT } }),
+    ...failures(true, AUTH_FAILURES, true),
+  },
 });
 
 export const getModel = route({

@@ -22,7 +22,10 @@ export function setUsageHeaders(res: Response, out: Executed): void {
   res.setHeader('x-usage-cost-usd', formatUsd(out.costNanoUsd));
 }
 
-const usd = z.string().regex(/^\d+(\.\d{1,9})?$/).describe('USD as an exact decimal string');
+const usd = z
+  .string()
+  .regex(/^\d+(\.\d{1,9})?$/)
+  .describe('USD as an exact decimal string');
 
 /** The last frame of a spec stream asked for with `?include_usage=true`, sent as `event: usage`. */
 export const inferenceUsage = z

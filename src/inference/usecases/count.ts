@@ -27,7 +27,12 @@ export interface TokenCount {
 
 export function countRequest(request: InferenceRequest, prices: Prices, now: Date): TokenCount {
   const prompt = renderPrompt({ config: request.config, context: request.context, metadata: request.metadata, now });
-  const base = { config: request.config, max_tokens: request.maxTokens, context_window: CONTEXT_WINDOW_TOKENS, web_search: request.webSearch } as const;
+  const base = {
+    config: request.config,
+    max_tokens: request.maxTokens,
+    context_window: CONTEXT_WINDOW_TOKENS,
+    web_search: request.webSearch,
+  } as const;
   if (prompt.text.length > MAX_PROMPT_CHARS) return { ...base, prompt_tokens: null, fits: false, max_cost: null };
   // Counted only while it can still fit: a long prompt costs what the largest admissible one does.
   const promptTokens = countWithin(prompt.segments, CONTEXT_WINDOW_TOKENS);

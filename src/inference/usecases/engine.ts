@@ -1,12 +1,6 @@
 import { periodIdsAt } from '../../platform/budget-periods';
 import type { Reservations } from '../../billing';
-import {
-  completed,
-  contextWindowProblem,
-  CONTEXT_WINDOW_TOKENS,
-  RequestFacts,
-  requested,
-} from '../metering';
+import { completed, contextWindowProblem, CONTEXT_WINDOW_TOKENS, RequestFacts, requested } from '../metering';
 import { DomainError } from '../../platform/errors';
 import { Prices, tokenCost } from '../metering';
 import { streams } from '../../platform/streams';
@@ -141,7 +135,13 @@ export class InferenceEngine {
       const withResults = renderPrompt({ ...request, now, search: { query, results } });
       const tokens = countSegments(withResults.segments);
       if (!contextWindowProblem(tokens, request.maxTokens)) {
-        return { ...plan, prompt: withResults, promptTokens: tokens, reserved: tokenCost(this.opts.prices, tokens, request.maxTokens), searched: true };
+        return {
+          ...plan,
+          prompt: withResults,
+          promptTokens: tokens,
+          reserved: tokenCost(this.opts.prices, tokens, request.maxTokens),
+          searched: true,
+        };
       }
       results = results.slice(0, -1);
     }
@@ -174,14 +174,16 @@ export class InferenceEngine {
     // lands, and if it fails the upstream call is aborted and the hold released.
     const e = requested(facts, plan.reserved);
     const committed = this.s.store
-      .append(streams.inference(requestId), [{ id: this.s.newId(), type: e.type, data: e.data, metadata }], { expectedRevision: 'no_stream' })
+      .append(streams.inference(requestId), [{ id: this.s.newId(), type: e.type, data: e.data, metadata }], {
+        expectedRevision: 'no_stream',
+      })
       .then(
         () => undefined,
         async (err: unknown) => {
           // Never serve unmetered: without InferenceRequested there is no generation.
-          await this.opts.reservations.release(key.workspaceId, requestId).catch((e) =>
-            this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'),
-          );
+          await this.opts.reservations
+            .release(key.workspaceId, requestId)
+            .catch((e) => this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'));
           throw err; // StoreUnavailable → 503 through the error mapper
         },
       );

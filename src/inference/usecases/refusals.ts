@@ -15,7 +15,16 @@ export function paymentRefusal(key: KeyRecord, reserved: NanoUsd, held: ReserveR
     const b = held.budget;
     const left = budgetLeft(b.budget, b.spent, b.heldByOthers);
     const resetsAt = periodWindow(b.period, now).resetsAt.toISOString();
-    const detail = budgetRefusal({ scope: b.scope, keyName: key.name, ...(b.userId ? { member: `user ${b.userId}` } : {}), budget: b.budget, period: b.period, left, required: reserved, resetsAt });
+    const detail = budgetRefusal({
+      scope: b.scope,
+      keyName: key.name,
+      ...(b.userId ? { member: `user ${b.userId}` } : {}),
+      budget: b.budget,
+      period: b.period,
+      left,
+      required: reserved,
+      resetsAt,
+    });
     return withFields(new DomainError('payment_required', detail), {
       budget: {
         scope: b.scope,
@@ -32,7 +41,10 @@ export function paymentRefusal(key: KeyRecord, reserved: NanoUsd, held: ReserveR
     });
   }
   const available = held.available > 0n ? held.available : 0n;
-  return new DomainError('payment_required', `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`);
+  return new DomainError(
+    'payment_required',
+    `Insufficient balance: ${formatUsd(available)} USD available, ${formatUsd(reserved)} USD required`,
+  );
 }
 
 /** Redis (or any infrastructure) failure while reserving → unavailable (503), never a 500. */

@@ -17,7 +17,12 @@ export async function closeSuperseded(s: Services, prices: Prices, requestId: st
   try {
     await s.store.append(
       stream,
-      close.map((e) => ({ id: s.newId(), type: e.type, data: e.data, metadata: { actor: `apikey:${e.data.keyId}`, correlationId: requestId } })),
+      close.map((e) => ({
+        id: s.newId(),
+        type: e.type,
+        data: e.data,
+        metadata: { actor: `apikey:${e.data.keyId}`, correlationId: requestId },
+      })),
       { expectedRevision: 0n },
     );
   } catch (err) {

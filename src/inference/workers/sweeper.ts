@@ -111,7 +111,10 @@ export async function startSweeper(s: Services): Promise<{ close(): Promise<void
     store: s.store,
     redis: s.redis,
     ks: s.ks,
-    prices: { inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN },
+    prices: {
+      inputNanoUsdPerToken: s.config.PRICE_INPUT_NANO_USD_PER_TOKEN,
+      outputNanoUsdPerToken: s.config.PRICE_OUTPUT_NANO_USD_PER_TOKEN,
+    },
     now: s.now,
     newId: s.newId,
     log,

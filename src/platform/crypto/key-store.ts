@@ -64,7 +64,11 @@ export class WrappedKeyStore implements KeyStore {
     const found = (await this.get([subject])).get(subject);
     if (found === null) throw new SubjectErased(subject);
     if (found) return found;
-    await this.rows.insertIfAbsent({ subject, masterKeyId: this.master.current.id, wrapped: seal(this.master.current.key, randomBytes(32), aad(subject)) });
+    await this.rows.insertIfAbsent({
+      subject,
+      masterKeyId: this.master.current.id,
+      wrapped: seal(this.master.current.key, randomBytes(32), aad(subject)),
+    });
     const made = (await this.get([subject])).get(subject);
     if (!made) throw new SubjectErased(subject);
     return made;
@@ -77,7 +81,9 @@ export class WrappedKeyStore implements KeyStore {
   rewrapAll(): Promise<number> {
     const cur = this.master.current;
     return this.rows.rewrap((r) =>
-      r.masterKeyId === cur.id || r.wrapped === null ? null : { subject: r.subject, masterKeyId: cur.id, wrapped: seal(cur.key, this.unwrap(r), aad(r.subject)) },
+      r.masterKeyId === cur.id || r.wrapped === null
+        ? null
+        : { subject: r.subject, masterKeyId: cur.id, wrapped: seal(cur.key, this.unwrap(r), aad(r.subject)) },
     );
   }
 

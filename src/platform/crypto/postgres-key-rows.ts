@@ -40,17 +40,19 @@ export class PostgresKeyRows implements KeyRows {
 
   async insertIfAbsent(row: KeyRow): Promise<void> {
     await this.init();
-    await this.pool.query('INSERT INTO tollgate_data_keys (subject, master_key_id, wrapped) VALUES ($1, $2, $3) ON CONFLICT (subject) DO NOTHING', [
-      row.subject,
-      row.masterKeyId,
-      row.wrapped,
-    ]);
+    await this.pool.query(
+      'INSERT INTO tollgate_data_keys (subject, master_key_id, wrapped) VALUES ($1, $2, $3) ON CONFLICT (subject) DO NOTHING',
+      [row.subject, row.masterKeyId, row.wrapped],
+    );
   }
 
   async tombstone(subject: string): Promise<boolean> {
     await this.init();
     return this.inTransaction(async (c) => {
-      const old = await c.query<{ live: boolean }>('SELECT wrapped IS NOT NULL AS live FROM tollgate_data_keys WHERE subject = $1 FOR UPDATE', [subject]);
+      const old = await c.query<{ live: boolean }>(
+        'SELECT wrapped IS NOT NULL AS live FROM tollgate_data_keys WHERE subject = $1 FOR UPDATE',
+        [subject],
+      );
       await c.query(
         `INSERT INTO tollgate_data_keys AS k (subject, master_key_id, wrapped, destroyed) VALUES ($1, NULL, NULL, now())
          ON CONFLICT (subject) DO UPDATE SET wrapped = NULL, master_key_id = NULL, destroyed = COALESCE(k.destroyed, now())`,
@@ -63,12 +65,18 @@ export class PostgresKeyRows implements KeyRows {
   async rewrap(change: (row: KeyRow) => KeyRow | null): Promise<number> {
     await this.init();
     return this.inTransaction(async (c) => {
-      const rows = await c.query<KeyRow>('SELECT subject, master_key_id AS "masterKeyId", wrapped FROM tollgate_data_keys WHERE wrapped IS NOT NULL FOR UPDATE');
+      const rows = await c.query<KeyRow>(
+        'SELECT subject, master_key_id AS "masterKeyId", wrapped FROM tollgate_data_keys WHERE wrapped IS NOT NULL FOR UPDATE',
+      );
       let n = 0;
       for (const r of rows.rows) {
         const next = change(r);
         if (!next) continue;
-        await c.query('UPDATE tollgate_data_keys SET master_key_id = $2, wrapped = $3 WHERE subject = $1', [next.subject, next.masterKeyId, next.wrapped]);
+        await c.query('UPDATE tollgate_data_keys SET master_key_id = $2, wrapped = $3 WHERE subject = $1', [
+          next.subject,
+          next.masterKeyId,
+          next.wrapped,
+        ]);
         n++;
       }
       return n;

@@ -123,7 +123,10 @@ export class ProtectedStore implements EventStore {
     for (const [k, v] of Object.entries(data)) if (!p.fields.includes(k)) out[k] = v;
     out.subject = subject;
     for (const f of p.fields) {
-      out[`${f}Enc`] = key === null || data[f] === undefined || data[f] === ERASED ? null : seal(key, JSON.stringify(data[f]), `${p.storedAs}:${f}:${subject}`);
+      out[`${f}Enc`] =
+        key === null || data[f] === undefined || data[f] === ERASED
+          ? null
+          : seal(key, JSON.stringify(data[f]), `${p.storedAs}:${f}:${subject}`);
     }
     return { ...e, type: p.storedAs, data: out };
   }

@@ -37,7 +37,9 @@ export class SqliteKeyRows implements KeyRows {
   }
 
   async insertIfAbsent(r: KeyRow): Promise<void> {
-    this.db.prepare('INSERT INTO data_keys (subject, master_key_id, wrapped) VALUES (?, ?, ?) ON CONFLICT(subject) DO NOTHING').run(r.subject, r.masterKeyId, r.wrapped);
+    this.db
+      .prepare('INSERT INTO data_keys (subject, master_key_id, wrapped) VALUES (?, ?, ?) ON CONFLICT(subject) DO NOTHING')
+      .run(r.subject, r.masterKeyId, r.wrapped);
   }
 
   async tombstone(subject: string): Promise<boolean> {
@@ -58,7 +60,9 @@ export class SqliteKeyRows implements KeyRows {
   async rewrap(change: (row: KeyRow) => KeyRow | null): Promise<number> {
     return this.db
       .transaction(() => {
-        const rows = this.db.prepare('SELECT subject, master_key_id AS masterKeyId, wrapped FROM data_keys WHERE wrapped IS NOT NULL').all() as KeyRow[];
+        const rows = this.db
+          .prepare('SELECT subject, master_key_id AS masterKeyId, wrapped FROM data_keys WHERE wrapped IS NOT NULL')
+          .all() as KeyRow[];
         const update = this.db.prepare('UPDATE data_keys SET master_key_id = ?, wrapped = ? WHERE subject = ?');
         let n = 0;
         for (const r of rows) {

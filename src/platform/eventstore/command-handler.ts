@@ -20,7 +20,10 @@ export interface Decision<R, E extends Event = Event> {
 }
 
 /** A stream's events, typed as the events its decider folds: a stream only ever holds those (docs/ARCHITECTURE.md). */
-export async function readEvents<E extends Event>(store: EventStore, stream: string): Promise<Array<Omit<RecordedEvent, 'type' | 'data'> & EventRecord<E>>> {
+export async function readEvents<E extends Event>(
+  store: EventStore,
+  stream: string,
+): Promise<Array<Omit<RecordedEvent, 'type' | 'data'> & EventRecord<E>>> {
   return (await store.readStream(stream)) as unknown as Array<Omit<RecordedEvent, 'type' | 'data'> & EventRecord<E>>;
 }
 

@@ -376,12 +376,7 @@ export class EsdbEventStore implements EventStore {
   }
 
   /** One append with an exact revision (or no_stream), as the server does it. */
-  private async appendAt(
-    stream: string,
-    events: NewEvent[],
-    at: bigint | 'no_stream',
-    reported: ExpectedRevision,
-  ): Promise<AppendResult> {
+  private async appendAt(stream: string, events: NewEvent[], at: bigint | 'no_stream', reported: ExpectedRevision): Promise<AppendResult> {
     const proposed = events.map((e) =>
       jsonEvent({ id: e.id, type: e.type, data: e.data as JSONType, metadata: (e.metadata ?? {}) as JSONType }),
     );

@@ -78,11 +78,29 @@ export interface PendingAppend {
 
 const COLUMNS = `position, event_id, stream_id, stream_revision, type, data, metadata,
   to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created`;
-type Row = [position: string, eventId: string, streamId: string, revision: string, type: string, data: unknown, metadata: unknown, created: string];
+type Row = [
+  position: string,
+  eventId: string,
+  streamId: string,
+  revision: string,
+  type: string,
+  data: unknown,
+  metadata: unknown,
+  created: string,
+];
 /** The same columns with the JSON as text, parsed by us (./decode.ts): only when read, for types a reader skips. */
 const COLUMNS_JSON_TEXT = `position, event_id, stream_id, stream_revision, type, data::text, metadata::text,
   to_char(created AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created`;
-type TextRow = [position: string, eventId: string, streamId: string, revision: string, type: string, data: string, metadata: string, created: string];
+type TextRow = [
+  position: string,
+  eventId: string,
+  streamId: string,
+  revision: string,
+  type: string,
+  data: string,
+  metadata: string,
+  created: string,
+];
 
 /** int8 stays a string (parsed to bigint by us); json is parsed; nothing else is touched. */
 const TYPES = {
@@ -93,7 +111,16 @@ const TYPES = {
 };
 
 /** Node network errors and the SQLSTATE classes that mean "the store is not there right now". */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)/;
 
 function isUnavailable(err: unknown): boolean {
@@ -208,10 +235,19 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    const p: Omit<PendingAppend, 'resolve' | 'reject'> = { stream, expected: opts.expectedRevision, ids: [], types: [], data: [], meta: [] };
+    const p: Omit<PendingAppend, 'resolve' | 'reject'> = {
+      stream,
+      expected: opts.expectedRevision,
+      ids: [],
+      types: [],
+      data: [],
+      meta: [],
+    };
     assertAppendable(stream, events);
     if (events.length > MAX_EVENTS_PER_TX) {
-      throw new RangeError(`append to ${stream}: at most ${MAX_EVENTS_PER_TX} events per append on PostgreSQL (positions number the events of one transaction in 16 bits)`);
+      throw new RangeError(
+        `append to ${stream}: at most ${MAX_EVENTS_PER_TX} events per append on PostgreSQL (positions number the events of one transaction in 16 bits)`,
+      );
     }
     for (const e of events) {
       p.ids.push(e.id);
@@ -398,7 +434,9 @@ export class PostgresEventStore implements EventStore {
       } catch {
         if (Date.now() + backoff > deadline || this.closed) {
           for (const p of batch) {
-            p.reject(new StoreUnavailable(`event store append failed; whether it was written is unknown: ${(cause as Error).message}`, { cause }));
+            p.reject(
+              new StoreUnavailable(`event store append failed; whether it was written is unknown: ${(cause as Error).message}`, { cause }),
+            );
           }
           return;
         }
@@ -581,7 +619,10 @@ export class PostgresEventStore implements EventStore {
   /** One dedicated connection LISTENs for appends made by other processes; reconnects with backoff. */
   private ensureListener(): void {
     if (this.listener || this.listenerRetry || this.closed || this.subscribers === 0) return;
-    const client = new Client({ connectionString: this.opts.connectionString, connectionTimeoutMillis: this.opts.connectTimeoutMs ?? 5_000 });
+    const client = new Client({
+      connectionString: this.opts.connectionString,
+      connectionTimeoutMillis: this.opts.connectTimeoutMs ?? 5_000,
+    });
     this.listener = client;
     const lost = () => {
       if (this.listener !== client) return;
@@ -631,7 +672,8 @@ export class PostgresEventStore implements EventStore {
     if (this.closing) return;
     this.closing = true;
     // Appends already accepted are written before the pool closes.
-    while (this.inFlight > 0 || this.flushScheduled || this.queue.length > 0) await this.idle.then(() => new Promise((r) => setImmediate(r)));
+    while (this.inFlight > 0 || this.flushScheduled || this.queue.length > 0)
+      await this.idle.then(() => new Promise((r) => setImmediate(r)));
     this.closed = true;
     this.stopListener();
     this.appended.emit('appended');

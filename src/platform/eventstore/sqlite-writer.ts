@@ -113,9 +113,7 @@ export class SqliteWriter {
   constructor(private readonly db: Database.Database) {
     this.stmts = {
       lastRevision: db.prepare('SELECT MAX(stream_revision) AS r FROM events WHERE stream_id = ?').safeIntegers(true),
-      byEventId: db
-        .prepare('SELECT stream_id, stream_revision, position FROM events WHERE event_id = ?')
-        .safeIntegers(true),
+      byEventId: db.prepare('SELECT stream_id, stream_revision, position FROM events WHERE event_id = ?').safeIntegers(true),
       insert: db.prepare(
         'INSERT INTO events (event_id, stream_id, stream_revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -214,9 +212,7 @@ export class SqliteWriter {
    */
   private findIdempotentReplay(stream: string, events: Encoded[], expected: ExpectedRevision): AppendResult | null {
     if (events.length === 0) return null;
-    const first = this.stmts.byEventId.get(events[0].id) as
-      | { stream_id: string; stream_revision: bigint; position: bigint }
-      | undefined;
+    const first = this.stmts.byEventId.get(events[0].id) as { stream_id: string; stream_revision: bigint; position: bigint } | undefined;
     if (!first) return null;
     const start = first.stream_revision;
     let matches =

@@ -38,7 +38,16 @@ const COLUMNS = 'position, event_id, stream_id, stream_revision, type, data, met
 /** How many streams' last committed revision the store remembers (see `committed`). */
 const COMMITTED_STREAMS = 4096;
 
-type Row = [position: bigint, eventId: string, streamId: string, revision: bigint, type: string, data: string, metadata: string, created: string];
+type Row = [
+  position: bigint,
+  eventId: string,
+  streamId: string,
+  revision: bigint,
+  type: string,
+  data: string,
+  metadata: string,
+  created: string,
+];
 
 function encode(e: NewEvent): Encoded {
   return { id: e.id, type: e.type, data: toJson(e.data, `${e.type}.data`), metadata: toJson(e.metadata ?? {}, `${e.type}.metadata`) };
@@ -206,10 +215,7 @@ export class SqliteEventStore implements EventStore {
         .prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND stream_revision <= ? ORDER BY stream_revision DESC LIMIT ?`)
         .safeIntegers(true)
         .raw(true),
-      readAll: db
-        .prepare(`SELECT ${COLUMNS} FROM events WHERE position >= ? ORDER BY position ASC LIMIT ?`)
-        .safeIntegers(true)
-        .raw(true),
+      readAll: db.prepare(`SELECT ${COLUMNS} FROM events WHERE position >= ? ORDER BY position ASC LIMIT ?`).safeIntegers(true).raw(true),
       head: db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events').safeIntegers(true),
       lastRevision: db.prepare('SELECT MAX(stream_revision) AS r FROM events WHERE stream_id = ?').safeIntegers(true),
       idStored: db.prepare('SELECT 1 FROM events WHERE event_id = ?'),

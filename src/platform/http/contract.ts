@@ -124,7 +124,11 @@ function checkHeaders(schema: z.ZodObject | undefined, req: Request): unknown {
   const seen = new Set<PropertyKey>();
   const detail = r.error.issues
     .filter((i) => !seen.has(i.path[0]) && seen.add(i.path[0]))
-    .map((i) => ({ loc: ['header', ...i.path.map(String)], msg: i.message, type: sent[String(i.path[0])] === undefined ? 'missing' : i.code }));
+    .map((i) => ({
+      loc: ['header', ...i.path.map(String)],
+      msg: i.message,
+      type: sent[String(i.path[0])] === undefined ? 'missing' : i.code,
+    }));
   throw new HttpError(422, detail);
 }
 

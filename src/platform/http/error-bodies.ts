@@ -7,7 +7,10 @@ import { errorBody, validationErrorBody } from './error-schemas';
 export const problem = (description: string): ResponseContract => ({ description, schema: errorBody });
 
 /** 422 in FastAPI's list format. */
-export const invalidInput = (description = 'A value breaks a documented constraint'): ResponseContract => ({ description, schema: validationErrorBody });
+export const invalidInput = (description = 'A value breaks a documented constraint'): ResponseContract => ({
+  description,
+  schema: validationErrorBody,
+});
 
 /** The answers of every route behind requireSession. */
 export const sessionErrors = {

@@ -6,20 +6,34 @@ import { projectionStatus } from '../projections/status';
  * Gauges read at scrape time from the source of truth: projection checkpoints and lag (Redis and
  * the event store), open reservations (Redis), BullMQ queue depth per state.
  */
-export async function registerCollectors(s: Services, opts: { projections: string[]; queues: string[] }): Promise<{ close(): Promise<void> }> {
+export async function registerCollectors(
+  s: Services,
+  opts: { projections: string[]; queues: string[] },
+): Promise<{ close(): Promise<void> }> {
   const m = s.metrics;
   const statuses = async () => projectionStatus(s.store, s.redis, s.ks, opts.projections, s.config.PROJECTION_PARTITIONS);
 
   m.gauge('tollgate_projection_checkpoint', 'Last event-store position applied, per projection', ['projection'], async (g) => {
     for (const st of await statuses()) g.set({ projection: st.name }, Number(st.checkpoint));
   });
-  m.gauge('tollgate_projection_lag_events', 'Event-store head minus the checkpoint (positions; events on SQLite)', ['projection'], async (g) => {
-    for (const st of await statuses()) g.set({ projection: st.name }, Number(st.lag));
-  });
+  m.gauge(
+    'tollgate_projection_lag_events',
+    'Event-store head minus the checkpoint (positions; events on SQLite)',
+    ['projection'],
+    async (g) => {
+      for (const st of await statuses()) g.set({ projection: st.name }, Number(st.lag));
+    },
+  );
   // With PROJECTION_PARTITIONS > 1 (the gauge above is then the lowest partition's).
-  m.gauge('tollgate_projection_partition_lag_events', 'Head minus the checkpoint, per projection and partition', ['projection', 'partition'], async (g) => {
-    for (const st of await statuses()) for (const p of st.partitions ?? []) g.set({ projection: st.name, partition: String(p.partition) }, Number(p.lag));
-  });
+  m.gauge(
+    'tollgate_projection_partition_lag_events',
+    'Head minus the checkpoint, per projection and partition',
+    ['projection', 'partition'],
+    async (g) => {
+      for (const st of await statuses())
+        for (const p of st.partitions ?? []) g.set({ projection: st.name, partition: String(p.partition) }, Number(p.lag));
+    },
+  );
   m.gauge(
     'tollgate_projection_lag_seconds',
     'Age of the oldest event the projection has not applied yet (0 when caught up)',
@@ -37,14 +51,24 @@ export async function registerCollectors(s: Services, opts: { projections: strin
       }
     },
   );
-  m.gauge('tollgate_projection_ready', '1 once the projector caught the read model up since Redis last lost it', ['projection'], async (g) => {
-    if (!opts.projections.length) return;
-    const marks = await s.redis.mget(...opts.projections.map((n) => s.ks.ready(n)));
-    opts.projections.forEach((n, i) => g.set({ projection: n }, marks[i] === null ? 0 : 1));
-  });
-  m.gauge('tollgate_reservations_open', 'Inference reservations currently held (requests in flight or awaiting the sweeper)', [], async (g) => {
-    g.set(await s.redis.zcard(s.ks.shared('resv-open')));
-  });
+  m.gauge(
+    'tollgate_projection_ready',
+    '1 once the projector caught the read model up since Redis last lost it',
+    ['projection'],
+    async (g) => {
+      if (!opts.projections.length) return;
+      const marks = await s.redis.mget(...opts.projections.map((n) => s.ks.ready(n)));
+      opts.projections.forEach((n, i) => g.set({ projection: n }, marks[i] === null ? 0 : 1));
+    },
+  );
+  m.gauge(
+    'tollgate_reservations_open',
+    'Inference reservations currently held (requests in flight or awaiting the sweeper)',
+    [],
+    async (g) => {
+      g.set(await s.redis.zcard(s.ks.shared('resv-open')));
+    },
+  );
 
   const conn = await s.connectRedis('metrics-queues', { maxRetriesPerRequest: null });
   const queues = opts.queues.map((name) => new Queue(name, { connection: conn, prefix: `${s.config.REDIS_PREFIX}bull` }));

@@ -15,7 +15,14 @@ export interface ProjectionState {
   checkpoint: bigint;
 }
 
-export function makeTx(ks: Keyspace, name: string, gen: string, multi: ChainableCommander, live: boolean, batch: BatchWrites): ProjectionTx {
+export function makeTx(
+  ks: Keyspace,
+  name: string,
+  gen: string,
+  multi: ChainableCommander,
+  live: boolean,
+  batch: BatchWrites,
+): ProjectionTx {
   const prefix = ks.genPrefix(name, gen);
   return {
     multi,

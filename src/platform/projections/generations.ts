@@ -23,11 +23,14 @@ export async function dropGeneration(redis: Redis, ks: Keyspace, name: string, g
 export async function dropAbandonedGenerations(redis: Redis, ks: Keyspace, name: string): Promise<string[]> {
   const dropped: string[] = [];
   for (const gen of await redis.smembers(ks.building(name))) {
-    const claimed = (await CLAIM_ORPHAN.eval(redis, { building: ks.building(name), lock: ks.rebuildLock(name), active: ks.active(name), pending: ks.pending(name) }, { gen })) as number;
+    const claimed = (await CLAIM_ORPHAN.eval(
+      redis,
+      { building: ks.building(name), lock: ks.rebuildLock(name), active: ks.active(name), pending: ks.pending(name) },
+      { gen },
+    )) as number;
     if (claimed !== 1) continue;
     await dropGeneration(redis, ks, name, gen);
     dropped.push(gen);
   }
   return dropped;
 }
-

@@ -11,7 +11,11 @@ export type ReadCommand = ['get', string] | ['hget', string, string] | ['hgetall
 /** How many times `read` follows a generation that moved under it before it gives up. */
 const SWITCHES_FOLLOWED = 5;
 
-const READ_IN_GENERATION = luaScript('platform/projections/read-in-generation.lua', { keys: ['active'], args: ['gen', 'ifFirst'], rest: true });
+const READ_IN_GENERATION = luaScript('platform/projections/read-in-generation.lua', {
+  keys: ['active'],
+  args: ['gen', 'ifFirst'],
+  rest: true,
+});
 
 /** Resolves a projection's active generation for queries. */
 export class ReadModels {
@@ -60,7 +64,9 @@ export class ReadModels {
       const active = res[0] as string;
       if (active === g) {
         this.seen.set(name, g);
-        return commands.map((c, j) => (j + 1 >= res.length ? null : c[0] === 'hgetall' ? pairs(res[j + 1] as string[]) : (res[j + 1] ?? null)));
+        return commands.map((c, j) =>
+          j + 1 >= res.length ? null : c[0] === 'hgetall' ? pairs(res[j + 1] as string[]) : (res[j + 1] ?? null),
+        );
       }
       if (i >= SWITCHES_FOLLOWED) throw new Error(`read model ${name}: its generation kept switching (last ${active})`);
       gen = active;

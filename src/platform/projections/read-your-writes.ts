@@ -8,7 +8,10 @@ import type { PlatformServices as Services } from '../services';
  * its own could not wait for them anyway, so every role waits for the same. Answers anyway after
  * READ_YOUR_WRITES_TIMEOUT_MS. Appends that wrote nothing (undefined) are skipped.
  */
-export async function readYourWrites(s: Pick<Services, 'progress' | 'config' | 'log'>, ...appended: (AppendResult | undefined)[]): Promise<void> {
+export async function readYourWrites(
+  s: Pick<Services, 'progress' | 'config' | 'log'>,
+  ...appended: (AppendResult | undefined)[]
+): Promise<void> {
   const positions = appended.filter((a): a is AppendResult => !!a).map((a) => a.position);
   if (!positions.length) return;
   const max = positions.reduce((m, p) => (p > m ? p : m));

@@ -124,7 +124,11 @@ export async function rebuildProjection(opts: {
   }
   let fenced: Error | null = null;
   const renew = async () => {
-    const ok = (await RENEW.eval(redis, { lock: ks.rebuildLock(name) }, { token: gen, progress: JSON.stringify(progress), ttlMs: String(ttl) })) as number;
+    const ok = (await RENEW.eval(
+      redis,
+      { lock: ks.rebuildLock(name) },
+      { token: gen, progress: JSON.stringify(progress), ttlMs: String(ttl) },
+    )) as number;
     if (ok !== 1) fenced ??= new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock; stopped`);
   };
   const timer = setInterval(() => void renew().catch(() => undefined), Math.min(RENEW_EVERY_MS, ttl / 3));
@@ -164,7 +168,8 @@ export async function rebuildProjection(opts: {
     await replay();
     // A rebuild applies every partition's events: each partition's owner resumes from here.
     if ((opts.partitions ?? 1) > 1) {
-      for (const pks of partitionKeyspaces(ks.prefix, opts.partitions!)) await redis.set(pks.checkpoint(name, gen), state.checkpoint.toString());
+      for (const pks of partitionKeyspaces(ks.prefix, opts.partitions!))
+        await redis.set(pks.checkpoint(name, gen), state.checkpoint.toString());
     }
     const previous = (await redis.get(ks.active(name))) ?? '0';
     // Hand over: a live runner catches the generation up to its own checkpoint and switches in

@@ -144,7 +144,12 @@ function writeHeader(buf: Buffer, at: number, bytes: number): void {
  * like any other command's.
  */
 class EncodedCommand extends Command {
-  constructor(name: string, head: readonly string[], count: number, private readonly bytes: Buffer) {
+  constructor(
+    name: string,
+    head: readonly string[],
+    count: number,
+    private readonly bytes: Buffer,
+  ) {
     // The arguments ioredis would log or trace: the head and how many more follow.
     super(name, [...head, `(${count} more arguments)`]);
   }

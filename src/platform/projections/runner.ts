@@ -102,7 +102,10 @@ export class ProjectionRunner {
       const lost = before && ((now.gen === before.gen && now.checkpoint < before.checkpoint) || (now.gen === '0' && before.gen !== '0'));
       if (lost) {
         await redis.del(ks.ready(p.name));
-        this.opts.log.warn({ projection: p.name, checkpoint: now.checkpoint.toString() }, 'Redis lost this read model; rebuilding it from the event store');
+        this.opts.log.warn(
+          { projection: p.name, checkpoint: now.checkpoint.toString() },
+          'Redis lost this read model; rebuilding it from the event store',
+        );
         this.opts.onStateLost?.(p.name);
       }
       this.state.set(p.name, now);
@@ -250,13 +253,15 @@ export class ProjectionRunner {
     const keys = [...moved.map((p) => ks.checkpoint(p.name, this.state.get(p.name)!.gen)), ...reactors.map((n) => ks.reactorCheckpoint(n))];
     // What every checkpoint will be once the script ran: the lowest is the progress announced.
     const after = (c: bigint) => (c > last ? c : last);
-    const progress = [...[...this.state.values()].map((s) => after(s.checkpoint)), ...[...this.reactorCheckpoints.values()].map(after)].reduce((a, b) => (b < a ? b : a));
+    const progress = [
+      ...[...this.state.values()].map((s) => after(s.checkpoint)),
+      ...[...this.reactorCheckpoints.values()].map(after),
+    ].reduce((a, b) => (b < a ? b : a));
     await advanceCheckpoints(redis, ks, projections, this.state, this.opts.fence, last, keys, progress);
     for (const p of moved) this.state.get(p.name)!.checkpoint = last;
     for (const n of reactors) this.reactorCheckpoints.set(n, last);
     this.updateMin();
   }
-
 
   /**
    * Commits a built batch in one round trip: its guard (switch-over.ts guardBatch) lets the MULTI
@@ -271,7 +276,8 @@ export class ProjectionRunner {
       return;
     }
     // Built under another token (the runner lost and took the partition again meanwhile): build it anew.
-    if (fence && fence.token() !== batch.token) throw fence.token() === null ? new FencedOut('partition fenced: this runner holds no token') : new GenerationSwitched();
+    if (fence && fence.token() !== batch.token)
+      throw fence.token() === null ? new FencedOut('partition fenced: this runner holds no token') : new GenerationSwitched();
     // The progress announcement goes inside the MULTI: it is sent only if the batch commits, and
     // costs no round trip of its own (a throttled projector pays per round trip, not per command).
     batch.multi.publish(ks.progressChannel, this.progressAfter(batch.next).toString());
@@ -306,4 +312,3 @@ export class ProjectionRunner {
 }
 
 const NOTHING_MOVED: ReadonlyMap<string, bigint> = new Map();
-

@@ -39,7 +39,14 @@ export async function projectionStatus(
       partitions.push({ partition: pks.index, checkpoint: cp.toString(), lag: (head > cp ? head - cp : 0n).toString() });
     }
     const total = min ?? 0n;
-    out.push({ name, gen: s.gen, checkpoint: total.toString(), head: head.toString(), lag: (head > total ? head - total : 0n).toString(), partitions });
+    out.push({
+      name,
+      gen: s.gen,
+      checkpoint: total.toString(),
+      head: head.toString(),
+      lag: (head > total ? head - total : 0n).toString(),
+      partitions,
+    });
   }
   return out;
 }

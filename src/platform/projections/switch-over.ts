@@ -168,7 +168,12 @@ export async function adoptRebuilt(
     }
     const adopted = (await ADOPT.eval(
       redis,
-      { active: ks.active(p.name), oldCheckpointKey: ks.checkpoint(p.name, st.gen), pending: ks.pending(p.name), building: ks.building(p.name) },
+      {
+        active: ks.active(p.name),
+        oldCheckpointKey: ks.checkpoint(p.name, st.gen),
+        pending: ks.pending(p.name),
+        building: ks.building(p.name),
+      },
       { oldGen: st.gen, oldCheckpoint: st.checkpoint.toString(), gen },
     )) as number;
     if (adopted === 0) throw new GenerationSwitched();
@@ -211,7 +216,14 @@ export async function advanceCheckpoints(
   });
   const token = fence ? fence.token() : '';
   if (token === null) throw new FencedOut('partition fenced: this runner holds no token');
-  const named = { fence: fence?.key ?? '', token, checkpoint: last.toString(), progressChannel: ks.progressChannel, progress: progress.toString(), projections: projections.length };
+  const named = {
+    fence: fence?.key ?? '',
+    token,
+    checkpoint: last.toString(),
+    progressChannel: ks.progressChannel,
+    progress: progress.toString(),
+    projections: projections.length,
+  };
   const r = (await ADVANCE.eval(redis, {}, named, [...held, ...keys])) as number;
   if (r === -1) throw new FencedOut(`partition fenced: token ${token} is no longer the current one`);
   if (r !== 1) throw new GenerationSwitched();

@@ -40,7 +40,12 @@ export function balanceAlertReactor(deps: Deps) {
         (s) => ({
           events: s.has(event.id)
             ? []
-            : [{ type: 'BalanceThresholdCrossed', data: { workspaceId: ws, thresholdNanoUsd, balanceNanoUsd, causedBy: event.id, causedAt: event.created } }],
+            : [
+                {
+                  type: 'BalanceThresholdCrossed',
+                  data: { workspaceId: ws, thresholdNanoUsd, balanceNanoUsd, causedBy: event.id, causedAt: event.created },
+                },
+              ],
           result: undefined,
         }),
         { metadata: { actor: 'balance-alerts', causationId: event.id }, eventIds: () => [crossingEventId(event.id)] },

@@ -70,7 +70,13 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
 
   mount(r, c.registerEndpoint, session, admin, async (_req, res, { body }) => {
     const ws = workspaceOf(res).workspaceId;
-    const { endpointId, secret } = await uc.registerEndpoint(s, { workspaceId: ws, url: body.url, eventTypes: body.eventTypes, by: userOf(res).userId, metadata: metaOf(res) });
+    const { endpointId, secret } = await uc.registerEndpoint(s, {
+      workspaceId: ws,
+      url: body.url,
+      eventTypes: body.eventTypes,
+      by: userOf(res).userId,
+      metadata: metaOf(res),
+    });
     const ep = await uc.requireEndpoint(s, ws, endpointId);
     res.status(201).json({ ...endpointJson(ep), secret } satisfies z.input<typeof c.endpointWithSecretBody>);
   });
@@ -92,7 +98,9 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
     res.json({ ...endpointJson(await uc.requireEndpoint(s, ws, endpointId)), secret });
   });
 
-  readUnderEndpoint(c.listDeliveries, async ({ endpointId }) => ({ deliveries: (await deliveriesOf(s.redis, s.ks, endpointId)).map(deliveryJson) }));
+  readUnderEndpoint(c.listDeliveries, async ({ endpointId }) => ({
+    deliveries: (await deliveriesOf(s.redis, s.ks, endpointId)).map(deliveryJson),
+  }));
 
   mount(r, c.resendDelivery, session, admin, async (_req, res, { params: { endpointId, deliveryId } }) => {
     const ws = workspaceOf(res).workspaceId;
@@ -102,12 +110,21 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
     if (!d) throw new HttpError(404, 'No delivery with this id');
     // Keyed by the attempts made so far: a double click queues one resend.
     const n = d.attempts.length;
-    await (await queue()).add('deliver', { workspaceId: ws, endpointId, eventId: deliveryId, resend: n }, { jobId: deliveryJobId(endpointId, deliveryId, n) });
+    await (
+      await queue()
+    ).add('deliver', { workspaceId: ws, endpointId, eventId: deliveryId, resend: n }, { jobId: deliveryJobId(endpointId, deliveryId, n) });
     res.status(202).json(deliveryJson(d));
   });
 
   mount(r, c.setBalanceThreshold, session, admin, async (_req, res, { body }) => {
-    res.json(await uc.setBalanceThreshold(s, { workspaceId: workspaceOf(res).workspaceId, threshold: body.threshold, by: userOf(res).userId, metadata: metaOf(res) }));
+    res.json(
+      await uc.setBalanceThreshold(s, {
+        workspaceId: workspaceOf(res).workspaceId,
+        threshold: body.threshold,
+        by: userOf(res).userId,
+        metadata: metaOf(res),
+      }),
+    );
   });
 
   mount(r, c.enableEndpoint, session, admin, async (_req, res, { params: { endpointId } }) => {
@@ -117,7 +134,13 @@ export function webhookRoutes(s: Services, queue: () => Promise<Queue<WebhookJob
   });
 
   mount(r, c.startReplay, session, admin, async (_req, res, { params, body }) => {
-    const { replay, created } = await uc.startReplay(s, queue, { workspaceId: workspaceOf(res).workspaceId, endpointId: params.endpointId, ...body, by: userOf(res).userId, metadata: metaOf(res) });
+    const { replay, created } = await uc.startReplay(s, queue, {
+      workspaceId: workspaceOf(res).workspaceId,
+      endpointId: params.endpointId,
+      ...body,
+      by: userOf(res).userId,
+      metadata: metaOf(res),
+    });
     res.status(created ? 202 : 200).json(replayJson(replay));
   });
 

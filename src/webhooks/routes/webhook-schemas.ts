@@ -26,7 +26,13 @@ export const deliveryBody = z.object({
   deliveryId: z.string().describe('The event id, sent as webhook-id on every attempt'),
   eventType: z.string(),
   status: z.enum(['pending', 'succeeded', 'failed', 'skipped']),
-  attempts: z.array(z.object({ at: z.string(), status: z.number().nullable().describe('The receiver’s HTTP status, null if none'), error: z.string().nullable() })),
+  attempts: z.array(
+    z.object({
+      at: z.string(),
+      status: z.number().nullable().describe('The receiver’s HTTP status, null if none'),
+      error: z.string().nullable(),
+    }),
+  ),
   created: z.string(),
   payload: z.string().describe('The exact JSON body sent'),
   position: z.string().optional().describe('The event’s log position: a replay can start there (sincePosition)'),
@@ -61,7 +67,9 @@ export const thresholdBody = z.object({ threshold: z.string().nullable().describ
 
 const registerBody = z.object({
   url: z.string({ error: 'url must be a string' }).max(2048, 'url must be at most 2048 characters long'),
-  eventTypes: z.array(z.string(), { error: 'eventTypes must be a list of event types' }).min(1, 'eventTypes must name at least one event type'),
+  eventTypes: z
+    .array(z.string(), { error: 'eventTypes must be a list of event types' })
+    .min(1, 'eventTypes must name at least one event type'),
 });
 
 const tags = ['Webhooks'];
@@ -81,7 +89,9 @@ export const registerEndpoint = route({
     201: { description: 'Registered', schema: endpointWithSecretBody },
     ...adminWrite,
     409: problem('The workspace has the most endpoints allowed'),
-    422: invalidInput('A URL that is not http(s), or whose host is (or resolves to) an address in a special-purpose range: private, loopback, link-local, documentation, … (loc body.url); an unknown event type (body.eventTypes)'),
+    422: invalidInput(
+      'A URL that is not http(s), or whose host is (or resolves to) an address in a special-purpose range: private, loopback, link-local, documentation, … (loc body.url); an unknown event type (body.eventTypes)',
+    ),
   },
 });
 
@@ -89,14 +99,19 @@ export const listEndpoints = route({
   method: 'get',
   path: '/v1/workspaces/:ws/webhooks',
   summary: 'The workspace’s webhook endpoints (without secrets)',
-  description: 'Each endpoint with its URL, event types and whether it is enabled. A secret is shown only when it is made (registration, rotation). Admins only.',
+  description:
+    'Each endpoint with its URL, event types and whether it is enabled. A secret is shown only when it is made (registration, rotation). Admins only.',
   tags,
   security: ['session'],
   params: wsParams,
   responses: {
     200: {
       description: 'The endpoints',
-      schema: z.object({ endpoints: z.array(endpointBody), eventTypes: z.array(z.string()), balanceThreshold: z.string().nullable().describe('The low-balance alert threshold (USD), or null') }),
+      schema: z.object({
+        endpoints: z.array(endpointBody),
+        eventTypes: z.array(z.string()),
+        balanceThreshold: z.string().nullable().describe('The low-balance alert threshold (USD), or null'),
+      }),
     },
     ...admin,
   },
@@ -121,25 +136,34 @@ export const rotateSecret = route({
   tags,
   security: ['session'],
   params: endpointParams,
-  responses: { 200: { description: 'Rotated', schema: endpointWithSecretBody }, ...adminWrite, 404: problem('Workspace or endpoint not found') },
+  responses: {
+    200: { description: 'Rotated', schema: endpointWithSecretBody },
+    ...adminWrite,
+    404: problem('Workspace or endpoint not found'),
+  },
 });
 
 export const listDeliveries = route({
   method: 'get',
   path: '/v1/workspaces/:ws/webhooks/:endpointId/deliveries',
   summary: 'The endpoint’s latest deliveries (newest first, at most 100) with every attempt',
-  description: "Each delivery with every attempt made, to see why a receiver missed one. Admins only.",
+  description: 'Each delivery with every attempt made, to see why a receiver missed one. Admins only.',
   tags,
   security: ['session'],
   params: endpointParams,
-  responses: { 200: { description: 'The deliveries', schema: z.object({ deliveries: z.array(deliveryBody) }) }, ...admin, 404: problem('Workspace or endpoint not found') },
+  responses: {
+    200: { description: 'The deliveries', schema: z.object({ deliveries: z.array(deliveryBody) }) },
+    ...admin,
+    404: problem('Workspace or endpoint not found'),
+  },
 });
 
 export const resendDelivery = route({
   method: 'post',
   path: '/v1/workspaces/:ws/webhooks/:endpointId/deliveries/:deliveryId/resend',
   summary: 'Send one delivery again (same webhook-id and body, signed anew)',
-  description: 'Queues one more attempt of a recorded delivery, with the same webhook-id, so a receiver that drops duplicates by it sees one event. Admins only.',
+  description:
+    'Queues one more attempt of a recorded delivery, with the same webhook-id, so a receiver that drops duplicates by it sees one event. Admins only.',
   tags,
   security: ['session'],
   params: deliveryParams,
@@ -159,19 +183,28 @@ export const enableEndpoint = route({
   tags,
   security: ['session'],
   params: endpointParams,
-  responses: { 200: { description: 'Enabled (also when it already was)', schema: endpointBody }, ...adminWrite, 404: problem('Workspace or endpoint not found') },
+  responses: {
+    200: { description: 'Enabled (also when it already was)', schema: endpointBody },
+    ...adminWrite,
+    404: problem('Workspace or endpoint not found'),
+  },
 });
 
 export const setBalanceThreshold = route({
   method: 'put',
   path: '/v1/workspaces/:ws/webhooks/balance-threshold',
   summary: 'Set the workspace’s low-balance alert threshold (balance.below_threshold), or null for none',
-  description: 'One alert each time the balance goes from at or above the threshold to below it; a deposit back to it or above re-arms the alert.',
+  description:
+    'One alert each time the balance goes from at or above the threshold to below it; a deposit back to it or above re-arms the alert.',
   tags,
   security: ['session'],
   params: wsParams,
   body: thresholdRequest,
-  responses: { 200: { description: 'Set', schema: thresholdBody }, ...adminWrite, 422: invalidInput('threshold is not a positive USD decimal string or null (loc body.threshold)') },
+  responses: {
+    200: { description: 'Set', schema: thresholdBody },
+    ...adminWrite,
+    422: invalidInput('threshold is not a positive USD decimal string or null (loc body.threshold)'),
+  },
 });
 
 export const startReplay = route({
@@ -190,7 +223,9 @@ export const startReplay = route({
     ...adminWrite,
     404: problem('Workspace or endpoint not found'),
     409: problem('The endpoint is disabled, or another replay of it is still running'),
-    422: invalidInput('Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position or past the newest event'),
+    422: invalidInput(
+      'Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position or past the newest event',
+    ),
     429: problem('The workspace started its replays for today (UTC); Retry-After says when the next may start'),
   },
 });
@@ -203,7 +238,11 @@ export const listReplays = route({
   tags,
   security: ['session'],
   params: endpointParams,
-  responses: { 200: { description: 'The replays', schema: z.object({ replays: z.array(replayBody) }) }, ...admin, 404: problem('Workspace or endpoint not found') },
+  responses: {
+    200: { description: 'The replays', schema: z.object({ replays: z.array(replayBody) }) },
+    ...admin,
+    404: problem('Workspace or endpoint not found'),
+  },
 });
 
 export const getReplay = route({

@@ -16,7 +16,8 @@ export async function setBalanceThreshold(
 ): Promise<{ threshold: string | null }> {
   let nanoUsd: bigint | null = null;
   if (cmd.threshold !== null) {
-    if (!isUsd(cmd.threshold)) throw new DomainError('invalid', 'threshold must be a USD amount as a decimal string, such as "25" or "12.50", or null', 'threshold');
+    if (!isUsd(cmd.threshold))
+      throw new DomainError('invalid', 'threshold must be a USD amount as a decimal string, such as "25" or "12.50", or null', 'threshold');
     nanoUsd = parseUsd(cmd.threshold);
     if (nanoUsd === 0n) throw new DomainError('invalid', 'threshold must be more than 0 (null turns the alert off)', 'threshold');
   }

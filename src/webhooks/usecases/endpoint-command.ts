@@ -11,10 +11,16 @@ export type WebhookDeps = Pick<Services, 'store' | 'newId'>;
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 export async function runWebhookCommand(s: WebhookDeps, workspaceId: string, command: WebhookCommand, metadata: EventMetadata) {
-  return handleCommand(s.store, streams.webhooks(workspaceId), endpointsDecider, (st) => ({ events: decideEndpoints(command, st), result: undefined }), {
-    metadata,
-    newId: s.newId,
-  });
+  return handleCommand(
+    s.store,
+    streams.webhooks(workspaceId),
+    endpointsDecider,
+    (st) => ({ events: decideEndpoints(command, st), result: undefined }),
+    {
+      metadata,
+      newId: s.newId,
+    },
+  );
 }
 
 export async function endpointsOf(s: Pick<Services, 'store'>, workspaceId: string): Promise<Endpoint[]> {

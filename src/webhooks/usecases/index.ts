@@ -23,27 +23,46 @@ export async function registerEndpoint(
   const endpointId = `whe_${s.newId().replace(/-/g, '')}`;
   const secret = newWebhookSecret();
   const { workspaceId, url, by } = cmd;
-  await runWebhookCommand(s, workspaceId, { type: 'RegisterEndpoint', data: { workspaceId, endpointId, url, eventTypes: [...new Set(cmd.eventTypes)], secret, by } }, cmd.metadata);
+  await runWebhookCommand(
+    s,
+    workspaceId,
+    { type: 'RegisterEndpoint', data: { workspaceId, endpointId, url, eventTypes: [...new Set(cmd.eventTypes)], secret, by } },
+    cmd.metadata,
+  );
   return { endpointId, secret };
 }
 
 /** A new secret replaces the old one at once; the answer shows it, once. */
-export async function rotateEndpointSecret(s: Deps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<{ secret: string }> {
+export async function rotateEndpointSecret(
+  s: Deps,
+  cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata },
+): Promise<{ secret: string }> {
   const secret = newWebhookSecret();
   const { workspaceId, endpointId, by } = cmd;
   await runWebhookCommand(s, workspaceId, { type: 'RotateEndpointSecret', data: { workspaceId, endpointId, secret, by } }, cmd.metadata);
   return { secret };
 }
 
-export async function deleteEndpoint(s: Deps & NoticeDeps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<void> {
+export async function deleteEndpoint(
+  s: Deps & NoticeDeps,
+  cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata },
+): Promise<void> {
   const { workspaceId, endpointId, by } = cmd;
   await runWebhookCommand(s, workspaceId, { type: 'DeleteEndpoint', data: { workspaceId, endpointId, by } }, cmd.metadata);
   await clearDisabledNotice(s, workspaceId, endpointId);
 }
 
 /** Every attempt of a delivery failed: the endpoint is disabled (once). Returns whether this call disabled it. */
-export async function disableEndpoint(s: Pick<Services, 'store' | 'newId'>, cmd: { workspaceId: string; endpointId: string; eventId: string; reason: string }): Promise<boolean> {
-  const done = await runWebhookCommand(s, cmd.workspaceId, { type: 'DisableEndpoint', data: cmd }, { actor: 'webhook-delivery', causationId: cmd.eventId });
+export async function disableEndpoint(
+  s: Pick<Services, 'store' | 'newId'>,
+  cmd: { workspaceId: string; endpointId: string; eventId: string; reason: string },
+): Promise<boolean> {
+  const done = await runWebhookCommand(
+    s,
+    cmd.workspaceId,
+    { type: 'DisableEndpoint', data: cmd },
+    { actor: 'webhook-delivery', causationId: cmd.eventId },
+  );
   return done.events.length > 0;
 }
 
@@ -56,7 +75,10 @@ export async function requireEndpoint(s: Pick<Services, 'store'>, workspaceId: s
 export { endpointsOf as listEndpoints };
 
 /** An admin enables a disabled endpoint: events stored from then on reach it (a replay sends what it missed). */
-export async function enableEndpoint(s: Deps & NoticeDeps, cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata }): Promise<void> {
+export async function enableEndpoint(
+  s: Deps & NoticeDeps,
+  cmd: { workspaceId: string; endpointId: string; by: string; metadata: EventMetadata },
+): Promise<void> {
   const { workspaceId, endpointId, by } = cmd;
   await runWebhookCommand(s, workspaceId, { type: 'EnableEndpoint', data: { workspaceId, endpointId, by } }, cmd.metadata);
   await clearDisabledNotice(s, workspaceId, endpointId);

@@ -45,7 +45,11 @@ export async function startReplay(
       toPosition: (await s.store.headPosition()).toString(),
       created: s.now().toISOString(),
     };
-    await recordReplay(s, { workspaceId, endpointId, replayId, since: start.since, fromPosition: start.fromPosition, toPosition: start.toPosition, by: cmd.by }, cmd.metadata);
+    await recordReplay(
+      s,
+      { workspaceId, endpointId, replayId, since: start.since, fromPosition: start.fromPosition, toPosition: start.toPosition, by: cmd.by },
+      cmd.metadata,
+    );
     created = await createReplay(s.redis, s.ks, start);
   }
   // Added on every ask: a request that died between recording and queueing is finished by its retry.
@@ -83,11 +87,18 @@ async function startOf(s: Pick<Services, 'store' | 'now'>, cmd: { since?: string
 async function recordReplay(s: Pick<Services, 'store'>, data: WebhookReplayRequested['data'], metadata: EventMetadata): Promise<void> {
   const id = nameUuid(`webhook-replay-requested:${data.replayId}`);
   try {
-    await handleCommand(s.store, streams.webhooks(data.workspaceId), endpointsDecider, (st) => ({ events: decideEndpoints({ type: 'RecordReplay', data }, st), result: undefined }), {
-      metadata,
-      eventIds: () => [id],
-    });
+    await handleCommand(
+      s.store,
+      streams.webhooks(data.workspaceId),
+      endpointsDecider,
+      (st) => ({ events: decideEndpoints({ type: 'RecordReplay', data }, st), result: undefined }),
+      {
+        metadata,
+        eventIds: () => [id],
+      },
+    );
   } catch (err) {
-    if (!(err instanceof WrongExpectedVersion && (await s.store.readStream(streams.webhooks(data.workspaceId))).some((e) => e.id === id))) throw err;
+    if (!(err instanceof WrongExpectedVersion && (await s.store.readStream(streams.webhooks(data.workspaceId))).some((e) => e.id === id)))
+      throw err;
   }
 }

@@ -17,7 +17,10 @@ const probe: Module = {
       res.json({ workspace: res.locals.workspace });
     });
     r.get('/probe/:ws/roles', requireSession(s), requireMember(s), async (req, res) => {
-      res.json({ admins: await adminsOf(s, String(req.params.ws)), mine: await membershipOf(s, String(req.params.ws), res.locals.user.userId) });
+      res.json({
+        admins: await adminsOf(s, String(req.params.ws)),
+        mine: await membershipOf(s, String(req.params.ws), res.locals.user.userId),
+      });
     });
     return r;
   },

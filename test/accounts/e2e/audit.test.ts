@@ -19,7 +19,15 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const audit = (by: TestUser, ws: string, query = '') => api(server).get(`/v1/workspaces/${ws}/audit${query}`).set(by.auth);
-type Entry = { id: string; time: string; actor: Record<string, unknown>; action: string; target: Record<string, unknown> | null; outcome: string; details: Record<string, unknown> };
+type Entry = {
+  id: string;
+  time: string;
+  actor: Record<string, unknown>;
+  action: string;
+  target: Record<string, unknown> | null;
+  outcome: string;
+  details: Record<string, unknown>;
+};
 
 describe('GET /v1/workspaces/:ws/audit', () => {
   test('every action, newest first: who (user or API key by name and last four), what, on what, outcome, when; never a secret or a hash', async () => {
@@ -31,7 +39,11 @@ describe('GET /v1/workspaces/:ws/audit', () => {
     await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(ann.auth).send({ role: 'admin' }).expect(200);
     await fund(server, ws);
     const key = await api(server).post(`/v1/workspaces/${ws}/keys`).set(bob.auth).send({ name: 'ci key' });
-    await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(bob.auth).send({ name: 'ci key 2', monthlyBudget: '25' }).expect(200);
+    await api(server)
+      .patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`)
+      .set(bob.auth)
+      .send({ name: 'ci key 2', monthlyBudget: '25' })
+      .expect(200);
     await api(server).delete(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).expect(204);
     await api(server).post(`/v1/workspaces/${ws}/leave`).set(bob.auth).expect(204);
     // A billing event written by an API key's request would name the key: none does today, so append one.
@@ -41,7 +53,15 @@ describe('GET /v1/workspaces/:ws/audit', () => {
         {
           id: randomUUID(),
           type: 'DepositFailed',
-          data: { workspaceId: ws, depositId: 'dep_1', amountNanoUsd: '5000000000', paymentIntentId: null, reason: 'Your card was declined.', code: 'card_declined', by: 'x' },
+          data: {
+            workspaceId: ws,
+            depositId: 'dep_1',
+            amountNanoUsd: '5000000000',
+            paymentIntentId: null,
+            reason: 'Your card was declined.',
+            code: 'card_declined',
+            by: 'x',
+          },
           metadata: { actor: `apikey:${key.body.keyId}` },
         },
       ],
@@ -86,15 +106,31 @@ describe('GET /v1/workspaces/:ws/audit', () => {
       outcome: 'failed',
       details: { amount: '5', reason: 'Your card was declined.', code: 'card_declined' },
     });
-    expect(entries[1]).toMatchObject({ actor: bobActor, target: { type: 'member', id: bob.userId, name: bob.name, email: bob.email }, outcome: 'succeeded' });
+    expect(entries[1]).toMatchObject({
+      actor: bobActor,
+      target: { type: 'member', id: bob.userId, name: bob.name, email: bob.email },
+      outcome: 'succeeded',
+    });
     expect(entries[2]).toMatchObject({ actor: annActor, target: keyTarget });
-    expect(entries[3]).toMatchObject({ actor: bobActor, target: keyTarget, details: { budget: '25', period: 'monthly', previousBudget: null, previousPeriod: null } });
+    expect(entries[3]).toMatchObject({
+      actor: bobActor,
+      target: keyTarget,
+      details: { budget: '25', period: 'monthly', previousBudget: null, previousPeriod: null },
+    });
     expect(entries[4]).toMatchObject({ details: { name: 'ci key 2', previousName: 'ci key' } });
     expect(entries[5]).toMatchObject({ actor: bobActor, details: { name: 'ci key', scopes: ['inference'], expiresAt: null } });
-    expect(entries[8]).toMatchObject({ actor: annActor, target: { type: 'member', id: bob.userId }, details: { role: 'admin', previousRole: 'member' } });
+    expect(entries[8]).toMatchObject({
+      actor: annActor,
+      target: { type: 'member', id: bob.userId },
+      details: { role: 'admin', previousRole: 'member' },
+    });
     expect(entries[9]).toMatchObject({ actor: annActor, target: { type: 'invitation', id: inv.body.invitationId, email: carl.email } });
     expect(entries[12]).toMatchObject({ actor: bobActor, target: { type: 'invitation', email: bob.email } });
-    expect(entries[15]).toMatchObject({ actor: annActor, target: { type: 'workspace', id: ws, name: 'Audited' }, details: { name: 'Audited', personal: false } });
+    expect(entries[15]).toMatchObject({
+      actor: annActor,
+      target: { type: 'workspace', id: ws, name: 'Audited' },
+      details: { name: 'Audited', personal: false },
+    });
 
     // No secret, no hash, no prefix of the secret anywhere, in JSON or CSV.
     const csv = await audit(ann, ws, '?format=csv');
@@ -108,7 +144,12 @@ describe('GET /v1/workspaces/:ws/audit', () => {
 
   test('cursor paging walks the whole log once, newest first; CSV (by ?format=csv or Accept) holds the same entries', async () => {
     const ws = await createWorkspace(server, ann, 'Paged');
-    for (let i = 0; i < 6; i++) await api(server).patch(`/v1/workspaces/${ws}`).set(ann.auth).send({ name: `Paged ${i}` }).expect(200);
+    for (let i = 0; i < 6; i++)
+      await api(server)
+        .patch(`/v1/workspaces/${ws}`)
+        .set(ann.auth)
+        .send({ name: `Paged ${i}` })
+        .expect(200);
     const all = (await audit(ann, ws, '?limit=200')).body.entries as Entry[];
     expect(all).toHaveLength(8);
     const seen: Entry[] = [];
@@ -149,7 +190,11 @@ describe('GET /v1/workspaces/:ws/audit', () => {
   test('from and to pick a time window, in JSON pages and in CSV', async () => {
     const ws = await createWorkspace(server, ann, 'Windowed');
     for (let i = 0; i < 8; i++) {
-      await api(server).patch(`/v1/workspaces/${ws}`).set(ann.auth).send({ name: `Windowed ${i}` }).expect(200);
+      await api(server)
+        .patch(`/v1/workspaces/${ws}`)
+        .set(ann.auth)
+        .send({ name: `Windowed ${i}` })
+        .expect(200);
       await new Promise((r) => setTimeout(r, 3));
     }
     const all = (await audit(ann, ws, '?limit=200')).body.entries as Entry[];
@@ -168,7 +213,9 @@ describe('GET /v1/workspaces/:ws/audit', () => {
     expect(seen).toEqual(inWindow);
     const csv = await audit(ann, ws, `?format=csv&from=${from}&to=${to}`);
     expect(csv.text.trimEnd().split('\r\n')).toHaveLength(inWindow.length + 1);
-    expect((await audit(ann, ws, `?from=${to}&to=${from}`)).body.detail).toEqual([{ loc: ['query', 'from'], msg: 'from must be before to', type: 'value_error' }]);
+    expect((await audit(ann, ws, `?from=${to}&to=${from}`)).body.detail).toEqual([
+      { loc: ['query', 'from'], msg: 'from must be before to', type: 'value_error' },
+    ]);
     expect((await audit(ann, ws, '?from=yesterday')).body.detail[0].loc).toEqual(['query', 'from']);
   });
 
@@ -203,7 +250,9 @@ describe('GET /v1/workspaces/:ws/audit', () => {
     ]) {
       const res = await audit(ann, ws, q);
       expect({ q, status: res.status }).toEqual({ q, status: 422 });
-      expect(res.body.detail).toEqual([expect.objectContaining({ loc: ['query', field], msg: expect.any(String), type: expect.any(String) })]);
+      expect(res.body.detail).toEqual([
+        expect.objectContaining({ loc: ['query', field], msg: expect.any(String), type: expect.any(String) }),
+      ]);
     }
     const eveLog = (await audit(eve, mine)).body.entries as Entry[];
     expect(eveLog.map((e) => e.action)).toEqual(['member.joined', 'workspace.created']);

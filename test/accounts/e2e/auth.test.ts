@@ -22,7 +22,9 @@ const cookieOf = (res: { headers: Record<string, unknown> }) => {
 describe('POST /v1/signup', () => {
   test('201 with the user; the password is stored only as a scrypt hash', async () => {
     const email = uniqueEmail('signup');
-    const res = await api(server).post('/v1/signup').send({ email: email.toUpperCase(), password: PASSWORD, name: 'Sig Nup', acceptedPolicyVersion: POLICY_VERSION });
+    const res = await api(server)
+      .post('/v1/signup')
+      .send({ email: email.toUpperCase(), password: PASSWORD, name: 'Sig Nup', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ userId: expect.any(String), email, name: 'Sig Nup' });
     await expectMatchesContract(res, signupRoute);
@@ -43,16 +45,22 @@ describe('POST /v1/signup', () => {
     const email = uniqueEmail('dup');
     await signup(server, email);
     const head = await server.services.store.headPosition();
-    const res = await api(server).post('/v1/signup').send({ email: ` ${email.toUpperCase()} `, password: 'another password', name: 'Other', acceptedPolicyVersion: POLICY_VERSION });
+    const res = await api(server)
+      .post('/v1/signup')
+      .send({ email: ` ${email.toUpperCase()} `, password: 'another password', name: 'Other', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ detail: 'An account with this e-mail already exists' });
     expect(await server.services.store.headPosition()).toBe(head);
   });
 
   test('a password shorter than 8 characters → 422 in FastAPI format', async () => {
-    const res = await api(server).post('/v1/signup').send({ email: uniqueEmail(), password: 'short7c', name: 'X', acceptedPolicyVersion: POLICY_VERSION });
+    const res = await api(server)
+      .post('/v1/signup')
+      .send({ email: uniqueEmail(), password: 'short7c', name: 'X', acceptedPolicyVersion: POLICY_VERSION });
     expect(res.status).toBe(422);
-    expect(res.body.detail).toEqual([{ loc: ['body', 'password'], msg: 'A password must be at least 8 characters long', type: 'too_small' }]);
+    expect(res.body.detail).toEqual([
+      { loc: ['body', 'password'], msg: 'A password must be at least 8 characters long', type: 'too_small' },
+    ]);
   });
 
   test('a bad e-mail, a missing name or no body → 422 naming each field', async () => {
@@ -65,7 +73,12 @@ describe('POST /v1/signup', () => {
     ]);
     const none = await api(server).post('/v1/signup');
     expect(none.status).toBe(422);
-    expect(none.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.email', 'body.password', 'body.name', 'body.acceptedPolicyVersion']);
+    expect(none.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual([
+      'body.email',
+      'body.password',
+      'body.name',
+      'body.acceptedPolicyVersion',
+    ]);
   });
 });
 
@@ -116,14 +129,21 @@ describe('POST /v1/login', () => {
     expect(res.body.firstLogin).toBe(false);
     const me = await api(server).get('/v1/me').set('Authorization', `Bearer ${res.body.sessionToken}`);
     expect(me.body.workspaces.filter((w: { personal: boolean }) => w.personal)).toHaveLength(1);
-    expect((await server.services.store.readStream(streams.user(userId))).map((e) => e.type)).toEqual(['UserRegistered', 'UsagePolicyAccepted', 'UserLoggedIn', 'UserLoggedIn']);
+    expect((await server.services.store.readStream(streams.user(userId))).map((e) => e.type)).toEqual([
+      'UserRegistered',
+      'UsagePolicyAccepted',
+      'UserLoggedIn',
+      'UserLoggedIn',
+    ]);
   });
 
   test('a wrong password and an unknown e-mail get the same 401, and no cookie', async () => {
     const email = uniqueEmail('wrong');
     await signup(server, email);
     const wrong = await api(server).post('/v1/login').send({ email, password: 'not the password' });
-    const unknown = await api(server).post('/v1/login').send({ email: uniqueEmail('nobody'), password: PASSWORD });
+    const unknown = await api(server)
+      .post('/v1/login')
+      .send({ email: uniqueEmail('nobody'), password: PASSWORD });
     for (const res of [wrong, unknown]) {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ detail: 'Invalid e-mail or password' });
@@ -191,9 +211,17 @@ describe('sessions: bearer, cookie, logout, expiry', () => {
     expect(crossSite.status).toBe(403);
     expect(await server.services.store.headPosition()).toBe(head);
 
-    const xhr = await api(server).post('/v1/workspaces').set('Cookie', `tg_session=${u.token}`).set('X-Requested-With', 'fetch').send({ name: 'Ok 1' });
+    const xhr = await api(server)
+      .post('/v1/workspaces')
+      .set('Cookie', `tg_session=${u.token}`)
+      .set('X-Requested-With', 'fetch')
+      .send({ name: 'Ok 1' });
     expect(xhr.status).toBe(201);
-    const sameOrigin = await api(server).post('/v1/workspaces').set('Cookie', `tg_session=${u.token}`).set('Origin', server.url).send({ name: 'Ok 2' });
+    const sameOrigin = await api(server)
+      .post('/v1/workspaces')
+      .set('Cookie', `tg_session=${u.token}`)
+      .set('Origin', server.url)
+      .send({ name: 'Ok 2' });
     expect(sameOrigin.status).toBe(201);
     const bearer = await api(server).post('/v1/workspaces').set(u.auth).send({ name: 'Ok 3' });
     expect(bearer.status).toBe(201);
@@ -204,7 +232,11 @@ describe('sessions: bearer, cookie, logout, expiry', () => {
     const res = await api(server).post('/v1/logout').set(u.auth);
     expect(res.status).toBe(204);
     expect(cookieOf(res)).toMatch(/tg_session=;.*Expires=Thu, 01 Jan 1970/);
-    for (const req of [api(server).get('/v1/me'), api(server).get(`/v1/workspaces/${u.personalWs}/keys`), api(server).post('/v1/workspaces').send({ name: 'x' })]) {
+    for (const req of [
+      api(server).get('/v1/me'),
+      api(server).get(`/v1/workspaces/${u.personalWs}/keys`),
+      api(server).post('/v1/workspaces').send({ name: 'x' }),
+    ]) {
       const after = await req.set(u.auth);
       expect(after.status).toBe(401);
     }

@@ -35,11 +35,16 @@ const newKey = async (by: TestUser, name: string) => {
   return res.body as { keyId: string; secret: string };
 };
 const patchKey = (keyId: string, body: object) => api(server).patch(`/v1/workspaces/${team}/keys/${keyId}`).set(ann.auth).send(body);
-const memberBudget = (by: TestUser, userId: string, body: object) => api(server).put(`/v1/workspaces/${team}/members/${userId}/budget`).set(by.auth).send(body);
+const memberBudget = (by: TestUser, userId: string, body: object) =>
+  api(server).put(`/v1/workspaces/${team}/members/${userId}/budget`).set(by.auth).send(body);
 
 const context = [{ type: 'Human' as const, text: 'Write me a short, friendly greeting.' }];
 const MAX_TOKENS = 40;
-type Refusal = { detail?: string; budget?: Record<string, unknown>; error?: { code: string | null; message: string; budget?: Record<string, unknown> } };
+type Refusal = {
+  detail?: string;
+  budget?: Record<string, unknown>;
+  error?: { code: string | null; message: string; budget?: Record<string, unknown> };
+};
 const infer = (secret: string) =>
   fetch(`${server.url}/external/api/inference`, {
     method: 'POST',
@@ -49,7 +54,11 @@ const infer = (secret: string) =>
 
 /** What one request holds while it runs: its prompt plus max_tokens of output. */
 const perRequest = () =>
-  tokenCost({ inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n }, countTokens(renderPrompt({ config: 'service_3_pi', context, metadata: {}, now: new Date() }).text), MAX_TOKENS);
+  tokenCost(
+    { inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n },
+    countTokens(renderPrompt({ config: 'service_3_pi', context, metadata: {}, now: new Date() }).text),
+    MAX_TOKENS,
+  );
 
 /** The sum of the key's TokensDebited amounts in the store: what was really billed. */
 async function debitedBy(keyIds: string[]): Promise<bigint> {
@@ -66,14 +75,23 @@ describe('a budget period that does not exist', () => {
   test('a key or a member budget with an unknown period: 422 naming the field; nothing appended', async () => {
     const key = await newKey(ann, 'bad period key');
     const before = await head();
-    for (const body of [{ budget: '5', budgetPeriod: 'hourly' }, { budgetPeriod: 'fortnightly' }, { budget: '5', budgetPeriod: 7 }, { monthlyBudget: '5', budgetPeriod: 'daily' }]) {
+    for (const body of [
+      { budget: '5', budgetPeriod: 'hourly' },
+      { budgetPeriod: 'fortnightly' },
+      { budget: '5', budgetPeriod: 7 },
+      { monthlyBudget: '5', budgetPeriod: 'daily' },
+    ]) {
       const res = await patchKey(key.keyId, body);
       expect({ body, status: res.status }).toEqual({ body, status: 422 });
-      expect(JSON.stringify(res.body.detail)).toMatch(/budgetPeriod must be one of daily, weekly, monthly|monthlyBudget is a monthly budget/);
+      expect(JSON.stringify(res.body.detail)).toMatch(
+        /budgetPeriod must be one of daily, weekly, monthly|monthlyBudget is a monthly budget/,
+      );
     }
     const member = await memberBudget(ann, bob.userId, { budget: '5', period: 'yearly' });
     expect(member.status).toBe(422);
-    expect(member.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'period'], msg: 'budgetPeriod must be one of daily, weekly, monthly' })]);
+    expect(member.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'period'], msg: 'budgetPeriod must be one of daily, weekly, monthly' }),
+    ]);
     // A period alone, for a key without a budget: nothing to reset.
     const alone = await patchKey(key.keyId, { budgetPeriod: 'daily' });
     expect(alone.status).toBe(422);
@@ -96,21 +114,39 @@ describe('a key budget with a period', () => {
     const set = await patchKey(key.keyId, { budget: formatUsd(budget), budgetPeriod: 'daily' });
     expect(set.status).toBe(200);
     const day = periodWindow('daily', server.services.now());
-    expect(set.body).toMatchObject({ budget: formatUsd(budget), budgetPeriod: 'daily', budgetPeriodId: day.id, budgetSpent: '0', budgetResetsAt: day.resetsAt.toISOString(), monthlyBudget: null });
+    expect(set.body).toMatchObject({
+      budget: formatUsd(budget),
+      budgetPeriod: 'daily',
+      budgetPeriodId: day.id,
+      budgetSpent: '0',
+      budgetResetsAt: day.resetsAt.toISOString(),
+      monthlyBudget: null,
+    });
 
     const results = await Promise.all(Array.from({ length: 50 }, () => infer(key.secret)));
     const refused = results.filter((r) => r.status === 402);
     expect(results.filter((r) => r.status === 200).length + refused.length).toBe(50);
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) {
-      expect(r.body.detail).toMatch(/^Daily budget exceeded: key "daily edge key" has a daily budget of [\d.]+ USD with [\d.]+ USD left today \(UTC\)/);
+      expect(r.body.detail).toMatch(
+        /^Daily budget exceeded: key "daily edge key" has a daily budget of [\d.]+ USD with [\d.]+ USD left today \(UTC\)/,
+      );
       expect(r.body.detail).toContain(`It resets at ${day.resetsAt.toISOString()}`);
-      expect(r.body.budget).toMatchObject({ scope: 'key', keyId: key.keyId, userId: null, period: 'daily', limit: formatUsd(budget), resetsAt: day.resetsAt.toISOString() });
+      expect(r.body.budget).toMatchObject({
+        scope: 'key',
+        keyId: key.keyId,
+        userId: null,
+        period: 'daily',
+        limit: formatUsd(budget),
+        resetsAt: day.resetsAt.toISOString(),
+      });
     }
     const billed = await debitedBy([key.keyId]);
     expect(billed).toBeGreaterThan(0n);
     expect(billed).toBeLessThanOrEqual(budget);
-    const listed = ((await api(server).get(`/v1/workspaces/${team}/keys`).set(ann.auth)).body.keys as Record<string, unknown>[]).find((k) => k.keyId === key.keyId);
+    const listed = ((await api(server).get(`/v1/workspaces/${team}/keys`).set(ann.auth)).body.keys as Record<string, unknown>[]).find(
+      (k) => k.keyId === key.keyId,
+    );
     expect(listed).toMatchObject({ budgetSpent: formatUsd(billed), budgetRemaining: formatUsd(budget - billed) });
   });
 
@@ -131,7 +167,12 @@ describe('a key budget with a period', () => {
         s.now = () => new Date(resetsAt.getTime() - 1);
         const last = await infer(key.secret);
         expect(last.status).toBe(402);
-        expect(last.body.budget).toMatchObject({ period, spent: formatUsd(spent), remaining: formatUsd(budget > spent ? budget - spent : 0n), resetsAt: resetsAt.toISOString() });
+        expect(last.body.budget).toMatchObject({
+          period,
+          spent: formatUsd(spent),
+          remaining: formatUsd(budget > spent ? budget - spent : 0n),
+          resetsAt: resetsAt.toISOString(),
+        });
         s.now = () => resetsAt;
         const next = await infer(key.secret);
         expect({ period, status: next.status, detail: next.body.detail }).toEqual({ period, status: 200, detail: undefined });
@@ -157,7 +198,13 @@ describe('a key budget with a period', () => {
     const body = (await res.json()) as Refusal;
     const week = periodWindow('weekly', new Date());
     expect(body.error).toMatchObject({ type: 'insufficient_quota', code: 'budget_exceeded', message: body.detail });
-    expect(body.error?.budget).toMatchObject({ scope: 'key', period: 'weekly', limit: '0', remaining: '0', resetsAt: week.resetsAt.toISOString() });
+    expect(body.error?.budget).toMatchObject({
+      scope: 'key',
+      period: 'weekly',
+      limit: '0',
+      remaining: '0',
+      resetsAt: week.resetsAt.toISOString(),
+    });
     expect(body.detail).toMatch(/^Weekly budget exceeded: key "openai budget key"/);
   });
 });
@@ -173,7 +220,14 @@ describe("a member's budget across their keys", () => {
     expect(set.body).toEqual({
       workspaceId: team,
       userId: bob.userId,
-      budget: { budget: formatUsd(budget), period: 'daily', periodId: day.id, spent: '0', remaining: formatUsd(budget), resetsAt: day.resetsAt.toISOString() },
+      budget: {
+        budget: formatUsd(budget),
+        period: 'daily',
+        periodId: day.id,
+        spent: '0',
+        remaining: formatUsd(budget),
+        resetsAt: day.resetsAt.toISOString(),
+      },
     });
 
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => infer(i % 2 ? one.secret : two.secret)));
@@ -181,14 +235,23 @@ describe("a member's budget across their keys", () => {
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) {
       expect(r.body.detail).toMatch(/^Daily member budget exceeded: user \S+ \(every key they created, key "bob (one|two)" among them\)/);
-      expect(r.body.budget).toMatchObject({ scope: 'member', userId: bob.userId, period: 'daily', limit: formatUsd(budget), resetsAt: day.resetsAt.toISOString() });
+      expect(r.body.budget).toMatchObject({
+        scope: 'member',
+        userId: bob.userId,
+        period: 'daily',
+        limit: formatUsd(budget),
+        resetsAt: day.resetsAt.toISOString(),
+      });
     }
     const billed = await debitedBy([one.keyId, two.keyId]);
     expect(billed).toBeGreaterThan(0n);
     expect(billed).toBeLessThanOrEqual(budget);
     expect((await infer(annsKey.secret)).status).toBe(200);
 
-    const members = (await api(server).get(`/v1/workspaces/${team}/members`).set(bob.auth)).body.members as Array<{ userId: string; budget: unknown }>;
+    const members = (await api(server).get(`/v1/workspaces/${team}/members`).set(bob.auth)).body.members as Array<{
+      userId: string;
+      budget: unknown;
+    }>;
     expect(members.find((m) => m.userId === bob.userId)?.budget).toMatchObject({ spent: formatUsd(billed), period: 'daily' });
     expect(members.find((m) => m.userId === ann.userId)?.budget).toBeNull();
     // Removing it lets bob's keys through again.
@@ -197,7 +260,7 @@ describe("a member's budget across their keys", () => {
   });
 });
 
-describe("rolling or deleting a key: its creator or an admin (finding F-2)", () => {
+describe('rolling or deleting a key: its creator or an admin (finding F-2)', () => {
   test("a member whose budget is 0 may not roll or delete an admin's key (403, nothing appended); rolling their own keeps their budget on the new secret", async () => {
     const annsKey = await newKey(ann, 'ann roll target');
     const bobsKey = await newKey(bob, 'bob own roll');
@@ -205,7 +268,10 @@ describe("rolling or deleting a key: its creator or an admin (finding F-2)", () 
     try {
       await settled();
       const before = await head();
-      const roll = await api(server).post(`/v1/workspaces/${team}/keys/${annsKey.keyId}/roll`).set(bob.auth).send({ gracePeriodSeconds: 86_400 });
+      const roll = await api(server)
+        .post(`/v1/workspaces/${team}/keys/${annsKey.keyId}/roll`)
+        .set(bob.auth)
+        .send({ gracePeriodSeconds: 86_400 });
       expect([roll.status, roll.body]).toEqual([403, { detail: "Only the key's creator or a workspace admin may roll this key" }]);
       const del = await api(server).delete(`/v1/workspaces/${team}/keys/${annsKey.keyId}`).set(bob.auth);
       expect([del.status, del.body]).toEqual([403, { detail: "Only the key's creator or a workspace admin may delete this key" }]);

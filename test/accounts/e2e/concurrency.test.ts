@@ -13,7 +13,11 @@ afterAll(() => server?.close());
 test('concurrent signups with one e-mail: exactly one account', async () => {
   const email = uniqueEmail('race');
   const results = await Promise.all(
-    Array.from({ length: 6 }, (_, i) => api(server).post('/v1/signup').send({ email, password: `${PASSWORD} ${i}`, name: `Racer ${i}`, acceptedPolicyVersion: POLICY_VERSION })),
+    Array.from({ length: 6 }, (_, i) =>
+      api(server)
+        .post('/v1/signup')
+        .send({ email, password: `${PASSWORD} ${i}`, name: `Racer ${i}`, acceptedPolicyVersion: POLICY_VERSION }),
+    ),
   );
   const statuses = results.map((r) => r.status).sort();
   expect(statuses).toEqual([201, 409, 409, 409, 409, 409]);
@@ -22,7 +26,13 @@ test('concurrent signups with one e-mail: exactly one account', async () => {
   const winner = results.find((r) => r.status === 201)!;
   expect((claim[0].data as { userId: string }).userId).toBe(winner.body.userId);
   const i = Number(winner.body.name.split(' ')[1]);
-  expect((await api(server).post('/v1/login').send({ email, password: `${PASSWORD} ${i}` })).status).toBe(200);
+  expect(
+    (
+      await api(server)
+        .post('/v1/login')
+        .send({ email, password: `${PASSWORD} ${i}` })
+    ).status,
+  ).toBe(200);
 });
 
 test('concurrent accepts of one invitation: one 200, the rest 409, one MemberJoined', async () => {
@@ -37,7 +47,10 @@ test('concurrent accepts of one invitation: one 200, the rest 409, one MemberJoi
 
 test('concurrent first logins create one personal workspace', async () => {
   const email = uniqueEmail('twice');
-  await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'Twice', acceptedPolicyVersion: POLICY_VERSION }).expect(201);
+  await api(server)
+    .post('/v1/signup')
+    .send({ email, password: PASSWORD, name: 'Twice', acceptedPolicyVersion: POLICY_VERSION })
+    .expect(201);
   const results = await Promise.all(Array.from({ length: 4 }, () => api(server).post('/v1/login').send({ email, password: PASSWORD })));
   expect(results.every((r) => r.status === 200)).toBe(true);
   const me = await api(server).get('/v1/me').set('Authorization', `Bearer ${results[0].body.sessionToken}`);

@@ -21,8 +21,20 @@ const { conforms, missed } = contractTour();
 
 test('users, sessions, workspaces, members and invitations answer as documented', async () => {
   const email = uniqueEmail('tour');
-  await conforms(a.signup, await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'Tour', acceptedPolicyVersion: policyVersionOf(server) }), 201);
-  await conforms(a.signup, await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'Tour', acceptedPolicyVersion: policyVersionOf(server) }), 409);
+  await conforms(
+    a.signup,
+    await api(server)
+      .post('/v1/signup')
+      .send({ email, password: PASSWORD, name: 'Tour', acceptedPolicyVersion: policyVersionOf(server) }),
+    201,
+  );
+  await conforms(
+    a.signup,
+    await api(server)
+      .post('/v1/signup')
+      .send({ email, password: PASSWORD, name: 'Tour', acceptedPolicyVersion: policyVersionOf(server) }),
+    409,
+  );
   await conforms(a.signup, await api(server).post('/v1/signup').send({ email: 'nope', password: 'short' }), 422);
   const login = await api(server).post('/v1/login').send({ email, password: PASSWORD });
   await conforms(a.login, login, 200);
@@ -46,7 +58,14 @@ test('users, sessions, workspaces, members and invitations answer as documented'
   const sent = await api(server).post(`/v1/workspaces/${ws}/invitations`).set(auth).send({ email: bob.email });
   await conforms(inv.invite, sent, 201);
   await conforms(inv.invite, await api(server).post(`/v1/workspaces/${ws}/invitations`).set(auth).send({ email: bob.email }), 409);
-  await conforms(inv.invite, await api(server).post(`/v1/workspaces/${ws}/invitations`).set(auth).send({ email: uniqueEmail('nobody') }), 404);
+  await conforms(
+    inv.invite,
+    await api(server)
+      .post(`/v1/workspaces/${ws}/invitations`)
+      .set(auth)
+      .send({ email: uniqueEmail('nobody') }),
+    404,
+  );
   await conforms(inv.listWorkspaceInvitations, await api(server).get(`/v1/workspaces/${ws}/invitations`).set(auth), 200);
   await conforms(inv.myInvitations, await api(server).get('/v1/invitations').set(bob.auth), 200);
   await conforms(a.me, await api(server).get('/v1/me').set(bob.auth), 200);
@@ -58,14 +77,34 @@ test('users, sessions, workspaces, members and invitations answer as documented'
   await conforms(inv.declineInvitation, await api(server).post(`/v1/invitations/${second.body.invitationId}/decline`).set(carl.auth), 200);
   await conforms(inv.declineInvitation, await api(server).post('/v1/invitations/unknown/decline').set(carl.auth), 404);
   const third = await api(server).post(`/v1/workspaces/${ws}/invitations`).set(auth).send({ email: carl.email });
-  await conforms(inv.revokeInvitation, await api(server).delete(`/v1/workspaces/${ws}/invitations/${third.body.invitationId}`).set(auth), 204);
+  await conforms(
+    inv.revokeInvitation,
+    await api(server).delete(`/v1/workspaces/${ws}/invitations/${third.body.invitationId}`).set(auth),
+    204,
+  );
 
   await conforms(a.listMembers, await api(server).get(`/v1/workspaces/${ws}/members`).set(bob.auth), 200);
-  await conforms(setMemberBudget, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(bob.auth).send({ budget: '5', period: 'daily' }), 403);
-  await conforms(setMemberBudget, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(auth).send({ budget: '5', period: 'hourly' }), 422);
-  await conforms(setMemberBudget, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(auth).send({ budget: '5', period: 'daily' }), 200);
+  await conforms(
+    setMemberBudget,
+    await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(bob.auth).send({ budget: '5', period: 'daily' }),
+    403,
+  );
+  await conforms(
+    setMemberBudget,
+    await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(auth).send({ budget: '5', period: 'hourly' }),
+    422,
+  );
+  await conforms(
+    setMemberBudget,
+    await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}/budget`).set(auth).send({ budget: '5', period: 'daily' }),
+    200,
+  );
   await conforms(a.listMembers, await api(server).get(`/v1/workspaces/${ws}/members`).set(bob.auth), 200);
-  await conforms(a.changeRole, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(bob.auth).send({ role: 'admin' }), 403);
+  await conforms(
+    a.changeRole,
+    await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(bob.auth).send({ role: 'admin' }),
+    403,
+  );
   await conforms(a.changeRole, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(auth).send({ role: 'owner' }), 422);
   await conforms(a.changeRole, await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(auth).send({ role: 'admin' }), 200);
   await conforms(a.leaveWorkspace, await api(server).post(`/v1/workspaces/${ws}/leave`).set(bob.auth), 204);
@@ -88,12 +127,32 @@ test('keys and the audit log answer as documented', async () => {
   await fund(server, ws);
   const key = await api(server).post(`/v1/workspaces/${ws}/keys`).set(ann.auth).send({ name: 'ci key', expiresAt: '2999-01-01T00:00:00Z' });
   await conforms(k.createKey, key, 201);
-  await conforms(k.createKey, await api(server).post(`/v1/workspaces/${ws}/keys`).set(ann.auth).send({ name: 'x', expiresAt: '2000-01-01T00:00:00Z' }), 422);
-  await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ monthlyBudget: '25' }), 200);
-  await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ budget: '5', budgetPeriod: 'weekly' }), 200);
-  await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ budgetPeriod: 'hourly' }), 422);
+  await conforms(
+    k.createKey,
+    await api(server).post(`/v1/workspaces/${ws}/keys`).set(ann.auth).send({ name: 'x', expiresAt: '2000-01-01T00:00:00Z' }),
+    422,
+  );
+  await conforms(
+    k.updateKey,
+    await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ monthlyBudget: '25' }),
+    200,
+  );
+  await conforms(
+    k.updateKey,
+    await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ budget: '5', budgetPeriod: 'weekly' }),
+    200,
+  );
+  await conforms(
+    k.updateKey,
+    await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({ budgetPeriod: 'hourly' }),
+    422,
+  );
   await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({}), 422);
-  await conforms(k.rollKey, await api(server).post(`/v1/workspaces/${ws}/keys/${key.body.keyId}/roll`).set(ann.auth).send({ gracePeriodSeconds: 60 }), 200);
+  await conforms(
+    k.rollKey,
+    await api(server).post(`/v1/workspaces/${ws}/keys/${key.body.keyId}/roll`).set(ann.auth).send({ gracePeriodSeconds: 60 }),
+    200,
+  );
   await conforms(k.rollKey, await api(server).post(`/v1/workspaces/${ws}/keys/unknown/roll`).set(ann.auth).send({}), 404);
   await conforms(k.listKeys, await api(server).get(`/v1/workspaces/${ws}/keys`).set(ann.auth), 200);
   await conforms(k.deleteKey, await api(server).delete(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth), 204);

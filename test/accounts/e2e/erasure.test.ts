@@ -44,8 +44,13 @@ async function world(): Promise<{ alice: TestUser; bob: TestUser; secrets: strin
   const team = await createWorkspace(server, bob, 'Bob team');
   await addMember(server, bob, team, alice); // an invitation to alice's address
   await fund(server, alice.personalWs);
-  expect((await api(server).post(`/v1/workspaces/${alice.personalWs}/keys`).set(alice.auth).send({ name: 'erasure key' })).status).toBe(201);
-  const reg = await api(server).post(`/v1/workspaces/${alice.personalWs}/webhooks`).set(alice.auth).send({ url: 'http://127.0.0.1:9/hook', eventTypes: ['key.created'] });
+  expect((await api(server).post(`/v1/workspaces/${alice.personalWs}/keys`).set(alice.auth).send({ name: 'erasure key' })).status).toBe(
+    201,
+  );
+  const reg = await api(server)
+    .post(`/v1/workspaces/${alice.personalWs}/webhooks`)
+    .set(alice.auth)
+    .send({ url: 'http://127.0.0.1:9/hook', eventTypes: ['key.created'] });
   expect(reg.status).toBe(201);
   const rot = await api(server).post(`/v1/workspaces/${alice.personalWs}/webhooks/${reg.body.endpointId}/rotate-secret`).set(alice.auth);
   expect(rot.status).toBe(200);
@@ -68,7 +73,11 @@ test('erasing a user: 0 matches of e-mail, name or webhook secret in the SQLite 
 
   const raw = rawStore(server.dataDir);
   expect(raw.length).toBeGreaterThan(0);
-  expect({ email: count(raw, alice.email), name: count(raw, alice.name), secrets: secrets.map((x) => count(raw, x)) }).toEqual({ email: 0, name: 0, secrets: [0, 0] });
+  expect({ email: count(raw, alice.email), name: count(raw, alice.name), secrets: secrets.map((x) => count(raw, x)) }).toEqual({
+    email: 0,
+    name: 0,
+    secrets: [0, 0],
+  });
 
   // The store, the read models and the audit read the fields as erased.
   const userEvents = await server.services.store.readStream(streams.user(alice.userId));
@@ -115,7 +124,9 @@ test('a store written by the previous release (plain UserRegistered, an email-{s
   const raw = ((server.services.store as ObservedStore).inner as ProtectedStore).inner;
   const email = `legacy-${randomUUID()}@example.com`;
   const userId = randomUUID();
-  await raw.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
+  await raw.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], {
+    expectedRevision: 'no_stream',
+  });
   const done = await raw.append(
     streams.user(userId),
     [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Old Shape', passwordHash: await hashPassword(PASSWORD) } }],
@@ -123,9 +134,21 @@ test('a store written by the previous release (plain UserRegistered, an email-{s
   );
   await server.services.progress.waitFor(done.position, 5000);
   await login(server, email);
-  expect((await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'Dup', acceptedPolicyVersion: policyVersionOf(server) })).status).toBe(409);
+  expect(
+    (
+      await api(server)
+        .post('/v1/signup')
+        .send({ email, password: PASSWORD, name: 'Dup', acceptedPolicyVersion: policyVersionOf(server) })
+    ).status,
+  ).toBe(409);
 
-  expect((await api(server).post(`/admin/users/${userId}/erase`).set({ Authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(204);
+  expect(
+    (
+      await api(server)
+        .post(`/admin/users/${userId}/erase`)
+        .set({ Authorization: `Bearer ${ADMIN_TOKEN}` })
+    ).status,
+  ).toBe(204);
   const [registered] = await server.services.store.readStream(streams.user(userId));
   expect(registered).toMatchObject({ type: 'UserRegistered', data: { userId, email: ERASED, name: ERASED } });
   const [claim] = await server.services.store.readStream(streams.legacyEmail(email));

@@ -23,7 +23,9 @@ export const uniqueEmail = (label = 'user') => `${label}-${randomBytes(4).toStri
 export const policyVersionOf = (server: TestServer) => usagePolicyOf(server.services?.config ?? {}).version;
 
 export async function signup(server: TestServer, email: string, name = 'Test User', password = PASSWORD) {
-  const res = await request(server.url).post('/v1/signup').send({ email, password, name, acceptedPolicyVersion: policyVersionOf(server) });
+  const res = await request(server.url)
+    .post('/v1/signup')
+    .send({ email, password, name, acceptedPolicyVersion: policyVersionOf(server) });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { userId: string; email: string; name: string };
 }
@@ -61,11 +63,7 @@ export async function addMember(server: TestServer, admin: TestUser, ws: string,
 }
 
 /** Until billing writes them itself: a card and deposits appended straight to billing-{ws}. */
-export async function fund(
-  server: TestServer,
-  ws: string,
-  opts: { paymentMethod?: boolean; depositUsd?: number } = {},
-): Promise<void> {
+export async function fund(server: TestServer, ws: string, opts: { paymentMethod?: boolean; depositUsd?: number } = {}): Promise<void> {
   const { paymentMethod = true, depositUsd = 100 } = opts;
   const events = [];
   if (paymentMethod) {
@@ -79,7 +77,13 @@ export async function fund(
     events.push({
       id: randomUUID(),
       type: 'DepositSucceeded',
-      data: { workspaceId: ws, depositId: randomUUID(), amountNanoUsd: usd(depositUsd).toString(), paymentIntentId: `pi_${randomUUID()}`, by: 'test' },
+      data: {
+        workspaceId: ws,
+        depositId: randomUUID(),
+        amountNanoUsd: usd(depositUsd).toString(),
+        paymentIntentId: `pi_${randomUUID()}`,
+        by: 'test',
+      },
     });
   }
   if (!events.length) return;

@@ -6,7 +6,8 @@ import { invite as inviteRoute, listWorkspaceInvitations, myInvitations } from '
 const t = teamFixture();
 
 const head = () => t.server.services.store.headPosition();
-const invite = (by: TestUser, ws: string, email: string) => api(t.server).post(`/v1/workspaces/${ws}/invitations`).set(by.auth).send({ email });
+const invite = (by: TestUser, ws: string, email: string) =>
+  api(t.server).post(`/v1/workspaces/${ws}/invitations`).set(by.auth).send({ email });
 
 describe('POST /v1/workspaces/:ws/invitations', () => {
   test('201 pending; the invitee sees it at the next login, in GET /v1/me and GET /v1/invitations', async () => {
@@ -88,7 +89,13 @@ describe('POST /v1/invitations/:id/accept and /decline', () => {
     const { body } = await invite(t.ann, ws, carl.email);
     const res = await api(t.server).post(`/v1/invitations/${body.invitationId}/accept`).set(carl.auth);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ invitationId: body.invitationId, workspaceId: ws, workspaceName: 'Accepting', status: 'accepted', role: 'member' });
+    expect(res.body).toEqual({
+      invitationId: body.invitationId,
+      workspaceId: ws,
+      workspaceName: 'Accepting',
+      status: 'accepted',
+      role: 'member',
+    });
     expect((await api(t.server).get(`/v1/workspaces/${ws}/keys`).set(carl.auth)).status).toBe(200);
     const me = await api(t.server).get('/v1/me').set(carl.auth);
     expect(me.body.invitations).toEqual([]);

@@ -35,9 +35,14 @@ const newKey = async (by: TestUser, ws: string, name = 'budgeted key') => {
   return res.body as { keyId: string; secret: string; name: string };
 };
 const patch = (by: TestUser, ws: string, keyId: string, body: unknown) =>
-  api(server).patch(`/v1/workspaces/${ws}/keys/${keyId}`).set(by.auth).send(body as object);
+  api(server)
+    .patch(`/v1/workspaces/${ws}/keys/${keyId}`)
+    .set(by.auth)
+    .send(body as object);
 const listed = async (ws: string, keyId: string) =>
-  ((await api(server).get(`/v1/workspaces/${ws}/keys`).set(ann.auth)).body.keys as Record<string, unknown>[]).find((k) => k.keyId === keyId);
+  ((await api(server).get(`/v1/workspaces/${ws}/keys`).set(ann.auth)).body.keys as Record<string, unknown>[]).find(
+    (k) => k.keyId === keyId,
+  );
 
 const context = [{ type: 'Human' as const, text: 'Write me a short, friendly greeting.' }];
 const MAX_TOKENS = 40;
@@ -79,11 +84,17 @@ describe('PATCH /v1/workspaces/:ws/keys/:keyId', () => {
     // A request in flight holds part of the budget: what remains for the next one shrinks until it ends.
     const resv = new Reservations(server.services.redis, server.services.ks);
     const inFlight = randomUUID();
-    expect((await resv.reserve(team, inFlight, parseUsd('2.5'), Date.now(), { keyId: key.keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);
+    expect(
+      (await resv.reserve(team, inFlight, parseUsd('2.5'), Date.now(), { keyId: key.keyId, periods: periodIdsAt(new Date()) })).ok,
+    ).toBe(true);
     expect(await listed(team, key.keyId)).toMatchObject({ budgetRemaining: '10', monthToDateSpend: '0' });
     await resv.release(team, inFlight);
     expect(await listed(team, key.keyId)).toMatchObject({ budgetRemaining: '12.5' });
-    expect((await patch(ann, team, key.keyId, { monthlyBudget: '0' })).body).toMatchObject({ monthlyBudget: '0', budgetRemaining: '0', name: 'second name' });
+    expect((await patch(ann, team, key.keyId, { monthlyBudget: '0' })).body).toMatchObject({
+      monthlyBudget: '0',
+      budgetRemaining: '0',
+      name: 'second name',
+    });
     const removed = await patch(ann, team, key.keyId, { monthlyBudget: null });
     expect(removed.body).toMatchObject({ monthlyBudget: null, budgetRemaining: null });
     // Nothing changed: 200, nothing appended.
@@ -112,9 +123,15 @@ describe('PATCH /v1/workspaces/:ws/keys/:keyId', () => {
     for (const [body, loc] of cases) {
       const res = await patch(ann, team, key.keyId, body);
       expect({ body, status: res.status }).toEqual({ body, status: 422 });
-      expect(res.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]));
+      expect(res.body.detail).toEqual(
+        expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]),
+      );
     }
-    const notJson = await api(server).patch(`/v1/workspaces/${team}/keys/${key.keyId}`).set(ann.auth).set('Content-Type', 'application/json').send('{"name":');
+    const notJson = await api(server)
+      .patch(`/v1/workspaces/${team}/keys/${key.keyId}`)
+      .set(ann.auth)
+      .set('Content-Type', 'application/json')
+      .send('{"name":');
     expect(notJson.status).toBe(422);
     expect(await head()).toBe(before);
   });
@@ -142,7 +159,9 @@ describe('a key budget at the inference endpoints', () => {
     const before = await head();
     const refused = await infer(key.secret);
     expect(refused.status).toBe(402);
-    expect(refused.body.detail).toMatch(/^Monthly budget exceeded: key "frozen key" has a monthly budget of 0 USD with 0 USD left this month \(UTC\); this request needs up to [\d.]+ USD\./);
+    expect(refused.body.detail).toMatch(
+      /^Monthly budget exceeded: key "frozen key" has a monthly budget of 0 USD with 0 USD left this month \(UTC\); this request needs up to [\d.]+ USD\./,
+    );
     // The streaming and OpenAI-compatible endpoints refuse the same way, before any byte of a stream.
     const streaming = await fetch(`${server.url}/external/api/inference/streaming`, {
       method: 'POST',
@@ -179,7 +198,10 @@ describe('a key budget at the inference endpoints', () => {
     let highest = 0n;
     const watcher = (async () => {
       while (watching) {
-        const [[, spent], [, held]] = (await s.redis.multi().hget(spendKey, month).get(holdKey).exec()) as [[null, string | null], [null, string | null]];
+        const [[, spent], [, held]] = (await s.redis.multi().hget(spendKey, month).get(holdKey).exec()) as [
+          [null, string | null],
+          [null, string | null],
+        ];
         const total = BigInt(spent ?? '0') + BigInt(held ?? '0');
         if (total > highest) highest = total;
         await new Promise((r) => setTimeout(r, 2));
@@ -194,14 +216,20 @@ describe('a key budget at the inference endpoints', () => {
     expect(ok.length + refused.length).toBe(60);
     expect(ok.length).toBeGreaterThanOrEqual(5);
     expect(refused.length).toBeGreaterThan(0);
-    for (const r of refused) expect(r.body.detail).toMatch(new RegExp(`^Monthly budget exceeded: key "edge key" has a monthly budget of ${formatUsd(budget).replace('.', '\\.')} USD with [\\d.]+ USD left`));
+    for (const r of refused)
+      expect(r.body.detail).toMatch(
+        new RegExp(
+          `^Monthly budget exceeded: key "edge key" has a monthly budget of ${formatUsd(budget).replace('.', '\\.')} USD with [\\d.]+ USD left`,
+        ),
+      );
     expect(highest).toBeLessThanOrEqual(budget);
 
     // Every debit of the key is in its month-to-date spend, which stays within the budget.
     await s.progress.waitFor(await head(), 5000);
     let debited = 0n;
     for (const e of await s.store.readAll({ fromPosition: 0n, maxCount: 100_000 })) {
-      if (e.type === 'TokensDebited' && (e.data as { keyId: string }).keyId === key.keyId) debited += BigInt((e.data as { amountNanoUsd: string }).amountNanoUsd);
+      if (e.type === 'TokensDebited' && (e.data as { keyId: string }).keyId === key.keyId)
+        debited += BigInt((e.data as { amountNanoUsd: string }).amountNanoUsd);
     }
     expect(debited).toBeGreaterThan(0n);
     expect(debited).toBeLessThanOrEqual(budget);
@@ -222,15 +250,19 @@ describe('a key budget at the inference endpoints', () => {
   });
 });
 
-describe('a key\'s name in usage', () => {
+describe("a key's name in usage", () => {
   test('usage by key shows the current name after a rename, and a deleted key by its name, marked deleted', async () => {
     const key = await newKey(ann, team, 'usage key');
     expect((await infer(key.secret)).status).toBe(200);
     await server.services.progress.waitFor(await head(), 5000);
     const byKey = async () =>
-      ((await api(server).get(`/v1/workspaces/${team}/usage?granularity=hour&groupBy=key`).set(ann.auth)).body.series as { keyId: string; keyName: string; keyDeleted: boolean }[]).find(
-        (x) => x.keyId === key.keyId,
-      );
+      (
+        (await api(server).get(`/v1/workspaces/${team}/usage?granularity=hour&groupBy=key`).set(ann.auth)).body.series as {
+          keyId: string;
+          keyName: string;
+          keyDeleted: boolean;
+        }[]
+      ).find((x) => x.keyId === key.keyId);
     expect(await byKey()).toMatchObject({ keyName: 'usage key', keyDeleted: false });
     await patch(ann, team, key.keyId, { name: 'renamed usage key' }).expect(200);
     expect(await byKey()).toMatchObject({ keyName: 'renamed usage key', keyDeleted: false });

@@ -77,7 +77,12 @@ describe('POST /v1/workspaces/:ws/keys/:keyId/roll', () => {
       name: 'leaky key',
       prefix: secret.slice(0, 8),
       last4: secret.slice(-4),
-      lastRoll: { prefix: secret.slice(0, 8), last4: secret.slice(-4), rolledAt: expect.any(String), previousSecretValidUntil: res.body.rolledAt },
+      lastRoll: {
+        prefix: secret.slice(0, 8),
+        last4: secret.slice(-4),
+        rolledAt: expect.any(String),
+        previousSecretValidUntil: res.body.rolledAt,
+      },
     });
     expect(list.body.keys.filter((k: { name: string }) => k.name === 'leaky key')).toHaveLength(1);
   });
@@ -193,7 +198,10 @@ describe('refusals append nothing', () => {
   });
 
   test('an expired key → 409: create a new one instead', async () => {
-    const keyId = await appendKey(t.server, t.team, t.ann.userId, { secret: `tg_${'x'.repeat(48)}`, expiresAt: '2020-01-01T00:00:00.000Z' });
+    const keyId = await appendKey(t.server, t.team, t.ann.userId, {
+      secret: `tg_${'x'.repeat(48)}`,
+      expiresAt: '2020-01-01T00:00:00.000Z',
+    });
     const before = await head();
     const res = await roll(t.ann, t.team, keyId);
     expect(res.status).toBe(409);
@@ -216,15 +224,29 @@ describe('what a roll keeps', () => {
     const rolled = await roll(t.ann, t.team, key.keyId, { gracePeriodSeconds: 600 });
     expect(rolled.status).toBe(200);
     const list = await api(t.server).get(`/v1/workspaces/${t.team}/keys`).set(t.ann.auth);
-    expect(list.body.keys.find((k: { keyId: string }) => k.keyId === key.keyId)).toMatchObject({ name: 'budgeted', monthlyBudget: '25', last4: rolled.body.secret.slice(-4) });
+    expect(list.body.keys.find((k: { keyId: string }) => k.keyId === key.keyId)).toMatchObject({
+      name: 'budgeted',
+      monthlyBudget: '25',
+      last4: rolled.body.secret.slice(-4),
+    });
 
-    await api(t.server).patch(`/v1/workspaces/${t.team}/keys/${key.keyId}`).set(t.ann.auth).send({ name: 'renamed after roll' }).expect(200);
+    await api(t.server)
+      .patch(`/v1/workspaces/${t.team}/keys/${key.keyId}`)
+      .set(t.ann.auth)
+      .send({ name: 'renamed after roll' })
+      .expect(200);
     expect((await index.lookup(rolled.body.secret))?.name).toBe('renamed after roll');
     expect((await index.lookup(key.secret))?.name).toBe('renamed after roll');
 
     const audit = await api(t.server).get(`/v1/workspaces/${t.team}/audit`).set(t.ann.auth);
     expect(audit.status).toBe(200);
-    const entry = audit.body.entries.find((e: { action: string; target: { id: string } }) => e.action === 'key.rolled' && e.target.id === key.keyId);
-    expect(entry).toMatchObject({ actor: { userId: t.ann.userId }, details: { gracePeriodSeconds: 600 }, target: { last4: rolled.body.secret.slice(-4) } });
+    const entry = audit.body.entries.find(
+      (e: { action: string; target: { id: string } }) => e.action === 'key.rolled' && e.target.id === key.keyId,
+    );
+    expect(entry).toMatchObject({
+      actor: { userId: t.ann.userId },
+      details: { gracePeriodSeconds: 600 },
+      target: { last4: rolled.body.secret.slice(-4) },
+    });
   });
 });

@@ -37,7 +37,14 @@ describe('POST /v1/workspaces/:ws/keys', () => {
       secret,
     });
     // The key index (what the inference auth reads) already has it.
-    expect(await keyIndex.lookup(secret)).toEqual({ keyId, workspaceId: t.team, name: 'production', scopes: ['inference'], expiresAt: null, rateLimit: null });
+    expect(await keyIndex.lookup(secret)).toEqual({
+      keyId,
+      workspaceId: t.team,
+      name: 'production',
+      scopes: ['inference'],
+      expiresAt: null,
+      rateLimit: null,
+    });
     // The secret is nowhere: not in events, not in Redis.
     const events = await t.server.services.store.readAll();
     expect(JSON.stringify(events.map((e) => [e.data, e.metadata]))).not.toContain(secret);
@@ -119,7 +126,7 @@ describe('POST /v1/workspaces/:ws/keys', () => {
     expect((await createKey(t.ann, ws, { name: 'first key' })).status).toBe(201);
   });
 
-  test("another workspace → 404; a removed member → 404; a logged-out session → 401", async () => {
+  test('another workspace → 404; a removed member → 404; a logged-out session → 401', async () => {
     const before = await head();
     expect((await createKey(t.eve, t.team, { name: 'intruder' })).status).toBe(404);
     expect((await createKey(t.ann, t.eveWs, { name: 'intruder' })).status).toBe(404);
@@ -244,7 +251,10 @@ describe('DELETE /v1/workspaces/:ws/keys/:keyId', () => {
 
 test('the whole path: signup → login → workspace → funded → key → key index', async () => {
   const email = `path-${randomUUID().slice(0, 8)}@example.com`;
-  await api(t.server).post('/v1/signup').send({ email, password: 'a long password', name: 'Path', acceptedPolicyVersion: POLICY_VERSION }).expect(201);
+  await api(t.server)
+    .post('/v1/signup')
+    .send({ email, password: 'a long password', name: 'Path', acceptedPolicyVersion: POLICY_VERSION })
+    .expect(201);
   const token = (await api(t.server).post('/v1/login').send({ email, password: 'a long password' }).expect(200)).body.sessionToken;
   const auth = { Authorization: `Bearer ${token}` };
   const ws = (await api(t.server).post('/v1/workspaces').set(auth).send({ name: 'Path Co' }).expect(201)).body.workspaceId;

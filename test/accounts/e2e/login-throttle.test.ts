@@ -20,7 +20,10 @@ describe('login throttling', () => {
     await signup(server, email);
     // Distinct wrong e-mails, so only the address budget is in play.
     for (let i = 0; i < 5; i++) {
-      const r = await api(server).post('/v1/login').set(from(1)).send({ email: uniqueEmail('nobody'), password: 'wrong password' });
+      const r = await api(server)
+        .post('/v1/login')
+        .set(from(1))
+        .send({ email: uniqueEmail('nobody'), password: 'wrong password' });
       expect(r.status).toBe(401);
     }
     const refused = await api(server).post('/v1/login').set(from(1)).send({ email, password: PASSWORD });
@@ -36,13 +39,27 @@ describe('login throttling', () => {
     const email = uniqueEmail('victim');
     await signup(server, email);
     for (let i = 0; i < 2; i++) {
-      expect((await api(server).post('/v1/login').set(from(10 + i)).send({ email, password: 'wrong password' })).status).toBe(401);
+      expect(
+        (
+          await api(server)
+            .post('/v1/login')
+            .set(from(10 + i))
+            .send({ email, password: 'wrong password' })
+        ).status,
+      ).toBe(401);
     }
     // A success clears the two failures…
     expect((await api(server).post('/v1/login').set(from(20)).send({ email, password: PASSWORD })).status).toBe(200);
     // …so three more wrong ones are still answered, and the attempt after them is refused.
     for (let i = 0; i < 2; i++) {
-      expect((await api(server).post('/v1/login').set(from(30 + i)).send({ email, password: 'wrong password' })).status).toBe(401);
+      expect(
+        (
+          await api(server)
+            .post('/v1/login')
+            .set(from(30 + i))
+            .send({ email, password: 'wrong password' })
+        ).status,
+      ).toBe(401);
     }
     expect((await api(server).post('/v1/login').set(from(40)).send({ email, password: 'wrong password' })).status).toBe(401);
     const refused = await api(server).post('/v1/login').set(from(41)).send({ email, password: PASSWORD });
@@ -57,9 +74,19 @@ describe('login throttling', () => {
 
   test('signup counts against the address budget too', async () => {
     for (let i = 0; i < 5; i++) {
-      expect((await api(server).post('/v1/signup').set(from(50)).send({ email: uniqueEmail('s'), password: PASSWORD, name: 'S', acceptedPolicyVersion: policyVersionOf(server) })).status).toBe(201);
+      expect(
+        (
+          await api(server)
+            .post('/v1/signup')
+            .set(from(50))
+            .send({ email: uniqueEmail('s'), password: PASSWORD, name: 'S', acceptedPolicyVersion: policyVersionOf(server) })
+        ).status,
+      ).toBe(201);
     }
-    const r = await api(server).post('/v1/signup').set(from(50)).send({ email: uniqueEmail('s'), password: PASSWORD, name: 'S', acceptedPolicyVersion: policyVersionOf(server) });
+    const r = await api(server)
+      .post('/v1/signup')
+      .set(from(50))
+      .send({ email: uniqueEmail('s'), password: PASSWORD, name: 'S', acceptedPolicyVersion: policyVersionOf(server) });
     expect(r.status).toBe(429);
     expect(r.headers['retry-after']).toBeDefined();
   });
@@ -77,7 +104,10 @@ describe('password hashing cannot be flooded', () => {
     await signup(server, email);
     const flood = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        api(server).post('/v1/login').set(from(100 + i)).send({ email: uniqueEmail('flood'), password: 'wrong password' }),
+        api(server)
+          .post('/v1/login')
+          .set(from(100 + i))
+          .send({ email: uniqueEmail('flood'), password: 'wrong password' }),
       ),
     );
     const statuses = flood.map((r) => r.status);

@@ -15,9 +15,22 @@ const { conforms, missed } = contractTour();
 test('the policy, and accepting it, answer as documented', async () => {
   await conforms(p.usagePolicy, await api(server).get('/v1/policies/usage'), 200);
   const u = await newUser(server, 'reader');
-  await conforms(p.acceptPolicy, await api(server).post('/v1/policies/usage/accept').set(u.auth).send({ version: policyVersionOf(server) }), 200);
+  await conforms(
+    p.acceptPolicy,
+    await api(server)
+      .post('/v1/policies/usage/accept')
+      .set(u.auth)
+      .send({ version: policyVersionOf(server) }),
+    200,
+  );
   await conforms(p.acceptPolicy, await api(server).post('/v1/policies/usage/accept').set(u.auth).send({ version: 'old' }), 422);
-  await conforms(p.acceptPolicy, await api(server).post('/v1/policies/usage/accept').send({ version: policyVersionOf(server) }), 401);
+  await conforms(
+    p.acceptPolicy,
+    await api(server)
+      .post('/v1/policies/usage/accept')
+      .send({ version: policyVersionOf(server) }),
+    401,
+  );
 });
 
 test('the tour called every route the policy area documents', () => {

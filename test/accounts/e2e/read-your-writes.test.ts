@@ -33,7 +33,10 @@ test('a new key is in the key index, and a deleted one gone, as soon as the answ
   await fund(apiServer, ws);
   const index = new KeyIndex(apiServer.services.redis, apiServer.services.ks);
   for (let i = 0; i < 5; i++) {
-    const created = await api(apiServer).post(`/v1/workspaces/${ws}/keys`).set(ann.auth).send({ name: `key ${i}` });
+    const created = await api(apiServer)
+      .post(`/v1/workspaces/${ws}/keys`)
+      .set(ann.auth)
+      .send({ name: `key ${i}` });
     expect(created.status).toBe(201);
     expect(await index.lookupHash(hashKey(created.body.secret))).not.toBeNull();
     await api(apiServer).delete(`/v1/workspaces/${ws}/keys/${created.body.keyId}`).set(ann.auth).expect(204);
@@ -46,7 +49,11 @@ test('membership changes and renames are seen by the very next request', async (
   for (let i = 0; i < 3; i++) {
     const ws = await createWorkspace(apiServer, ann, `Team ${i}`);
     expect((await api(apiServer).get(`/v1/workspaces/${ws}`).set(ann.auth)).status).toBe(200);
-    await api(apiServer).patch(`/v1/workspaces/${ws}`).set(ann.auth).send({ name: `Renamed ${i}` }).expect(200);
+    await api(apiServer)
+      .patch(`/v1/workspaces/${ws}`)
+      .set(ann.auth)
+      .send({ name: `Renamed ${i}` })
+      .expect(200);
     expect((await api(apiServer).get(`/v1/workspaces/${ws}`).set(ann.auth)).body.name).toBe(`Renamed ${i}`);
     await addMember(apiServer, ann, ws, bob); // invite → accept, each checked by the next request
     expect((await api(apiServer).get(`/v1/workspaces/${ws}`).set(bob.auth)).status).toBe(200);

@@ -16,9 +16,14 @@ afterAll(() => server?.close());
 
 const head = () => server.services.store.headPosition();
 const setRole = (by: TestUser, ws: string, userId: string, body: unknown) =>
-  api(server).put(`/v1/workspaces/${ws}/members/${userId}`).set(by.auth).send(body as object);
+  api(server)
+    .put(`/v1/workspaces/${ws}/members/${userId}`)
+    .set(by.auth)
+    .send(body as object);
 const roleIn = async (who: TestUser, ws: string) =>
-  ((await api(server).get('/v1/me').set(who.auth)).body.workspaces as { workspaceId: string; role: string }[]).find((w) => w.workspaceId === ws)?.role ?? null;
+  ((await api(server).get('/v1/me').set(who.auth)).body.workspaces as { workspaceId: string; role: string }[]).find(
+    (w) => w.workspaceId === ws,
+  )?.role ?? null;
 
 async function team(name: string, ...members: TestUser[]) {
   const ws = await createWorkspace(server, ann, name);
@@ -87,9 +92,15 @@ describe('PUT /v1/workspaces/:ws/members/:userId', () => {
     for (const body of [{}, { role: 'owner' }, { role: 1 }, { role: null }]) {
       const res = await setRole(ann, ws, bob.userId, body);
       expect(res.status).toBe(422);
-      expect(res.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'role'], msg: 'role must be "admin" or "member"', type: expect.any(String) })]);
+      expect(res.body.detail).toEqual([
+        expect.objectContaining({ loc: ['body', 'role'], msg: 'role must be "admin" or "member"', type: expect.any(String) }),
+      ]);
     }
-    const notJson = await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set(ann.auth).set('Content-Type', 'application/json').send('{role');
+    const notJson = await api(server)
+      .put(`/v1/workspaces/${ws}/members/${bob.userId}`)
+      .set(ann.auth)
+      .set('Content-Type', 'application/json')
+      .send('{role');
     expect(notJson.status).toBe(422);
     expect((await setRole(bob, ws, ann.userId, { role: 'member' })).body).toEqual({ detail: 'Forbidden' });
     expect((await setRole(bob, ws, bob.userId, { role: 'admin' })).status).toBe(403);
@@ -104,9 +115,10 @@ describe('PUT /v1/workspaces/:ws/members/:userId', () => {
 });
 
 describe('DELETE /v1/workspaces/:ws/invitations/:id', () => {
-  const invite = (ws: string, who: TestUser) => api(server).post(`/v1/workspaces/${ws}/invitations`).set(ann.auth).send({ email: who.email });
+  const invite = (ws: string, who: TestUser) =>
+    api(server).post(`/v1/workspaces/${ws}/invitations`).set(ann.auth).send({ email: who.email });
 
-  test('204; it disappears from the invitee\'s lists at once; accepting or declining it is 409; it can be re-sent', async () => {
+  test("204; it disappears from the invitee's lists at once; accepting or declining it is 409; it can be re-sent", async () => {
     const carl = await newUser(server, 'carl');
     const ws = await team('Revoke');
     const id = (await invite(ws, carl)).body.invitationId as string;
@@ -127,13 +139,14 @@ describe('DELETE /v1/workspaces/:ws/invitations/:id', () => {
     expect((await invite(ws, carl)).status).toBe(201);
   });
 
-  test('refusals: member 403, outsider 404, another workspace\'s invitation 404, settled 409, twice 409; nothing appended', async () => {
+  test("refusals: member 403, outsider 404, another workspace's invitation 404, settled 409, twice 409; nothing appended", async () => {
     const [bob, carl, dora] = await Promise.all([newUser(server, 'bob'), newUser(server, 'carl'), newUser(server, 'dora')]);
     const ws = await team('Revoke refusals', bob);
     const pending = (await invite(ws, carl)).body.invitationId as string;
     const accepted = (await invite(ws, dora)).body.invitationId as string;
     await api(server).post(`/v1/invitations/${accepted}/accept`).set(dora.auth).expect(200);
-    const elsewhere = (await api(server).post(`/v1/workspaces/${other}/invitations`).set(eve.auth).send({ email: carl.email })).body.invitationId as string;
+    const elsewhere = (await api(server).post(`/v1/workspaces/${other}/invitations`).set(eve.auth).send({ email: carl.email })).body
+      .invitationId as string;
     const revoke = (by: TestUser, w: string, id: string) => api(server).delete(`/v1/workspaces/${w}/invitations/${id}`).set(by.auth);
     const before = await head();
     expect((await revoke(bob, ws, pending)).body).toEqual({ detail: 'Forbidden' });
@@ -149,7 +162,9 @@ describe('DELETE /v1/workspaces/:ws/invitations/:id', () => {
     expect((await revoke(ann, ws, pending)).body).toEqual({ detail: 'This invitation was already revoked' });
     expect(await head()).toBe(after);
     // eve's invitation to carl is untouched.
-    expect((await api(server).get('/v1/invitations').set(carl.auth)).body.invitations.map((i: { invitationId: string }) => i.invitationId)).toEqual([elsewhere]);
+    expect(
+      (await api(server).get('/v1/invitations').set(carl.auth)).body.invitations.map((i: { invitationId: string }) => i.invitationId),
+    ).toEqual([elsewhere]);
   });
 });
 
@@ -164,7 +179,9 @@ describe('POST /v1/workspaces/:ws/leave', () => {
     expect(key.status).toBe(201);
     expect((await leave(bob, ws)).status).toBe(204);
     expect((await api(server).get(`/v1/workspaces/${ws}`).set(bob.auth)).status).toBe(404);
-    expect((await api(server).get('/v1/me').set(bob.auth)).body.workspaces.map((w: { workspaceId: string }) => w.workspaceId)).not.toContain(ws);
+    expect(
+      (await api(server).get('/v1/me').set(bob.auth)).body.workspaces.map((w: { workspaceId: string }) => w.workspaceId),
+    ).not.toContain(ws);
     const members = await api(server).get(`/v1/workspaces/${ws}/members`).set(ann.auth);
     expect(members.body.members.map((m: { userId: string }) => m.userId)).toEqual([ann.userId]);
     const keys = await api(server).get(`/v1/workspaces/${ws}/keys`).set(ann.auth);
@@ -231,11 +248,16 @@ describe('the last admin under concurrency', () => {
     const bob = await newUser(server, 'bob');
     const ws = await team('Csrf', bob);
     const before = await head();
-    const res = await api(server).put(`/v1/workspaces/${ws}/members/${bob.userId}`).set('Cookie', `tg_session=${ann.token}`).send({ role: 'admin' });
+    const res = await api(server)
+      .put(`/v1/workspaces/${ws}/members/${bob.userId}`)
+      .set('Cookie', `tg_session=${ann.token}`)
+      .send({ role: 'admin' });
     expect(res.status).toBe(403);
-    const leave = await api(server).post(`/v1/workspaces/${ws}/leave`).set('Cookie', `tg_session=${bob.token}`).set('Origin', 'https://evil.example');
+    const leave = await api(server)
+      .post(`/v1/workspaces/${ws}/leave`)
+      .set('Cookie', `tg_session=${bob.token}`)
+      .set('Origin', 'https://evil.example');
     expect(leave.status).toBe(403);
     expect(await head()).toBe(before);
   });
 });
-

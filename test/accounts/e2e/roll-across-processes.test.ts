@@ -34,8 +34,18 @@ function freePort(): Promise<number> {
 async function startApiProcess(): Promise<void> {
   const port = await freePort();
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(PORT|HOST|ROLE|EVENT_STORE|EVENTSTORE_|REDIS_|DATA_DIR|USAGE_POLICY)/.test(k)) env[k] = v;
-  Object.assign(env, { NODE_PATH: BUNDLE_NODE_PATH, DATA_DIR: a.dataDir, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: a.prefix, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', NODE_ENV: 'test' });
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(PORT|HOST|ROLE|EVENT_STORE|EVENTSTORE_|REDIS_|DATA_DIR|USAGE_POLICY)/.test(k)) env[k] = v;
+  Object.assign(env, {
+    NODE_PATH: BUNDLE_NODE_PATH,
+    DATA_DIR: a.dataDir,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: a.prefix,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'test',
+  });
   b = spawn(process.execPath, [...bundleChild(CLI).args, 'serve', '--role', 'api'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   b.stderr!.on('data', (d) => (stderr += d));

@@ -26,7 +26,9 @@ async function legacyUser(s: TestServer, acceptedVersion?: string) {
   const email = uniqueEmail('legacy');
   const userId = randomUUID();
   const passwordHash = await hashPassword(PASSWORD);
-  await s.services.store.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
+  await s.services.store.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], {
+    expectedRevision: 'no_stream',
+  });
   const events = [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Legacy', passwordHash } }];
   if (acceptedVersion) events.push({ id: randomUUID(), type: 'UsagePolicyAccepted', data: { userId, version: acceptedVersion } as never });
   const done = await s.services.store.append(streams.user(userId), events, { expectedRevision: 'no_stream' });
@@ -48,7 +50,8 @@ describe('GET /v1/policies/usage', () => {
     expect(res.body.rules.map((r: { number: number }) => r.number)).toEqual([1, 2, 3, 4, 5, 6]);
     const text = JSON.stringify(res.body.rules).toLowerCase();
     // The specification's six rules.
-    for (const words of ['infringe', 'reverse engineer', 'compete', 'written by a', 'buy, sell or transfer', 'personal']) expect(text).toContain(words);
+    for (const words of ['infringe', 'reverse engineer', 'compete', 'written by a', 'buy, sell or transfer', 'personal'])
+      expect(text).toContain(words);
   });
 });
 
@@ -61,7 +64,12 @@ describe('signup accepts the usage policy', () => {
       ['UsagePolicyAccepted', { userId: u.userId, version: POLICY_VERSION }],
     ]);
     const me = await api(server).get('/v1/me').set(u.auth);
-    expect(me.body.usagePolicy).toMatchObject({ currentVersion: POLICY_VERSION, acceptedVersion: POLICY_VERSION, accepted: true, detail: null });
+    expect(me.body.usagePolicy).toMatchObject({
+      currentVersion: POLICY_VERSION,
+      acceptedVersion: POLICY_VERSION,
+      accepted: true,
+      detail: null,
+    });
   });
 
   test.each([
@@ -75,7 +83,11 @@ describe('signup accepts the usage policy', () => {
     const res = await api(server).post('/v1/signup').send({ email, password: PASSWORD, name: 'No', acceptedPolicyVersion: version });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
-      { loc: ['body', 'acceptedPolicyVersion'], msg: `must be the current usage policy version, "${POLICY_VERSION}" (see GET /v1/policies/usage)`, type: 'custom' },
+      {
+        loc: ['body', 'acceptedPolicyVersion'],
+        msg: `must be the current usage policy version, "${POLICY_VERSION}" (see GET /v1/policies/usage)`,
+        type: 'custom',
+      },
     ]);
     expect(await head()).toBe(before);
     expect((await api(server).post('/v1/login').send({ email, password: PASSWORD })).status).toBe(401);
@@ -108,7 +120,9 @@ describe('accounts created before acceptance was recorded', () => {
     for (const body of [{}, { version: '0.1' }, { version: null }]) {
       const bad = await api(server).post('/v1/policies/usage/accept').set(u.auth).send(body);
       expect(bad.status).toBe(422);
-      expect(bad.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'version'], msg: expect.stringContaining(`"${POLICY_VERSION}"`) })]);
+      expect(bad.body.detail).toEqual([
+        expect.objectContaining({ loc: ['body', 'version'], msg: expect.stringContaining(`"${POLICY_VERSION}"`) }),
+      ]);
       await expectMatchesContract(bad, acceptPolicy);
     }
     expect(await head()).toBe(before);
@@ -171,7 +185,9 @@ describe('a new version of the policy', () => {
     await fund(v2, u.ws);
     const me = await api(v2).get('/v1/me').set(u.auth);
     expect(me.body.usagePolicy).toMatchObject({ currentVersion: '2.0', acceptedVersion: POLICY_VERSION, accepted: false });
-    expect(me.body.usagePolicy.detail).toContain(`The usage policy changed (version 2.0, effective 2030-01-01; you accepted version ${POLICY_VERSION})`);
+    expect(me.body.usagePolicy.detail).toContain(
+      `The usage policy changed (version 2.0, effective 2030-01-01; you accepted version ${POLICY_VERSION})`,
+    );
     const refused = await api(v2).post(`/v1/workspaces/${u.ws}/keys`).set(u.auth).send({ name: 'blocked' });
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain('The usage policy changed');
@@ -185,7 +201,9 @@ describe('a new version of the policy', () => {
     const old = await api(v2).post('/v1/signup').send({ email, password: PASSWORD, name: 'V', acceptedPolicyVersion: POLICY_VERSION });
     expect(old.status).toBe(422);
     expect(old.body.detail[0].msg).toContain('"2.0"');
-    expect((await api(v2).post('/v1/signup').send({ email, password: PASSWORD, name: 'V', acceptedPolicyVersion: '2.0' })).status).toBe(201);
+    expect((await api(v2).post('/v1/signup').send({ email, password: PASSWORD, name: 'V', acceptedPolicyVersion: '2.0' })).status).toBe(
+      201,
+    );
   });
 });
 

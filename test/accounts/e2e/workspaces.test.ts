@@ -14,7 +14,9 @@ describe('POST /v1/workspaces', () => {
     const got = await api(t.server).get(`/v1/workspaces/${res.body.workspaceId}`).set(t.eve.auth);
     expect(got.body).toMatchObject({ name: 'Eve Labs', role: 'admin', personal: false });
     const members = await api(t.server).get(`/v1/workspaces/${res.body.workspaceId}/members`).set(t.eve.auth);
-    expect(members.body.members).toEqual([{ userId: t.eve.userId, email: t.eve.email, name: t.eve.name, role: 'admin', joined: expect.any(String), budget: null }]);
+    expect(members.body.members).toEqual([
+      { userId: t.eve.userId, email: t.eve.email, name: t.eve.name, role: 'admin', joined: expect.any(String), budget: null },
+    ]);
   });
 
   test('a blank or missing name → 422; no session → 401', async () => {
@@ -30,7 +32,9 @@ describe('GET /v1/workspaces and /v1/workspaces/:ws', () => {
   test('lists my workspaces with role, personal first', async () => {
     const res = await api(t.server).get('/v1/workspaces').set(t.bob.auth);
     expect(res.status).toBe(200);
-    expect(res.body.workspaces.map((w: { workspaceId: string; role: string; personal: boolean }) => [w.workspaceId, w.role, w.personal])).toEqual([
+    expect(
+      res.body.workspaces.map((w: { workspaceId: string; role: string; personal: boolean }) => [w.workspaceId, w.role, w.personal]),
+    ).toEqual([
       [t.bob.personalWs, 'admin', true],
       [t.team, 'member', false],
     ]);
@@ -39,7 +43,13 @@ describe('GET /v1/workspaces and /v1/workspaces/:ws', () => {
   test('a member sees the workspace', async () => {
     const res = await api(t.server).get(`/v1/workspaces/${t.team}`).set(t.bob.auth);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ workspaceId: t.team, name: expect.any(String), role: 'member', personal: false, created: expect.any(String) });
+    expect(res.body).toEqual({
+      workspaceId: t.team,
+      name: expect.any(String),
+      role: 'member',
+      personal: false,
+      created: expect.any(String),
+    });
   });
 
   test("another user's workspace, an unknown id and a junk id all answer the same 404", async () => {
@@ -71,7 +81,14 @@ describe('PATCH /v1/workspaces/:ws', () => {
   });
 
   test('an invalid name → 422', async () => {
-    expect((await api(t.server).patch(`/v1/workspaces/${t.team}`).set(t.ann.auth).send({ name: 'x'.repeat(101) })).status).toBe(422);
+    expect(
+      (
+        await api(t.server)
+          .patch(`/v1/workspaces/${t.team}`)
+          .set(t.ann.auth)
+          .send({ name: 'x'.repeat(101) })
+      ).status,
+    ).toBe(422);
   });
 
   test('the personal workspace can be renamed by its owner', async () => {
@@ -140,7 +157,7 @@ describe('DELETE /v1/workspaces/:ws/members/:userId', () => {
     expect(await head()).toBe(before);
   });
 
-  test("the owner of a personal workspace cannot be removed from it → 409", async () => {
+  test('the owner of a personal workspace cannot be removed from it → 409', async () => {
     const res = await api(t.server).delete(`/v1/workspaces/${t.ann.personalWs}/members/${t.ann.userId}`).set(t.ann.auth);
     expect(res.status).toBe(409);
     expect(res.body.detail).toMatch(/personal workspace/);

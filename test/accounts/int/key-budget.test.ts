@@ -62,12 +62,18 @@ describe('a key budget in the reserve script', () => {
     // The workspace balance was not what refused them: the holds of refused requests were undone.
     expect(await r.held(ws)).toBe(each * 10n);
     const refused = results.find((x) => !x.ok);
-    expect(refused && !refused.ok && refused.budget).toEqual({ scope: 'key', period: 'monthly', budget: each * 11n - 1n, spent: 0n, heldByOthers: each * 10n });
+    expect(refused && !refused.ok && refused.budget).toEqual({
+      scope: 'key',
+      period: 'monthly',
+      budget: each * 11n - 1n,
+      spent: 0n,
+      heldByOthers: each * 10n,
+    });
     // Another key of the same workspace is not limited by it.
     expect((await r.reserve(ws, randomUUID(), each * 20n, 1, { keyId: randomUUID(), periods: AT })).ok).toBe(true);
   });
 
-  it('a debit moves the hold into the month\'s spend atomically; a release frees the key\'s share', async () => {
+  it("a debit moves the hold into the month's spend atomically; a release frees the key's share", async () => {
     const ws = randomUUID();
     const keyId = randomUUID();
     await deposit(ws, usd(100));

@@ -26,11 +26,23 @@ describe('key index', () => {
     expect(await index.lookup(secret)).toBeNull();
 
     await append(ws, 'ApiKeyCreated', {
-      workspaceId: ws, keyId, name: 'prod', keyHash, prefix: secret.slice(0, 8), last4: secret.slice(-4),
-      scopes: ['inference'], expiresAt: '2030-01-01T00:00:00.000Z', createdBy: 'u1',
+      workspaceId: ws,
+      keyId,
+      name: 'prod',
+      keyHash,
+      prefix: secret.slice(0, 8),
+      last4: secret.slice(-4),
+      scopes: ['inference'],
+      expiresAt: '2030-01-01T00:00:00.000Z',
+      createdBy: 'u1',
     });
     expect(await index.lookup(secret)).toEqual({
-      keyId, workspaceId: ws, name: 'prod', scopes: ['inference'], expiresAt: new Date('2030-01-01T00:00:00.000Z'), rateLimit: null,
+      keyId,
+      workspaceId: ws,
+      name: 'prod',
+      scopes: ['inference'],
+      expiresAt: new Date('2030-01-01T00:00:00.000Z'),
+      rateLimit: null,
     });
 
     await append(ws, 'RateLimitChanged', { workspaceId: ws, keyId, keyHash, requestsPerMinute: 500, by: 'op' });
@@ -48,13 +60,27 @@ describe('key index', () => {
     const [s1, s2, s3] = [1, 2, 3].map(() => `tg_${randomUUID().replace(/-/g, '')}`);
     const index = new KeyIndex(server.services.redis, server.services.ks);
     await append(ws, 'ApiKeyCreated', {
-      workspaceId: ws, keyId, name: 'prod', keyHash: hashKey(s1), prefix: s1.slice(0, 8), last4: s1.slice(-4),
-      scopes: ['inference'], expiresAt: null, createdBy: 'u1',
+      workspaceId: ws,
+      keyId,
+      name: 'prod',
+      keyHash: hashKey(s1),
+      prefix: s1.slice(0, 8),
+      last4: s1.slice(-4),
+      scopes: ['inference'],
+      expiresAt: null,
+      createdBy: 'u1',
     });
     const until = '2031-06-01T00:00:00.000Z';
     await append(ws, 'ApiKeyRolled', {
-      workspaceId: ws, keyId, keyHash: hashKey(s2), prefix: s2.slice(0, 8), last4: s2.slice(-4),
-      previousKeyHash: hashKey(s1), gracePeriodSeconds: 3600, previousKeyValidUntil: until, by: 'u1',
+      workspaceId: ws,
+      keyId,
+      keyHash: hashKey(s2),
+      prefix: s2.slice(0, 8),
+      last4: s2.slice(-4),
+      previousKeyHash: hashKey(s1),
+      gracePeriodSeconds: 3600,
+      previousKeyValidUntil: until,
+      by: 'u1',
     });
     const base = { keyId, workspaceId: ws, name: 'prod', scopes: ['inference'], rateLimit: null };
     expect(await index.lookup(s2)).toEqual({ ...base, expiresAt: null });
@@ -69,8 +95,15 @@ describe('key index', () => {
     expect((await index.lookup(s2))?.rateLimit).toBe(700);
 
     await append(ws, 'ApiKeyRolled', {
-      workspaceId: ws, keyId, keyHash: hashKey(s3), prefix: s3.slice(0, 8), last4: s3.slice(-4),
-      previousKeyHash: hashKey(s2), gracePeriodSeconds: 0, previousKeyValidUntil: '2030-01-01T00:00:00.000Z', by: 'u1',
+      workspaceId: ws,
+      keyId,
+      keyHash: hashKey(s3),
+      prefix: s3.slice(0, 8),
+      last4: s3.slice(-4),
+      previousKeyHash: hashKey(s2),
+      gracePeriodSeconds: 0,
+      previousKeyValidUntil: '2030-01-01T00:00:00.000Z',
+      by: 'u1',
     });
     expect(await index.lookup(s2)).toBeNull();
     expect(await index.lookup(s3)).toEqual({ ...base, rateLimit: 700, expiresAt: null });
@@ -87,8 +120,15 @@ describe('key index', () => {
     const [s1, s2] = [1, 2].map(() => `tg_${randomUUID().replace(/-/g, '')}`);
     const index = new KeyIndex(server.services.redis, server.services.ks);
     await append(ws, 'ApiKeyRolled', {
-      workspaceId: ws, keyId, keyHash: hashKey(s2), prefix: s2.slice(0, 8), last4: s2.slice(-4),
-      previousKeyHash: hashKey(s1), gracePeriodSeconds: 60, previousKeyValidUntil: '2031-01-01T00:00:00.000Z', by: 'u1',
+      workspaceId: ws,
+      keyId,
+      keyHash: hashKey(s2),
+      prefix: s2.slice(0, 8),
+      last4: s2.slice(-4),
+      previousKeyHash: hashKey(s1),
+      gracePeriodSeconds: 60,
+      previousKeyValidUntil: '2031-01-01T00:00:00.000Z',
+      by: 'u1',
     });
     expect(await index.lookup(s1)).toBeNull();
     expect(await index.lookup(s2)).toBeNull();

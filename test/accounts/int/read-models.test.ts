@@ -50,12 +50,42 @@ async function seed() {
     ['InvitationSent', { workspaceId: ws, invitationId: `i-bob-${ws}`, email: `${bob}@example.com`, userId: bob, invitedBy: ann }],
     ['InvitationSent', { workspaceId: ws, invitationId: `i-carl-${ws}`, email: `${carl}@example.com`, userId: carl, invitedBy: ann }],
   );
-  await append(W, ['InvitationAccepted', { workspaceId: ws, invitationId: `i-bob-${ws}`, userId: bob }], ['MemberJoined', { workspaceId: ws, userId: bob, role: 'member' }]);
+  await append(
+    W,
+    ['InvitationAccepted', { workspaceId: ws, invitationId: `i-bob-${ws}`, userId: bob }],
+    ['MemberJoined', { workspaceId: ws, userId: bob, role: 'member' }],
+  );
   await append(W, ['WorkspaceRenamed', { workspaceId: ws, name: 'Team 2', by: ann }]);
   await append(
     W,
-    ['ApiKeyCreated', { workspaceId: ws, keyId: 'k1', name: 'one', keyHash: 'h1', prefix: 'tg_aaaaa', last4: '1111', scopes: ['inference'], expiresAt: null, createdBy: bob }],
-    ['ApiKeyCreated', { workspaceId: ws, keyId: 'k2', name: 'two', keyHash: 'h2', prefix: 'tg_bbbbb', last4: '2222', scopes: [], expiresAt: '2031-01-01T00:00:00.000Z', createdBy: ann }],
+    [
+      'ApiKeyCreated',
+      {
+        workspaceId: ws,
+        keyId: 'k1',
+        name: 'one',
+        keyHash: 'h1',
+        prefix: 'tg_aaaaa',
+        last4: '1111',
+        scopes: ['inference'],
+        expiresAt: null,
+        createdBy: bob,
+      },
+    ],
+    [
+      'ApiKeyCreated',
+      {
+        workspaceId: ws,
+        keyId: 'k2',
+        name: 'two',
+        keyHash: 'h2',
+        prefix: 'tg_bbbbb',
+        last4: '2222',
+        scopes: [],
+        expiresAt: '2031-01-01T00:00:00.000Z',
+        createdBy: ann,
+      },
+    ],
     ['ApiKeyDeleted', { workspaceId: ws, keyId: 'k1', keyHash: 'h1', by: ann }],
   );
   return { ws, ann, bob, carl };
@@ -119,11 +149,26 @@ test('a rebuild of every account read model reproduces the live one exactly', as
 test('notices: per user, and per workspace for its admins (or all members), newest first; cleared by id', async () => {
   const x = await seed();
   const { redis, ks } = server.services;
-  await postNotice(redis, ks, { workspaceId: x.ws }, { id: 'n1', kind: 'auto_reload_suspended', message: 'Card declined', created: '2030-01-01T00:00:00Z' });
-  await postNotice(redis, ks, { workspaceId: x.ws }, { id: 'n2', kind: 'info', message: 'For everyone', audience: 'members', created: '2030-01-02T00:00:00Z' });
+  await postNotice(
+    redis,
+    ks,
+    { workspaceId: x.ws },
+    { id: 'n1', kind: 'auto_reload_suspended', message: 'Card declined', created: '2030-01-01T00:00:00Z' },
+  );
+  await postNotice(
+    redis,
+    ks,
+    { workspaceId: x.ws },
+    { id: 'n2', kind: 'info', message: 'For everyone', audience: 'members', created: '2030-01-02T00:00:00Z' },
+  );
   await postNotice(redis, ks, { userId: x.bob }, { id: 'n3', kind: 'welcome', message: 'Hi Bob', created: '2030-01-03T00:00:00Z' });
   // Re-posting the same id replaces it (a replay writes nothing new).
-  await postNotice(redis, ks, { workspaceId: x.ws }, { id: 'n1', kind: 'auto_reload_suspended', message: 'Card declined', created: '2030-01-01T00:00:00Z' });
+  await postNotice(
+    redis,
+    ks,
+    { workspaceId: x.ws },
+    { id: 'n1', kind: 'auto_reload_suspended', message: 'Card declined', created: '2030-01-01T00:00:00Z' },
+  );
 
   expect((await readNotices(server.services, x.ann)).map((n) => [n.id, n.workspaceId])).toEqual([
     ['n2', x.ws],

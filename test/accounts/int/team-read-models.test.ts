@@ -30,9 +30,25 @@ async function seed() {
     ['MemberLeft', { workspaceId: ws, userId: ann }],
     ['InvitationSent', { workspaceId: ws, invitationId: `i-${ws}`, email: 'carl@example.com', userId: carl, invitedBy: bob }],
     ['InvitationRevoked', { workspaceId: ws, invitationId: `i-${ws}`, email: 'carl@example.com', userId: carl, by: bob }],
-    ['ApiKeyCreated', { workspaceId: ws, keyId: `k-${ws}`, name: 'one', keyHash: 'h1', prefix: 'tg_aaaaa', last4: '1111', scopes: ['inference'], expiresAt: null, createdBy: ann }],
+    [
+      'ApiKeyCreated',
+      {
+        workspaceId: ws,
+        keyId: `k-${ws}`,
+        name: 'one',
+        keyHash: 'h1',
+        prefix: 'tg_aaaaa',
+        last4: '1111',
+        scopes: ['inference'],
+        expiresAt: null,
+        createdBy: ann,
+      },
+    ],
     ['ApiKeyRenamed', { workspaceId: ws, keyId: `k-${ws}`, keyHash: 'h1', name: 'uno', previousName: 'one', by: bob }],
-    ['ApiKeyBudgetChanged', { workspaceId: ws, keyId: `k-${ws}`, monthlyBudgetNanoUsd: '7500000000', previousBudgetNanoUsd: null, by: bob }],
+    [
+      'ApiKeyBudgetChanged',
+      { workspaceId: ws, keyId: `k-${ws}`, monthlyBudgetNanoUsd: '7500000000', previousBudgetNanoUsd: null, by: bob },
+    ],
   ];
   const r = await server.services.store.append(
     streams.workspace(ws),
@@ -82,6 +98,7 @@ test('roles, leaving, revoking, renaming and budgets fold into the read models, 
   expect(JSON.stringify(live.audit)).not.toContain('h1');
 
   const s = server.services;
-  for (const projection of accountsModule.projections!(s)) await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
+  for (const projection of accountsModule.projections!(s))
+    await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection });
   expect(await snapshot(x)).toEqual(live);
 });

@@ -17,7 +17,14 @@ describe('passwords (scrypt)', () => {
   });
 
   test('malformed stored hashes fail instead of throwing', async () => {
-    for (const bad of ['', 'plain', 'scrypt$1$2$3$abc', 'bcrypt$16384$8$1$c2FsdA==$aGFzaA==', 'scrypt$x$8$1$c2FsdA==$aGFzaGhhc2hoYXNoaGFzaA==', 'scrypt$16384$8$1$c2FsdA==$c2hvcnQ=']) {
+    for (const bad of [
+      '',
+      'plain',
+      'scrypt$1$2$3$abc',
+      'bcrypt$16384$8$1$c2FsdA==$aGFzaA==',
+      'scrypt$x$8$1$c2FsdA==$aGFzaGhhc2hoYXNoaGFzaA==',
+      'scrypt$16384$8$1$c2FsdA==$c2hvcnQ=',
+    ]) {
       expect(await verifyPassword('whatever', bad)).toBe(false);
     }
   });

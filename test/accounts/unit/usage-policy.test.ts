@@ -18,7 +18,9 @@ describe('parseUsagePolicy', () => {
   });
 
   test('a rule continues on indented lines; the list ends at the next heading', () => {
-    const p = parseUsagePolicy('Version: 7\nEffective: 2030-02-03\n\n## Rules\n\n1. **One.** first\n   line two\n2. **Two.** second\n\n## After\n\n3. **Not a rule.** x\n');
+    const p = parseUsagePolicy(
+      'Version: 7\nEffective: 2030-02-03\n\n## Rules\n\n1. **One.** first\n   line two\n2. **Two.** second\n\n## After\n\n3. **Not a rule.** x\n',
+    );
     expect(p).toEqual({
       version: '7',
       effectiveDate: '2030-02-03',
@@ -42,7 +44,10 @@ describe('parseUsagePolicy', () => {
 });
 
 describe('accepting the usage policy', () => {
-  const accept = scenario<AcceptanceState, { userId: string; version: string; currentVersion: string }>(acceptanceDecider, decideAcceptPolicy);
+  const accept = scenario<AcceptanceState, { userId: string; version: string; currentVersion: string }>(
+    acceptanceDecider,
+    decideAcceptPolicy,
+  );
   const registered = { type: 'UserRegistered', data: { userId: 'u1', email: 'u@example.com', name: 'U', passwordHash: 'x' } };
   const accepted = (version: string) => ({ type: 'UsagePolicyAccepted', data: { userId: 'u1', version } });
 
@@ -53,6 +58,10 @@ describe('accepting the usage policy', () => {
   test('accepting the current version again appends nothing', () =>
     accept.given(registered, accepted('2')).when({ userId: 'u1', version: '2', currentVersion: '2' }).thenNothing());
   test('another version than the current one is refused, naming the current one', () =>
-    accept.given(registered).when({ userId: 'u1', version: '1', currentVersion: '2' }).thenFails('unprocessable', /current usage policy version, 2/));
-  test('an unknown user is refused', () => accept.given().when({ userId: 'u1', version: '2', currentVersion: '2' }).thenFails('not_found', 'User not found'));
+    accept
+      .given(registered)
+      .when({ userId: 'u1', version: '1', currentVersion: '2' })
+      .thenFails('unprocessable', /current usage policy version, 2/));
+  test('an unknown user is refused', () =>
+    accept.given().when({ userId: 'u1', version: '2', currentVersion: '2' }).thenFails('not_found', 'User not found'));
 });

@@ -33,11 +33,17 @@ describe('user aggregate', () => {
   });
 
   test('given a registered user, when logging in, then UserLoggedIn', () => {
-    user.given(registered).when({ type: 'RecordLogin', data: { userId: 'u1' } }).then(loggedIn);
+    user
+      .given(registered)
+      .when({ type: 'RecordLogin', data: { userId: 'u1' } })
+      .then(loggedIn);
   });
 
   test('given nothing, when logging in, then 401 without saying the account is missing', () => {
-    user.given().when({ type: 'RecordLogin', data: { userId: 'u1' } }).thenFails('unauthenticated', 'Invalid e-mail or password');
+    user
+      .given()
+      .when({ type: 'RecordLogin', data: { userId: 'u1' } })
+      .thenFails('unauthenticated', 'Invalid e-mail or password');
   });
 
   test('the first login is the one that creates the personal workspace; later ones are not', () => {
@@ -49,7 +55,15 @@ describe('user aggregate', () => {
 
   test('the state never holds more than the stored hash', () => {
     const s = foldWith(userDecider, [registered, loggedIn, loggedIn]);
-    expect(s).toEqual({ registered: true, erased: false, userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'scrypt$…', logins: 2 });
+    expect(s).toEqual({
+      registered: true,
+      erased: false,
+      userId: 'u1',
+      email: 'ann@example.com',
+      name: 'Ann',
+      passwordHash: 'scrypt$…',
+      logins: 2,
+    });
   });
 });
 
@@ -57,7 +71,10 @@ describe('erasure', () => {
   const erased = { type: 'UserErased', data: { userId: 'u1', by: 'u1' } };
 
   test('given an erased user, when logging in, then 401; when registering the same id again, then 409', () => {
-    user.given(registered, erased).when({ type: 'RecordLogin', data: { userId: 'u1' } }).thenFails('unauthenticated', 'Invalid e-mail or password');
+    user
+      .given(registered, erased)
+      .when({ type: 'RecordLogin', data: { userId: 'u1' } })
+      .thenFails('unauthenticated', 'Invalid e-mail or password');
     user
       .given(registered, erased)
       .when({ type: 'RegisterUser', data: { userId: 'u1', email: 'ann@example.com', name: 'Ann', passwordHash: 'x' } })
@@ -72,14 +89,20 @@ describe('erasure', () => {
   });
 
   test('a release by someone who does not hold the claim changes nothing', () => {
-    const s = foldWith(emailClaimDecider, [{ type: 'EmailClaimed', data: { email: 'a@b.c', userId: 'u1' } }, { type: 'EmailReleased', data: { userId: 'u2' } }]);
+    const s = foldWith(emailClaimDecider, [
+      { type: 'EmailClaimed', data: { email: 'a@b.c', userId: 'u1' } },
+      { type: 'EmailReleased', data: { userId: 'u2' } },
+    ]);
     expect(s.claimedBy).toBe('u1');
   });
 });
 
 describe('e-mail claim', () => {
   test('given an unclaimed address, when claiming, then EmailClaimed (normalized)', () => {
-    claim.given().when({ email: 'Bob@Example.com', userId: 'u2' }).then({ type: 'EmailClaimed', data: { email: 'bob@example.com', userId: 'u2' } });
+    claim
+      .given()
+      .when({ email: 'Bob@Example.com', userId: 'u2' })
+      .then({ type: 'EmailClaimed', data: { email: 'bob@example.com', userId: 'u2' } });
   });
 
   test('given a claimed address, when claiming it again (any user), then 409', () => {

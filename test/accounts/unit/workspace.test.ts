@@ -41,7 +41,17 @@ const createKey = (over: Partial<Extract<WorkspaceCommand, { type: 'CreateApiKey
 });
 const keyCreated = {
   type: 'ApiKeyCreated',
-  data: { workspaceId: W, keyId: 'k1', name: 'prod key', keyHash: 'h1', prefix: 'tg_abcde', last4: 'wxyz', scopes: ['inference'], expiresAt: null, createdBy: 'ann' },
+  data: {
+    workspaceId: W,
+    keyId: 'k1',
+    name: 'prod key',
+    keyHash: 'h1',
+    prefix: 'tg_abcde',
+    last4: 'wxyz',
+    scopes: ['inference'],
+    expiresAt: null,
+    createdBy: 'ann',
+  },
 };
 
 describe('workspace: create and rename', () => {
@@ -52,7 +62,9 @@ describe('workspace: create and rename', () => {
   });
 
   test('given a workspace, when creating it again, then 409', () => {
-    ws.given(...team).when({ type: 'CreateWorkspace', data: { workspaceId: W, name: 'X', personal: false, by: 'ann' } }).thenFails('conflict', /already exists/);
+    ws.given(...team)
+      .when({ type: 'CreateWorkspace', data: { workspaceId: W, name: 'X', personal: false, by: 'ann' } })
+      .thenFails('conflict', /already exists/);
   });
 
   test('given nothing, when ensuring the personal workspace, then it is created as personal', () => {
@@ -62,34 +74,48 @@ describe('workspace: create and rename', () => {
   });
 
   test('given the personal workspace, when ensuring it again, then nothing (idempotent)', () => {
-    ws.given(personalCreated, joined('ann', 'admin')).when({ type: 'EnsurePersonalWorkspace', data: { workspaceId: W, name: 'Personal', by: 'ann' } }).thenNothing();
+    ws.given(personalCreated, joined('ann', 'admin'))
+      .when({ type: 'EnsurePersonalWorkspace', data: { workspaceId: W, name: 'Personal', by: 'ann' } })
+      .thenNothing();
   });
 
   test('given nothing, when creating with a blank name, then 422', () => {
-    ws.given().when({ type: 'CreateWorkspace', data: { workspaceId: W, name: '   ', personal: false, by: 'ann' } }).thenFails('unprocessable', /name/);
+    ws.given()
+      .when({ type: 'CreateWorkspace', data: { workspaceId: W, name: '   ', personal: false, by: 'ann' } })
+      .thenFails('unprocessable', /name/);
   });
 
   test('given a workspace, when its admin renames it, then WorkspaceRenamed', () => {
-    ws.given(...team).when({ type: 'RenameWorkspace', data: { name: 'Renamed', by: 'ann' } }).then({
-      type: 'WorkspaceRenamed',
-      data: { workspaceId: W, name: 'Renamed', by: 'ann' },
-    });
+    ws.given(...team)
+      .when({ type: 'RenameWorkspace', data: { name: 'Renamed', by: 'ann' } })
+      .then({
+        type: 'WorkspaceRenamed',
+        data: { workspaceId: W, name: 'Renamed', by: 'ann' },
+      });
   });
 
   test('given a workspace, when renaming to the same name, then nothing', () => {
-    ws.given(...team).when({ type: 'RenameWorkspace', data: { name: 'Team', by: 'ann' } }).thenNothing();
+    ws.given(...team)
+      .when({ type: 'RenameWorkspace', data: { name: 'Team', by: 'ann' } })
+      .thenNothing();
   });
 
   test('given a member, when the member renames, then 403 Forbidden', () => {
-    ws.given(...team, joined('bob')).when({ type: 'RenameWorkspace', data: { name: 'Mine', by: 'bob' } }).thenFails('forbidden', 'Forbidden');
+    ws.given(...team, joined('bob'))
+      .when({ type: 'RenameWorkspace', data: { name: 'Mine', by: 'bob' } })
+      .thenFails('forbidden', 'Forbidden');
   });
 
   test('given a workspace, when a non-member renames, then 404 (ids cannot be probed)', () => {
-    ws.given(...team).when({ type: 'RenameWorkspace', data: { name: 'Mine', by: 'eve' } }).thenFails('not_found', 'Workspace not found');
+    ws.given(...team)
+      .when({ type: 'RenameWorkspace', data: { name: 'Mine', by: 'eve' } })
+      .thenFails('not_found', 'Workspace not found');
   });
 
   test('given nothing, when renaming, then 404', () => {
-    ws.given().when({ type: 'RenameWorkspace', data: { name: 'Mine', by: 'ann' } }).thenFails('not_found', 'Workspace not found');
+    ws.given()
+      .when({ type: 'RenameWorkspace', data: { name: 'Mine', by: 'ann' } })
+      .thenFails('not_found', 'Workspace not found');
   });
 });
 
@@ -100,7 +126,9 @@ describe('workspace: invitations', () => {
   });
 
   test('(none) → pending: given a workspace, when its admin invites an account, then InvitationSent (e-mail normalized)', () => {
-    ws.given(...team).when(invite()).then(invited('i1', 'bob'));
+    ws.given(...team)
+      .when(invite())
+      .then(invited('i1', 'bob'));
   });
 
   test('pending → accepted: when the invitee accepts, then InvitationAccepted and MemberJoined as member', () => {
@@ -110,7 +138,9 @@ describe('workspace: invitations', () => {
   });
 
   test('pending → declined: when the invitee declines, then InvitationDeclined', () => {
-    ws.given(...team, invited('i1', 'bob')).when({ type: 'DeclineInvitation', data: { invitationId: 'i1', userId: 'bob' } }).then(declined('i1', 'bob'));
+    ws.given(...team, invited('i1', 'bob'))
+      .when({ type: 'DeclineInvitation', data: { invitationId: 'i1', userId: 'bob' } })
+      .then(declined('i1', 'bob'));
   });
 
   test('accept twice: 409', () => {
@@ -135,49 +165,71 @@ describe('workspace: invitations', () => {
     ws.given(...team, invited('i1', 'bob'))
       .when({ type: 'AcceptInvitation', data: { invitationId: 'i1', userId: 'eve' } })
       .thenFails('not_found', 'Invitation not found');
-    ws.given(...team).when({ type: 'AcceptInvitation', data: { invitationId: 'nope', userId: 'bob' } }).thenFails('not_found', 'Invitation not found');
+    ws.given(...team)
+      .when({ type: 'AcceptInvitation', data: { invitationId: 'nope', userId: 'bob' } })
+      .thenFails('not_found', 'Invitation not found');
   });
 
   test('a non-admin invites: 403 Forbidden', () => {
-    ws.given(...team, joined('bob')).when(invite('bob', 'carl')).thenFails('forbidden', 'Forbidden');
+    ws.given(...team, joined('bob'))
+      .when(invite('bob', 'carl'))
+      .thenFails('forbidden', 'Forbidden');
   });
 
   test('a non-member invites: 404', () => {
-    ws.given(...team).when(invite('eve', 'carl')).thenFails('not_found', 'Workspace not found');
+    ws.given(...team)
+      .when(invite('eve', 'carl'))
+      .thenFails('not_found', 'Workspace not found');
   });
 
   test('an existing member: 409', () => {
-    ws.given(...team, joined('bob')).when(invite()).thenFails('conflict', 'bob@example.com is already a member of this workspace');
+    ws.given(...team, joined('bob'))
+      .when(invite())
+      .thenFails('conflict', 'bob@example.com is already a member of this workspace');
   });
 
   test('inviting yourself: 409 (already a member)', () => {
-    ws.given(...team).when(invite('ann', 'ann')).thenFails('conflict', /already a member/);
+    ws.given(...team)
+      .when(invite('ann', 'ann'))
+      .thenFails('conflict', /already a member/);
   });
 
   test('a second pending invitation for the same person: 409', () => {
-    ws.given(...team, invited('i1', 'bob')).when(invite('ann', 'bob', 'i2')).thenFails('conflict', /already has a pending invitation/);
+    ws.given(...team, invited('i1', 'bob'))
+      .when(invite('ann', 'bob', 'i2'))
+      .thenFails('conflict', /already has a pending invitation/);
   });
 
   test('after a decline the person can be invited again', () => {
-    ws.given(...team, invited('i1', 'bob'), declined('i1', 'bob')).when(invite('ann', 'bob', 'i2')).then(invited('i2', 'bob'));
+    ws.given(...team, invited('i1', 'bob'), declined('i1', 'bob'))
+      .when(invite('ann', 'bob', 'i2'))
+      .then(invited('i2', 'bob'));
   });
 
   test('after a removal the person can be invited again', () => {
-    ws.given(...team, invited('i1', 'bob'), accepted('i1', 'bob'), joined('bob'), removed('bob')).when(invite('ann', 'bob', 'i2')).then(invited('i2', 'bob'));
+    ws.given(...team, invited('i1', 'bob'), accepted('i1', 'bob'), joined('bob'), removed('bob'))
+      .when(invite('ann', 'bob', 'i2'))
+      .then(invited('i2', 'bob'));
   });
 
   test('an invitation into a personal workspace: 409', () => {
-    ws.given(personalCreated, joined('ann', 'admin')).when(invite()).thenFails('conflict', /personal workspace cannot have other members/);
+    ws.given(personalCreated, joined('ann', 'admin'))
+      .when(invite())
+      .thenFails('conflict', /personal workspace cannot have other members/);
   });
 });
 
 describe('workspace: members', () => {
   test('member → removed: given a member, when an admin removes them, then MemberRemoved', () => {
-    ws.given(...team, joined('bob')).when({ type: 'RemoveMember', data: { userId: 'bob', by: 'ann' } }).then(removed('bob'));
+    ws.given(...team, joined('bob'))
+      .when({ type: 'RemoveMember', data: { userId: 'bob', by: 'ann' } })
+      .then(removed('bob'));
   });
 
   test('a non-admin removes: 403 Forbidden', () => {
-    ws.given(...team, joined('bob'), joined('carl')).when({ type: 'RemoveMember', data: { userId: 'carl', by: 'bob' } }).thenFails('forbidden', 'Forbidden');
+    ws.given(...team, joined('bob'), joined('carl'))
+      .when({ type: 'RemoveMember', data: { userId: 'carl', by: 'bob' } })
+      .thenFails('forbidden', 'Forbidden');
   });
 
   test('a removed member removes: 404 (no longer sees the workspace)', () => {
@@ -187,19 +239,27 @@ describe('workspace: members', () => {
   });
 
   test('removing someone who is not a member: 404', () => {
-    ws.given(...team).when({ type: 'RemoveMember', data: { userId: 'zed', by: 'ann' } }).thenFails('not_found', 'Member not found');
+    ws.given(...team)
+      .when({ type: 'RemoveMember', data: { userId: 'zed', by: 'ann' } })
+      .thenFails('not_found', 'Member not found');
   });
 
   test('removing twice: 404 the second time', () => {
-    ws.given(...team, joined('bob'), removed('bob')).when({ type: 'RemoveMember', data: { userId: 'bob', by: 'ann' } }).thenFails('not_found', 'Member not found');
+    ws.given(...team, joined('bob'), removed('bob'))
+      .when({ type: 'RemoveMember', data: { userId: 'bob', by: 'ann' } })
+      .thenFails('not_found', 'Member not found');
   });
 
   test('the last admin cannot be removed (a workspace always keeps one)', () => {
-    ws.given(...team, joined('bob')).when({ type: 'RemoveMember', data: { userId: 'ann', by: 'ann' } }).thenFails('conflict', /at least one admin/);
+    ws.given(...team, joined('bob'))
+      .when({ type: 'RemoveMember', data: { userId: 'ann', by: 'ann' } })
+      .thenFails('conflict', /at least one admin/);
   });
 
   test('an admin may leave when another admin remains', () => {
-    ws.given(...team, joined('bob', 'admin')).when({ type: 'RemoveMember', data: { userId: 'ann', by: 'ann' } }).then(removed('ann', 'ann'));
+    ws.given(...team, joined('bob', 'admin'))
+      .when({ type: 'RemoveMember', data: { userId: 'ann', by: 'ann' } })
+      .then(removed('ann', 'ann'));
   });
 
   test("the personal workspace's owner cannot be removed", () => {
@@ -211,15 +271,21 @@ describe('workspace: members', () => {
 
 describe('workspace: API keys', () => {
   test('given a funded workspace, when a member creates a key, then ApiKeyCreated (hash, never a secret)', () => {
-    ws.given(...team).when(createKey()).then(keyCreated);
+    ws.given(...team)
+      .when(createKey())
+      .then(keyCreated);
   });
 
   test('a plain member may create keys too', () => {
-    ws.given(...team, joined('bob')).when(createKey({ by: 'bob' })).then({ ...keyCreated, data: { ...keyCreated.data, createdBy: 'bob' } });
+    ws.given(...team, joined('bob'))
+      .when(createKey({ by: 'bob' }))
+      .then({ ...keyCreated, data: { ...keyCreated.data, createdBy: 'bob' } });
   });
 
   test('a non-member: 404', () => {
-    ws.given(...team).when(createKey({ by: 'eve' })).thenFails('not_found', 'Workspace not found');
+    ws.given(...team)
+      .when(createKey({ by: 'eve' }))
+      .thenFails('not_found', 'Workspace not found');
   });
 
   test('no payment method and no deposit: 402 naming both', () => {
@@ -244,14 +310,24 @@ describe('workspace: API keys', () => {
   });
 
   test('names shorter than 3 or longer than 64 characters: 422', () => {
-    ws.given(...team).when(createKey({ name: 'ab' })).thenFails('unprocessable', /3 to 64/);
-    ws.given(...team).when(createKey({ name: 'x'.repeat(65) })).thenFails('unprocessable', /3 to 64/);
-    ws.given(...team).when(createKey({ name: 'abc' })).then({ ...keyCreated, data: { ...keyCreated.data, name: 'abc' } });
+    ws.given(...team)
+      .when(createKey({ name: 'ab' }))
+      .thenFails('unprocessable', /3 to 64/);
+    ws.given(...team)
+      .when(createKey({ name: 'x'.repeat(65) }))
+      .thenFails('unprocessable', /3 to 64/);
+    ws.given(...team)
+      .when(createKey({ name: 'abc' }))
+      .then({ ...keyCreated, data: { ...keyCreated.data, name: 'abc' } });
   });
 
   test('an expiry that is not in the future: 422', () => {
-    ws.given(...team).when(createKey({ expiresAt: NOW })).thenFails('unprocessable', 'expiresAt must lie in the future');
-    ws.given(...team).when(createKey({ expiresAt: '2029-12-31T23:59:59.000Z' })).thenFails('unprocessable', 'expiresAt must lie in the future');
+    ws.given(...team)
+      .when(createKey({ expiresAt: NOW }))
+      .thenFails('unprocessable', 'expiresAt must lie in the future');
+    ws.given(...team)
+      .when(createKey({ expiresAt: '2029-12-31T23:59:59.000Z' }))
+      .thenFails('unprocessable', 'expiresAt must lie in the future');
   });
 
   test('given a key, when an admin deletes it, then ApiKeyDeleted with its hash; another member may not (403)', () => {
@@ -265,12 +341,18 @@ describe('workspace: API keys', () => {
 
   test('deleting a deleted or unknown key: 404', () => {
     const del = { type: 'ApiKeyDeleted', data: { workspaceId: W, keyId: 'k1', keyHash: 'h1', by: 'ann' } };
-    ws.given(...team, keyCreated, del).when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'ann' } }).thenFails('not_found', 'API key not found');
-    ws.given(...team).when({ type: 'DeleteApiKey', data: { keyId: 'k9', by: 'ann' } }).thenFails('not_found', 'API key not found');
+    ws.given(...team, keyCreated, del)
+      .when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'ann' } })
+      .thenFails('not_found', 'API key not found');
+    ws.given(...team)
+      .when({ type: 'DeleteApiKey', data: { keyId: 'k9', by: 'ann' } })
+      .thenFails('not_found', 'API key not found');
   });
 
   test('a non-member deletes: 404', () => {
-    ws.given(...team, keyCreated).when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'eve' } }).thenFails('not_found', 'Workspace not found');
+    ws.given(...team, keyCreated)
+      .when({ type: 'DeleteApiKey', data: { keyId: 'k1', by: 'eve' } })
+      .thenFails('not_found', 'Workspace not found');
   });
 
   test('fundingShortfall is null for a funded workspace', () => {
@@ -287,8 +369,12 @@ describe('workspace: properties', () => {
       type: 'InviteMember' as const,
       data: { invitationId: id, email: `${who}@example.com`, inviteeUserId: who, by },
     })),
-    fc.record({ who: user, id: inv }).map(({ who, id }) => ({ type: 'AcceptInvitation' as const, data: { invitationId: id, userId: who } })),
-    fc.record({ who: user, id: inv }).map(({ who, id }) => ({ type: 'DeclineInvitation' as const, data: { invitationId: id, userId: who } })),
+    fc
+      .record({ who: user, id: inv })
+      .map(({ who, id }) => ({ type: 'AcceptInvitation' as const, data: { invitationId: id, userId: who } })),
+    fc
+      .record({ who: user, id: inv })
+      .map(({ who, id }) => ({ type: 'DeclineInvitation' as const, data: { invitationId: id, userId: who } })),
     fc.record({ by: user, who: user }).map(({ by, who }) => ({ type: 'RemoveMember' as const, data: { userId: who, by } })),
   );
 
@@ -309,7 +395,8 @@ describe('workspace: properties', () => {
           expect([...state.members.values()]).toContain('admin');
           for (const [id, i] of before.invitations) if (i.status !== 'pending') expect(state.invitations.get(id)!.status).toBe(i.status);
           // Only an accepted invitation or nothing adds a member; only an admin's removal takes one away.
-          for (const m of state.members.keys()) if (!before.members.has(m)) expect(events.map((e) => e.type)).toContain('InvitationAccepted');
+          for (const m of state.members.keys())
+            if (!before.members.has(m)) expect(events.map((e) => e.type)).toContain('InvitationAccepted');
         }
       }),
     );

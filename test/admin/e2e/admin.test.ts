@@ -72,7 +72,14 @@ describe('/admin', () => {
     const bad = await admin(path, { method: 'PUT', body: JSON.stringify({ requestsPerMinute: 0 }) });
     expect(bad.status).toBe(422);
     await expectMatchesContract(bad, setRateLimit);
-    expect((await admin(`/admin/workspaces/${key.workspaceId}/keys/${randomUUID()}/rate-limit`, { method: 'PUT', body: JSON.stringify({ requestsPerMinute: 5 }) })).status).toBe(404);
+    expect(
+      (
+        await admin(`/admin/workspaces/${key.workspaceId}/keys/${randomUUID()}/rate-limit`, {
+          method: 'PUT',
+          body: JSON.stringify({ requestsPerMinute: 5 }),
+        })
+      ).status,
+    ).toBe(404);
 
     const ok = await admin(path, { method: 'PUT', body: JSON.stringify({ requestsPerMinute: 2 }) });
     expect(ok.status).toBe(200);

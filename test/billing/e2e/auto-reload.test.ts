@@ -57,7 +57,12 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     await attach(server, u, ws);
     const bad = await putAutoReload(u, ws, { enabled: 'yes', threshold: '-1', amount: '9.99', monthlyCap: 5 });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(['body.enabled', 'body.threshold', 'body.amount', 'body.monthlyCap']);
+    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual([
+      'body.enabled',
+      'body.threshold',
+      'body.amount',
+      'body.monthlyCap',
+    ]);
     const ok = await putAutoReload(u, ws, { enabled: true, threshold: '5', amount: '10' });
     expect(ok.status).toBe(200);
     // No cap given: auto-reload never runs unbounded, the cap defaults to five reloads a month.
@@ -67,9 +72,16 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const head = await server.services.store.headPosition();
     const capTooSmall = await putAutoReload(u, ws, { enabled: true, threshold: '5', amount: '20', monthlyCap: '10' });
     expect(capTooSmall.status).toBe(422);
-    expect(capTooSmall.body.detail).toEqual([{ loc: ['body', 'monthlyCap'], msg: 'monthlyCap must be at least the reload amount', type: 'value_error' }]);
+    expect(capTooSmall.body.detail).toEqual([
+      { loc: ['body', 'monthlyCap'], msg: 'monthlyCap must be at least the reload amount', type: 'value_error' },
+    ]);
     // The finding: a threshold no reload can reach charged the card on every request.
-    const absurd = await putAutoReload(u, ws, { enabled: true, threshold: '999999999999999.999999999', amount: '999999.99', monthlyCap: null });
+    const absurd = await putAutoReload(u, ws, {
+      enabled: true,
+      threshold: '999999999999999.999999999',
+      amount: '999999.99',
+      monthlyCap: null,
+    });
     expect(absurd.status).toBe(422);
     expect(absurd.body.detail[0].loc).toEqual(['body', 'threshold']);
     expect(absurd.body.detail[0].msg).toMatch(/threshold must be at most the reload amount \(999999.99 USD\)/);
@@ -89,14 +101,24 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
         {
           id: randomUUID(),
           type: 'AutoReloadConfigured',
-          data: { workspaceId: ws, enabled: true, thresholdNanoUsd: usd(999_999_999).toString(), amountNanoUsd: usd(20).toString(), monthlyCapNanoUsd: null, by: 'legacy' },
+          data: {
+            workspaceId: ws,
+            enabled: true,
+            thresholdNanoUsd: usd(999_999_999).toString(),
+            amountNanoUsd: usd(20).toString(),
+            monthlyCapNanoUsd: null,
+            by: 'legacy',
+          },
         },
       ],
       { expectedRevision: events[events.length - 1].revision },
     );
     await server.services.progress.waitFor(legacy.position, 5000);
     await debit(server.services, ws, { amountNanoUsd: usd(85) }); // 100 → 15: one reload → 35
-    await eventually(() => billing(server, u, ws), (r) => r.body.reloaded === '20' && r.body.autoReload.status === 'active');
+    await eventually(
+      () => billing(server, u, ws),
+      (r) => r.body.reloaded === '20' && r.body.autoReload.status === 'active',
+    );
     for (let i = 0; i < 10; i++) await debit(server.services, ws, { amountNanoUsd: 400_000n }); // 0.0004 USD each
     await quiet(ws);
     expect((await billingTypes(ws)).filter((t) => t === 'AutoReloadTriggered')).toHaveLength(1);
@@ -172,7 +194,11 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     expect((await billingTypes(ws)).slice(-3)).toEqual(['AutoReloadTriggered', 'AutoReloadFailed', 'AutoReloadSuspended']);
     const me = await api(server).get('/v1/me').set(u.auth);
     expect(me.body.notices).toEqual([
-      expect.objectContaining({ kind: 'auto_reload_suspended', workspaceId: ws, message: expect.stringMatching(/Auto-reload is suspended/) }),
+      expect.objectContaining({
+        kind: 'auto_reload_suspended',
+        workspaceId: ws,
+        message: expect.stringMatching(/Auto-reload is suspended/),
+      }),
     ]);
 
     // More debits do not retry the card: no retry storm.
@@ -213,13 +239,18 @@ describe('auto-reload (sandbox gateway, worker in-process)', () => {
     const ws = u.personalWs;
     await putAutoReload(u, ws, { enabled: true, threshold: '50', amount: '50' });
     await debit(server.services, ws, { amountNanoUsd: usd(70) });
-    await eventually(() => billing(server, u, ws), (r) => r.body.balance === '80');
+    await eventually(
+      () => billing(server, u, ws),
+      (r) => r.body.balance === '80',
+    );
     const before = (await billing(server, u, ws)).body;
     const head = await server.services.store.headPosition();
     const { rebuildProjection } = await import('../../../src/platform/projections/rebuild');
     const { projectionsOf } = await import('../../../src/main');
     const s = server.services;
-    for (const p of projectionsOf(s).filter((x) => ['balances', 'ledger', 'usage', 'billing-settings', 'billing-notices'].includes(x.name))) {
+    for (const p of projectionsOf(s).filter((x) =>
+      ['balances', 'ledger', 'usage', 'billing-settings', 'billing-notices'].includes(x.name),
+    )) {
       await rebuildProjection({ store: s.store, redis: s.redis, ks: s.ks, projection: p });
     }
     await quiet(ws);

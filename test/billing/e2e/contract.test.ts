@@ -19,21 +19,32 @@ afterAll(() => server?.close());
 
 const { conforms, missed } = contractTour();
 
-
 test('card, deposits, auto-reload, ledger and usage answer as documented', async () => {
   const u = await newUser(server, 'payer');
   const ws = u.personalWs;
   await conforms(b.showBilling, await billing(server, u, ws), 200);
   await conforms(b.showBilling, await api(server).get('/v1/workspaces/unknown/billing').set(u.auth), 404);
-  await conforms(b.configureAutoReload, await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '5', amount: '20' }), 409);
+  await conforms(
+    b.configureAutoReload,
+    await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '5', amount: '20' }),
+    409,
+  );
   await conforms(b.makeDeposit, await deposit(server, u, ws, '100'), 409);
   await conforms(b.attachPaymentMethod, await attach(server, u, ws, 'pm_nope'), 422);
   await conforms(b.attachPaymentMethod, await attach(server, u, ws), 200);
   await conforms(b.makeDeposit, await deposit(server, u, ws, '100'), 201);
   await conforms(b.makeDeposit, await deposit(server, u, ws, '100.001'), 422);
   await conforms(b.makeDeposit, await api(server).post(`/v1/workspaces/${ws}/billing/deposits`).set(u.auth).send({ amount: '100' }), 422);
-  await conforms(b.configureAutoReload, await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '5', amount: '20' }), 200);
-  await conforms(b.configureAutoReload, await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: 'yes' }), 422);
+  await conforms(
+    b.configureAutoReload,
+    await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '5', amount: '20' }),
+    200,
+  );
+  await conforms(
+    b.configureAutoReload,
+    await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: 'yes' }),
+    422,
+  );
   await conforms(b.showBilling, await billing(server, u, ws), 200);
 
   const declined = await newUser(server, 'declined');
@@ -54,12 +65,17 @@ test('card, deposits, auto-reload, ledger and usage answer as documented', async
   const month = new Date().toISOString().slice(0, 7);
   await conforms(st.listStatements, await api(server).get(`/v1/workspaces/${ws}/statements`).set(u.auth), 200);
   await conforms(st.listStatements, await api(server).get('/v1/workspaces/unknown/statements').set(u.auth), 404);
-  for (const f of ['', '?format=csv']) await conforms(st.showStatement, await api(server).get(`/v1/workspaces/${ws}/statements/${month}${f}`).set(u.auth), 200);
+  for (const f of ['', '?format=csv'])
+    await conforms(st.showStatement, await api(server).get(`/v1/workspaces/${ws}/statements/${month}${f}`).set(u.auth), 200);
   await conforms(st.showStatement, await api(server).get(`/v1/workspaces/${ws}/statements/1999-01`).set(u.auth), 422);
   const depositId = (await api(server).get(`/v1/workspaces/${ws}/billing/deposits`).set(u.auth)).body.deposits[0].depositId;
   await conforms(st.showReceipt, await api(server).get(`/v1/workspaces/${ws}/billing/deposits/${depositId}/receipt`).set(u.auth), 200);
   await conforms(st.showReceipt, await api(server).get(`/v1/workspaces/${ws}/billing/deposits/nope/receipt`).set(u.auth), 404);
-  await conforms(st.showReceipt, await api(server).get(`/v1/workspaces/${ws}/billing/deposits/${depositId}/receipt?format=doc`).set(u.auth), 422);
+  await conforms(
+    st.showReceipt,
+    await api(server).get(`/v1/workspaces/${ws}/billing/deposits/${depositId}/receipt?format=doc`).set(u.auth),
+    422,
+  );
 });
 
 test('the live stream is text/event-stream and its usage events parse with the documented event schema; its refusals too', async () => {
@@ -77,7 +93,9 @@ test('the live stream is text/event-stream and its usage events parse with the d
   req.destroy();
   expect(text).toContain('event: usage');
   const events = await conforms(usageLive, { status: res.statusCode ?? 0, headers: res.headers, text }, 200);
-  expect(events).toEqual([expect.objectContaining({ workspaceId: ws, keyId: 'key-live', inputTokens: 10, outputTokens: 5, cost: '0.000075' })]);
+  expect(events).toEqual([
+    expect.objectContaining({ workspaceId: ws, keyId: 'key-live', inputTokens: 10, outputTokens: 5, cost: '0.000075' }),
+  ]);
 });
 
 test('the tour called every route the billing area documents', () => {

@@ -39,7 +39,9 @@ describe('billing in sandbox mode (no STRIPE_SECRET_KEY)', () => {
 
     const small = await deposit(server, u, u.personalWs, '99.99');
     expect(small.status).toBe(422);
-    expect(small.body.detail).toEqual([{ loc: ['body', 'amount'], msg: 'The first deposit must be at least 100 USD', type: 'value_error' }]);
+    expect(small.body.detail).toEqual([
+      { loc: ['body', 'amount'], msg: 'The first deposit must be at least 100 USD', type: 'value_error' },
+    ]);
 
     const key = randomUUID();
     const first = await deposit(server, u, u.personalWs, '100', key);

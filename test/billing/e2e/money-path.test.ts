@@ -23,7 +23,10 @@ test('deposit, key, inference debits, ledger, usage and an auto-reload, all exac
   const key = await api(server).post(`/v1/workspaces/${ws}/keys`).set(u.auth).send({ name: 'prod key' });
   expect(key.status).toBe(201);
   // A threshold just under the balance (and at most the amount): the first request's debit triggers a reload.
-  const put = await api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '99.9999', amount: '100' });
+  const put = await api(server)
+    .put(`/v1/workspaces/${ws}/billing/auto-reload`)
+    .set(u.auth)
+    .send({ enabled: true, threshold: '99.9999', amount: '100' });
   expect(put.status).toBe(200);
 
   for (let i = 0; i < 3; i++) {
@@ -44,8 +47,17 @@ test('deposit, key, inference debits, ledger, usage and an auto-reload, all exac
   expect(debits).toHaveLength(3);
   let spent = 0n;
   for (const e of debits) {
-    const d = e.data as { inputTokens: number; outputTokens: number; inputPriceNanoUsd: string; outputPriceNanoUsd: string; amountNanoUsd: string; keyId: string };
-    expect(BigInt(d.amountNanoUsd)).toBe(BigInt(d.inputTokens) * BigInt(d.inputPriceNanoUsd) + BigInt(d.outputTokens) * BigInt(d.outputPriceNanoUsd));
+    const d = e.data as {
+      inputTokens: number;
+      outputTokens: number;
+      inputPriceNanoUsd: string;
+      outputPriceNanoUsd: string;
+      amountNanoUsd: string;
+      keyId: string;
+    };
+    expect(BigInt(d.amountNanoUsd)).toBe(
+      BigInt(d.inputTokens) * BigInt(d.inputPriceNanoUsd) + BigInt(d.outputTokens) * BigInt(d.outputPriceNanoUsd),
+    );
     expect(d.keyId).toBe(key.body.keyId);
     spent += BigInt(d.amountNanoUsd);
   }
@@ -63,5 +75,9 @@ test('deposit, key, inference debits, ledger, usage and an auto-reload, all exac
 
   const usage = await api(server).get(`/v1/workspaces/${ws}/usage?granularity=hour&groupBy=key`).set(u.auth);
   expect(usage.body.series).toHaveLength(1);
-  expect(usage.body.series[0]).toMatchObject({ keyId: key.body.keyId, keyName: 'prod key', total: { requests: 3, cost: formatUsd(spent) } });
+  expect(usage.body.series[0]).toMatchObject({
+    keyId: key.body.keyId,
+    keyName: 'prod key',
+    total: { requests: 3, cost: formatUsd(spent) },
+  });
 });

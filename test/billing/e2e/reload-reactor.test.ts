@@ -18,7 +18,10 @@ let server: TestServer;
 let queue: Queue<ReloadJobData>;
 beforeAll(async () => {
   server = await startTestServer();
-  queue = reloadQueue({ redis: await server.services.connectRedis('reactor-test', { maxRetriesPerRequest: null }), prefix: `${server.prefix}reactor-test` });
+  queue = reloadQueue({
+    redis: await server.services.connectRedis('reactor-test', { maxRetriesPerRequest: null }),
+    prefix: `${server.prefix}reactor-test`,
+  });
 });
 afterAll(async () => {
   await queue?.close();
@@ -26,8 +29,10 @@ afterAll(async () => {
 });
 
 const reactor = () => autoReloadReactor({ readModels: server.services.readModels, queue: async () => queue, now: () => new Date() });
-const debitSeen = (ws: string) => ({ id: randomUUID(), type: 'TokensDebited', data: { workspaceId: ws } }) as unknown as Recorded<TokensDebited>;
-const jobs = async () => Object.values(await queue.getJobCounts('wait', 'delayed', 'active', 'completed', 'failed')).reduce((a, b) => a + b, 0);
+const debitSeen = (ws: string) =>
+  ({ id: randomUUID(), type: 'TokensDebited', data: { workspaceId: ws } }) as unknown as Recorded<TokensDebited>;
+const jobs = async () =>
+  Object.values(await queue.getJobCounts('wait', 'delayed', 'active', 'completed', 'failed')).reduce((a, b) => a + b, 0);
 
 const putAutoReload = (u: TestUser, ws: string, body: Record<string, unknown>) =>
   api(server).put(`/v1/workspaces/${ws}/billing/auto-reload`).set(u.auth).send(body);

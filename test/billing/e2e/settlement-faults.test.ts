@@ -46,7 +46,8 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
     total: (await cluster.redis.get(`${cluster.prefix}resv-total:${ws}`)) ?? '0',
     requests: await cluster.redis.hgetall(`${cluster.prefix}resv:${ws}`),
   });
-  const streamOf = async (requestId: string) => (await cluster.store.readStream(`inference-${requestId}`)).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
+  const streamOf = async (requestId: string) =>
+    (await cluster.store.readStream(`inference-${requestId}`)).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));
   const spentBy = async (ws: string) => (await cluster.debitsOf(ws)).reduce((s, d) => s + BigInt(d.amountNanoUsd), 0n);
 
   test('an api process SIGKILLed between the completion append and the pending step: the projector clears the hold and debits once', async () => {
@@ -66,25 +67,39 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
       relay.stall();
       // The completion lands in the store (PostgreSQL is not behind the relay); the pending step that
       // follows it goes to the stalled Redis.
-      const [debit] = await until(async () => {
-        const d = await cluster.debitsOf(ws);
-        return d.length ? d : null;
-      }, 60_000, 'the completion to be appended');
+      const [debit] = await until(
+        async () => {
+          const d = await cluster.debitsOf(ws);
+          return d.length ? d : null;
+        },
+        60_000,
+        'the completion to be appended',
+      );
       await until(() => Buffer.concat(relay.held).includes(debit.requestId), 30_000, 'the pending step to be sent');
       await doomed.kill('SIGKILL');
       // Its caller never got an answer (the process died): no status.
       expect(((await reply) as { status?: number }).status).toBeUndefined();
 
       // The projector applies the debit: the hold goes, the balance drops by the cost, once.
-      const settled = await until(async () => {
-        const h = await held(ws);
-        return h.total === '0' && Object.keys(h.requests).length === 0 ? h : null;
-      }, 60_000, 'the hold to be cleared');
+      const settled = await until(
+        async () => {
+          const h = await held(ws);
+          return h.total === '0' && Object.keys(h.requests).length === 0 ? h : null;
+        },
+        60_000,
+        'the hold to be cleared',
+      );
       expect(settled.requests).toEqual({});
-      await until(async () => (await getBalance(cluster.rm, ws)).balance === DEPOSIT - BigInt(debit.amountNanoUsd), 60_000, 'the debit to be applied');
+      await until(
+        async () => (await getBalance(cluster.rm, ws)).balance === DEPOSIT - BigInt(debit.amountNanoUsd),
+        60_000,
+        'the debit to be applied',
+      );
       expect(await cluster.debitsOf(ws)).toEqual([debit]);
       expect(BigInt(debit.amountNanoUsd)).toBeGreaterThan(0n);
-      console.log(`api SIGKILLed after the completion append: pending step never reached Redis (${relay.held.length} chunks held); hold cleared, debited ${debit.amountNanoUsd} nano-USD once`);
+      console.log(
+        `api SIGKILLed after the completion append: pending step never reached Redis (${relay.held.length} chunks held); hold cleared, debited ${debit.amountNanoUsd} nano-USD once`,
+      );
     } finally {
       await relay.close();
     }
@@ -124,16 +139,22 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
       expect(relay.cuts).toBeGreaterThan(cutsBefore);
       expect(lost.status).toBe(503);
       // The request is closed at zero cost (store_unavailable) and its hold released.
-      const closed = await until(async () => {
-        const s = await streamOf(lost.requestId!);
-        return s.length === 3 ? s : null;
-      }, 60_000, 'the unanswered request to be closed');
+      const closed = await until(
+        async () => {
+          const s = await streamOf(lost.requestId!);
+          return s.length === 3 ? s : null;
+        },
+        60_000,
+        'the unanswered request to be closed',
+      );
       expect(closed[1].data).toMatchObject({ finishReason: 'store_unavailable' });
       expect(closed[2].data).toMatchObject({ amountNanoUsd: '0' });
       await until(async () => (await held(ws)).total === '0', 60_000, 'no hold left');
       await until(async () => (await getBalance(cluster.rm, ws)).balance === DEPOSIT - BigInt(paid.amountNanoUsd), 60_000, 'the balance');
       expect(await spentBy(ws)).toBe(BigInt(paid.amountNanoUsd));
-      console.log(`PostgreSQL cut after COMMIT: 200 with its reply, billed ${paid.amountNanoUsd} once; cut before send: 503, billed 0 (${relay.cuts} cuts)`);
+      console.log(
+        `PostgreSQL cut after COMMIT: 200 with its reply, billed ${paid.amountNanoUsd} once; cut before send: 503, billed 0 (${relay.cuts} cuts)`,
+      );
     } finally {
       await relay.close();
     }
@@ -165,7 +186,12 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
     expect(live).toEqual(replay);
     for (const [i, p] of payers.entries()) {
       const debits = (await cluster.debitsOf(p.ws)).map((d) => d.requestId).sort();
-      expect(debits).toEqual(load.results.filter((r) => r.ws === i).map((r) => r.requestId!).sort());
+      expect(debits).toEqual(
+        load.results
+          .filter((r) => r.ws === i)
+          .map((r) => r.requestId!)
+          .sort(),
+      );
       expect((await getBalance(cluster.rm, p.ws)).balance).toBe(DEPOSIT - (await spentBy(p.ws)));
       await until(async () => (await held(p.ws)).total === '0', 30_000, 'every pending amount cleared');
     }

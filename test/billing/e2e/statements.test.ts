@@ -40,15 +40,37 @@ async function pastWorkspace(admin: TestUser): Promise<{ ws: string; keyA: strin
     return at(iso, streams.inference(d.requestId), 'TokensDebited', d);
   };
   try {
-    await at('2026-08-15T10:00:00Z', streams.workspace(ws), 'WorkspaceCreated', { workspaceId: ws, name: 'Finance Co', personal: false, createdBy: admin.userId });
+    await at('2026-08-15T10:00:00Z', streams.workspace(ws), 'WorkspaceCreated', {
+      workspaceId: ws,
+      name: 'Finance Co',
+      personal: false,
+      createdBy: admin.userId,
+    });
     await at('2026-08-15T10:00:01Z', streams.workspace(ws), 'MemberJoined', { workspaceId: ws, userId: admin.userId, role: 'admin' });
     await at('2026-08-15T10:01:00Z', streams.billing(ws), 'PaymentMethodAttached', {
-      workspaceId: ws, paymentMethodId: 'pm_card_visa', brand: 'visa', last4: '4242', customerId: null, gateway: 'sandbox',
+      workspaceId: ws,
+      paymentMethodId: 'pm_card_visa',
+      brand: 'visa',
+      last4: '4242',
+      customerId: null,
+      gateway: 'sandbox',
     });
-    await at('2026-08-16T09:00:00Z', streams.billing(ws), 'DepositSucceeded', { workspaceId: ws, depositId: 'dep-aug', amountNanoUsd: usd(100).toString(), paymentIntentId: 'pi_aug', by: admin.userId });
+    await at('2026-08-16T09:00:00Z', streams.billing(ws), 'DepositSucceeded', {
+      workspaceId: ws,
+      depositId: 'dep-aug',
+      amountNanoUsd: usd(100).toString(),
+      paymentIntentId: 'pi_aug',
+      by: admin.userId,
+    });
     await debit('2026-08-20T12:00:00Z', keyA, 'service_3_pi', 1000, 100); // 0.0035
     await debit('2026-08-31T23:59:59.999Z', keyA, 'service_3_pi', 10, 10); // 0.000125, the last instant of August
-    await at('2026-09-01T00:00:00Z', streams.billing(ws), 'DepositSucceeded', { workspaceId: ws, depositId: 'dep-sep', amountNanoUsd: usd(50).toString(), paymentIntentId: 'pi_sep', by: admin.userId });
+    await at('2026-09-01T00:00:00Z', streams.billing(ws), 'DepositSucceeded', {
+      workspaceId: ws,
+      depositId: 'dep-sep',
+      amountNanoUsd: usd(50).toString(),
+      paymentIntentId: 'pi_sep',
+      by: admin.userId,
+    });
     await debit('2026-09-02T08:00:00Z', keyA, 'service_3_productivity', 100, 1000); // 0.01025
     await debit('2026-09-03T08:00:00Z', keyB, 'service_3_pi', 4, 0); // 0.00001
     const last = await debit('2026-09-03T09:00:00Z', keyB, 'service_3_pi', 4, 2); // 0.00003
@@ -67,7 +89,12 @@ describe('monthly statements', () => {
     const months = await get(admin, `/v1/workspaces/${ws}/statements`);
     expect(months.status).toBe(200);
     await expectMatchesContract(months, listStatements);
-    expect(months.body.months.at(-1)).toEqual({ month: '2026-08', periodStart: '2026-08-01T00:00:00.000Z', periodEnd: '2026-09-01T00:00:00.000Z', complete: true });
+    expect(months.body.months.at(-1)).toEqual({
+      month: '2026-08',
+      periodStart: '2026-08-01T00:00:00.000Z',
+      periodEnd: '2026-09-01T00:00:00.000Z',
+      complete: true,
+    });
 
     const aug = await get(admin, `/v1/workspaces/${ws}/statements/2026-08`);
     expect(aug.status).toBe(200);
@@ -91,7 +118,12 @@ describe('monthly statements', () => {
       ].sort((a, b) => a[0].localeCompare(b[0])),
     );
     const oct = await get(admin, `/v1/workspaces/${ws}/statements/2026-10`);
-    expect(oct.body).toMatchObject({ openingBalance: sep.body.closingBalance, credits: [], usage: [], closingBalance: sep.body.closingBalance });
+    expect(oct.body).toMatchObject({
+      openingBalance: sep.body.closingBalance,
+      credits: [],
+      usage: [],
+      closingBalance: sep.body.closingBalance,
+    });
 
     // Every month balances, and its closing equals the balance a replay of the event store reaches at its end.
     const { lines } = await moneyLines(server.services.store, { workspaceId: ws });
@@ -108,17 +140,45 @@ describe('monthly statements', () => {
     expect(csv.status).toBe(200);
     expect(csv.headers['content-disposition']).toBe(`attachment; filename="tollgate-statement-${ws}-2026-08.csv"`);
     await expectMatchesContract(csv, showStatement);
-    const rows = csv.text.trimEnd().split('\r\n').map((l) => l.split(','));
-    expect(rows[0]).toEqual(['section', 'time', 'reference', 'payment_reference', 'key_id', 'config', 'requests', 'input_tokens', 'output_tokens', 'amount_usd']);
-    expect(rows.map((r) => r[0])).toEqual(['section', 'opening_balance', 'deposit', 'usage', 'total_credits', 'total_debits', 'closing_balance']);
+    const rows = csv.text
+      .trimEnd()
+      .split('\r\n')
+      .map((l) => l.split(','));
+    expect(rows[0]).toEqual([
+      'section',
+      'time',
+      'reference',
+      'payment_reference',
+      'key_id',
+      'config',
+      'requests',
+      'input_tokens',
+      'output_tokens',
+      'amount_usd',
+    ]);
+    expect(rows.map((r) => r[0])).toEqual([
+      'section',
+      'opening_balance',
+      'deposit',
+      'usage',
+      'total_credits',
+      'total_debits',
+      'closing_balance',
+    ]);
     // The CSV balances on its own: opening + every credit and usage line = closing.
     const body = rows.filter((r) => ['opening_balance', 'deposit', 'reload', 'usage'].includes(r[0]));
-    expect(formatUsd(body.reduce((n, r) => n + parseUsd(r[9].replace(/^-/, '')) * (r[9].startsWith('-') ? -1n : 1n), 0n))).toBe(rows.at(-1)![9]);
-    const pdf = await api(server).get(`/v1/workspaces/${ws}/statements/2026-08?format=pdf`).set(admin.auth).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    expect(formatUsd(body.reduce((n, r) => n + parseUsd(r[9].replace(/^-/, '')) * (r[9].startsWith('-') ? -1n : 1n), 0n))).toBe(
+      rows.at(-1)![9],
+    );
+    const pdf = await api(server)
+      .get(`/v1/workspaces/${ws}/statements/2026-08?format=pdf`)
+      .set(admin.auth)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(pdf.status).toBe(200);
     expect(pdf.headers['content-type']).toBe('application/pdf');
     expect((pdf.body as Buffer).subarray(0, 5).toString()).toBe('%PDF-');
@@ -166,11 +226,15 @@ describe('deposit receipts', () => {
       card: { brand: 'visa', last4: '4242' },
       paidBy: { userId: u.userId, name: u.name, email: u.email },
     });
-    const pdf = await api(server).get(`/v1/workspaces/${u.personalWs}/billing/deposits/${id}/receipt?format=pdf`).set(u.auth).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const pdf = await api(server)
+      .get(`/v1/workspaces/${u.personalWs}/billing/deposits/${id}/receipt?format=pdf`)
+      .set(u.auth)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(pdf.headers['content-type']).toBe('application/pdf');
     expect(pdf.headers['content-disposition']).toBe(`attachment; filename="tollgate-receipt-${id}.pdf"`);
     expect((pdf.body as Buffer).subarray(0, 5).toString()).toBe('%PDF-');

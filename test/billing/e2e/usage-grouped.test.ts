@@ -21,7 +21,15 @@ const usage = (u: TestUser, ws: string, q: string) => api(server).get(`/v1/works
 async function request(ws: string, keyId: string, endpoint: Endpoint, config: string, inputTokens: number, outputTokens: number) {
   const data = debitData(ws, { keyId, config, inputTokens, outputTokens });
   const requested = {
-    requestId: data.requestId, workspaceId: ws, keyId, config, endpoint, promptTokens: inputTokens, maxTokens: outputTokens, reservedNanoUsd: data.amountNanoUsd, webSearch: false,
+    requestId: data.requestId,
+    workspaceId: ws,
+    keyId,
+    config,
+    endpoint,
+    promptTokens: inputTokens,
+    maxTokens: outputTokens,
+    reservedNanoUsd: data.amountNanoUsd,
+    webSearch: false,
   };
   const r = await server.services.store.append(
     streams.inference(data.requestId),
@@ -55,19 +63,32 @@ describe('usage grouped by key, member, config and endpoint; CSV and FOCUS expor
     expect(total.body.series[0].total).toEqual({ requests: 4, inputTokens: 1111, outputTokens: 211, cost: '0.0048875' });
     // The ledger's debits sum to the same amount.
     const ledger = await api(server).get(`/v1/workspaces/${ws}/billing/ledger?limit=200`).set(admin.auth);
-    const debits = (ledger.body.entries as Array<{ amount: string }>).filter((e) => e.amount.startsWith('-')).map((e) => parseUsd(e.amount.slice(1)));
+    const debits = (ledger.body.entries as Array<{ amount: string }>)
+      .filter((e) => e.amount.startsWith('-'))
+      .map((e) => parseUsd(e.amount.slice(1)));
     expect(debits).toHaveLength(4);
     expect(formatUsd(debits.reduce((a, b) => a + b, 0n))).toBe('0.0048875');
 
     const byMember = await usage(admin, ws, 'granularity=hour&groupBy=member');
     expect(byMember.status).toBe(200);
     await expectMatchesContract(byMember, usageSeries);
-    const members = Object.fromEntries(byMember.body.series.map((x: { memberId: string; memberName: string; total: { cost: string; requests: number } }) => [x.memberId, [x.memberName, x.total.requests, x.total.cost]]));
+    const members = Object.fromEntries(
+      byMember.body.series.map((x: { memberId: string; memberName: string; total: { cost: string; requests: number } }) => [
+        x.memberId,
+        [x.memberName, x.total.requests, x.total.cost],
+      ]),
+    );
     expect(members).toEqual({ [admin.userId]: [admin.name, 2, '0.00485'], [member.userId]: [member.name, 2, '0.0000375'] });
 
     const byEndpoint = await usage(admin, ws, 'granularity=day&groupBy=endpoint');
     await expectMatchesContract(byEndpoint, usageSeries);
-    expect(byEndpoint.body.series.map((x: { endpoint: string; total: { requests: number; cost: string } }) => [x.endpoint, x.total.requests, x.total.cost])).toEqual([
+    expect(
+      byEndpoint.body.series.map((x: { endpoint: string; total: { requests: number; cost: string } }) => [
+        x.endpoint,
+        x.total.requests,
+        x.total.cost,
+      ]),
+    ).toEqual([
       ['inference', 1, '0.00035'],
       ['openai', 2, '0.004525'],
       ['streaming', 1, '0.0000125'],
@@ -79,7 +100,11 @@ describe('usage grouped by key, member, config and endpoint; CSV and FOCUS expor
       ['service_3_productivity', 1],
     ]);
     const byKey = await usage(member, ws, 'granularity=day&groupBy=key');
-    expect(Object.fromEntries(byKey.body.series.map((x: { keyId: string; keyName: string; total: { cost: string } }) => [x.keyId, [x.keyName, x.total.cost]]))).toEqual({
+    expect(
+      Object.fromEntries(
+        byKey.body.series.map((x: { keyId: string; keyName: string; total: { cost: string } }) => [x.keyId, [x.keyName, x.total.cost]]),
+      ),
+    ).toEqual({
       [keyA]: ['admin key', '0.00485'],
       [keyB]: ['member key', '0.0000375'],
     });
@@ -103,7 +128,14 @@ describe('usage grouped by key, member, config and endpoint; CSV and FOCUS expor
     expect(focus.headers['content-disposition']).toBe(`attachment; filename="tollgate-focus-${ws}.csv"`);
     const flines = focus.text.trimEnd().split('\r\n');
     const header = flines[0].split(',');
-    expect(header.slice(0, 6)).toEqual(['BillingAccountId', 'BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd', 'ChargeCategory']);
+    expect(header.slice(0, 6)).toEqual([
+      'BillingAccountId',
+      'BillingPeriodStart',
+      'BillingPeriodEnd',
+      'ChargePeriodStart',
+      'ChargePeriodEnd',
+      'ChargeCategory',
+    ]);
     const col = (name: string) => header.indexOf(name);
     const frows = flines.slice(1).map((l) => l.split(','));
     expect(frows).toHaveLength(2);

@@ -122,7 +122,9 @@ describe('the live usage stream follows access, not the connection', () => {
     expect(live.usage).toHaveLength(1);
     await within(live.ended, 10_000);
     // Closed by the marker ("(removed)"), or by the backstop re-check if it ran between the two projections.
-    expect(live.blocks.at(-1)).toMatch(/^event: closed\ndata: \{"detail":"Access to this workspace ended \((removed|logged out or removed)\)"\}/);
+    expect(live.blocks.at(-1)).toMatch(
+      /^event: closed\ndata: \{"detail":"Access to this workspace ended \((removed|logged out or removed)\)"\}/,
+    );
     watcher.close();
   });
 
@@ -182,7 +184,7 @@ describe('the live usage stream follows access, not the connection', () => {
     // The client sees its socket close before the server has handled the close and released the
     // slot: ask again until the slot is free (a slot never freed times out here).
     let d = await openLive(u, u.personalWs);
-    for (const deadline = Date.now() + 10_000; d.status === 429 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; d.status === 429 && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 50));
       d = await openLive(u, u.personalWs);
     }

@@ -39,7 +39,12 @@ async function openPaused(u: TestUser, ws: string): Promise<Paused> {
   let through = false;
   const probe = (d: Buffer) => (through ||= d.toString().includes('"probe"'));
   res.on('data', probe);
-  await until(async () => (await server.services.redis.publish(channel, JSON.stringify({ probe: true })), through), 5000, 'the stream to carry a message', 50);
+  await until(
+    async () => (await server.services.redis.publish(channel, JSON.stringify({ probe: true })), through),
+    5000,
+    'the stream to carry a message',
+    50,
+  );
   res.off('data', probe);
   res.pause();
   return {

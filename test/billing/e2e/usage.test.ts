@@ -94,7 +94,14 @@ describe('usage series', () => {
     const b = await debit(server.services, ws, { keyId: 'key-live', config: 'service_3_productivity', inputTokens: 20, outputTokens: 0 });
     await got;
     req.destroy();
-    const events = received.map((blk) => JSON.parse(blk.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
+    const events = received.map((blk) =>
+      JSON.parse(
+        blk
+          .split('\n')
+          .find((l) => l.startsWith('data: '))!
+          .slice(6),
+      ),
+    );
     expect(events.map((e) => [e.requestId, e.keyId, e.model, e.inputTokens, e.outputTokens, e.cost])).toEqual([
       [a, 'key-live', 'service_3_pi', 10, 5, '0.000075'],
       [b, 'key-live', 'service_3_productivity', 20, 0, '0.00005'],

@@ -61,10 +61,20 @@ describe('stripe mode', () => {
     expect(d.body.mode).toBe('stripe');
     const pi = stripe.paymentIntents.get(d.body.deposit.paymentIntentId)!;
     expect(pi).toMatchObject({ amount: 10000, currency: 'usd', customer: customer.id, payment_method: pmId, status: 'succeeded' });
-    expect(pi.metadata).toEqual({ tollgate_kind: 'deposit', workspace_id: u.personalWs, ledger_id: d.body.deposit.depositId, amount_nano_usd: '100000000000' });
-    expect(stripe.log.find((r) => r.path === '/v1/payment_intents' && r.params.metadata && (r.params.metadata as Record<string, string>).ledger_id === d.body.deposit.depositId)?.idempotencyKey).toBe(
-      `deposit-${d.body.deposit.depositId}`,
-    );
+    expect(pi.metadata).toEqual({
+      tollgate_kind: 'deposit',
+      workspace_id: u.personalWs,
+      ledger_id: d.body.deposit.depositId,
+      amount_nano_usd: '100000000000',
+    });
+    expect(
+      stripe.log.find(
+        (r) =>
+          r.path === '/v1/payment_intents' &&
+          r.params.metadata &&
+          (r.params.metadata as Record<string, string>).ledger_id === d.body.deposit.depositId,
+      )?.idempotencyKey,
+    ).toBe(`deposit-${d.body.deposit.depositId}`);
   });
 
   test('a deposit whose answer was lost is 202 pending, then settled by the webhook; the retried POST does not charge again', async () => {
@@ -77,7 +87,10 @@ describe('stripe mode', () => {
     expect(d.status).toBe(202);
     expect(d.body.deposit.status).toBe('pending');
     await stripe.webhooksSent();
-    const settled = await eventually(() => billing(server, u, u.personalWs), (r) => r.body.balance === '100');
+    const settled = await eventually(
+      () => billing(server, u, u.personalWs),
+      (r) => r.body.balance === '100',
+    );
     expect(settled.body).toMatchObject({ balance: '100', funded: true });
     expect(await depositEvents(u.personalWs)).toEqual(['DepositRequested', 'DepositSucceeded']);
 
@@ -89,7 +102,7 @@ describe('stripe mode', () => {
     expect(again.body.deposit.paymentIntentId).toBe(charges[0].id);
   });
 
-  test('without a webhook, retrying with the same Idempotency-Key settles the lost deposit from Stripe\'s replay', async () => {
+  test("without a webhook, retrying with the same Idempotency-Key settles the lost deposit from Stripe's replay", async () => {
     const u = await cardHolder();
     stripe.failNext('timeout', { match: onCharge });
     stripe.failNext('500', { match: onCharge });
@@ -118,12 +131,17 @@ describe('stripe mode', () => {
     for (const id of pis) {
       const pi = stripe.paymentIntents.get(id)!;
       const succeeded = stripe.eventFor(pi, 'payment_intent.succeeded');
-      deliveries.push(succeeded, succeeded, stripe.eventFor(pi, 'payment_intent.succeeded'), stripe.eventFor(pi, 'payment_intent.succeeded'));
+      deliveries.push(
+        succeeded,
+        succeeded,
+        stripe.eventFor(pi, 'payment_intent.succeeded'),
+        stripe.eventFor(pi, 'payment_intent.succeeded'),
+      );
       deliveries.push(stripe.eventFor(pi, 'payment_intent.payment_failed', { ...pi, status: 'requires_payment_method' }));
       deliveries.push(stripe.eventFor(pi, 'payment_intent.created', { ...pi, status: 'requires_confirmation' }));
     }
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = deliveries.length - 1; i > 0; i--) {
       const j = Math.floor(rnd() * (i + 1));
       [deliveries[i], deliveries[j]] = [deliveries[j], deliveries[i]];
@@ -158,7 +176,10 @@ describe('stripe mode', () => {
     const unsigned = await api(server).post('/webhooks/stripe').send(e);
     expect(unsigned.status).toBe(400);
     expect(await depositEvents(u.personalWs)).toEqual(['DepositRequested']);
-    const other = await stripe.deliver({ ...e, id: `evt_${randomUUID()}`, type: 'customer.created' }, { url: `${server.url}/webhooks/stripe`, secret: SECRET });
+    const other = await stripe.deliver(
+      { ...e, id: `evt_${randomUUID()}`, type: 'customer.created' },
+      { url: `${server.url}/webhooks/stripe`, secret: SECRET },
+    );
     expect(other).toBe(200);
   });
 
@@ -174,11 +195,19 @@ describe('stripe mode', () => {
     const head = await server.services.store.headPosition();
     const base = { object: 'event', type: 'payment_intent.succeeded', created: Math.floor(Date.now() / 1000) };
     const meta = { tollgate_kind: 'deposit', workspace_id: randomUUID(), ledger_id: randomUUID() };
-    const numericId = await post({ ...base, id: `evt_${randomUUID()}`, data: { object: { id: 12345, status: 'succeeded', amount: 10000, metadata: meta, created: 1 } } });
+    const numericId = await post({
+      ...base,
+      id: `evt_${randomUUID()}`,
+      data: { object: { id: 12345, status: 'succeeded', amount: 10000, metadata: meta, created: 1 } },
+    });
     expect(numericId.status).toBe(400);
     await expectMatchesContract(numericId, stripeWebhook);
     expect(numericId.body.detail).toMatch(/^Malformed payment_intent.succeeded event: data\.object\.id: /);
-    const noAmount = await post({ ...base, id: `evt_${randomUUID()}`, data: { object: { id: 'pi_unknown123', status: 'succeeded', metadata: meta, created: 1 } } });
+    const noAmount = await post({
+      ...base,
+      id: `evt_${randomUUID()}`,
+      data: { object: { id: 'pi_unknown123', status: 'succeeded', metadata: meta, created: 1 } },
+    });
     expect(noAmount.status).toBe(400);
     expect(noAmount.body.detail).toMatch(/data\.object\.amount/);
     const noObject = await post({ ...base, id: `evt_${randomUUID()}`, data: {} });
@@ -200,7 +229,11 @@ describe('stripe mode', () => {
     const e = stripe.eventFor(pi, 'payment_intent.succeeded');
     const payload = JSON.stringify(e);
     const send = (t: number) =>
-      api(server).post('/webhooks/stripe').set('content-type', 'application/json').set('stripe-signature', StripeWireServer.sign(payload, SECRET, t)).send(payload);
+      api(server)
+        .post('/webhooks/stripe')
+        .set('content-type', 'application/json')
+        .set('stripe-signature', StripeWireServer.sign(payload, SECRET, t))
+        .send(payload);
     const now = Math.floor(Date.now() / 1000);
     const future = await send(now + 600);
     expect(future.status).toBe(400);
@@ -225,11 +258,14 @@ describe('stripe mode', () => {
   });
 });
 
-test('a reload whose answer was lost is settled by the webhook; the worker\'s retry charges nothing more', async () => {
+test("a reload whose answer was lost is settled by the webhook; the worker's retry charges nothing more", async () => {
   stripe.setWebhook({ url: `${server.url}/webhooks/stripe`, secret: SECRET });
   const u = await cardHolder();
   expect((await deposit(server, u, u.personalWs, '100')).status).toBe(201);
-  const put = await api(server).put(`/v1/workspaces/${u.personalWs}/billing/auto-reload`).set(u.auth).send({ enabled: true, threshold: '50', amount: '50' });
+  const put = await api(server)
+    .put(`/v1/workspaces/${u.personalWs}/billing/auto-reload`)
+    .set(u.auth)
+    .send({ enabled: true, threshold: '50', amount: '50' });
   expect(put.status).toBe(200);
   stripe.failNext('lost', { count: 2, match: onCharge });
   const requestId = randomUUID();
@@ -239,12 +275,26 @@ test('a reload whose answer was lost is settled by the webhook; the worker\'s re
       {
         id: randomUUID(),
         type: 'TokensDebited',
-        data: { requestId, workspaceId: u.personalWs, keyId: 'k', config: 'service_3_pi', inputTokens: 1, outputTokens: 1, inputPriceNanoUsd: '2500', outputPriceNanoUsd: '10000', amountNanoUsd: '60000000000' },
+        data: {
+          requestId,
+          workspaceId: u.personalWs,
+          keyId: 'k',
+          config: 'service_3_pi',
+          inputTokens: 1,
+          outputTokens: 1,
+          inputPriceNanoUsd: '2500',
+          outputPriceNanoUsd: '10000',
+          amountNanoUsd: '60000000000',
+        },
       },
     ],
     { expectedRevision: 'no_stream' },
   );
-  const done = await eventually(() => billing(server, u, u.personalWs), (r) => r.body.balance === '90', 8000);
+  const done = await eventually(
+    () => billing(server, u, u.personalWs),
+    (r) => r.body.balance === '90',
+    8000,
+  );
   expect(done.body.balance).toBe('90');
   const events = await server.services.store.readStream(streams.billing(u.personalWs));
   const succeeded = events.filter((e) => e.type === 'AutoReloadSucceeded');
@@ -264,11 +314,11 @@ test('a reload whose answer was lost is settled by the webhook; the worker\'s re
     await jobs.close();
   }
   expect(stripe.succeededCharges().filter((pi) => pi.metadata.ledger_id === reloadId)).toHaveLength(1);
-  expect((await server.services.store.readStream(streams.billing(u.personalWs))).filter((e) => e.type.startsWith('AutoReload')).map((e) => e.type)).toEqual([
-    'AutoReloadConfigured',
-    'AutoReloadTriggered',
-    'AutoReloadSucceeded',
-  ]);
+  expect(
+    (await server.services.store.readStream(streams.billing(u.personalWs)))
+      .filter((e) => e.type.startsWith('AutoReload'))
+      .map((e) => e.type),
+  ).toEqual(['AutoReloadConfigured', 'AutoReloadTriggered', 'AutoReloadSucceeded']);
 });
 
 test('without STRIPE_WEBHOOK_SECRET the endpoint answers 404', async () => {

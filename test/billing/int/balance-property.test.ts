@@ -75,15 +75,31 @@ test('projected balance = replay, never below zero, reservations exact (fast-che
         switch (o.kind) {
           case 'deposit': {
             const amount = BigInt(o.cents) * NANO_PER_CENT;
-            await append(streams.billing(ws), 'DepositSucceeded', { workspaceId: ws, depositId: randomUUID(), amountNanoUsd: amount.toString(), paymentIntentId: `pi_${randomUUID()}`, by: 'prop' });
+            await append(streams.billing(ws), 'DepositSucceeded', {
+              workspaceId: ws,
+              depositId: randomUUID(),
+              amountNanoUsd: amount.toString(),
+              paymentIntentId: `pi_${randomUUID()}`,
+              by: 'prop',
+            });
             balance += amount;
             break;
           }
           case 'reload': {
             const amount = BigInt(o.cents) * NANO_PER_CENT;
             const reloadId = randomUUID();
-            await append(streams.billing(ws), 'AutoReloadTriggered', { workspaceId: ws, reloadId, amountNanoUsd: amount.toString(), balanceNanoUsd: balance.toString() });
-            await append(streams.billing(ws), 'AutoReloadSucceeded', { workspaceId: ws, reloadId, amountNanoUsd: amount.toString(), paymentIntentId: `pi_${randomUUID()}` });
+            await append(streams.billing(ws), 'AutoReloadTriggered', {
+              workspaceId: ws,
+              reloadId,
+              amountNanoUsd: amount.toString(),
+              balanceNanoUsd: balance.toString(),
+            });
+            await append(streams.billing(ws), 'AutoReloadSucceeded', {
+              workspaceId: ws,
+              reloadId,
+              amountNanoUsd: amount.toString(),
+              paymentIntentId: `pi_${randomUUID()}`,
+            });
             balance += amount;
             break;
           }
@@ -167,11 +183,19 @@ test('projected balance = replay, never below zero, reservations exact (fast-che
 test('ledger verify fails on a projection that drifted from the store', async () => {
   const s = server.services;
   const ws = randomUUID();
-  await append(streams.billing(ws), 'DepositSucceeded', { workspaceId: ws, depositId: randomUUID(), amountNanoUsd: '100000000000', paymentIntentId: 'pi_x', by: 'prop' });
+  await append(streams.billing(ws), 'DepositSucceeded', {
+    workspaceId: ws,
+    depositId: randomUUID(),
+    amountNanoUsd: '100000000000',
+    paymentIntentId: 'pi_x',
+    by: 'prop',
+  });
   const k = (await s.readModels.keys('balances'))('ws', ws);
   await s.redis.hincrby(k, 'balance', 1); // one nano-dollar too many
   const v = await verifyLedger(s.store, s.redis, s.ks);
-  expect(v.differences).toEqual([{ workspaceId: ws, projection: 'balances', field: 'balance', replayed: '100000000000', projected: '100000000001' }]);
+  expect(v.differences).toEqual([
+    { workspaceId: ws, projection: 'balances', field: 'balance', replayed: '100000000000', projected: '100000000001' },
+  ]);
   await s.redis.hincrby(k, 'balance', -1);
   expect((await verifyLedger(s.store, s.redis, s.ks)).differences).toEqual([]);
 });

@@ -55,7 +55,10 @@ describe('chargeOnce', () => {
     });
     expect((await gateway.retrieve(deposit.paymentIntentId!)).status).toBe('canceled');
     const reload = await chargeOnce(d, 'reload', req('3ds-r', 'pm_card_authenticationRequired', false));
-    expect(reload).toMatchObject({ code: 'authentication_required', reason: 'The card needs authentication, which an automatic charge cannot do' });
+    expect(reload).toMatchObject({
+      code: 'authentication_required',
+      reason: 'The card needs authentication, which an automatic charge cannot do',
+    });
     expect((await gateway.retrieve(reload.paymentIntentId!)).status).toBe('canceled');
   });
 

@@ -39,7 +39,15 @@ test('80% and 100% of a daily key budget: one event each, in its own stream, wit
   const ws = randomUUID();
   const keyId = randomUUID();
   await fund(server.services, ws, { nano: usd(100) });
-  await append(streams.workspace(ws), 'ApiKeyBudgetChangedV2', { workspaceId: ws, keyId, budgetNanoUsd: '1000', period: 'daily', previousBudgetNanoUsd: null, previousPeriod: null, by: 'u1' });
+  await append(streams.workspace(ws), 'ApiKeyBudgetChangedV2', {
+    workspaceId: ws,
+    keyId,
+    budgetNanoUsd: '1000',
+    period: 'daily',
+    previousBudgetNanoUsd: null,
+    previousPeriod: null,
+    by: 'u1',
+  });
   await debit(ws, keyId, 700n); // 70%: nothing
   await debit(ws, keyId, 150n); // 85%: the 80% event
   const eighty = await until(async () => (await alertsOf(keyId)).length === 1 && (await alertsOf(keyId)));
@@ -61,7 +69,9 @@ test('80% and 100% of a daily key budget: one event each, in its own stream, wit
   // At least once: the reaction runs again for every debit, its markers gone (Redis lost them).
   const s = server.services;
   await s.redis.del(...(await s.redis.keys(`${s.ks.prefix}key-budget-alerted:${keyId}:*`)));
-  const debits = (await s.store.readAll({ fromPosition: 0n, maxCount: 1_000_000 })).filter((e) => e.type === 'TokensDebited' && (e.data as { keyId: string }).keyId === keyId);
+  const debits = (await s.store.readAll({ fromPosition: 0n, maxCount: 1_000_000 })).filter(
+    (e) => e.type === 'TokensDebited' && (e.data as { keyId: string }).keyId === keyId,
+  );
   const again = keyBudgetAlertReactor({ readModels: s.readModels, redis: s.redis, ks: s.ks, store: s.store });
   for (const e of debits) await again.react(e as RecordedEvent<'TokensDebited', never>);
   expect((await alertsOf(keyId)).map((e) => e.id)).toEqual(both.map((e) => e.id));
@@ -75,12 +85,22 @@ test('a key without a budget, or spend below 80%, writes no alert', async () => 
   const ws = randomUUID();
   const [plain, budgeted] = [randomUUID(), randomUUID()];
   await fund(server.services, ws, { nano: usd(100) });
-  await append(streams.workspace(ws), 'ApiKeyBudgetChangedV2', { workspaceId: ws, keyId: budgeted, budgetNanoUsd: '1000', period: 'weekly', previousBudgetNanoUsd: null, previousPeriod: null, by: 'u1' });
+  await append(streams.workspace(ws), 'ApiKeyBudgetChangedV2', {
+    workspaceId: ws,
+    keyId: budgeted,
+    budgetNanoUsd: '1000',
+    period: 'weekly',
+    previousBudgetNanoUsd: null,
+    previousPeriod: null,
+    by: 'u1',
+  });
   await debit(ws, plain, 5000n);
   await debit(ws, budgeted, 799n);
   // The alert reactor saw both debits: its checkpoint is past them.
   const head = await server.services.store.headPosition();
-  await until(async () => BigInt((await server.services.redis.get(server.services.ks.reactorCheckpoint('key-budget-alerts'))) ?? '0') >= head);
+  await until(
+    async () => BigInt((await server.services.redis.get(server.services.ks.reactorCheckpoint('key-budget-alerts'))) ?? '0') >= head,
+  );
   expect(await alertsOf(plain)).toEqual([]);
   expect(await alertsOf(budgeted)).toEqual([]);
 });
@@ -91,7 +111,15 @@ test("keyBudgetAt reads the spend of the budget's period and never the key's who
   const ws = randomUUID();
   const keyId = randomUUID();
   await fund(server.services, ws, { nano: usd(100) });
-  await append(streams.workspace(ws), 'ApiKeyBudgetChangedV2', { workspaceId: ws, keyId, budgetNanoUsd: '1000', period: 'weekly', previousBudgetNanoUsd: null, previousPeriod: null, by: 'u1' });
+  await append(streams.workspace(ws), 'ApiKeyBudgetChangedV2', {
+    workspaceId: ws,
+    keyId,
+    budgetNanoUsd: '1000',
+    period: 'weekly',
+    previousBudgetNanoUsd: null,
+    previousPeriod: null,
+    by: 'u1',
+  });
   await debit(ws, keyId, 300n);
   const rm = server.services.readModels;
   // A long-lived key: many past periods in its spend hash.

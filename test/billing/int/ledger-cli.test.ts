@@ -16,7 +16,14 @@ let cliArgs: string[];
 
 function tollgate(...args: string[]) {
   const r = spawnSync(process.execPath, [...cliArgs, ...args], {
-    env: { ...process.env, NODE_PATH: BUNDLE_NODE_PATH, REDIS_PREFIX: server.prefix, DATA_DIR: server.dataDir, REDIS_URL: server.services.config.REDIS_URL, LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      NODE_PATH: BUNDLE_NODE_PATH,
+      REDIS_PREFIX: server.prefix,
+      DATA_DIR: server.dataDir,
+      REDIS_URL: server.services.config.REDIS_URL,
+      LOG_LEVEL: 'silent',
+    },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -67,7 +74,9 @@ test('export --format csv: one row per money event, exact amounts', () => {
   const r = tollgate('ledger', 'export', '--format', 'csv', '--workspace', u.personalWs);
   expect(r.code).toBe(0);
   const rows = r.stdout.trim().split('\n');
-  expect(rows[0]).toBe('position,time,workspace_id,type,reference,amount_usd,balance_usd,amount_nano_usd,balance_nano_usd,payment_intent_id,key_id,model,input_tokens,output_tokens');
+  expect(rows[0]).toBe(
+    'position,time,workspace_id,type,reference,amount_usd,balance_usd,amount_nano_usd,balance_nano_usd,payment_intent_id,key_id,model,input_tokens,output_tokens',
+  );
   expect(rows).toHaveLength(4);
   const debitRow = rows[2].split(',');
   expect(debitRow.slice(3, 9)).toEqual(['TokensDebited', debitRow[4], '-0.00003', '99.99997', '-30000', '99999970000']);
@@ -99,7 +108,13 @@ test('reconcile: deposits against the gateway (sandbox); a credit the gateway ne
   const ws = randomUUID();
   const r = await server.services.store.append(
     streams.billing(ws),
-    [{ id: randomUUID(), type: 'DepositSucceeded', data: { workspaceId: ws, depositId: 'd-forged', amountNanoUsd: '5000000000', paymentIntentId: 'pi_forged', by: 'x' } }],
+    [
+      {
+        id: randomUUID(),
+        type: 'DepositSucceeded',
+        data: { workspaceId: ws, depositId: 'd-forged', amountNanoUsd: '5000000000', paymentIntentId: 'pi_forged', by: 'x' },
+      },
+    ],
     { expectedRevision: 'no_stream' },
   );
   await server.services.progress.waitFor(r.position, 5000);

@@ -69,7 +69,6 @@ const AMOUNT = usd(60);
 // A hang limit: at load 25-40 on 2 cores the minimum (every step once in every lane) took 450 s.
 jest.setTimeout(900_000);
 
-
 interface LaneFigures {
   runs: number;
   kills: Record<Step, number>;
@@ -124,7 +123,13 @@ class Lane {
     for (let i = 0; ; i++) {
       // No faults yet, but the 700 ms Stripe timeout: at load 25-30 on 2 cores an answer came later
       // and the deposit failed with 'unavailable' before any run started. Same key: a retry.
-      const d = await makeDeposit(s, { workspaceId: this.ws, idempotencyKey: 'initial', amount: usd(100), by: 'kill-test', metadata: meta }).catch((err) => {
+      const d = await makeDeposit(s, {
+        workspaceId: this.ws,
+        idempotencyKey: 'initial',
+        amount: usd(100),
+        by: 'kill-test',
+        metadata: meta,
+      }).catch((err) => {
         if (err instanceof DomainError && err.code === 'unavailable' && i < 20) return { status: 'unavailable' };
         throw err;
       });
@@ -172,7 +177,10 @@ class Lane {
     const c = new Child(childArgs, this.env);
     // KILL_CHILD_LOG_DIR=<dir>: every worker's output (its warnings and errors) kept in <dir>/lane-<n>.log.
     const dir = process.env.KILL_CHILD_LOG_DIR;
-    if (dir) c.proc.stdout!.on('data', (d: Buffer) => appendFileSync(join(dir, `lane-${this.index}.log`), `[pid ${c.proc.pid} ${new Date().toISOString()}] ${d}`));
+    if (dir)
+      c.proc.stdout!.on('data', (d: Buffer) =>
+        appendFileSync(join(dir, `lane-${this.index}.log`), `[pid ${c.proc.pid} ${new Date().toISOString()}] ${d}`),
+      );
     return c;
   }
 
@@ -209,9 +217,16 @@ class Lane {
    */
   async drained(): Promise<void> {
     await this.killing;
-    const jobs = reloadQueue({ redis: await this.tg.services.connectRedis('kill-test-drain'), prefix: bullPrefix(this.tg.services.config) });
+    const jobs = reloadQueue({
+      redis: await this.tg.services.connectRedis('kill-test-drain'),
+      prefix: bullPrefix(this.tg.services.config),
+    });
     try {
-      await until(async () => (await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized'])).length === 0, 60_000, `lane ${this.index}'s reload jobs to finish`);
+      await until(
+        async () => (await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized'])).length === 0,
+        60_000,
+        `lane ${this.index}'s reload jobs to finish`,
+      );
     } finally {
       await jobs.close();
     }
@@ -219,11 +234,17 @@ class Lane {
 
   /** The lane's reload jobs and their states, for a run that did not settle. */
   private async jobsReport(): Promise<string> {
-    const jobs = reloadQueue({ redis: await this.tg.services.connectRedis('kill-test-report'), prefix: bullPrefix(this.tg.services.config) });
+    const jobs = reloadQueue({
+      redis: await this.tg.services.connectRedis('kill-test-report'),
+      prefix: bullPrefix(this.tg.services.config),
+    });
     try {
       const all = await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized', 'failed', 'completed', 'paused', 'waiting-children']);
       const described = await Promise.all(
-        all.map(async (j) => `${j.id} ${await j.getState()} attempts=${j.attemptsMade} stalled=${j.stalledCounter} reason=${j.failedReason ?? ''}`),
+        all.map(
+          async (j) =>
+            `${j.id} ${await j.getState()} attempts=${j.attemptsMade} stalled=${j.stalledCounter} reason=${j.failedReason ?? ''}`,
+        ),
       );
       return `[${described.join('; ')}] counts ${JSON.stringify(await jobs.getJobCounts())}`;
     } finally {
@@ -276,7 +297,10 @@ class Lane {
     await trigger();
     const t0 = Date.now();
     const outcome = await this.outcomeOf(reloadId);
-    if (process.env.KILL_VERBOSE) process.stderr.write(`lane ${this.index} run ${i} step ${step}: ${reloadId} settled (${outcome}) after ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    if (process.env.KILL_VERBOSE)
+      process.stderr.write(
+        `lane ${this.index} run ${i} step ${step}: ${reloadId} settled (${outcome}) after ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+      );
     // An after-outcome stop comes just after the outcome is written: wait for it (briefly).
     for (let t = 0; t < 100 && this.totalKills() === killsBefore; t++) await new Promise((r) => setTimeout(r, 20));
     await this.killing;
@@ -354,10 +378,13 @@ class Lane {
           noJobSince = pending > 0 ? null : (noJobSince ?? Date.now());
           // Seen without a job for 3 s: not a job between two states, nor one completing after the outcome.
           if (noJobSince !== null && Date.now() - noJobSince > 3000) {
-            throw new Error(`lane ${this.index}: reload ${reloadId} is in flight and no reload job is left to finish it; ${await this.stuck()}`);
+            throw new Error(
+              `lane ${this.index}: reload ${reloadId} is in flight and no reload job is left to finish it; ${await this.stuck()}`,
+            );
           }
         }
-        if (Date.now() > hangLimit) throw new Error(`lane ${this.index}: reload ${reloadId} did not settle within 10 min; ${await this.stuck()}`);
+        if (Date.now() > hangLimit)
+          throw new Error(`lane ${this.index}: reload ${reloadId} did not settle within 10 min; ${await this.stuck()}`);
         await new Promise((r) => setTimeout(r, triggered ? 200 : 20));
       }
     } finally {
@@ -370,7 +397,10 @@ class Lane {
     const types = (await this.tg.services.store.readStream(streams.billing(this.ws))).map((e) => e.type).slice(-6);
     return (
       `last events ${types.join(', ')}; jobs: ${await this.jobsReport()}; ` +
-      `worker log: ${this.current.matching(/"level":(4|5)0/).slice(-10).join('\n')}; worker stderr: ${this.current.stderr}`
+      `worker log: ${this.current
+        .matching(/"level":(4|5)0/)
+        .slice(-10)
+        .join('\n')}; worker stderr: ${this.current.stderr}`
     );
   }
 

@@ -71,7 +71,10 @@ test("the member's budget refuses, and every hold the reserve made is undone", a
   await redis.set(ks.rm('balances', '0', 'member-budget-period', ws, 'u2'), 'daily');
   await redis.hset(ks.rm('balances', '0', 'member-spend', ws, 'u2'), periods.daily, '20');
   const r = await resv.reserve(ws, 'r', 31n, 1, { keyId: 'k2', periods });
-  expect(r).toMatchObject({ ok: false, budget: { scope: 'member', budget: 50n, spent: 20n, heldByOthers: 0n, period: 'daily', userId: 'u2' } });
+  expect(r).toMatchObject({
+    ok: false,
+    budget: { scope: 'member', budget: 50n, spent: 20n, heldByOthers: 0n, period: 'daily', userId: 'u2' },
+  });
   expect([await resv.held(ws), await resv.heldByKey(ws, 'k2'), await resv.heldByMember(ws, 'u2')]).toEqual([0n, 0n, 0n]);
   expect(await resv.reserve(ws, 'r', 30n, 1, { keyId: 'k2', periods })).toMatchObject({ ok: true });
 });

@@ -36,9 +36,7 @@ describe('reservations against the projected balance', () => {
     await deposit(ws, usd(1));
     const resv = new Reservations(server.services.redis, server.services.ks);
     const each = usd(1) / 100n;
-    const results = await Promise.all(
-      Array.from({ length: 200 }, () => resv.reserve(ws, randomUUID(), each, Date.now())),
-    );
+    const results = await Promise.all(Array.from({ length: 200 }, () => resv.reserve(ws, randomUUID(), each, Date.now())));
     expect(results.filter((r) => r.ok)).toHaveLength(100);
     expect(await resv.held(ws)).toBe(usd(1));
     const refused = results.find((r) => !r.ok);
@@ -89,7 +87,8 @@ describe('reservations against the projected balance', () => {
     await deposit(ws, usd(3));
     const resv = new Reservations(server.services.redis, server.services.ks);
     const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
-    for (const id of [a, b, c]) expect((await resv.reserve(ws, id, usd(1), 1, { keyId: 'k-twice', periods: periodIdsAt(new Date()) })).ok).toBe(true);
+    for (const id of [a, b, c])
+      expect((await resv.reserve(ws, id, usd(1), 1, { keyId: 'k-twice', periods: periodIdsAt(new Date()) })).ok).toBe(true);
     await resv.release(ws, a);
     await resv.release(ws, a);
     expect(await resv.held(ws)).toBe(usd(2));

@@ -37,14 +37,23 @@ describe('sandbox gateway (no network; Stripe test payment-method ids)', () => {
       last4: '4444',
       customerId: null,
     });
-    await expect(gw.attachPaymentMethod({ workspaceId: 'w', customerId: null, paymentMethodId: 'pm_123' })).rejects.toBeInstanceOf(GatewayRejected);
+    await expect(gw.attachPaymentMethod({ workspaceId: 'w', customerId: null, paymentMethodId: 'pm_123' })).rejects.toBeInstanceOf(
+      GatewayRejected,
+    );
   });
 
   test('outcomes by card; off-session authentication fails, on-session asks for action', async () => {
     expect((await gw.charge(req('a'))).status).toBe('succeeded');
-    expect(await gw.charge(req('b', 'pm_card_chargeDeclined'))).toMatchObject({ status: 'failed', code: 'card_declined', declineCode: 'generic_decline' });
+    expect(await gw.charge(req('b', 'pm_card_chargeDeclined'))).toMatchObject({
+      status: 'failed',
+      code: 'card_declined',
+      declineCode: 'generic_decline',
+    });
     expect(await gw.charge(req('c', 'pm_card_chargeDeclinedInsufficientFunds'))).toMatchObject({ declineCode: 'insufficient_funds' });
-    expect(await gw.charge(req('d', 'pm_card_authenticationRequired'))).toMatchObject({ status: 'failed', code: 'authentication_required' });
+    expect(await gw.charge(req('d', 'pm_card_authenticationRequired'))).toMatchObject({
+      status: 'failed',
+      code: 'authentication_required',
+    });
     const onSession = await gw.charge(req('e', 'pm_card_authenticationRequired', usd(20), false));
     expect(onSession.status).toBe('requires_action');
     expect((await gw.cancel(onSession.paymentIntentId!)).status).toBe('canceled');
@@ -77,7 +86,11 @@ describe('sandbox gateway (no network; Stripe test payment-method ids)', () => {
     for await (const p of again.listPayments()) listed.push(p);
     expect(listed).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ paymentIntentId: (first as { paymentIntentId: string }).paymentIntentId, status: 'succeeded', amountNanoUsd: usd(30) }),
+        expect.objectContaining({
+          paymentIntentId: (first as { paymentIntentId: string }).paymentIntentId,
+          status: 'succeeded',
+          amountNanoUsd: usd(30),
+        }),
         expect.objectContaining({ status: 'failed', failureCode: 'generic_decline' }),
       ]),
     );

@@ -62,7 +62,13 @@ describe('stripe adapter through the real SDK', () => {
   it('reports declines and authentication-required cards as failed charges with the PaymentIntent', async () => {
     const { g, a } = await attached('pm_card_chargeDeclined');
     const id = randomUUID();
-    const base = { customerId: a.customerId, paymentMethodId: a.paymentMethodId, amountNanoUsd: usd(10), description: 'x', metadata: meta(id) };
+    const base = {
+      customerId: a.customerId,
+      paymentMethodId: a.paymentMethodId,
+      amountNanoUsd: usd(10),
+      description: 'x',
+      metadata: meta(id),
+    };
     const declined = await g.charge({ ...base, idempotencyKey: `k-${id}`, offSession: true });
     expect(declined).toMatchObject({ status: 'failed', code: 'card_declined', declineCode: 'generic_decline' });
     expect((declined as { paymentIntentId: string }).paymentIntentId).toMatch(/^pi_/);
@@ -84,15 +90,29 @@ describe('stripe adapter through the real SDK', () => {
   it('the wire server also speaks create-then-confirm and retrieve, as Stripe does', async () => {
     const { g, a } = await attached();
     const stripe = g.stripe;
-    const pi = await stripe.paymentIntents.create({ amount: 2500, currency: 'usd', customer: a.customerId!, payment_method: a.paymentMethodId });
+    const pi = await stripe.paymentIntents.create({
+      amount: 2500,
+      currency: 'usd',
+      customer: a.customerId!,
+      payment_method: a.paymentMethodId,
+    });
     expect(pi.status).toBe('requires_confirmation');
     const confirmed = await stripe.paymentIntents.confirm(pi.id, {}, { idempotencyKey: `confirm-${pi.id}` });
     expect(confirmed).toMatchObject({ id: pi.id, status: 'succeeded', amount_received: 2500 });
     expect((await stripe.paymentIntents.retrieve(pi.id)).status).toBe('succeeded');
-    await expect(stripe.paymentIntents.confirm(pi.id)).rejects.toMatchObject({ type: 'StripeInvalidRequestError', code: 'payment_intent_unexpected_state' });
+    await expect(stripe.paymentIntents.confirm(pi.id)).rejects.toMatchObject({
+      type: 'StripeInvalidRequestError',
+      code: 'payment_intent_unexpected_state',
+    });
     const declined = await attached('pm_card_chargeDeclined');
     await expect(
-      stripe.paymentIntents.create({ amount: 2500, currency: 'usd', customer: declined.a.customerId!, payment_method: declined.a.paymentMethodId, confirm: true }),
+      stripe.paymentIntents.create({
+        amount: 2500,
+        currency: 'usd',
+        customer: declined.a.customerId!,
+        payment_method: declined.a.paymentMethodId,
+        confirm: true,
+      }),
     ).rejects.toMatchObject({ type: 'StripeCardError', statusCode: 402, code: 'card_declined', decline_code: 'generic_decline' });
   });
 
@@ -162,7 +182,13 @@ describe('stripe adapter through the real SDK', () => {
       });
     }
     const seen: string[] = [];
-    const paged = new StripeGateway({ secretKey: 'sk_test_tollgate', apiUrl: server.url, maxNetworkRetries: 0, timeoutMs: 2000, listPageSize: 2 });
+    const paged = new StripeGateway({
+      secretKey: 'sk_test_tollgate',
+      apiUrl: server.url,
+      maxNetworkRetries: 0,
+      timeoutMs: 2000,
+      listPageSize: 2,
+    });
     for await (const p of paged.listPayments()) seen.push(p.paymentIntentId);
     expect(server.log.filter((r) => r.method === 'GET' && r.path === '/v1/payment_intents').length).toBeGreaterThan(1);
     expect(new Set(seen).size).toBe(seen.length);

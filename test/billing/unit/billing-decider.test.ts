@@ -53,11 +53,26 @@ describe('evolve', () => {
 
 describe('deposits', () => {
   test('need a card; the first is at least the initial deposit, later ones the minimum; whole cents only', () => {
-    billing.given().when(requestDeposit('d1', usd(100))).thenFails('conflict', /payment method/);
-    billing.given(attached()).when(requestDeposit('d1', usd(99))).thenFails('invalid', /first deposit must be at least 100 USD/);
-    billing.given(attached()).when(requestDeposit('d1', usd(100) + 1n)).thenFails('invalid', /cents/);
-    billing.given(attached()).when(requestDeposit('d1', usd(1_000_000))).thenFails('invalid', /at most 999999.99/);
-    billing.given(attached()).when(requestDeposit('d1', usd(100))).then(depositRequested('d1', usd(100)));
+    billing
+      .given()
+      .when(requestDeposit('d1', usd(100)))
+      .thenFails('conflict', /payment method/);
+    billing
+      .given(attached())
+      .when(requestDeposit('d1', usd(99)))
+      .thenFails('invalid', /first deposit must be at least 100 USD/);
+    billing
+      .given(attached())
+      .when(requestDeposit('d1', usd(100) + 1n))
+      .thenFails('invalid', /cents/);
+    billing
+      .given(attached())
+      .when(requestDeposit('d1', usd(1_000_000)))
+      .thenFails('invalid', /at most 999999.99/);
+    billing
+      .given(attached())
+      .when(requestDeposit('d1', usd(100)))
+      .then(depositRequested('d1', usd(100)));
     billing
       .given(attached(), depositRequested('d1', usd(100)))
       .when(recordDepositOutcome('d1', { status: 'succeeded', paymentIntentId: 'pi_1' }))
@@ -78,7 +93,12 @@ describe('deposits', () => {
   test('the result of a decision is the state after its events: the deposit requested now, on the card on file', () => {
     const st = billing.given(attached()).state;
     const after = evolveDecided(st, decide(requestDeposit('d1', usd(100)), st), '2026-03-16T08:00:00.000Z');
-    expect(after.deposits.get('d1')).toMatchObject({ status: 'requested', amount: usd(100), requestedAt: '2026-03-16T08:00:00.000Z', paymentMethodId: 'pm_card_visa' });
+    expect(after.deposits.get('d1')).toMatchObject({
+      status: 'requested',
+      amount: usd(100),
+      requestedAt: '2026-03-16T08:00:00.000Z',
+      paymentMethodId: 'pm_card_visa',
+    });
   });
 
   test('the first outcome wins: a late webhook after the answer appends nothing', () => {
@@ -87,14 +107,21 @@ describe('deposits', () => {
       .given(attached(), depositRequested('d1', usd(100)))
       .when(recordDepositOutcome('d1', failed))
       .then(depositFailed('d1', usd(100), 'pi_1', 'card_declined', 'no'));
-    const settled = billing.given(attached(), depositRequested('d1', usd(100)), depositFailed('d1', usd(100), 'pi_1', 'card_declined', 'no'));
+    const settled = billing.given(
+      attached(),
+      depositRequested('d1', usd(100)),
+      depositFailed('d1', usd(100), 'pi_1', 'card_declined', 'no'),
+    );
     settled.when(recordDepositOutcome('d1', { status: 'succeeded', paymentIntentId: 'pi_1' })).thenNothing();
     settled.when(recordDepositOutcome('nope', { status: 'succeeded', paymentIntentId: 'p' })).thenFails('not_found', /nope/);
   });
 });
 
 describe('auto-reload', () => {
-  const configured = (cap: bigint | null = null) => [...funded(), autoReloadConfigured({ threshold: usd(20), amount: usd(20), monthlyCap: cap })];
+  const configured = (cap: bigint | null = null) => [
+    ...funded(),
+    autoReloadConfigured({ threshold: usd(20), amount: usd(20), monthlyCap: cap }),
+  ];
 
   test('settings are validated', () => {
     const onFile = billing.given(attached());
@@ -105,7 +132,9 @@ describe('auto-reload', () => {
     // A threshold above the amount would leave the balance below it after a reload: every debit would charge again.
     onFile.when(configureAutoReload({ threshold: usd(10) + 1n })).thenFails('invalid', /threshold must be at most the reload amount/);
     onFile.when(configureAutoReload({ threshold: usd(999_999_999) })).thenFails('invalid', /threshold/);
-    onFile.when(configureAutoReload({ threshold: usd(10) })).then(autoReloadConfigured({ threshold: usd(10), amount: usd(10), monthlyCap: null }));
+    onFile
+      .when(configureAutoReload({ threshold: usd(10) }))
+      .then(autoReloadConfigured({ threshold: usd(10), amount: usd(10), monthlyCap: null }));
     onFile.when(configureAutoReload({ monthlyCap: usd(100_000_000) })).thenFails('invalid', /monthlyCap must be at most/);
     let caught: unknown;
     try {
@@ -117,7 +146,10 @@ describe('auto-reload', () => {
     expect((caught as DomainError).field).toBe('threshold');
     onFile.when(configureAutoReload({})).then(autoReloadConfigured({ threshold: usd(5), amount: usd(10), monthlyCap: null }));
     onFile.when(configureAutoReload({ threshold: 0n })).then(autoReloadConfigured({ threshold: 0n, amount: usd(10), monthlyCap: null }));
-    billing.given().when(configureAutoReload({ threshold: 0n })).thenFails('conflict', /Attach a payment method/);
+    billing
+      .given()
+      .when(configureAutoReload({ threshold: 0n }))
+      .thenFails('conflict', /Attach a payment method/);
   });
 
   test('triggers below the threshold only; one in flight; a failure suspends; a new card or PUT re-enables', () => {
@@ -131,9 +163,15 @@ describe('auto-reload', () => {
     expect(reloadBlocker(inFlight.state, 0n, NOW)).toBe('in_flight');
     expect(inFlight.state.inFlight).toBe('r1');
     const declined = { status: 'failed', paymentIntentId: 'pi', code: 'generic_decline', reason: 'Your card was declined.' } as const;
-    inFlight.when(recordReloadOutcome('r1', declined)).then(...reloadFailed('r1', usd(20), 'pi', 'generic_decline', 'Your card was declined.'));
+    inFlight
+      .when(recordReloadOutcome('r1', declined))
+      .then(...reloadFailed('r1', usd(20), 'pi', 'generic_decline', 'Your card was declined.'));
 
-    const suspended = [...configured(), reloadTriggered('r1', usd(20), usd(19)), ...reloadFailed('r1', usd(20), 'pi', 'generic_decline', 'Your card was declined.')];
+    const suspended = [
+      ...configured(),
+      reloadTriggered('r1', usd(20), usd(19)),
+      ...reloadFailed('r1', usd(20), 'pi', 'generic_decline', 'Your card was declined.'),
+    ];
     const afterFailure = billing.given(...suspended);
     expect(afterFailure.state.suspended).not.toBeNull();
     afterFailure.when(recordReloadOutcome('r1', { status: 'succeeded', paymentIntentId: 'pi' })).thenNothing();
@@ -143,8 +181,14 @@ describe('auto-reload', () => {
     const reattached = billing.given(...suspended, attached('pm_card_mastercard'));
     expect(reattached.state.suspended).toBeNull();
     reattached.when(triggerReload('r2', 0n)).then(reloadTriggered('r2', usd(20), 0n));
-    billing.given(...suspended).when(attach('pm_card_visa')).then(attached('pm_card_visa'));
-    billing.given(...configured()).when(attach('pm_card_visa')).thenNothing();
+    billing
+      .given(...suspended)
+      .when(attach('pm_card_visa'))
+      .then(attached('pm_card_visa'));
+    billing
+      .given(...configured())
+      .when(attach('pm_card_visa'))
+      .thenNothing();
   });
 
   test('settings recorded before the threshold rule act on a threshold capped at the amount: one reload, not one per debit', () => {
@@ -170,9 +214,15 @@ describe('auto-reload', () => {
     const march = '2026-03-31T23:59:00.000Z';
     const inMarch = scenario(billingDecider, (c: BillingCommand, s) => decide(c, s), { at: march });
     const cap = configured(usd(40));
-    inMarch.given(...cap).when(triggerReload('r1', 0n, march)).then(reloadTriggered('r1', usd(20), 0n));
+    inMarch
+      .given(...cap)
+      .when(triggerReload('r1', 0n, march))
+      .then(reloadTriggered('r1', usd(20), 0n));
     const one = [...cap, reloadTriggered('r1', usd(20), 0n), reloadSucceeded('r1', usd(20), 'pi_r1')];
-    inMarch.given(...one).when(triggerReload('r2', 0n, march)).then(reloadTriggered('r2', usd(20), 0n));
+    inMarch
+      .given(...one)
+      .when(triggerReload('r2', 0n, march))
+      .then(reloadTriggered('r2', usd(20), 0n));
     const two = inMarch.given(...one, reloadTriggered('r2', usd(20), 0n), reloadSucceeded('r2', usd(20), 'pi_r2'));
     two.when(triggerReload('r3', 0n, march)).thenNothing();
     expect(reloadBlocker(two.state, 0n, march)).toBe('monthly_cap');

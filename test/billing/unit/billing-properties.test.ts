@@ -54,7 +54,14 @@ describe('decider properties (fast-check)', () => {
                 run(attach(k.good ? `pm_ok_${n}` : `pm_bad_${n}`));
                 break;
               case 'configure':
-                run(configureAutoReload({ enabled: k.enabled, threshold: usd(k.threshold), amount: usd(k.amount), monthlyCap: k.cap === null ? null : usd(k.cap) }));
+                run(
+                  configureAutoReload({
+                    enabled: k.enabled,
+                    threshold: usd(k.threshold),
+                    amount: usd(k.amount),
+                    monthlyCap: k.cap === null ? null : usd(k.cap),
+                  }),
+                );
                 break;
               case 'trigger': {
                 const before = st;
@@ -75,7 +82,9 @@ describe('decider properties (fast-check)', () => {
                   run(
                     recordReloadOutcome(
                       st.inFlight,
-                      k.ok ? { status: 'succeeded', paymentIntentId: `pi${n}` } : { status: 'failed', paymentIntentId: null, code: 'card_declined', reason: 'x' },
+                      k.ok
+                        ? { status: 'succeeded', paymentIntentId: `pi${n}` }
+                        : { status: 'failed', paymentIntentId: null, code: 'card_declined', reason: 'x' },
                     ),
                   );
                 }

@@ -24,7 +24,15 @@ export const attached = (pm = 'pm_card_visa'): PaymentMethodAttached => ({
 });
 export const depositRequested = (depositId: string, amount: bigint, pm = 'pm_card_visa'): DepositRequested => ({
   type: 'DepositRequested',
-  data: { workspaceId: WS, depositId, amountNanoUsd: amount.toString(), paymentMethodId: pm, customerId: null, gateway: 'sandbox', by: 'u' },
+  data: {
+    workspaceId: WS,
+    depositId,
+    amountNanoUsd: amount.toString(),
+    paymentMethodId: pm,
+    customerId: null,
+    gateway: 'sandbox',
+    by: 'u',
+  },
 });
 export const depositSucceeded = (depositId: string, amount: bigint, pi: string): DepositSucceeded => ({
   type: 'DepositSucceeded',
@@ -34,7 +42,12 @@ export const depositFailed = (depositId: string, amount: bigint, pi: string | nu
   type: 'DepositFailed',
   data: { workspaceId: WS, depositId, amountNanoUsd: amount.toString(), paymentIntentId: pi, reason, code, by: 'u' },
 });
-export const autoReloadConfigured = (o: { threshold: bigint; amount: bigint; monthlyCap: bigint | null; enabled?: boolean }): AutoReloadConfigured => ({
+export const autoReloadConfigured = (o: {
+  threshold: bigint;
+  amount: bigint;
+  monthlyCap: bigint | null;
+  enabled?: boolean;
+}): AutoReloadConfigured => ({
   type: 'AutoReloadConfigured',
   data: {
     workspaceId: WS,
@@ -53,7 +66,13 @@ export const reloadSucceeded = (reloadId: string, amount: bigint, pi: string): A
   type: 'AutoReloadSucceeded',
   data: { workspaceId: WS, reloadId, amountNanoUsd: amount.toString(), paymentIntentId: pi },
 });
-export const reloadFailed = (reloadId: string, amount: bigint, pi: string | null, code: string, reason: string): [AutoReloadFailed, AutoReloadSuspended] => [
+export const reloadFailed = (
+  reloadId: string,
+  amount: bigint,
+  pi: string | null,
+  code: string,
+  reason: string,
+): [AutoReloadFailed, AutoReloadSuspended] => [
   { type: 'AutoReloadFailed', data: { workspaceId: WS, reloadId, amountNanoUsd: amount.toString(), paymentIntentId: pi, reason, code } },
   { type: 'AutoReloadSuspended', data: { workspaceId: WS, reloadId, reason: suspensionReason(code, reason) } },
 ];
@@ -73,7 +92,9 @@ export const recordDepositOutcome = (depositId: string, outcome: ChargeOutcome):
   type: 'RecordDepositOutcome',
   data: { workspaceId: WS, depositId, outcome },
 });
-export const configureAutoReload = (o: Partial<{ threshold: bigint; amount: bigint; monthlyCap: bigint | null; enabled: boolean }>): BillingCommand => ({
+export const configureAutoReload = (
+  o: Partial<{ threshold: bigint; amount: bigint; monthlyCap: bigint | null; enabled: boolean }>,
+): BillingCommand => ({
   type: 'ConfigureAutoReload',
   data: { workspaceId: WS, enabled: true, threshold: usd(5), amount: usd(10), monthlyCap: null, by: 'u', rules, ...o },
 });

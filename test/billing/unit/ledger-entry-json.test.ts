@@ -38,12 +38,22 @@ describe('ledgerEntryJsonHead', () => {
   ) as fc.Arbitrary<EventRecord<MoneyEvent>>;
 
   it('writes exactly the text JSON.stringify writes for the entry', () => {
-    fc.assert(fc.property(event, (e) => expect(ledgerEntryJsonHead(e)).toBe(generic(e))), { numRuns: 2000 });
+    fc.assert(
+      fc.property(event, (e) => expect(ledgerEntryJsonHead(e)).toBe(generic(e))),
+      { numRuns: 2000 },
+    );
   });
 
   it('leaves out an optional field that is missing, as JSON.stringify does', () => {
-    const e = { type: 'DepositSucceeded', created: '2026-11-26T00:00:00.000Z', position: 7n, data: { workspaceId: 'w', depositId: 'd', amountNanoUsd: '5' } } as unknown as EventRecord<MoneyEvent>;
+    const e = {
+      type: 'DepositSucceeded',
+      created: '2026-11-26T00:00:00.000Z',
+      position: 7n,
+      data: { workspaceId: 'w', depositId: 'd', amountNanoUsd: '5' },
+    } as unknown as EventRecord<MoneyEvent>;
     expect(ledgerEntryJsonHead(e)).toBe(generic(e));
-    expect(ledgerEntryJsonHead(e)).toBe('{"position":"7","at":"2026-11-26T00:00:00.000Z","type":"DepositSucceeded","ref":"d","amountNanoUsd":"5","balanceNanoUsd":"');
+    expect(ledgerEntryJsonHead(e)).toBe(
+      '{"position":"7","at":"2026-11-26T00:00:00.000Z","type":"DepositSucceeded","ref":"d","amountNanoUsd":"5","balanceNanoUsd":"',
+    );
   });
 });

@@ -26,7 +26,10 @@ class SameReadSubscriber extends EventEmitter {
 describe('LiveUsageHub', () => {
   it('delivers a message that arrives in the same read as the subscription confirmation', async () => {
     const sub = new SameReadSubscriber();
-    const hub = new LiveUsageHub(async () => sub as unknown as Redis, (ws) => `live:${ws}`);
+    const hub = new LiveUsageHub(
+      async () => sub as unknown as Redis,
+      (ws) => `live:${ws}`,
+    );
     const got: string[] = [];
     await hub.listen('ws1', (m) => got.push(m));
     expect(sub.subscribed).toEqual(['live:ws1']);
@@ -35,7 +38,10 @@ describe('LiveUsageHub', () => {
 
   it('lets a second listener of a channel whose SUBSCRIBE is in flight wait for it, and subscribes once', async () => {
     const sub = new SameReadSubscriber();
-    const hub = new LiveUsageHub(async () => sub as unknown as Redis, (ws) => `live:${ws}`);
+    const hub = new LiveUsageHub(
+      async () => sub as unknown as Redis,
+      (ws) => `live:${ws}`,
+    );
     const a: string[] = [];
     const b: string[] = [];
     await Promise.all([hub.listen('ws1', (m) => a.push(m)), hub.listen('ws1', (m) => b.push(m))]);

@@ -20,8 +20,25 @@ describe('monthly statements balance by construction', () => {
           const at = new Date(l.ms).toISOString();
           const data =
             l.type === 'TokensDebited'
-              ? { requestId: `r${i}`, workspaceId: 'w', keyId: l.key, config: l.config, inputTokens: 1, outputTokens: 1, inputPriceNanoUsd: '0', outputPriceNanoUsd: '0', amountNanoUsd: l.nano.toString() }
-              : { workspaceId: 'w', depositId: `d${i}`, reloadId: `r${i}`, amountNanoUsd: l.nano.toString(), paymentIntentId: `pi_${i}`, by: 'u' };
+              ? {
+                  requestId: `r${i}`,
+                  workspaceId: 'w',
+                  keyId: l.key,
+                  config: l.config,
+                  inputTokens: 1,
+                  outputTokens: 1,
+                  inputPriceNanoUsd: '0',
+                  outputPriceNanoUsd: '0',
+                  amountNanoUsd: l.nano.toString(),
+                }
+              : {
+                  workspaceId: 'w',
+                  depositId: `d${i}`,
+                  reloadId: `r${i}`,
+                  amountNanoUsd: l.nano.toString(),
+                  paymentIntentId: `pi_${i}`,
+                  by: 'u',
+                };
           return { id: `${i}`, stream: 's', revision: 0n, position: BigInt(i + 1), type: l.type, data, metadata: {}, created: at };
         });
         const replay = new LedgerReplay();

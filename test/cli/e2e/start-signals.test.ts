@@ -66,10 +66,19 @@ test.each(cases)('%s: %s to the npm process stops the service gracefully and fre
   const prefix = uniquePrefix('signals');
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-signals-'));
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(PORT|HOST|ROLE|EVENT_STORE|EVENTSTORE_|REDIS_|DATA_DIR|METRICS_PORT)/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(PORT|HOST|ROLE|EVENT_STORE|EVENTSTORE_|REDIS_|DATA_DIR|METRICS_PORT)/.test(k)) env[k] = v;
   const child: ChildProcess = spawn(cmd, args, {
     cwd: ROOT,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    env: {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so the cleanup below can end whatever it started (and nothing else).
     detached: true,

@@ -46,9 +46,17 @@ interface Result {
 function baseEnv(): Record<string, string> {
   // The child must not inherit settings the test does not choose.
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(PORT|ROLE|EVENT_STORE|EVENTSTORE_|REDIS_|DATA_DIR)/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(PORT|ROLE|EVENT_STORE|EVENTSTORE_|REDIS_|DATA_DIR)/.test(k)) env[k] = v;
   // NODE_PATH: the bundle leaves native packages (better-sqlite3, pg …) in node_modules.
-  return { ...env, NODE_PATH: join(ROOT, 'node_modules'), DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' };
+  return {
+    ...env,
+    NODE_PATH: join(ROOT, 'node_modules'),
+    DATA_DIR: dir,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+  };
 }
 
 function run(args: string[], env: Record<string, string> = {}, opts: { real?: boolean; timeoutMs?: number } = {}): Promise<Result> {
@@ -147,7 +155,10 @@ describe('tollgate events', () => {
   test('read <stream> prints one JSON object per line, oldest first', async () => {
     const r = await run(['events', 'read', 'fx-0']);
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const expected = await store.readStream('fx-0');
     expect(lines).toHaveLength(10);
     expect(lines).toEqual(
@@ -187,7 +198,11 @@ describe('tollgate events', () => {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
-    const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { position: string });
+    const lines = () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { position: string });
     const deadline = Date.now() + CHILD_LIMIT_MS;
     try {
       while (lines().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -217,12 +232,22 @@ describe('tollgate keys and sealed fields', () => {
     const userId = randomUUID();
     const ws = randomUUID();
     const email = `cli-${userId}@example.com`;
-    await sealed.append(`user-${userId}`, [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Cli Person', passwordHash: 'scrypt$x' } }], {
-      expectedRevision: 'no_stream',
-    });
+    await sealed.append(
+      `user-${userId}`,
+      [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Cli Person', passwordHash: 'scrypt$x' } }],
+      {
+        expectedRevision: 'no_stream',
+      },
+    );
     await sealed.append(
       `webhooks-${ws}`,
-      [{ id: randomUUID(), type: 'WebhookEndpointRegistered', data: { workspaceId: ws, endpointId: 'whe_1', url: 'https://example.com/h', eventTypes: [], secret: 'whsec_clitest', by: userId } }],
+      [
+        {
+          id: randomUUID(),
+          type: 'WebhookEndpointRegistered',
+          data: { workspaceId: ws, endpointId: 'whe_1', url: 'https://example.com/h', eventTypes: [], secret: 'whsec_clitest', by: userId },
+        },
+      ],
       { expectedRevision: 'no_stream' },
     );
     await sealed.keys.destroy(`user:${userId}`);
@@ -235,7 +260,9 @@ describe('tollgate keys and sealed fields', () => {
     const before = readFileSync(join(dir, 'master.key'), 'utf8');
     const rotated = await run(['keys', 'rotate-master']);
     expect(rotated.code).toBe(0);
-    expect(rotated.stdout).toMatch(/^re-wrapped [1-9]\d* data keys with master key [0-9a-f]{16} \(new key in .*master\.key: restart the service\)\n$/);
+    expect(rotated.stdout).toMatch(
+      /^re-wrapped [1-9]\d* data keys with master key [0-9a-f]{16} \(new key in .*master\.key: restart the service\)\n$/,
+    );
     expect(readFileSync(join(dir, 'master.key'), 'utf8')).not.toBe(before);
     const secret = await run(['events', 'read', `webhooks-${ws}`]);
     expect(JSON.parse(secret.stdout.trim()).data.secret).toBe('whsec_clitest');
@@ -259,10 +286,14 @@ describe('tollgate: a reader that stops early', () => {
       await appendFx(big, 4000, 4000);
       await big.close();
       const r = await new Promise<Result & { first: string }>((done) => {
-        const child = spawn('bash', ['-o', 'pipefail', '-c', `"${process.execPath}" ${cliArgs.map((a) => `"${a}"`).join(' ')} events read fx-0 | head -1`], {
-          env: { ...baseEnv(), DATA_DIR: bigDir },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          'bash',
+          ['-o', 'pipefail', '-c', `"${process.execPath}" ${cliArgs.map((a) => `"${a}"`).join(' ')} events read fx-0 | head -1`],
+          {
+            env: { ...baseEnv(), DATA_DIR: bigDir },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (d) => (stdout += d));
@@ -288,7 +319,6 @@ describe('tollgate serve: bad input', () => {
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(line).toMatch(/^tollgate: invalid setting (PORT|ROLE): /);
   });
-
 
   test('an unknown role: one line naming the role, non-zero', async () => {
     const r = await run(['serve', '--role', 'bogus']);
@@ -329,12 +359,18 @@ describe('tollgate serve: bad input', () => {
 
   test('an unreachable EventStoreDB: one line naming the connection string', async () => {
     const r = await run(['serve'], { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://127.0.0.1:1?tls=false', PORT: '0' });
-    expectOneLineFailure(r, /^tollgate: event store unavailable \(EVENT_STORE=esdb, EVENTSTORE_CONNECTION_STRING=esdb:\/\/127\.0\.0\.1:1\?tls=false\)/);
+    expectOneLineFailure(
+      r,
+      /^tollgate: event store unavailable \(EVENT_STORE=esdb, EVENTSTORE_CONNECTION_STRING=esdb:\/\/127\.0\.0\.1:1\?tls=false\)/,
+    );
   });
 
   test('an unreachable PostgreSQL: one line naming DATABASE_URL, password hidden', async () => {
     const r = await run(['serve'], { EVENT_STORE: 'postgres', DATABASE_URL: 'postgres://tg:hunter2@127.0.0.1:1/tollgate', PORT: '0' });
-    expectOneLineFailure(r, /^tollgate: event store unavailable \(EVENT_STORE=postgres, DATABASE_URL=postgres:\/\/\*\*\*@127\.0\.0\.1:1\/tollgate\): .*ECONNREFUSED/);
+    expectOneLineFailure(
+      r,
+      /^tollgate: event store unavailable \(EVENT_STORE=postgres, DATABASE_URL=postgres:\/\/\*\*\*@127\.0\.0\.1:1\/tollgate\): .*ECONNREFUSED/,
+    );
     expect(r.stderr).not.toContain('hunter2');
   });
 

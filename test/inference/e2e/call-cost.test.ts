@@ -24,7 +24,12 @@ async function frames(res: Response): Promise<Array<{ event?: string; data: stri
 
 const t = fundedServerFixture();
 
-const body = (seed: number) => ({ context: [{ type: 'Human', text: `Tell me about the number ${seed}` }], config: 'service_3_pi', seed, max_tokens: 20 + seed });
+const body = (seed: number) => ({
+  context: [{ type: 'Human', text: `Tell me about the number ${seed}` }],
+  config: 'service_3_pi',
+  seed,
+  max_tokens: 20 + seed,
+});
 
 test('the figures each answer carries sum to exactly what the ledger debited', async () => {
   await settle(t.server.services);
@@ -61,12 +66,23 @@ test('the figures each answer carries sum to exactly what the ledger debited', a
     const w = (await whole.json()) as { id: string; usage: { prompt_tokens: number; completion_tokens: number; cost: string } };
     expect(w.usage.cost).toMatch(USD);
     expect(whole.headers.get('x-usage-cost-usd')).toBe(w.usage.cost);
-    told.set(w.id.replace('chatcmpl-', ''), { input: w.usage.prompt_tokens, output: w.usage.completion_tokens, cost: parseUsd(w.usage.cost) });
+    told.set(w.id.replace('chatcmpl-', ''), {
+      input: w.usage.prompt_tokens,
+      output: w.usage.completion_tokens,
+      cost: parseUsd(w.usage.cost),
+    });
 
     const chunks = await frames(await t.post(CHAT, { ...chat, stream: true, stream_options: { include_usage: true } }));
-    const usage = JSON.parse(chunks[chunks.length - 2].data) as { id: string; usage: { prompt_tokens: number; completion_tokens: number; cost: string } };
+    const usage = JSON.parse(chunks[chunks.length - 2].data) as {
+      id: string;
+      usage: { prompt_tokens: number; completion_tokens: number; cost: string };
+    };
     expect(chunks[chunks.length - 1].data).toBe('[DONE]');
-    told.set(usage.id.replace('chatcmpl-', ''), { input: usage.usage.prompt_tokens, output: usage.usage.completion_tokens, cost: parseUsd(usage.usage.cost) });
+    told.set(usage.id.replace('chatcmpl-', ''), {
+      input: usage.usage.prompt_tokens,
+      output: usage.usage.completion_tokens,
+      cost: parseUsd(usage.usage.cost),
+    });
   }
   expect(told.size).toBe(24);
 

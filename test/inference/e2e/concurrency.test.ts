@@ -30,7 +30,10 @@ test('500 parallel requests on a balance that covers about half: never below zer
   const watcher = (async () => {
     while (watching) {
       // One MULTI: the balance and the holds at the same instant.
-      const [[, b], [, h]] = (await s.redis.multi().hget(balanceKey, 'balance').get(heldKey).exec()) as [[null, string], [null, string | null]];
+      const [[, b], [, h]] = (await s.redis.multi().hget(balanceKey, 'balance').get(heldKey).exec()) as [
+        [null, string],
+        [null, string | null],
+      ];
       const balance = BigInt(b);
       if (balance < lowest) lowest = balance;
       expect(BigInt(h ?? '0')).toBeLessThanOrEqual(balance);
@@ -65,7 +68,9 @@ test('500 parallel requests on a balance that covers about half: never below zer
   }
   for (const r of refused) expect(await inferenceEvents(s, r.requestId)).toHaveLength(0);
   const all = await s.store.readAll();
-  const debitsInStore = all.filter((e) => e.type === 'TokensDebited' && (e.data as { workspaceId: string }).workspaceId === key.workspaceId);
+  const debitsInStore = all.filter(
+    (e) => e.type === 'TokensDebited' && (e.data as { workspaceId: string }).workspaceId === key.workspaceId,
+  );
   expect(debitsInStore).toHaveLength(ok.length);
 
   const final = await balanceOf(s, key.workspaceId);

@@ -3,15 +3,7 @@ import { Reservations } from '../../../src/billing/projections/balances/reservat
 import { chatCompletions, streaming } from '../../../src/inference/routes/schemas';
 import { countTokens } from '../../../src/inference/tokenizer';
 import { contractFor, expectMatchesContract } from '../../support/contract';
-import {
-  authHeaders,
-  balanceOf,
-  deleteKey,
-  inferenceEvents,
-  seedFundedKey,
-  seedKey,
-  settle,
-} from '../int/support/seed';
+import { authHeaders, balanceOf, deleteKey, inferenceEvents, seedFundedKey, seedKey, settle } from '../int/support/seed';
 import { fundedServerFixture, ScriptedBackend } from '../int/support/server';
 
 /** Every error case of the inference routes, over HTTP. */
@@ -72,7 +64,10 @@ describe('401', () => {
       expect(await expectDetail(await post(path, bodyFor(path), authHeaders(expired.secret)), 401)).toBe('API key expired');
     }
     const future = await seedFundedKey(t.server.services);
-    const later = await seedKey(t.server.services, { workspaceId: future.workspaceId, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    const later = await seedKey(t.server.services, {
+      workspaceId: future.workspaceId,
+      expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+    });
     expect((await post(SPEC[0], body, authHeaders(later.secret))).status).toBe(200);
   });
 });
@@ -122,7 +117,10 @@ describe('422, FastAPI style', () => {
 
   test.each(ALL)('%s: a JSON body sent without Content-Type: application/json says so', async (path) => {
     // What `curl -d '{…}'` without -H 'Content-Type: application/json' sends.
-    const res = await post(path, bodyFor(path), { authorization: `Bearer ${t.key.secret}`, 'content-type': 'application/x-www-form-urlencoded' });
+    const res = await post(path, bodyFor(path), {
+      authorization: `Bearer ${t.key.secret}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(await expectDetail(res, 422)).toEqual([
       {
         loc: ['body'],
@@ -322,7 +320,7 @@ test("an authenticated request marks the key as used (the key list's last used)"
   expect((await post(SPEC[0], body, authHeaders(k.secret))).status).toBe(200);
   let used: string | null | undefined = null;
   // A deadline, not 50 polls of 10 ms (half a second, which a stalled machine can spend on nothing).
-  for (const deadline = Date.now() + 10_000; !used && Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 10_000; !used && Date.now() < deadline;) {
     used = (await keysLastUsed(s.redis, s.ks, [k.keyId])).get(k.keyId);
     if (!used) await new Promise((r) => setTimeout(r, 10));
   }

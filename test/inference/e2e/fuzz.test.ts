@@ -41,7 +41,9 @@ const entry = fc.record(
 const metadata = fc.record(
   {
     user_firstname: maybe(fc.string({ unit: 'grapheme', maxLength: 20 })),
-    user_timezone: maybe(fc.constantFrom('Europe/Paris', 'UTC', 'US/Eastern', 'Asia/Kolkata', 'europe/paris', 'Etc/GMT+5', 'Mars/Base', '+05:00')),
+    user_timezone: maybe(
+      fc.constantFrom('Europe/Paris', 'UTC', 'US/Eastern', 'Asia/Kolkata', 'europe/paris', 'Etc/GMT+5', 'Mars/Base', '+05:00'),
+    ),
     user_country: maybe(fc.string({ maxLength: 30 })),
     user_region: maybe(fc.string({ maxLength: 8 })),
     user_city: maybe(fc.string({ unit: 'grapheme', maxLength: 30 })),
@@ -85,9 +87,27 @@ const openAiBody = fc.record(
 );
 /** [path index, raw body text] */
 const request = fc.oneof(
-  { weight: 5, arbitrary: fc.tuple(fc.constantFrom(0, 1), specBody.map((b) => JSON.stringify(b))) },
-  { weight: 3, arbitrary: fc.tuple(fc.constant(2), openAiBody.map((b) => JSON.stringify(b))) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(0, 1, 2), fc.anything().map((b) => JSON.stringify(b) ?? 'null')) },
+  {
+    weight: 5,
+    arbitrary: fc.tuple(
+      fc.constantFrom(0, 1),
+      specBody.map((b) => JSON.stringify(b)),
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.tuple(
+      fc.constant(2),
+      openAiBody.map((b) => JSON.stringify(b)),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.constantFrom(0, 1, 2),
+      fc.anything().map((b) => JSON.stringify(b) ?? 'null'),
+    ),
+  },
   { weight: 1, arbitrary: fc.tuple(fc.constantFrom(0, 1, 2), fc.string({ maxLength: 60 })) },
 );
 
@@ -145,7 +165,11 @@ test('generated well-formed bodies through generation: no response of 500 or abo
   const key = await seedFundedKey(server.services, { usd: '1000', rateLimit: 1_000_000 });
   const valid = fc.record({
     context: fc.array(
-      fc.record({ type: fc.constantFrom('Human', 'AI', 'Instruction'), text: weirdText, ts: fc.option(fc.integer({ min: 0, max: 2e12 }), { nil: undefined }) }),
+      fc.record({
+        type: fc.constantFrom('Human', 'AI', 'Instruction'),
+        text: weirdText,
+        ts: fc.option(fc.integer({ min: 0, max: 2e12 }), { nil: undefined }),
+      }),
       { minLength: 1, maxLength: 4 },
     ),
     config: fc.constantFrom('service_3_pi', 'service_3_productivity'),
@@ -153,7 +177,10 @@ test('generated well-formed bodies through generation: no response of 500 or abo
     top_p: fc.double({ min: 0, max: 1, noNaN: true }),
     max_tokens: fc.integer({ min: 1, max: 24 }),
     stop_tokens: fc.array(fc.string({ unit: 'grapheme', maxLength: 6 }), { maxLength: 3 }),
-    metadata: fc.record({ user_firstname: fc.string({ unit: 'grapheme', maxLength: 30 }), user_timezone: fc.constantFrom('Europe/Paris', 'Asia/Kolkata', 'UTC') }),
+    metadata: fc.record({
+      user_firstname: fc.string({ unit: 'grapheme', maxLength: 30 }),
+      user_timezone: fc.constantFrom('Europe/Paris', 'Asia/Kolkata', 'UTC'),
+    }),
     seed: fc.integer(),
   });
   const samples = fc.sample(valid, { numRuns: 300, seed: 7 }).map((b, i): [number, string] => [i % 2, JSON.stringify(b)]);

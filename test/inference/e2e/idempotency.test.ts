@@ -36,7 +36,9 @@ const post = (path: string, body: unknown, idem?: string) =>
 const body = (text = 'Hi') => ({ context: [{ type: 'Human', text }], config: 'service_3_pi', max_tokens: 30 });
 
 async function debitsOf(requestId: string): Promise<TokensDebited['data'][]> {
-  return (await inferenceEvents(server.services, requestId)).filter((e) => e.type === 'TokensDebited').map((e) => e.data as TokensDebited['data']);
+  return (await inferenceEvents(server.services, requestId))
+    .filter((e) => e.type === 'TokensDebited')
+    .map((e) => e.data as TokensDebited['data']);
 }
 
 async function workspaceDebits(): Promise<TokensDebited['data'][]> {
@@ -77,12 +79,13 @@ test('a non-streaming caller who gives up: the call runs on, its retry gets it r
     signal: ac.signal,
   }).catch(() => null);
   // Give up once the generation has started (the SDK's timeout), as a caller that receives nothing.
-  for (const deadline = Date.now() + 15_000; backend.calls.length === calls && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
+  for (const deadline = Date.now() + 15_000; backend.calls.length === calls && Date.now() < deadline;)
+    await new Promise((r) => setTimeout(r, 5));
   ac.abort();
   expect(await first).toBeNull();
   // Retries with the same key: 409 while the first call still runs, then its recorded answer.
   let again: Response | undefined;
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
     again = await post(INFER, b, idem);
     if (again.status !== 409) break;
     await new Promise((r) => setTimeout(r, 50));
@@ -169,7 +172,16 @@ test('a retry after the first process crashed runs anew; the crashed request is 
   const reserved = tokenCost({ inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n }, 20, 30);
   expect((await new Reservations(s.redis, s.ks).reserve(key.workspaceId, crashedId, reserved, Date.now())).ok).toBe(true);
   const e = requested(
-    { requestId: crashedId, workspaceId: key.workspaceId, keyId: key.keyId, config: 'service_3_pi', endpoint: 'inference', promptTokens: 20, maxTokens: 30, webSearch: false },
+    {
+      requestId: crashedId,
+      workspaceId: key.workspaceId,
+      keyId: key.keyId,
+      config: 'service_3_pi',
+      endpoint: 'inference',
+      promptTokens: 20,
+      maxTokens: 30,
+      webSearch: false,
+    },
     reserved,
   );
   await s.store.append(streams.inference(crashedId), [{ id: randomUUID(), ...e }], { expectedRevision: 'no_stream' });

@@ -63,7 +63,13 @@ describe('features the service does not offer are refused with 400 naming them',
     expect(await refused({ tool_choice: { type: 'function', function: { name: 'x' } } })).toMatch(/tools are not supported/);
     expect(await refused({ functions: [{ name: 'f', parameters: {} }] })).toMatch(/tools are not supported/);
     // An empty list and the harmless choices are fine.
-    const ok = await client.chat.completions.create({ model: 'service_3_pi', messages, max_tokens: 3, tools: [], tool_choice: 'none' } as never);
+    const ok = await client.chat.completions.create({
+      model: 'service_3_pi',
+      messages,
+      max_tokens: 3,
+      tools: [],
+      tool_choice: 'none',
+    } as never);
     expect((ok as OpenAI.ChatCompletion).choices[0].message.role).toBe('assistant');
   });
 
@@ -77,7 +83,13 @@ describe('features the service does not offer are refused with 400 naming them',
 
   test('image parts: only text parts are supported', async () => {
     const msg = await refused({}, [
-      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+        ],
+      },
     ]);
     expect(msg).toMatch(/only text content parts are supported: this service reads text only \(got a "image_url" part\)/);
   });

@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const post = (path: string, secret: string, body: string) => fetch(server.url + path, { method: 'POST', headers: authHeaders(secret), body });
+const post = (path: string, secret: string, body: string) =>
+  fetch(server.url + path, { method: 'POST', headers: authHeaders(secret), body });
 
 test('request 101 within a minute on one key gets 429, across both endpoints', async () => {
   const key = await seedFundedKey(server.services);
@@ -30,7 +31,9 @@ test('request 101 within a minute on one key gets 429, across both endpoints', a
 
   // Requests 3..100, alternating between the endpoints; invalid bodies count too (rate limit comes before validation).
   const statuses = await Promise.all(
-    Array.from({ length: 98 }, (_, i) => post(i % 2 ? INFER : STREAM, key.secret, i % 3 ? invalid : valid).then(async (r) => (await r.text(), r.status))),
+    Array.from({ length: 98 }, (_, i) =>
+      post(i % 2 ? INFER : STREAM, key.secret, i % 3 ? invalid : valid).then(async (r) => (await r.text(), r.status)),
+    ),
   );
   expect(statuses.every((st) => st === 200 || st === 422)).toBe(true);
 
@@ -123,7 +126,10 @@ describe('round trips to Redis before generation', () => {
   });
 
   test('a key with an expiry and several scopes is admitted in the same single trip; an expired one is not counted', async () => {
-    const key = await seedKey(server.services, { expiresAt: new Date(Date.now() + 3_600_000).toISOString(), scopes: ['billing', 'inference'] });
+    const key = await seedKey(server.services, {
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      scopes: ['billing', 'inference'],
+    });
     await fund(server.services, key.workspaceId, { usd: '10' });
     const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
     expect(scripts).toHaveLength(1);

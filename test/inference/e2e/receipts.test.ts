@@ -15,7 +15,11 @@ beforeAll(async () => {
   server = await startTestServer();
   owner = await newUser(server, 'receipts');
   await fund(server, owner.personalWs);
-  const created = await api(server).post(`/v1/workspaces/${owner.personalWs}/keys`).set(owner.auth).set('X-Requested-With', 'test').send({ name: 'billing check' });
+  const created = await api(server)
+    .post(`/v1/workspaces/${owner.personalWs}/keys`)
+    .set(owner.auth)
+    .set('X-Requested-With', 'test')
+    .send({ name: 'billing check' });
   expect(created.status).toBe(201);
   secret = created.body.secret as string;
   key = { keyId: created.body.keyId as string, last4: created.body.last4 as string };
@@ -23,7 +27,10 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const infer = (path = '/external/api/inference', k = secret) =>
-  api(server).post(path).set('Authorization', `Bearer ${k}`).send({ context: [{ type: 'Human', text: 'A receipt, please' }], config: 'service_3_productivity', max_tokens: 25 });
+  api(server)
+    .post(path)
+    .set('Authorization', `Bearer ${k}`)
+    .send({ context: [{ type: 'Human', text: 'A receipt, please' }], config: 'service_3_productivity', max_tokens: 25 });
 
 test('members and the key read the same receipt, and it matches the ledger event', async () => {
   const res = await infer();
@@ -78,14 +85,21 @@ test('unknown and foreign requests are 404; a value that is not an id is 422; no
   const requestId = (await infer()).headers['x-request-id'] as string;
   const stranger = await newUser(server, 'stranger');
   await fund(server, stranger.personalWs);
-  const strangerKey = await api(server).post(`/v1/workspaces/${stranger.personalWs}/keys`).set(stranger.auth).set('X-Requested-With', 't').send({ name: 'other' });
+  const strangerKey = await api(server)
+    .post(`/v1/workspaces/${stranger.personalWs}/keys`)
+    .set(stranger.auth)
+    .set('X-Requested-With', 't')
+    .send({ name: 'other' });
 
   const unknown = await api(server).get(`/v1/workspaces/${owner.personalWs}/requests/${randomUUID()}`).set(owner.auth);
   expect([unknown.status, unknown.body.detail]).toEqual([404, 'No such request in this workspace']);
   // The stranger's own workspace does not hold it; the owner's workspace is not theirs.
   expect((await api(server).get(`/v1/workspaces/${stranger.personalWs}/requests/${requestId}`).set(stranger.auth)).status).toBe(404);
   expect((await api(server).get(`/v1/workspaces/${owner.personalWs}/requests/${requestId}`).set(stranger.auth)).status).toBe(404);
-  expect((await api(server).get(`/external/api/inference/requests/${requestId}`).set('Authorization', `Bearer ${strangerKey.body.secret}`)).status).toBe(404);
+  expect(
+    (await api(server).get(`/external/api/inference/requests/${requestId}`).set('Authorization', `Bearer ${strangerKey.body.secret}`))
+      .status,
+  ).toBe(404);
   expect((await api(server).get(`/external/api/inference/requests/${requestId}`)).status).toBe(401);
 
   for (const bad of ['not-an-id', 'x'.repeat(300), '..%2F..%2Fetc']) {
@@ -107,7 +121,12 @@ test('the portal cost lookup reads the same receipt', async () => {
 });
 
 test('the token count: the billed prompt tokens, the most it can cost, whether it fits; free; same 422 as inference', async () => {
-  const body = { context: [{ type: 'Human', text: 'How many tokens is this?' }], config: 'service_3_pi', max_tokens: 40, web_search: false };
+  const body = {
+    context: [{ type: 'Human', text: 'How many tokens is this?' }],
+    config: 'service_3_pi',
+    max_tokens: 40,
+    web_search: false,
+  };
   const count = await api(server).post('/external/api/inference/tokens').set('Authorization', `Bearer ${secret}`).send(body);
   expect(count.status).toBe(200);
   expect(count.headers['x-ratelimit-remaining-requests']).toBeDefined();
@@ -120,7 +139,10 @@ test('the token count: the billed prompt tokens, the most it can cost, whether i
   expect(count.body).toMatchObject({ config: 'service_3_pi', max_tokens: 40, context_window: 8192, fits: true, web_search: false });
   expect(count.body.max_cost).toBe((Number(requested.reservedNanoUsd) / 1e9).toString());
 
-  const tooBig = await api(server).post('/external/api/inference/tokens').set('Authorization', `Bearer ${secret}`).send({ ...body, context: [{ type: 'Human', text: 'word '.repeat(7800) }], max_tokens: 1000 });
+  const tooBig = await api(server)
+    .post('/external/api/inference/tokens')
+    .set('Authorization', `Bearer ${secret}`)
+    .send({ ...body, context: [{ type: 'Human', text: 'word '.repeat(7800) }], max_tokens: 1000 });
   expect(tooBig.status).toBe(200);
   expect(tooBig.body.fits).toBe(false);
   expect(tooBig.body.prompt_tokens + 1000).toBeGreaterThan(8192);

@@ -127,48 +127,46 @@ describe('a caller who disconnects mid-stream', () => {
     throw new Error('the request was never completed');
   }
 
-  test.each([STREAM, '/external/api/inference/openai/v1/chat/completions'])(
-    '%s: is billed exactly what was generated',
-    async (path) => {
-      const key = await seedFundedKey(server.services, { usd: '1' });
-      const ac = new AbortController();
-      const body = path === STREAM
+  test.each([STREAM, '/external/api/inference/openai/v1/chat/completions'])('%s: is billed exactly what was generated', async (path) => {
+    const key = await seedFundedKey(server.services, { usd: '1' });
+    const ac = new AbortController();
+    const body =
+      path === STREAM
         ? { context: [{ type: 'Human', text: 'Tell me a story' }], config: 'service_3_pi', max_tokens: 100 }
         : { model: 'service_3_pi', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 100, stream: true };
-      const res = await fetch(server.url + path, {
-        method: 'POST',
-        headers: authHeaders(key.secret),
-        body: JSON.stringify(body),
-        signal: ac.signal,
-      });
-      const requestId = res.headers.get('x-request-id')!;
-      let received = '';
-      const parser = createParser({
-        onEvent(e) {
-          const d = JSON.parse(e.data);
-          received += path === STREAM ? d.text : (d.choices[0].delta.content ?? '');
-        },
-      });
-      const decoder = new TextDecoder();
-      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-      while (received !== before.join('')) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error('stream ended early');
-        parser.feed(decoder.decode(value, { stream: true }));
-      }
-      ac.abort();
+    const res = await fetch(server.url + path, {
+      method: 'POST',
+      headers: authHeaders(key.secret),
+      body: JSON.stringify(body),
+      signal: ac.signal,
+    });
+    const requestId = res.headers.get('x-request-id')!;
+    let received = '';
+    const parser = createParser({
+      onEvent(e) {
+        const d = JSON.parse(e.data);
+        received += path === STREAM ? d.text : (d.choices[0].delta.content ?? '');
+      },
+    });
+    const decoder = new TextDecoder();
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    while (received !== before.join('')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('stream ended early');
+      parser.feed(decoder.decode(value, { stream: true }));
+    }
+    ac.abort();
 
-      const events = await completion(requestId);
-      const done = events[1].data as { finishReason: string; outputTokens: number; inputTokens: number };
-      const debit = events[2].data as { outputTokens: number; amountNanoUsd: string; inputTokens: number };
-      expect(done.finishReason).toBe('client_disconnected');
-      expect(done.outputTokens).toBe(countTokens(received));
-      expect(debit.outputTokens).toBe(countTokens(received));
-      expect(BigInt(debit.amountNanoUsd)).toBe(BigInt(debit.inputTokens) * 2500n + BigInt(debit.outputTokens) * 10000n);
-      await settle(server.services);
-      expect(await balanceOf(server.services, key.workspaceId)).toBe(1_000_000_000n - BigInt(debit.amountNanoUsd));
-    },
-  );
+    const events = await completion(requestId);
+    const done = events[1].data as { finishReason: string; outputTokens: number; inputTokens: number };
+    const debit = events[2].data as { outputTokens: number; amountNanoUsd: string; inputTokens: number };
+    expect(done.finishReason).toBe('client_disconnected');
+    expect(done.outputTokens).toBe(countTokens(received));
+    expect(debit.outputTokens).toBe(countTokens(received));
+    expect(BigInt(debit.amountNanoUsd)).toBe(BigInt(debit.inputTokens) * 2500n + BigInt(debit.outputTokens) * 10000n);
+    await settle(server.services);
+    expect(await balanceOf(server.services, key.workspaceId)).toBe(1_000_000_000n - BigInt(debit.amountNanoUsd));
+  });
 
   test('non-streaming: a caller who leaves before the reply is billed the prompt only (it received nothing)', async () => {
     const key = await seedFundedKey(server.services, { usd: '1' });
@@ -187,13 +185,15 @@ describe('a caller who disconnects mid-stream', () => {
     await res;
     // The request id never reached the caller: find the request through the store.
     let completed;
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline && !completed; ) {
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline && !completed;) {
       const all = await server.services.store.readAll();
       completed = all.find((e) => e.type === 'InferenceCompleted' && (e.data as { workspaceId: string }).workspaceId === key.workspaceId);
       if (!completed) await new Promise((r) => setTimeout(r, 25));
     }
     expect(completed?.data).toMatchObject({ finishReason: 'client_disconnected', outputTokens: 0 });
-    const debit = (await server.services.store.readAll()).find((e) => e.type === 'TokensDebited' && (e.data as { workspaceId: string }).workspaceId === key.workspaceId);
+    const debit = (await server.services.store.readAll()).find(
+      (e) => e.type === 'TokensDebited' && (e.data as { workspaceId: string }).workspaceId === key.workspaceId,
+    );
     expect(debit?.data).toMatchObject({ outputTokens: 0 });
     expect((debit?.data as { inputTokens: number }).inputTokens).toBeGreaterThan(0);
   });
@@ -268,7 +268,7 @@ describe('with a slow demo model', () => {
     while (n < 10) parser.feed(decoder.decode((await reader.read()).value, { stream: true }));
     ac.abort();
     let events = await inferenceEvents(server.services, requestId);
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline && events.length < 3; ) {
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline && events.length < 3;) {
       await new Promise((r) => setTimeout(r, 25));
       events = await inferenceEvents(server.services, requestId);
     }

@@ -57,7 +57,7 @@ test('a key without the scope is refused and not counted (scopes match whole nam
   expect(await counter(k.keyId)).toBeNull();
 });
 
-test('the script alone decides the rate limit: the default, then the key\'s own; over it nothing is held', async () => {
+test("the script alone decides the rate limit: the default, then the key's own; over it nothing is held", async () => {
   const k = await key();
   for (let i = 1; i <= 5; i++) {
     const a = await admit(k.hash, null);
@@ -111,7 +111,9 @@ test("the key's budget in its period refuses what the balance covers, and undoes
   await redis.hset(ks.rm('balances', '0', 'key-spend', k.keyId), periodIdsAt(now).monthly, '60');
   expect(await admit(k.hash, 40n)).toMatchObject({ held: { ok: true } });
   const over = await admit(k.hash, 1n);
-  expect(over).toMatchObject({ held: { ok: false, budget: { scope: 'key', budget: 100n, spent: 60n, heldByOthers: 40n, period: 'monthly' } } });
+  expect(over).toMatchObject({
+    held: { ok: false, budget: { scope: 'key', budget: 100n, spent: 60n, heldByOthers: 40n, period: 'monthly' } },
+  });
   expect(await redis.get(ks.shared('resv-total', k.workspaceId))).toBe('40');
   expect(await redis.get(ks.shared('resv-key-total', k.keyId))).toBe('40');
 });
@@ -149,11 +151,21 @@ test('admitting a metered request of a key with a creator and no budgets runs 17
   const ran = await commandsRun(prefix, () => admit(k.hash, 10n));
   expect(ran.map((c) => c[0])).toEqual([
     'evalsha',
-    'get', 'hgetall', // the key index's generation, the key
-    'incrby', 'pttl', // the rate-limit window
-    'get', 'hget', 'incrby', // the balances' generation, the balance, the workspace's holds
-    'incrby', 'get', 'get', // the key's holds, its budget, its creator
-    'incrby', 'get', // the member's holds, their budget
-    'hset', 'hset', 'hset', 'zadd', // the hold's member, key, amount, and its index entry
+    'get',
+    'hgetall', // the key index's generation, the key
+    'incrby',
+    'pttl', // the rate-limit window
+    'get',
+    'hget',
+    'incrby', // the balances' generation, the balance, the workspace's holds
+    'incrby',
+    'get',
+    'get', // the key's holds, its budget, its creator
+    'incrby',
+    'get', // the member's holds, their budget
+    'hset',
+    'hset',
+    'hset',
+    'zadd', // the hold's member, key, amount, and its index entry
   ]);
 });

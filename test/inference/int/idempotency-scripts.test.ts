@@ -13,7 +13,14 @@ const prefix = uniquePrefix('idem');
 const redis = new Redis(TEST_REDIS_URL);
 let now = 1_700_000_000_000;
 let tokens = 0;
-const store = new IdempotencyStore(redis, new Keyspace(prefix), 60_000, 1_000, () => now, () => `t${++tokens}`);
+const store = new IdempotencyStore(
+  redis,
+  new Keyspace(prefix),
+  60_000,
+  1_000,
+  () => now,
+  () => `t${++tokens}`,
+);
 
 afterAll(async () => {
   redis.disconnect();
@@ -31,7 +38,14 @@ test('a missing key is claimed; the same body while it runs is told to wait, ano
 });
 
 test('a retry while the call runs is told the time left of a typical call: at least 1 s, at most the lease left', async () => {
-  const long = new IdempotencyStore(redis, new Keyspace(prefix), 60_000, 30_000, () => now, () => `t${++tokens}`);
+  const long = new IdempotencyStore(
+    redis,
+    new Keyspace(prefix),
+    60_000,
+    30_000,
+    () => now,
+    () => `t${++tokens}`,
+  );
   const key = long.key('k2', 'a');
   const c = await long.claim(key, 'h', 'req-1');
   if (c.kind !== 'claimed') throw new Error('not claimed');

@@ -193,7 +193,11 @@ describe('the service with MODEL_BACKEND=openai', () => {
     const res = await fetch(`${server.url}/external/api/inference/streaming`, {
       method: 'POST',
       headers: authHeaders(key.secret),
-      body: JSON.stringify({ context: [{ type: 'Human', text: 'What is 6 x 7?' }], config: 'service_3_productivity', stop_tokens: ['STOP'] }),
+      body: JSON.stringify({
+        context: [{ type: 'Human', text: 'What is 6 x 7?' }],
+        config: 'service_3_productivity',
+        stop_tokens: ['STOP'],
+      }),
     });
     const texts: string[] = [];
     const parser = createParser({ onEvent: (e) => texts.push(JSON.parse(e.data).text) });

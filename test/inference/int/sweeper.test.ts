@@ -26,7 +26,16 @@ async function orphan(s: Services, workspaceId: string, opts: { recorded: boolea
   expect(r.ok).toBe(true);
   if (opts.recorded) {
     const e = requested(
-      { requestId, workspaceId, keyId: 'k', config: 'service_3_pi', endpoint: 'inference', promptTokens: 100, maxTokens: 50, webSearch: false },
+      {
+        requestId,
+        workspaceId,
+        keyId: 'k',
+        config: 'service_3_pi',
+        endpoint: 'inference',
+        promptTokens: 100,
+        maxTokens: 50,
+        webSearch: false,
+      },
       reserved,
     );
     await s.store.append(streams.inference(requestId), [{ id: randomUUID(), ...e }], { expectedRevision: 'no_stream' });
@@ -145,7 +154,11 @@ test('the BullMQ repeatable job runs the sweep', async () => {
     const key = await seedKey(s);
     await fund(s, key.workspaceId, { usd: '1' });
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
-    const events = await eventually(() => inferenceEvents(s, requestId), (e) => e.length >= 3, 20_000);
+    const events = await eventually(
+      () => inferenceEvents(s, requestId),
+      (e) => e.length >= 3,
+      20_000,
+    );
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
     const jobs = await s.redis.keys(`${s.config.REDIS_PREFIX}bull:inference-sweeper:*`);
     expect(jobs.length).toBeGreaterThan(0);
@@ -163,9 +176,17 @@ test('the sweep schedule comes back after Redis lost its data', async () => {
     // Redis loses everything, the job scheduler included (a FLUSHDB on the service's own prefix)
     await flushPrefix(TEST_REDIS_URL, server.prefix);
     // the read models come back first (the projector rebuilds them), then a request is orphaned
-    await eventually(() => s.redis.get(s.ks.ready('balances')), (ready) => ready !== null, 20_000);
+    await eventually(
+      () => s.redis.get(s.ks.ready('balances')),
+      (ready) => ready !== null,
+      20_000,
+    );
     const requestId = await orphan(s, key.workspaceId, { recorded: true, ageMs: HOUR });
-    const events = await eventually(() => inferenceEvents(s, requestId), (e) => e.length >= 3, 20_000);
+    const events = await eventually(
+      () => inferenceEvents(s, requestId),
+      (e) => e.length >= 3,
+      20_000,
+    );
     expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
   } finally {
     await server.close();

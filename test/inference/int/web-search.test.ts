@@ -61,10 +61,21 @@ describe('the SearXNG adapter', () => {
 });
 
 test('the fresh-facts heuristic', () => {
-  for (const q of ['What is the weather in Paris today?', 'latest news about the election', 'Who is the current CEO of Acme?', 'price of bitcoin', 'What happened in 2025?']) {
+  for (const q of [
+    'What is the weather in Paris today?',
+    'latest news about the election',
+    'Who is the current CEO of Acme?',
+    'price of bitcoin',
+    'What happened in 2025?',
+  ]) {
     expect(needsFreshFacts(q)).toBe(true);
   }
-  for (const q of ['Hi! How are you?', 'Rewrite this paragraph in a formal tone.', 'Give me a JSON object with a name field.', 'I feel sad.']) {
+  for (const q of [
+    'Hi! How are you?',
+    'Rewrite this paragraph in a formal tone.',
+    'Give me a JSON object with a name field.',
+    'I feel sad.',
+  ]) {
     expect(needsFreshFacts(q)).toBe(false);
   }
 });

@@ -16,8 +16,43 @@ function random(seed: number) {
 }
 
 const PARTS = [
-  'word', 'Word', ' the', ' quick', "'s", "n't", "'LL", ' ', '  ', '\n', '\n\n', '\r\n', '\t', '123', '4567', '3.14', '!', '?!', '...', '—', '«', ')',
-  'é', 'e\u0301', 'ß', '日本語', '漢字。', 'Привет', 'مرحبا', '🙂', '👍🏽', '𝐀𝐁', '\u{20000}', 'x'.repeat(300), '='.repeat(260), ' '.repeat(270), '9'.repeat(40),
+  'word',
+  'Word',
+  ' the',
+  ' quick',
+  "'s",
+  "n't",
+  "'LL",
+  ' ',
+  '  ',
+  '\n',
+  '\n\n',
+  '\r\n',
+  '\t',
+  '123',
+  '4567',
+  '3.14',
+  '!',
+  '?!',
+  '...',
+  '—',
+  '«',
+  ')',
+  'é',
+  'e\u0301',
+  'ß',
+  '日本語',
+  '漢字。',
+  'Привет',
+  'مرحبا',
+  '🙂',
+  '👍🏽',
+  '𝐀𝐁',
+  '\u{20000}',
+  'x'.repeat(300),
+  '='.repeat(260),
+  ' '.repeat(270),
+  '9'.repeat(40),
 ];
 
 function text(rnd: () => number, length: number): string {
@@ -50,12 +85,23 @@ describe('counting in slices (finding F-3)', () => {
   test('a prompt far over the window costs no more than counting the largest admissible prompt', () => {
     const sentence = 'The committee reviewed the quarterly figures and asked for a revised forecast by Friday. ';
     const long = sentence.repeat(Math.ceil(128_000 / sentence.length)).slice(0, 128_000);
-    const request = { config: 'service_3_pi' as const, context: [{ type: 'Human' as const, text: long }], temperature: 1, topP: 0.95, maxTokens: 256, stop: [], webSearch: false, metadata: {} };
+    const request = {
+      config: 'service_3_pi' as const,
+      context: [{ type: 'Human' as const, text: long }],
+      temperature: 1,
+      topP: 0.95,
+      maxTokens: 256,
+      stop: [],
+      webSearch: false,
+      metadata: {},
+    };
     const now = new Date('2026-11-28T12:00:00Z');
     // The largest admissible prompt of this text: as many characters as fit CONTEXT_WINDOW_TOKENS.
     const tokensPerChar = countTokens(long) / long.length;
     const admissibleChars = CONTEXT_WINDOW_TOKENS / tokensPerChar;
-    expect(renderPrompt({ config: request.config, context: request.context, metadata: {}, now }).text.length).toBeGreaterThan(2 * admissibleChars);
+    expect(renderPrompt({ config: request.config, context: request.context, metadata: {}, now }).text.length).toBeGreaterThan(
+      2 * admissibleChars,
+    );
 
     const before = { ...encoderWork };
     const counted = countRequest(request, { inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n }, now);

@@ -68,7 +68,12 @@ describe('stop strings', () => {
           expect(r.text.includes(stop)).toBe(false);
           for (let k = 0; k < r.released.length; k++) {
             // Nothing released ever contains the stop string.
-            expect(r.released.slice(0, k + 1).join('').includes(stop)).toBe(false);
+            expect(
+              r.released
+                .slice(0, k + 1)
+                .join('')
+                .includes(stop),
+            ).toBe(false);
           }
         },
       ),

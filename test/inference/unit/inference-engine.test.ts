@@ -54,7 +54,8 @@ function engine(over: { reserve?: Reservations['reserve']; backend?: ModelBacken
   return { engine: new InferenceEngine(s, opts), appended };
 }
 
-const prepare = (e: InferenceEngine, r: InferenceRequest = request) => e.prepare({ requestId: 'r1', key, endpoint: 'inference', request: r });
+const prepare = (e: InferenceEngine, r: InferenceRequest = request) =>
+  e.prepare({ requestId: 'r1', key, endpoint: 'inference', request: r });
 
 async function refusal(p: Promise<unknown>): Promise<DomainError> {
   const err = await p.then(
@@ -73,7 +74,9 @@ describe('InferenceEngine refusals are DomainErrors', () => {
   });
 
   it('prompt + max_tokens over the window: bad_request', async () => {
-    const err = await refusal(prepare(engine().engine, { ...request, maxTokens: 1024, context: [{ type: 'Human', text: 'word '.repeat(7600) }] }));
+    const err = await refusal(
+      prepare(engine().engine, { ...request, maxTokens: 1024, context: [{ type: 'Human', text: 'word '.repeat(7600) }] }),
+    );
     expect(err.code).toBe('bad_request');
   });
 
@@ -86,7 +89,13 @@ describe('InferenceEngine refusals are DomainErrors', () => {
 
   it('a key over its monthly budget: payment_required naming the key', async () => {
     const { engine: e } = engine({
-      reserve: async () => ({ ok: false, balance: 10n ** 12n, held: 0n, available: 10n ** 12n, budget: { scope: 'key', period: 'daily', budget: 10n ** 9n, spent: 10n ** 9n, heldByOthers: 0n } }),
+      reserve: async () => ({
+        ok: false,
+        balance: 10n ** 12n,
+        held: 0n,
+        available: 10n ** 12n,
+        budget: { scope: 'key', period: 'daily', budget: 10n ** 9n, spent: 10n ** 9n, heldByOthers: 0n },
+      }),
     });
     const err = await refusal(prepare(e));
     expect(err.code).toBe('payment_required');

@@ -1,11 +1,4 @@
-import {
-  billedTokens,
-  completed,
-  contextWindowProblem,
-  decideSweep,
-  RequestFacts,
-  requested,
-} from '../../../src/inference/metering';
+import { billedTokens, completed, contextWindowProblem, decideSweep, RequestFacts, requested } from '../../../src/inference/metering';
 import { tokenCost } from '../../../src/inference/metering';
 
 const prices = { inputNanoUsdPerToken: 2500n, outputNanoUsdPerToken: 10000n };
@@ -90,11 +83,7 @@ describe('the sweeper decision', () => {
 
   test('already debited: wait for the projector', () => {
     const [done, debit] = completed(facts, prices, { finishReason: 'stop', outputTokens: 1, durationMs: 1 }, reserved);
-    const d = decideSweep(
-      [req, { ...done, position: 6n, created: '' }, { ...debit, position: 7n, created: '' }],
-      prices,
-      now,
-    );
+    const d = decideSweep([req, { ...done, position: 6n, created: '' }, { ...debit, position: 7n, created: '' }], prices, now);
     expect(d).toEqual({ kind: 'debited', position: 7n });
   });
 });

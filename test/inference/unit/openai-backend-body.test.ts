@@ -14,7 +14,16 @@ function backendOn(body: Readable): OpenAiBackend {
 }
 
 const prompt = renderPrompt({ config: 'service_3_pi', context: [{ type: 'Human', text: 'hi' }], metadata: {}, now: new Date(0) });
-const params = { config: 'service_3_pi' as const, prompt, temperature: 1, topP: 1, maxTokens: 100, stop: [], seed: 1, signal: new AbortController().signal };
+const params = {
+  config: 'service_3_pi' as const,
+  prompt,
+  temperature: 1,
+  topP: 1,
+  maxTokens: 100,
+  stop: [],
+  seed: 1,
+  signal: new AbortController().signal,
+};
 const event = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
 test('a consumer far behind pauses the upstream body; every delta still arrives, in order', async () => {

@@ -12,7 +12,16 @@ const chunkObject = (id: string, created: number, model: string, fp: string, del
 });
 
 describe('chatChunkFrames', () => {
-  const texts = ['Hello', '', ' word', 'quote " and \\ backslash', 'lines\n\r\ttab \u0000 \u2028', 'emoji 😀 中文', 'lone \ud800 surrogate', '</script>'];
+  const texts = [
+    'Hello',
+    '',
+    ' word',
+    'quote " and \\ backslash',
+    'lines\n\r\ttab \u0000 \u2028',
+    'emoji 😀 中文',
+    'lone \ud800 surrogate',
+    '</script>',
+  ];
   const heads: Array<[string, number, string, string]> = [
     ['chatcmpl-0b6c5a3e-1', 1_764_115_200, 'service_3_pi', 'gpt-4o-mini'],
     ['chatcmpl-"odd"', 0, 'm\\odel', 'fp\n'],

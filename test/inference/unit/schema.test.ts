@@ -70,7 +70,13 @@ describe('the OpenAI body', () => {
       model: 'service_3_productivity',
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Hi ' }, { type: 'text', text: 'there' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hi ' },
+            { type: 'text', text: 'there' },
+          ],
+        },
         { role: 'assistant', content: null },
       ],
       stop: 'END',

@@ -76,7 +76,11 @@ describe('EventStoreDB (gRPC test server): an append cut after the write', () =>
     srv = await startEsdbGrpcServer();
     relay = new CutRelay({ host: '127.0.0.1', port: srv.port }, 'h2');
     await relay.listen();
-    const store = new EsdbEventStore({ connectionString: `esdb://127.0.0.1:${relay.port}?tls=false`, operationTimeoutMs: 3_000, readBackTimeoutMs: 10_000 });
+    const store = new EsdbEventStore({
+      connectionString: `esdb://127.0.0.1:${relay.port}?tls=false`,
+      operationTimeoutMs: 3_000,
+      readBackTimeoutMs: 10_000,
+    });
     const direct = new EsdbEventStore({ connectionString: srv.connectionString, operationTimeoutMs: 3_000 });
     open.push(store, direct);
     await landsAfterCut(store, direct, relay, `inference-esdb-${Date.now()}`);

@@ -16,7 +16,12 @@ function notLeader(): NotLeaderError {
   md.set('exception', 'not-leader');
   md.set('leader-endpoint-host', '127.0.0.1');
   md.set('leader-endpoint-port', '2113');
-  return new NotLeaderError({ code: 5, details: 'Leader info available', metadata: md, message: '5 NOT_FOUND: Leader info available' } as never);
+  return new NotLeaderError({
+    code: 5,
+    details: 'Leader info available',
+    metadata: md,
+    message: '5 NOT_FOUND: Leader info available',
+  } as never);
 }
 
 async function rejection(p: Promise<unknown>): Promise<unknown> {
@@ -109,9 +114,11 @@ describe('EsdbEventStore over the fake client, matched to the server', () => {
     const [, second] = await t.store.readStream(s);
     // The fake itself refuses it the way the server does…
     const raw = t.fake.readAll({ fromPosition: { commit: second.position + 1n, prepare: second.position + 1n }, maxCount: 1 });
-    const rawErr = await rejection((async () => {
-      for await (const _ of raw) void _;
-    })());
+    const rawErr = await rejection(
+      (async () => {
+        for await (const _ of raw) void _;
+      })(),
+    );
     expect(rawErr).toBeInstanceOf(UnknownError);
     // …and the adapter says what is wrong.
     const err = await rejection(t.store.readAll({ fromPosition: second.position + 1n }));
@@ -170,7 +177,9 @@ describe('EsdbEventStore over the fake client, matched to the server', () => {
     expect((err as WrongExpectedVersion).actual).toBe(0n);
     expect(await t.store.readStream(`${t.ns}-missing`)).toEqual([]);
     t.fake.failNext('appendToStream', notLeader());
-    await expect(t.store.append(s, [ev('C')], { expectedRevision: 0n })).resolves.toEqual(expect.objectContaining({ nextExpectedRevision: 1n }));
+    await expect(t.store.append(s, [ev('C')], { expectedRevision: 0n })).resolves.toEqual(
+      expect.objectContaining({ nextExpectedRevision: 1n }),
+    );
     t.fake.failNext('readAll', new UnavailableError(undefined, 'down'));
     await expect(t.store.readAll()).rejects.toBeInstanceOf(StoreUnavailable);
     t.fake.failNext('appendToStream', new TimeoutError(undefined, 'aborted'));

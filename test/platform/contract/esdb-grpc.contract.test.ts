@@ -21,7 +21,13 @@ async function server(opts: Parameters<typeof startEsdbGrpcServer>[0] = {}): Pro
 }
 
 function store(connectionString: string, opts: Partial<ConstructorParameters<typeof EsdbEventStore>[0] & object> = {}): EsdbEventStore {
-  const s = new EsdbEventStore({ connectionString, resubscribeDelayMs: 50, maxResubscribeDelayMs: 400, operationTimeoutMs: 3_000, ...opts });
+  const s = new EsdbEventStore({
+    connectionString,
+    resubscribeDelayMs: 50,
+    maxResubscribeDelayMs: 400,
+    operationTimeoutMs: 3_000,
+    ...opts,
+  });
   open.push(s);
   return s;
 }

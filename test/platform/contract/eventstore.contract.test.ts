@@ -191,10 +191,12 @@ function contract(adapter: Adapter): void {
     const [a] = await store.readStream(s);
     await expect(store.readAll({ fromPosition: a.position + 1n, maxCount: 1 })).rejects.toThrow(RangeError);
     const sub = store.subscribeToAll({ after: a.position + 1n });
-    const err = await sub[Symbol.asyncIterator]().next().then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const err = await sub[Symbol.asyncIterator]()
+      .next()
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(RangeError);
     await sub.close();
   });
@@ -203,8 +205,7 @@ function contract(adapter: Adapter): void {
     const s = `${ns}-r`;
     await store.append(s, evs(6), { expectedRevision: 'no_stream' });
     await store.append(s, evs(4), { expectedRevision: 5n });
-    const revs = async (opts: Parameters<EventStore['readStream']>[1]) =>
-      (await store.readStream(s, opts)).map((e) => Number(e.revision));
+    const revs = async (opts: Parameters<EventStore['readStream']>[1]) => (await store.readStream(s, opts)).map((e) => Number(e.revision));
 
     expect(await revs({})).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(await revs({ from: 3n })).toEqual([3, 4, 5, 6, 7, 8, 9]);
@@ -390,7 +391,11 @@ function contract(adapter: Adapter): void {
     expect(await store.readStream(s)).toEqual([]);
 
     const big = '123456789012345678901234567890';
-    const e0 = ev('Money', { amount: big, list: ['1', '-2'], n: null }, { actor: 'user-1', correlationId: 'corr-1', causationId: 'cause-1' });
+    const e0 = ev(
+      'Money',
+      { amount: big, list: ['1', '-2'], n: null },
+      { actor: 'user-1', correlationId: 'corr-1', causationId: 'cause-1' },
+    );
     await store.append(s, [e0], { expectedRevision: 'no_stream' });
     const [e] = await store.readStream(s);
     expect(e.id).toBe(e0.id);

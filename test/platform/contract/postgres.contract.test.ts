@@ -58,53 +58,49 @@ maybe('PostgreSQL event store', () => {
     for (const s of open.splice(0)) await s.close();
   });
 
-  test(
-    'commit order: 12 concurrent writers (multi-event appends, separate connections) and a live subscriber — no gap, no repeat',
-    async () => {
-      const reader = store({ pollIntervalMs: 1 });
-      await reader.ping();
-      const seen: RecordedEvent[] = [];
-      const sub = reader.subscribeToAll();
-      const consuming = (async () => {
-        for await (const e of sub) seen.push(e);
-      })();
+  test('commit order: 12 concurrent writers (multi-event appends, separate connections) and a live subscriber — no gap, no repeat', async () => {
+    const reader = store({ pollIntervalMs: 1 });
+    await reader.ping();
+    const seen: RecordedEvent[] = [];
+    const sub = reader.subscribeToAll();
+    const consuming = (async () => {
+      for await (const e of sub) seen.push(e);
+    })();
 
-      // Each writer has a pool of its own, half of them without group commit: many transactions
-      // are in flight at once, each taking positions for 1–5 events.
-      const writers = Array.from({ length: 12 }, (_, w) => store({ poolSize: 4, groupCommit: w % 2 === 0 }));
-      const perWriter = 60;
-      await Promise.all(
-        writers.map(async (s, w) => {
-          await Promise.all(
-            Array.from({ length: 4 }, async (_, lane) => {
-              for (let i = 0; i < perWriter / 4; i++) {
-                await s.append(`w${w}-${lane}`, evs(1 + ((w + i) % 5)), { expectedRevision: 'any' });
-              }
-            }),
-          );
-        }),
-      );
-      const all = await reader.readAll();
-      const deadline = Date.now() + 20_000;
-      while (seen.length < all.length && Date.now() < deadline) await sleep(20);
-      // A marker appended last and seen means anything delivered twice has been delivered by now
-      // (100 ms of waiting proved that only on a quiet machine).
-      const marker = ev('Marker');
-      await reader.append('marker', [marker], { expectedRevision: 'no_stream' });
-      while (!seen.some((e) => e.id === marker.id) && Date.now() < deadline + 20_000) await sleep(20);
-      expect(seen[seen.length - 1]?.id).toBe(marker.id);
-      seen.pop();
-      await sub.close();
-      await consuming;
+    // Each writer has a pool of its own, half of them without group commit: many transactions
+    // are in flight at once, each taking positions for 1–5 events.
+    const writers = Array.from({ length: 12 }, (_, w) => store({ poolSize: 4, groupCommit: w % 2 === 0 }));
+    const perWriter = 60;
+    await Promise.all(
+      writers.map(async (s, w) => {
+        await Promise.all(
+          Array.from({ length: 4 }, async (_, lane) => {
+            for (let i = 0; i < perWriter / 4; i++) {
+              await s.append(`w${w}-${lane}`, evs(1 + ((w + i) % 5)), { expectedRevision: 'any' });
+            }
+          }),
+        );
+      }),
+    );
+    const all = await reader.readAll();
+    const deadline = Date.now() + 20_000;
+    while (seen.length < all.length && Date.now() < deadline) await sleep(20);
+    // A marker appended last and seen means anything delivered twice has been delivered by now
+    // (100 ms of waiting proved that only on a quiet machine).
+    const marker = ev('Marker');
+    await reader.append('marker', [marker], { expectedRevision: 'no_stream' });
+    while (!seen.some((e) => e.id === marker.id) && Date.now() < deadline + 20_000) await sleep(20);
+    expect(seen[seen.length - 1]?.id).toBe(marker.id);
+    seen.pop();
+    await sub.close();
+    await consuming;
 
-      expect(all.length).toBeGreaterThan(12 * perWriter);
-      const ids = seen.map((e) => e.id);
-      expect(new Set(ids).size).toBe(ids.length); // no repeat
-      expect(ids).toEqual(all.map((e) => e.id)); // no gap, same order
-      expect(seen.every((e, i) => i === 0 || e.position > seen[i - 1].position)).toBe(true);
-    },
-    120_000,
-  );
+    expect(all.length).toBeGreaterThan(12 * perWriter);
+    const ids = seen.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length); // no repeat
+    expect(ids).toEqual(all.map((e) => e.id)); // no gap, same order
+    expect(seen.every((e, i) => i === 0 || e.position > seen[i - 1].position)).toBe(true);
+  }, 120_000);
 
   test('a transaction holding an xid elsewhere holds the safe point: committed events wait (readAll, subscription) until it ends', async () => {
     const reader = store({ pollIntervalMs: 50, safePointWaitMs: 300 });
@@ -287,7 +283,7 @@ maybe('PostgreSQL event store', () => {
     const c = new Collector(sub, () => true);
     const first = c.take(1, 1_000).catch(() => []); // the subscription's first read
     await first;
-    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline; ) await sleep(20);
+    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline;) await sleep(20);
     expect(reader.listening).toBe(true);
     const b = ev('B');
     const t0 = Date.now();
@@ -303,7 +299,7 @@ maybe('PostgreSQL event store', () => {
     const writer = store();
     const sub = reader.subscribeToAll();
     const c = new Collector(sub, () => true);
-    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline; ) await sleep(20);
+    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline;) await sleep(20);
     expect(reader.listening).toBe(true);
     const written: string[] = [];
     for (let round = 0; round < 3; round++) {
@@ -313,7 +309,7 @@ maybe('PostgreSQL event store', () => {
       written.push(...batch.map((e) => e.id));
       expect((await c.take(3, 15_000)).map((e) => e.id)).toEqual(batch.map((e) => e.id));
     }
-    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline; ) await sleep(20);
+    for (const deadline = Date.now() + 20_000; !reader.listening && Date.now() < deadline;) await sleep(20);
     expect(reader.listening).toBe(true);
     const marker = ev('Marker');
     await writer.append('marker', [marker], { expectedRevision: 'no_stream' });

@@ -71,9 +71,7 @@ test('an id already stored in another stream is a conflict, and a batch is all o
   await expect(s.append('three', batch.slice(0, 2), { expectedRevision: 'no_stream' })).resolves.toEqual(
     expect.objectContaining({ nextExpectedRevision: 1n }),
   );
-  await expect(s.append('three', [batch[0], ev('D')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(
-    WrongExpectedVersion,
-  );
+  await expect(s.append('three', [batch[0], ev('D')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedVersion);
   expect(await s.readStream('three')).toHaveLength(3);
 });
 

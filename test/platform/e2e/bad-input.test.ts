@@ -13,11 +13,15 @@ afterAll(() => server?.close());
 /** POSTs exact bytes (supertest re-types Buffers) and returns status and JSON body. */
 function postBytes(path: string, bytes: Buffer, headers: Record<string, string>): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${server.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': String(bytes.length), ...headers } }, (res) => {
-      let out = '';
-      res.on('data', (d) => (out += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: out ? JSON.parse(out) : null }));
-    });
+    const req = http.request(
+      `${server.url}${path}`,
+      { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': String(bytes.length), ...headers } },
+      (res) => {
+        let out = '';
+        res.on('data', (d) => (out += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: out ? JSON.parse(out) : null }));
+      },
+    );
     req.on('error', reject);
     req.end(bytes);
   });
@@ -42,7 +46,8 @@ describe('CSRF: the Origin check compares the scheme too', () => {
     const u = await newUser(server, 'csrf');
     const host = new URL(server.url).host;
     const cookie = `tg_session=${u.token}`;
-    const write = (origin: string) => api(server).post('/v1/workspaces').set('Cookie', cookie).set('Origin', origin).send({ name: 'Via cookie' });
+    const write = (origin: string) =>
+      api(server).post('/v1/workspaces').set('Cookie', cookie).set('Origin', origin).send({ name: 'Via cookie' });
     expect((await write(`https://${host}`)).status).toBe(403);
     expect((await write(`http://${host}.evil.example`)).status).toBe(403);
     expect((await write(`http://${host}`)).status).toBe(201);
@@ -51,7 +56,9 @@ describe('CSRF: the Origin check compares the scheme too', () => {
 
 describe('names', () => {
   test('NUL and other control characters in user, workspace and key names are 422 naming the field', async () => {
-    const s = await api(server).post('/v1/signup').send({ email: uniqueEmail(), password: PASSWORD, name: 'Bad\u0000Name', acceptedPolicyVersion: policyVersionOf(server) });
+    const s = await api(server)
+      .post('/v1/signup')
+      .send({ email: uniqueEmail(), password: PASSWORD, name: 'Bad\u0000Name', acceptedPolicyVersion: policyVersionOf(server) });
     expect(s.status).toBe(422);
     expect(s.body.detail).toEqual([{ loc: ['body', 'name'], msg: 'name must not contain control characters', type: 'custom' }]);
     const u = await newUser(server, 'names');
@@ -66,7 +73,10 @@ describe('names', () => {
     await fund(server, u.personalWs);
     const key = await api(server).post(`/v1/workspaces/${u.personalWs}/keys`).set(u.auth).send({ name: 'good name' });
     expect(key.status).toBe(201);
-    const rename = await api(server).patch(`/v1/workspaces/${u.personalWs}/keys/${key.body.keyId}`).set(u.auth).send({ name: 'bad\u0007bell' });
+    const rename = await api(server)
+      .patch(`/v1/workspaces/${u.personalWs}/keys/${key.body.keyId}`)
+      .set(u.auth)
+      .send({ name: 'bad\u0007bell' });
     expect(rename.status).toBe(422);
     expect(rename.body.detail[0].msg).toBe('name must not contain control characters');
     // Letters of any script and emoji are fine.
@@ -76,13 +86,17 @@ describe('names', () => {
 
 describe('bodies', () => {
   test('invalid UTF-8 is 422 with a detail, not silently replaced by U+FFFD', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"email":"a@example.com","password":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('xxxxxxxx","name":"n"}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"email":"a@example.com","password":"'),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from('xxxxxxxx","name":"n"}'),
+    ]);
     const res = await postBytes('/v1/signup', bytes, {});
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([{ loc: ['body'], msg: 'Body is not valid UTF-8', type: 'unicode_decode_error' }]);
   });
 
-  test('a bad gzip body is 400 with our words, not zlib\'s', async () => {
+  test("a bad gzip body is 400 with our words, not zlib's", async () => {
     const res = await postBytes('/v1/login', Buffer.from('not gzip at all'), { 'Content-Encoding': 'gzip' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ detail: 'Body could not be decompressed: it is not valid gzip data' });

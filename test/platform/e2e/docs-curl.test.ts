@@ -21,7 +21,12 @@ import { api, fund, newUser } from '../../accounts/e2e/helpers';
 jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const ADMIN_TOKEN = 'docs-curl-admin-token-0123456789';
 /**
  * The variables the documents leave to the reader, by document: ids the reader picks from a list
@@ -91,7 +96,13 @@ async function runDocument(doc: string): Promise<{ calls: CurlCall[]; stderr: st
   );
   const script = blocks.join('\n');
   // What a reader already has: a funded key (README: "with a key"), its workspace and id, the operator token.
-  const given: Record<string, string> = { API_KEY: key.secret, TOLLGATE_API_KEY: key.secret, WS: key.workspaceId, KEY_ID: key.keyId, ADMIN_TOKEN };
+  const given: Record<string, string> = {
+    API_KEY: key.secret,
+    TOLLGATE_API_KEY: key.secret,
+    WS: key.workspaceId,
+    KEY_ID: key.keyId,
+    ADMIN_TOKEN,
+  };
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir };
   const neverSet: string[] = [];
   for (const name of placeholders(script)) {

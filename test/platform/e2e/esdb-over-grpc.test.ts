@@ -47,7 +47,11 @@ test('money path over gRPC, then the store dies and comes back: 503s while down,
   await esdb.restart();
 
   for (let i = 3; i < 5; i++) {
-    const r = await eventually(() => ask(key.body.secret, i), (x) => x.status === 200, 15_000);
+    const r = await eventually(
+      () => ask(key.body.secret, i),
+      (x) => x.status === 200,
+      15_000,
+    );
     expect(r.status).toBe(200);
   }
 
@@ -73,13 +77,17 @@ test.each([
   'esdb://127.0.0.1:1?tls=false',
   'esdb+discover://127.0.0.1:1?tls=false&maxDiscoverAttempts=1&discoveryInterval=10&gossipTimeout=1',
   'esdb://127.0.0.1:1,127.0.0.1:2?tls=false&maxDiscoverAttempts=1&discoveryInterval=10&gossipTimeout=1',
-])('an unreachable store at start (%s) is one line naming EVENTSTORE_CONNECTION_STRING', async (cs) => {
-  const err = await startTestServer({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: cs }).then(
-    (s) => s.close().then(() => null),
-    (e: unknown) => e,
-  );
-  expect((err as Error)?.name).toBe('StoreUnavailable');
-  const line = describeStartupError(err, { EVENT_STORE: 'esdb', DATA_DIR: '/tmp', EVENTSTORE_CONNECTION_STRING: cs });
-  expect(line).toContain(`EVENTSTORE_CONNECTION_STRING=${cs}`);
-  expect(line).not.toContain('\n');
-}, 30_000);
+])(
+  'an unreachable store at start (%s) is one line naming EVENTSTORE_CONNECTION_STRING',
+  async (cs) => {
+    const err = await startTestServer({ EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: cs }).then(
+      (s) => s.close().then(() => null),
+      (e: unknown) => e,
+    );
+    expect((err as Error)?.name).toBe('StoreUnavailable');
+    const line = describeStartupError(err, { EVENT_STORE: 'esdb', DATA_DIR: '/tmp', EVENTSTORE_CONNECTION_STRING: cs });
+    expect(line).toContain(`EVENTSTORE_CONNECTION_STRING=${cs}`);
+    expect(line).not.toContain('\n');
+  },
+  30_000,
+);

@@ -23,7 +23,11 @@ afterAll(() => server?.close());
 test('the committed generated types are what openapi-typescript makes of the document today (else: npm run openapi:types)', () => {
   // The document the script reads is the one served (test/platform/e2e/openapi.test.ts checks they are equal).
   const root = join(__dirname, '..', '..', '..');
-  const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'test/support/openapi-types.ts', '--print'], { cwd: root, encoding: 'utf8', maxBuffer: 32 << 20 });
+  const fresh = execFileSync(process.execPath, ['--import', 'tsx', 'test/support/openapi-types.ts', '--print'], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 32 << 20,
+  });
   expect(readFileSync(join(root, 'test/support/generated/openapi.ts'), 'utf8')).toBe(fresh);
 });
 
@@ -33,14 +37,19 @@ test('signup to a receipt, with the generated client only', async () => {
   expect(policy.response.status).toBe(200);
   const email = `gen-${randomUUID().slice(0, 8)}@example.com`;
   const password = 'correct horse battery';
-  const signedUp = await anonymous.POST('/v1/signup', { body: { email, password, name: 'Gen', acceptedPolicyVersion: policy.data!.version } });
+  const signedUp = await anonymous.POST('/v1/signup', {
+    body: { email, password, name: 'Gen', acceptedPolicyVersion: policy.data!.version },
+  });
   expect(signedUp.response.status).toBe(201);
   const login = await anonymous.POST('/v1/login', { body: { email, password } });
   const session = createClient<paths>({ baseUrl: server.url, headers: { Authorization: `Bearer ${login.data!.sessionToken}` } });
 
   const me = await session.GET('/v1/me');
   const ws = me.data!.workspaces.find((w) => w.personal)!.workspaceId;
-  const card = await session.POST('/v1/workspaces/{ws}/billing/payment-method', { params: { path: { ws } }, body: { paymentMethodId: 'pm_card_visa' } });
+  const card = await session.POST('/v1/workspaces/{ws}/billing/payment-method', {
+    params: { path: { ws } },
+    body: { paymentMethodId: 'pm_card_visa' },
+  });
   expect(card.response.status).toBe(200);
   const depositKey = randomUUID();
   const deposit = await session.POST('/v1/workspaces/{ws}/billing/deposits', {
@@ -58,7 +67,11 @@ test('signup to a receipt, with the generated client only', async () => {
   expect(created.response.status).toBe(201);
   const key = createClient<paths>({ baseUrl: server.url, headers: { Authorization: `Bearer ${created.data!.secret}` } });
 
-  const body = { context: [{ type: 'Human' as const, text: 'Hello from a generated client' }], config: 'service_3_pi' as const, max_tokens: 30 };
+  const body = {
+    context: [{ type: 'Human' as const, text: 'Hello from a generated client' }],
+    config: 'service_3_pi' as const,
+    max_tokens: 30,
+  };
   const count = await key.POST('/external/api/inference/tokens', { body });
   expect(count.data!.fits).toBe(true);
 
@@ -72,7 +85,11 @@ test('signup to a receipt, with the generated client only', async () => {
   expect(replay.data).toEqual(reply.data);
 
   // The stream: the generated type of one `data:` frame is the chunk (or the usage frame).
-  const streamed = await key.POST('/external/api/inference/streaming', { params: { query: { include_usage: 'true' } }, body, parseAs: 'stream' });
+  const streamed = await key.POST('/external/api/inference/streaming', {
+    params: { query: { include_usage: 'true' } },
+    body,
+    parseAs: 'stream',
+  });
   type Frame = paths['/external/api/inference/streaming']['post']['responses'][200]['content']['text/event-stream'];
   const frames: Frame[] = [];
   const parser = createParser({ onEvent: (e) => frames.push(JSON.parse(e.data) as Frame) });

@@ -39,8 +39,14 @@ test('after traffic, every family is there and the counts moved', async () => {
   const before = await scrape();
   const user = await newUser(server, 'metrics');
   const ws = user.personalWs;
-  expect((await api(server).post(`/v1/workspaces/${ws}/billing/payment-method`).set(user.auth).send({ paymentMethodId: 'pm_card_visa' })).status).toBe(200);
-  const deposit = await api(server).post(`/v1/workspaces/${ws}/billing/deposits`).set(user.auth).set('Idempotency-Key', `dep-${ws}`).send({ amount: '100' });
+  expect(
+    (await api(server).post(`/v1/workspaces/${ws}/billing/payment-method`).set(user.auth).send({ paymentMethodId: 'pm_card_visa' })).status,
+  ).toBe(200);
+  const deposit = await api(server)
+    .post(`/v1/workspaces/${ws}/billing/deposits`)
+    .set(user.auth)
+    .set('Idempotency-Key', `dep-${ws}`)
+    .send({ amount: '100' });
   expect([200, 201]).toContain(deposit.status);
   const key = await seedKey(server.services, { workspaceId: ws, rateLimit: 3 });
   const body = JSON.stringify({ context: [{ type: 'Human', text: 'Hello there' }], config: 'service_3_pi', max_tokens: 5 });

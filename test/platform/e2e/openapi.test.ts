@@ -28,7 +28,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
 const documented = (onOwnServer: boolean): Op[] =>
   Object.entries(doc.paths as Record<string, Record<string, unknown>>)
     .filter(([, item]) => Boolean(item.servers) === onOwnServer)
-    .flatMap(([path, item]) => Object.keys(item).filter((m) => METHODS.includes(m)).map((method) => ({ method, path })));
+    .flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => METHODS.includes(m))
+        .map((method) => ({ method, path })),
+    );
 
 describe('GET /openapi.json', () => {
   test('is a valid OpenAPI 3.1 document whose every $ref resolves, with the package version', async () => {
@@ -74,14 +78,31 @@ describe('what a generated client needs', () => {
 
   test('the headers routes require or return are declared: Idempotency-Key, x-ratelimit-*, Retry-After, WWW-Authenticate, Idempotent-Replayed, x-usage-*', () => {
     const headerParams = (path: string, method: string) =>
-      ((doc.paths[path][method].parameters ?? []) as Array<{ in: string; name: string; required: boolean }>).filter((p) => p.in === 'header');
-    expect(headerParams('/v1/workspaces/{ws}/billing/deposits', 'post')).toEqual([expect.objectContaining({ name: 'Idempotency-Key', required: true })]);
-    for (const path of ['/external/api/inference', '/external/api/inference/streaming', '/external/api/inference/openai/v1/chat/completions']) {
+      ((doc.paths[path][method].parameters ?? []) as Array<{ in: string; name: string; required: boolean }>).filter(
+        (p) => p.in === 'header',
+      );
+    expect(headerParams('/v1/workspaces/{ws}/billing/deposits', 'post')).toEqual([
+      expect.objectContaining({ name: 'Idempotency-Key', required: true }),
+    ]);
+    for (const path of [
+      '/external/api/inference',
+      '/external/api/inference/streaming',
+      '/external/api/inference/openai/v1/chat/completions',
+    ]) {
       const op = doc.paths[path].post;
       expect(headerParams(path, 'post')).toEqual([expect.objectContaining({ name: 'Idempotency-Key', required: false })]);
       const ok = Object.keys(op.responses['200'].headers);
-      expect(ok).toEqual(expect.arrayContaining(['x-request-id', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests', 'Idempotent-Replayed']));
-      if (!path.endsWith('streaming')) expect(ok).toEqual(expect.arrayContaining(['x-usage-input-tokens', 'x-usage-output-tokens', 'x-usage-cost-usd']));
+      expect(ok).toEqual(
+        expect.arrayContaining([
+          'x-request-id',
+          'x-ratelimit-limit-requests',
+          'x-ratelimit-remaining-requests',
+          'x-ratelimit-reset-requests',
+          'Idempotent-Replayed',
+        ]),
+      );
+      if (!path.endsWith('streaming'))
+        expect(ok).toEqual(expect.arrayContaining(['x-usage-input-tokens', 'x-usage-output-tokens', 'x-usage-cost-usd']));
       expect(Object.keys(op.responses['429'].headers)).toEqual(expect.arrayContaining(['Retry-After', 'x-ratelimit-reset-requests']));
       expect(Object.keys(op.responses['409'].headers)).toContain('Retry-After');
       expect(Object.keys(op.responses['401'].headers)).toContain('WWW-Authenticate');
@@ -89,7 +110,7 @@ describe('what a generated client needs', () => {
     expect(Object.keys(doc.paths['/admin/projections'].get.responses['401'].headers)).toContain('WWW-Authenticate');
   });
 
-  test('every operation says what it does beyond its summary (a description, as Spectral\'s operation-description asks)', () => {
+  test("every operation says what it does beyond its summary (a description, as Spectral's operation-description asks)", () => {
     const without = operations()
       .filter(({ op }) => !(typeof op.description === 'string' && op.description.trim().length > 0))
       .map(({ method, path }) => `${method.toUpperCase()} ${path}`);
@@ -109,13 +130,17 @@ describe('what a generated client needs', () => {
     expect(Object.keys(doc.paths['/v1/login'].post.responses['200'].headers)).toContain('Set-Cookie');
     expect(Object.keys(doc.paths['/v1/logout'].post.responses['204'].headers)).toContain('Set-Cookie');
     for (const path of ['/external/api/inference/openai/v1/models', '/external/api/inference/openai/v1/models/{model}']) {
-      expect(Object.keys(doc.paths[path].get.responses['200'].headers)).toEqual(expect.arrayContaining(['x-ratelimit-limit-requests', 'x-ratelimit-reset-requests']));
+      expect(Object.keys(doc.paths[path].get.responses['200'].headers)).toEqual(
+        expect.arrayContaining(['x-ratelimit-limit-requests', 'x-ratelimit-reset-requests']),
+      );
     }
   });
 
   test("a stream's schema is its frame, so a generated client sees the chunk type", () => {
     const media = doc.paths['/external/api/inference/streaming'].post.responses['200'].content['text/event-stream'];
-    expect(media.schema.anyOf).toEqual(expect.arrayContaining([{ $ref: '#/components/schemas/InferenceChunk' }, { $ref: '#/components/schemas/InferenceUsage' }]));
+    expect(media.schema.anyOf).toEqual(
+      expect.arrayContaining([{ $ref: '#/components/schemas/InferenceChunk' }, { $ref: '#/components/schemas/InferenceUsage' }]),
+    );
     const chat = doc.paths['/external/api/inference/openai/v1/chat/completions'].post.responses['200'].content['text/event-stream'];
     expect(chat.schema.anyOf).toEqual(expect.arrayContaining([{ $ref: '#/components/schemas/ChatCompletionChunk' }]));
   });
@@ -132,7 +157,12 @@ describe('coverage', () => {
     expect(notServed).toEqual([]);
     // The walk itself sees what it must: the inference, admin, webhook and portal routes.
     expect(served.map(key)).toEqual(
-      expect.arrayContaining(['POST /external/api/inference', 'PUT /admin/workspaces/{ws}/keys/{keyId}/rate-limit', 'POST /webhooks/stripe', 'GET /portal/config.json']),
+      expect.arrayContaining([
+        'POST /external/api/inference',
+        'PUT /admin/workspaces/{ws}/keys/{keyId}/rate-limit',
+        'POST /webhooks/stripe',
+        'GET /portal/config.json',
+      ]),
     );
   });
 
@@ -178,9 +208,16 @@ describe('/docs', () => {
 
   test('every script and stylesheet the page loads is served from here with its type (nosniff holds)', async () => {
     const html = await (await fetch(`${server.url}/docs/`)).text();
-    const assets = [...html.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)=["']?([^"'\s>]+)/g)].map((m) => new URL(m[1], `${server.url}/docs/`));
+    const assets = [...html.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)=["']?([^"'\s>]+)/g)].map(
+      (m) => new URL(m[1], `${server.url}/docs/`),
+    );
     expect(assets.map((u) => u.pathname)).toEqual(
-      expect.arrayContaining(['/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/swagger-ui-standalone-preset.js', '/docs/swagger-ui-init.js']),
+      expect.arrayContaining([
+        '/docs/swagger-ui.css',
+        '/docs/swagger-ui-bundle.js',
+        '/docs/swagger-ui-standalone-preset.js',
+        '/docs/swagger-ui-init.js',
+      ]),
     );
     for (const url of assets) {
       const res = await fetch(url);

@@ -32,7 +32,9 @@ maybe('partitioned projectors under faults (3 processes, 6 partitions, PostgreSQ
 
   /** The owner id in each partition's lease (null: nobody holds it). */
   async function owners(): Promise<Array<string | null>> {
-    const tokens = await cluster.redis.mget(...Array.from({ length: PARTITIONS }, (_, i) => `${cluster.prefix}proj:partition:${i}of${PARTITIONS}:lease`));
+    const tokens = await cluster.redis.mget(
+      ...Array.from({ length: PARTITIONS }, (_, i) => `${cluster.prefix}proj:partition:${i}of${PARTITIONS}:lease`),
+    );
     return tokens.map((t) => (t === null ? null : t.slice(t.indexOf('-') + 1)));
   }
   /** The owner ids a projector took partitions under (one per process, from its log). */
@@ -143,7 +145,12 @@ maybe('partitioned projectors under faults (3 processes, 6 partitions, PostgreSQ
       const before = { refused: paused.matching(refusal).length, lost: paused.matching(/"lost partition"/).length };
       paused.proc.kill('SIGSTOP');
       try {
-        await until(async () => (await owners()).every((x) => x !== null && x !== id), 60_000, 'the others to take the paused projector partitions', 50);
+        await until(
+          async () => (await owners()).every((x) => x !== null && x !== id),
+          60_000,
+          'the others to take the paused projector partitions',
+          50,
+        );
         // The others apply events of its former partitions while it is stopped.
         const now = load.done;
         await until(() => load.done >= now + 15, 120_000, '15 requests while it is stopped');
@@ -162,7 +169,9 @@ maybe('partitioned projectors under faults (3 processes, 6 partitions, PostgreSQ
       await until(async () => (await owners()).includes(id) && (await balanced()), 60_000, 'the resumed projector to rejoin', 100);
     }
     await load.stop();
-    console.log(`projector SIGSTOP past its lease: ${cycles.join('; ')}; ${load.done} requests, statuses ${JSON.stringify(load.statuses())}`);
+    console.log(
+      `projector SIGSTOP past its lease: ${cycles.join('; ')}; ${load.done} requests, statuses ${JSON.stringify(load.statuses())}`,
+    );
     expect(refused).toBeGreaterThan(0);
     expect(load.statuses()).toEqual({ 200: load.done });
     await expectExact(load);
@@ -173,7 +182,9 @@ maybe('partitioned projectors under faults (3 processes, 6 partitions, PostgreSQ
     await until(() => load.done >= 30, 120_000, '30 requests');
     await load.stop();
     // The store's truth (the projectors may still be applying the last debits).
-    const expected = await Promise.all(wss.map(async (ws) => DEPOSIT - (await cluster.debitsOf(ws)).reduce((s, d) => s + BigInt(d.amountNanoUsd), 0n)));
+    const expected = await Promise.all(
+      wss.map(async (ws) => DEPOSIT - (await cluster.debitsOf(ws)).reduce((s, d) => s + BigInt(d.amountNanoUsd), 0n)),
+    );
     await until(async () => (await fetch(`${apiUrl}/readyz`)).status === 200, 30_000, '/readyz 200 before the flush');
 
     expect(await flushPrefix(TEST_REDIS_URL, cluster.prefix)).toBeGreaterThan(0);

@@ -83,7 +83,12 @@ maybe('PostgreSQL outage while running', () => {
     const signup = await fetch(`${server.url}/v1/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'outage@example.com', password: 'correct horse battery', name: 'O', acceptedPolicyVersion: POLICY_VERSION }),
+      body: JSON.stringify({
+        email: 'outage@example.com',
+        password: 'correct horse battery',
+        name: 'O',
+        acceptedPolicyVersion: POLICY_VERSION,
+      }),
     });
     expect(signup.status).toBe(503);
     expect(((await signup.json()) as { detail: unknown }).detail).toEqual(expect.any(String));
@@ -94,7 +99,7 @@ maybe('PostgreSQL outage while running', () => {
     let after = await infer(key.secret);
     // A deadline, not 50 tries: under load the pool's reconnects take longer; a service that never
     // heals still fails here.
-    for (const deadline = Date.now() + 45_000; Date.now() < deadline && after.status !== 200; ) {
+    for (const deadline = Date.now() + 45_000; Date.now() < deadline && after.status !== 200;) {
       await new Promise((r) => setTimeout(r, 200));
       after = await infer(key.secret);
     }

@@ -104,7 +104,10 @@ test('a Redis that goes away puts only JSON log lines on stdout and stderr, neve
   );
   svc.child.kill('SIGTERM');
   await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 15_000))]);
-  const lines = svc.out().split('\n').filter((l) => l.trim() !== '');
+  const lines = svc
+    .out()
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const notJson = lines.filter((l) => {
     try {
       JSON.parse(l);

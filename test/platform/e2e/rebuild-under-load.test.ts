@@ -38,7 +38,10 @@ test('keys created and deleted during looping rebuilds work and fail at once', a
   let conflictBody: any = null;
   const loop = async (name: string) => {
     while (rebuilding) {
-      const res = await fetch(`${server.url}/admin/projections/${name}/rebuild`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
+      const res = await fetch(`${server.url}/admin/projections/${name}/rebuild`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${TOKEN}` },
+      });
       outcomes[res.status] = (outcomes[res.status] ?? 0) + 1;
       if (res.status === 200) rebuilt[name]++;
       const body = await res.json();
@@ -57,7 +60,12 @@ test('keys created and deleted during looping rebuilds work and fail at once', a
   };
   try {
     for (let i = 0; i < ROUNDS; i++) {
-      const created = await timed(api(server).post(`/v1/workspaces/${user.personalWs}/keys`).set(user.auth).send({ name: `key ${i}` }));
+      const created = await timed(
+        api(server)
+          .post(`/v1/workspaces/${user.personalWs}/keys`)
+          .set(user.auth)
+          .send({ name: `key ${i}` }),
+      );
       if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
       const worked = await timed(models(created.body.secret));
       if (worked.status !== 200) failures.push(`new key ${i} → ${worked.status}`);

@@ -56,7 +56,12 @@ describe('GET /portal/workspaces/:ws/requests/:id holds no connection for nothin
     } as typeof readStream;
     let waiting: Promise<{ status: number; body: { detail?: unknown } }>[];
     try {
-      waiting = ids.slice(0, 4).map((id) => api(server).get(`/portal/workspaces/${u.personalWs}/requests/${id}`).set(u.auth).then((r) => r));
+      waiting = ids.slice(0, 4).map((id) =>
+        api(server)
+          .get(`/portal/workspaces/${u.personalWs}/requests/${id}`)
+          .set(u.auth)
+          .then((r) => r),
+      );
       await until(() => ids.slice(0, 4).every((id) => read.has(streams.inference(id))), 10_000, 'the four lookups to wait');
     } finally {
       server.services.store.readStream = readStream;

@@ -251,4 +251,3 @@ maybe('split roles over PostgreSQL and one Redis', () => {
     },
   );
 });
-

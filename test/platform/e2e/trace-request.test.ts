@@ -61,10 +61,17 @@ describe('npm run trace:request', () => {
   test('--list names the four scenarios; an unknown one exits non-zero with one line naming the valid ones', async () => {
     const list = await run(['--list']);
     expect(list.code).toBe(0);
-    expect(list.stdout.trimEnd().split('\n').map((l) => l.split(/\s+/)[0])).toEqual(['spec', 'streamed', 'create-key', 'reload']);
+    expect(
+      list.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(/\s+/)[0]),
+    ).toEqual(['spec', 'streamed', 'create-key', 'reload']);
     const bad = await run(['nope']);
     expect(bad.code).not.toBe(0);
     expect(bad.stdout).toBe('');
-    expect(bad.stderr.trimEnd().split('\n')).toEqual(['trace:request: unknown scenario "nope"; valid scenarios: spec, streamed, create-key, reload (options: --json, --list)']);
+    expect(bad.stderr.trimEnd().split('\n')).toEqual([
+      'trace:request: unknown scenario "nope"; valid scenarios: spec, streamed, create-key, reload (options: --json, --list)',
+    ]);
   });
 });

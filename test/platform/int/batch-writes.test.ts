@@ -94,11 +94,20 @@ redis.call('RPUSH', KEYS[1] or ARGV[1], cjson.encode(out))`;
   it("sums a script's incr() calls per field over the batch, exactly near and beyond 2^53", async () => {
     const b = new BatchWrites();
     const h = `${prefix}incr`;
-    const count = "incr(KEYS[1], ARGV[1], ARGV[2])";
+    const count = 'incr(KEYS[1], ARGV[1], ARGV[2])';
     // Below 2^53 each, but their sum is not: the double would round it.
     const near = 2n ** 52n + 1n;
     const beyond = 2n ** 62n + 3n;
-    const calls: Array<[string, bigint]> = [['small', 5n], ['small', -2n], ['near', near], ['near', near], ['near', 1n], ['big', beyond], ['big', -1n], ['zero', 0n]];
+    const calls: Array<[string, bigint]> = [
+      ['small', 5n],
+      ['small', -2n],
+      ['near', near],
+      ['near', near],
+      ['near', 1n],
+      ['big', beyond],
+      ['big', -1n],
+      ['zero', 0n],
+    ];
     for (const [field, delta] of calls) b.evalEach(count, [h], [field, delta.toString()]);
     await redis.hset(h, 'near', '1');
     const multi = redis.multi();
@@ -129,8 +138,18 @@ end`;
     const multi = redis.multi();
     b.flush(multi);
     expect((await multi.exec())!.filter(([err]) => err)).toEqual([]);
-    const want = (field: string, base = 0n) => calls.filter(([f]) => f === field).reduce((s, [, d]) => s + d, base).toString();
-    expect(await redis.hgetall(h)).toEqual({ big: want('big', 123456789012345n), small: '12', huge: want('huge'), frac: '1', neg: want('neg') });
+    const want = (field: string, base = 0n) =>
+      calls
+        .filter(([f]) => f === field)
+        .reduce((s, [, d]) => s + d, base)
+        .toString();
+    expect(await redis.hgetall(h)).toEqual({
+      big: want('big', 123456789012345n),
+      small: '12',
+      huge: want('huge'),
+      frac: '1',
+      neg: want('neg'),
+    });
     // Not an integer: to HINCRBY as written, which refuses it (as it did before room()).
     b.evalEach(add, [h], ['frac', '1.5']);
     const bad = redis.multi();

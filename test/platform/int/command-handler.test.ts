@@ -31,10 +31,19 @@ test('eventIds and a metadata function derive both from the decision; a re-sent 
       counter,
       async (n, at) => {
         await new Promise((r) => setTimeout(r, 5)); // decide may wait (the worker waits for the projections)
-        return { events: [{ type: 'Counted', data: { n } }, { type: 'Noted', data: {} }], result: { id: `r-${at.revision === null ? 'none' : at.revision}`, head: at.head } };
+        return {
+          events: [
+            { type: 'Counted', data: { n } },
+            { type: 'Noted', data: {} },
+          ],
+          result: { id: `r-${at.revision === null ? 'none' : at.revision}`, head: at.head },
+        };
       },
       {
-        eventIds: ({ result }) => [`00000000-0000-4000-8000-00000000000${result.id === 'r-none' ? 1 : 3}`, `00000000-0000-4000-8000-00000000000${result.id === 'r-none' ? 2 : 4}`],
+        eventIds: ({ result }) => [
+          `00000000-0000-4000-8000-00000000000${result.id === 'r-none' ? 1 : 3}`,
+          `00000000-0000-4000-8000-00000000000${result.id === 'r-none' ? 2 : 4}`,
+        ],
         metadata: ({ result }) => ({ actor: 'test', correlationId: result.id }),
       },
     );
@@ -46,19 +55,38 @@ test('eventIds and a metadata function derive both from the decision; a re-sent 
     ['00000000-0000-4000-8000-000000000002', 'Noted', 'r-none'],
   ]);
   // The same ids re-sent at the revision they were first written at: the original result, nothing written.
-  const again = await store.append('s-1', events.slice(0, 2).map((e) => ({ id: e.id, type: e.type, data: e.data })), { expectedRevision: 'no_stream' });
+  const again = await store.append(
+    's-1',
+    events.slice(0, 2).map((e) => ({ id: e.id, type: e.type, data: e.data })),
+    { expectedRevision: 'no_stream' },
+  );
   expect(again.position).toBe(first.appended!.position);
   const second = await run();
   expect(second.result).toEqual({ id: 'r-1', head: events[1].position });
-  expect((await store.readStream('s-1')).map((e) => e.id).slice(2)).toEqual(['00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000004']);
+  expect((await store.readStream('s-1')).map((e) => e.id).slice(2)).toEqual([
+    '00000000-0000-4000-8000-000000000003',
+    '00000000-0000-4000-8000-000000000004',
+  ]);
 });
 
 test('too few event ids is refused before anything is written', async () => {
   await expect(
-    handleCommand(store, 's-2', counter, () => ({ events: [{ type: 'A', data: {} }, { type: 'B', data: {} }], result: null }), {
-      eventIds: () => ['00000000-0000-4000-8000-000000000009'],
-      metadata: {},
-    }),
+    handleCommand(
+      store,
+      's-2',
+      counter,
+      () => ({
+        events: [
+          { type: 'A', data: {} },
+          { type: 'B', data: {} },
+        ],
+        result: null,
+      }),
+      {
+        eventIds: () => ['00000000-0000-4000-8000-000000000009'],
+        metadata: {},
+      },
+    ),
   ).rejects.toThrow(TypeError);
   expect(await store.readStream('s-2')).toEqual([]);
 });

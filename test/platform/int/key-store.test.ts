@@ -43,7 +43,9 @@ describe.each(adapters)('the data-key store on %s', (name, rows) => {
 
     // Rotation: the new master alone cannot unwrap the old wraps; with the old one as previous, rewrapAll moves them.
     const next = master();
-    await expect(new WrappedKeyStore(r, { current: next, source: 'MASTER_KEY' }).get([subject])).rejects.toThrow(/neither MASTER_KEY nor MASTER_KEY_PREVIOUS/);
+    await expect(new WrappedKeyStore(r, { current: next, source: 'MASTER_KEY' }).get([subject])).rejects.toThrow(
+      /neither MASTER_KEY nor MASTER_KEY_PREVIOUS/,
+    );
     const rotating = new WrappedKeyStore(r, { current: next, previous: old, source: 'MASTER_KEY' });
     expect(await rotating.rewrapAll()).toBeGreaterThanOrEqual(1);
     expect(await rotating.rewrapAll()).toBe(0);
@@ -65,11 +67,21 @@ test('the protected store seals on append, opens on read, and an erased subject 
     { type: 'Said', storedAs: 'SaidV2', subject: (d) => `user:${String(d.userId)}`, fields: ['words'] },
   ]);
   const userId = randomUUID();
-  await store.append('s-1', [{ id: randomUUID(), type: 'Said', data: { userId, words: 'a very secret sentence' } }, { id: randomUUID(), type: 'Other', data: { n: 1 } }], {
-    expectedRevision: 'no_stream',
-  });
+  await store.append(
+    's-1',
+    [
+      { id: randomUUID(), type: 'Said', data: { userId, words: 'a very secret sentence' } },
+      { id: randomUUID(), type: 'Other', data: { n: 1 } },
+    ],
+    {
+      expectedRevision: 'no_stream',
+    },
+  );
   const read = await store.readStream('s-1');
-  expect(read.map((e) => [e.type, e.data])).toEqual([['Said', { userId, words: 'a very secret sentence' }], ['Other', { n: 1 }]]);
+  expect(read.map((e) => [e.type, e.data])).toEqual([
+    ['Said', { userId, words: 'a very secret sentence' }],
+    ['Other', { n: 1 }],
+  ]);
   expect(readFileSync(file).toString('latin1') + readFileSync(`${file}-wal`).toString('latin1')).not.toContain('a very secret sentence');
   await keys.destroy(`user:${userId}`);
   expect((await store.readAll())[0].data).toEqual({ userId, words: ERASED });

@@ -95,7 +95,14 @@ interface Child {
 
 function startRunner(childEnv: Record<string, string>, prefix: string): Child {
   const proc = spawn(process.execPath, bundle.args, {
-    env: { ...process.env, ...childEnv, NODE_PATH: resolve(__dirname, '../../../node_modules'), REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, BATCH_SIZE: '20' },
+    env: {
+      ...process.env,
+      ...childEnv,
+      NODE_PATH: resolve(__dirname, '../../../node_modules'),
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      BATCH_SIZE: '20',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(proc);

@@ -34,8 +34,15 @@ async function merged(count: number) {
   const key = (...p: string[]) => env.ks.rm('fx-ledger', '0', ...p);
   const applied = await env.redis.hgetall(key('applied'));
   const positions = await env.redis.zrange(key('positions'), 0, -1);
-  const checkpoints = await Promise.all(partitionKeyspaces(env.prefix, count).map(async (pks) => (await env.redis.get(pks.checkpoint('fx-ledger', '0'))) ?? '0'));
-  return { applied, positions: positions.sort((a, b) => Number(BigInt(a) - BigInt(b))), checkpoints, balance: await env.redis.hgetall(key('balance')) };
+  const checkpoints = await Promise.all(
+    partitionKeyspaces(env.prefix, count).map(async (pks) => (await env.redis.get(pks.checkpoint('fx-ledger', '0'))) ?? '0'),
+  );
+  return {
+    applied,
+    positions: positions.sort((a, b) => Number(BigInt(a) - BigInt(b))),
+    checkpoints,
+    balance: await env.redis.hgetall(key('balance')),
+  };
 }
 
 it('spreads workspaces over partitions by a stable hash, and events without one go to partition 0', () => {
@@ -53,7 +60,16 @@ it("gives each partition a batch guard key of its own, so one runner's failed ch
 });
 
 it('two projectors share the partitions, apply every event once, and one takes over what the other gave up', async () => {
-  const opts = { store: env.store, prefix: env.prefix, partitions: 4, leaseMs: 600, connect: async () => env.connect(), projections: [fxLedger()], batchSize: 50, log };
+  const opts = {
+    store: env.store,
+    prefix: env.prefix,
+    partitions: 4,
+    leaseMs: 600,
+    connect: async () => env.connect(),
+    projections: [fxLedger()],
+    batchSize: 50,
+    log,
+  };
   const a = new PartitionedProjector(opts);
   const b = new PartitionedProjector(opts);
   await a.start();
@@ -75,7 +91,7 @@ it('two projectors share the partitions, apply every event once, and one takes o
   expect(got.balance).toEqual(want.balance);
 });
 
-it("refuses the batch of an owner whose lease moved while it was paused, and that owner stops", async () => {
+it('refuses the batch of an owner whose lease moved while it was paused, and that owner stops', async () => {
   const [p0] = partitionKeyspaces(env.prefix, 2);
   const first = new PartitionLease(env.connect(), p0, 'first', 60_000);
   expect(await first.acquire()).toBe(true);
@@ -117,7 +133,17 @@ it("runs the reactors in each partition over that partition's events only, each 
       reacted.push({ e, applied: await env.redis.hget(env.ks.rm('fx-ledger', '0', 'applied'), e.id) });
     },
   };
-  const a = new PartitionedProjector({ store: env.store, prefix: env.prefix, partitions: 2, leaseMs: 60_000, connect: async () => env.connect(), projections: [fxLedger()], reactors: [reactor], batchSize: 8, log });
+  const a = new PartitionedProjector({
+    store: env.store,
+    prefix: env.prefix,
+    partitions: 2,
+    leaseMs: 60_000,
+    connect: async () => env.connect(),
+    projections: [fxLedger()],
+    reactors: [reactor],
+    batchSize: 8,
+    log,
+  });
   await a.start();
   expect(a.partitions).toEqual([0]);
   const head = await appendWs(60);
@@ -185,7 +211,15 @@ it("never parses another partition's events: their workspace is read from the JS
       },
     };
   };
-  const runner = new ProjectionRunner({ store, redis: env.connect(), ks: p0, projections: [forPartition(fxLedger(), p0)], owns: ownedBy(p0, [fxLedger()]), batchSize: 8, log });
+  const runner = new ProjectionRunner({
+    store,
+    redis: env.connect(),
+    ks: p0,
+    projections: [forPartition(fxLedger(), p0)],
+    owns: ownedBy(p0, [fxLedger()]),
+    batchSize: 8,
+    log,
+  });
   const seq = { i: 0 };
   await appendWs(36, seq); // read by the catch-up
   await runner.start();

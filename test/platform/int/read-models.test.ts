@@ -32,11 +32,19 @@ describe('ReadModels.read', () => {
     const rm = new ReadModels(env.redis, env.ks);
     await env.redis.set(env.ks.rm('m', '0', 'x'), '7');
     await put('0', 'zero');
-    expect(await rm.read('m', (k) => [['get', k('x')], ['get', k('missing')], ['hget', k('ws', 'a'), 'balance'], ['hgetall', k('ws', 'a')], ['hgetall', k('missing')]])).toEqual(['7', null, 'zero', { balance: 'zero' }, {}]);
+    expect(
+      await rm.read('m', (k) => [
+        ['get', k('x')],
+        ['get', k('missing')],
+        ['hget', k('ws', 'a'), 'balance'],
+        ['hgetall', k('ws', 'a')],
+        ['hgetall', k('missing')],
+      ]),
+    ).toEqual(['7', null, 'zero', { balance: 'zero' }, {}]);
     await expect(rm.read('m', (k) => [['hgetall', k('x')]])).rejects.toThrow(/WRONGTYPE/);
   });
 
-  test('reads issued together (a debit\'s reactions, side by side) leave in one socket write', async () => {
+  test("reads issued together (a debit's reactions, side by side) leave in one socket write", async () => {
     const redis = env.connect();
     const rm = new ReadModels(redis, env.ks);
     for (const [i, v] of ['zero', 'one', 'two'].entries()) await redis.hset(env.ks.rm('m', '0', 'ws', String(i)), 'balance', v);
@@ -64,7 +72,16 @@ describe('ReadModels.read', () => {
     const rm = new ReadModels(env.redis, env.ks);
     await env.redis.set(env.ks.rm('m', '0', 'budget'), '100');
     await env.redis.hset(env.ks.rm('m', '0', 'spend'), 'd', '7');
-    const reads = (first: string) => rm.read('m', (k) => [['get', k(first)], ['get', k('period')], ['hget', k('spend'), 'd']], { ifFirst: true });
+    const reads = (first: string) =>
+      rm.read(
+        'm',
+        (k) => [
+          ['get', k(first)],
+          ['get', k('period')],
+          ['hget', k('spend'), 'd'],
+        ],
+        { ifFirst: true },
+      );
     await reads('budget'); // the generation seen, the script loaded
     const none = await commandsRun(env.ks.prefix, async () => expect(await reads('no-budget')).toEqual([null, null, null]));
     expect(none.map((c) => c[0])).toEqual(['evalsha', 'get', 'get']);

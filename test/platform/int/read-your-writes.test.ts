@@ -47,7 +47,8 @@ test.each(ROLES)('in role %s, an answer waits for the projections and not for th
   const ledger = fxLedger('ryw-ledger');
   dataDir = mkdtempSync(join(tmpdir(), 'tollgate-ryw-roles-'));
   const shared = { DATA_DIR: dataDir, REDIS_PREFIX: uniquePrefix('ryw-roles'), READ_YOUR_WRITES_TIMEOUT_MS: String(patience(5_000)) };
-  for (const role of roles) servers.push(await startTestServer({ ...shared, ...role }, { modules: [fxModule([ledger], [waitsForTheAnswer])] }));
+  for (const role of roles)
+    servers.push(await startTestServer({ ...shared, ...role }, { modules: [fxModule([ledger], [waitsForTheAnswer])] }));
   const api = servers[servers.length - 1].services;
 
   const warn = jest.spyOn(api.log, 'warn');

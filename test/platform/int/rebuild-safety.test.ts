@@ -71,7 +71,9 @@ describe('rebuilds next to a live runner', () => {
       const slow = gatedStore(env.store);
       const first = rebuildProjection({ store: slow.store, redis: env.connect(), ks: env.ks, projection: fxLedger() });
       await until(async () => (await rebuildStatus(env.redis, env.ks, 'fx-ledger')) !== null, 5000, 'the lock');
-      const second = await rebuildProjection({ store: env.store, redis: env.connect(), ks: env.ks, projection: fxLedger() }).catch((e) => e);
+      const second = await rebuildProjection({ store: env.store, redis: env.connect(), ks: env.ks, projection: fxLedger() }).catch(
+        (e) => e,
+      );
       expect(second).toBeInstanceOf(RebuildRunning);
       const progress = (second as RebuildRunning).progress;
       expect(progress).toMatchObject({ name: 'fx-ledger', generation: expect.stringMatching(/^\d+$/), position: '0', head: '200' });
@@ -180,7 +182,14 @@ describe('rebuilds next to a live runner', () => {
       expect(await runner.waitFor(await env.store.headPosition(), patience(5000))).toBe(true);
       // A bundle (test/support/child-process.ts): under tsx the child's start alone took over 90 s at load 14.
       const child = spawn(process.execPath, bundleChild(resolve(__dirname, '../../support/fixtures/rebuild-child.ts')).args, {
-        env: { ...process.env, NODE_PATH: BUNDLE_NODE_PATH, DB_FILE: env.dbFile, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: env.prefix, LOCK_TTL_MS: '1000' },
+        env: {
+          ...process.env,
+          NODE_PATH: BUNDLE_NODE_PATH,
+          DB_FILE: env.dbFile,
+          REDIS_URL: TEST_REDIS_URL,
+          REDIS_PREFIX: env.prefix,
+          LOCK_TTL_MS: '1000',
+        },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let out = '';
@@ -193,7 +202,11 @@ describe('rebuilds next to a live runner', () => {
       expect(partial.length).toBeGreaterThan(0);
       expect(await env.redis.get(env.ks.active('fx-ledger'))).toBeNull();
       // the lock runs out; the live runner removes the generation nobody will finish
-      await until(async () => (await env.redis.keys(`${env.ks.genPrefix('fx-ledger', gen)}*`)).length === 0, 5000, 'the partial generation to go');
+      await until(
+        async () => (await env.redis.keys(`${env.ks.genPrefix('fx-ledger', gen)}*`)).length === 0,
+        5000,
+        'the partial generation to go',
+      );
       expect(await env.redis.smembers(env.ks.building('fx-ledger'))).toEqual([]);
       expect(await modelMatchesStore()).toBe(true);
       // and the next rebuild runs

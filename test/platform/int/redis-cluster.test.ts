@@ -89,11 +89,15 @@ test('a seed node that cannot be reached stops the start with one line naming RE
   const port = (closed.address() as { port: number }).port;
   await new Promise((r) => closed.close(r));
   const nodes = [...NODES.slice(0, 2), `127.0.0.1:${port}`];
-  const err = await connectRedis(redisTargetOf(loadConfig({ REDIS_CLUSTER_NODES: nodes.join(',') })), 'cluster-down', {}, 2000).catch((e: Error) => e);
+  const err = await connectRedis(redisTargetOf(loadConfig({ REDIS_CLUSTER_NODES: nodes.join(',') })), 'cluster-down', {}, 2000).catch(
+    (e: Error) => e,
+  );
   expect(err).toBeInstanceOf(RedisUnavailable);
   const line = describeStartupError(err);
   expect(line.split('\n')).toHaveLength(1);
-  expect(line).toContain(`cannot reach Redis Cluster node 127.0.0.1:${port} (REDIS_CLUSTER_NODES=${nodes.join(',')}): connect ECONNREFUSED`);
+  expect(line).toContain(
+    `cannot reach Redis Cluster node 127.0.0.1:${port} (REDIS_CLUSTER_NODES=${nodes.join(',')}): connect ECONNREFUSED`,
+  );
 });
 
 test('a cluster that does not serve every slot stops the start with one line naming REDIS_CLUSTER_NODES', async () => {
@@ -104,7 +108,9 @@ test('a cluster that does not serve every slot stops the start with one line nam
     expect(err).toBeInstanceOf(RedisUnavailable);
     const line = describeStartupError(err);
     expect(line.split('\n')).toHaveLength(1);
-    expect(line).toContain(`the Redis Cluster at REDIS_CLUSTER_NODES=${bare.nodes[0]} does not serve every slot: ${bare.nodes[0]} sees 0 of 16384 slots served (cluster_state:fail)`);
+    expect(line).toContain(
+      `the Redis Cluster at REDIS_CLUSTER_NODES=${bare.nodes[0]} does not serve every slot: ${bare.nodes[0]} sees 0 of 16384 slots served (cluster_state:fail)`,
+    );
   } finally {
     await bare.stop();
   }

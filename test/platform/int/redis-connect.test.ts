@@ -55,7 +55,9 @@ it('gives up after the timeout it is given, naming the setting', async () => {
   const started = Date.now();
   const err = await connectRedis(url, 'silent', {}, 300).catch((e: Error) => e);
   expect(err).toBeInstanceOf(RedisUnavailable);
-  expect((err as Error).message).toMatch(/^cannot reach Redis at REDIS_URL=redis:\/\/127\.0\.0\.1:\d+: no answer within 300 ms \(REDIS_CONNECT_TIMEOUT_MS\)$/);
+  expect((err as Error).message).toMatch(
+    /^cannot reach Redis at REDIS_URL=redis:\/\/127\.0\.0\.1:\d+: no answer within 300 ms \(REDIS_CONNECT_TIMEOUT_MS\)$/,
+  );
   expect(Date.now() - started).toBeGreaterThanOrEqual(300);
 });
 

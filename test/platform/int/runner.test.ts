@@ -147,7 +147,9 @@ describe('ProjectionRunner', () => {
     expect(withProgress.map((b) => b[b.length - 1][2])).toEqual(checkpoints.map((c) => c[0][2]));
     // catch-up: the 120 historic events went in one block; live: 35 events in blocks of ≤ 10 events
     const appliedPerBlock = blocks.map((b) => b.filter((c) => c[0].toLowerCase() === 'zadd').length);
-    expect(blocks[0].filter((c) => c[0].toLowerCase() === 'zadd').length).toBe(fxExpected(await env.store.readAll({ maxCount: 120 })).positions.length);
+    expect(blocks[0].filter((c) => c[0].toLowerCase() === 'zadd').length).toBe(
+      fxExpected(await env.store.readAll({ maxCount: 120 })).positions.length,
+    );
     const live = blocks.slice(1);
     expect(live.length).toBeGreaterThanOrEqual(4);
     const livePositions = live.map((b) => Number(b[b.length - 1][2]));
@@ -167,7 +169,11 @@ describe('ProjectionRunner', () => {
   });
 
   test('events of types no projection handles still advance the checkpoint', async () => {
-    const noise = Array.from({ length: 25 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, type: 'FxNoise', data: {} }));
+    const noise = Array.from({ length: 25 }, (_, i) => ({
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      type: 'FxNoise',
+      data: {},
+    }));
     await env.store.append('noise-1', noise, { expectedRevision: 'no_stream' });
     const runner = env.runner([fxLedger()]);
     await runner.start();
@@ -391,10 +397,18 @@ describe('ProjectionRunner', () => {
     const before = seen.length;
     await rebuildProjection({ store: env.store, redis: env.redis, ks: env.ks, projection: fxLedger() });
     // Whatever the rebuild could have set off is before an event the reactor ignores: wait for that one.
-    const { position } = await env.store.append('noise-after-rebuild', [{ id: '00000000-0000-4000-8000-00000000a001', type: 'FxNoise', data: {} }], {
-      expectedRevision: 'no_stream',
-    });
-    await until(async () => (await env.redis.get(env.ks.reactorCheckpoint('fx-reactor'))) === position.toString(), 5000, 'the reactor checkpoint');
+    const { position } = await env.store.append(
+      'noise-after-rebuild',
+      [{ id: '00000000-0000-4000-8000-00000000a001', type: 'FxNoise', data: {} }],
+      {
+        expectedRevision: 'no_stream',
+      },
+    );
+    await until(
+      async () => (await env.redis.get(env.ks.reactorCheckpoint('fx-reactor'))) === position.toString(),
+      5000,
+      'the reactor checkpoint',
+    );
     expect(seen.length).toBe(before);
   });
 
@@ -488,7 +502,11 @@ describe('ProjectionRunner', () => {
     const started = new Promise<void>((r) => (bStarted = r));
     let overlapped: boolean | null = null;
     const seen: Record<string, bigint[]> = { 'fx-a': [], 'fx-b': [] };
-    const make = (name: string, react: (e: RecordedEvent) => Promise<void>): Reactor => ({ name, handles: new Set(['FxCredited', 'FxDebited']), react });
+    const make = (name: string, react: (e: RecordedEvent) => Promise<void>): Reactor => ({
+      name,
+      handles: new Set(['FxCredited', 'FxDebited']),
+      react,
+    });
     const a = make('fx-a', async (e) => {
       if (overlapped === null) overlapped = await Promise.race([started.then(() => true), sleep(2000).then(() => false)]);
       seen['fx-a'].push(e.position);
@@ -506,7 +524,10 @@ describe('ProjectionRunner', () => {
     const handled = (await env.store.readAll()).filter((e) => e.type === 'FxCredited' || e.type === 'FxDebited').map((e) => e.position);
     expect(seen['fx-a']).toEqual(handled);
     expect(seen['fx-b']).toEqual(handled);
-    expect(await env.redis.mget(env.ks.reactorCheckpoint('fx-a'), env.ks.reactorCheckpoint('fx-b'))).toEqual([head.toString(), head.toString()]);
+    expect(await env.redis.mget(env.ks.reactorCheckpoint('fx-a'), env.ks.reactorCheckpoint('fx-b'))).toEqual([
+      head.toString(),
+      head.toString(),
+    ]);
   });
 
   test('a failing reactor is retried (at least once) without applying projections twice', async () => {

@@ -60,7 +60,9 @@ test('a read sees the appends to its stream that are still with the writer', asy
 });
 
 test('appends of one turn to one stream at the same revision: one lands, the others are refused', async () => {
-  const results = await Promise.allSettled([ev('A'), ev('B'), ev('C')].map((e) => store.append('s', [e], { expectedRevision: 'no_stream' })));
+  const results = await Promise.allSettled(
+    [ev('A'), ev('B'), ev('C')].map((e) => store.append('s', [e], { expectedRevision: 'no_stream' })),
+  );
   expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
   expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ name: 'WrongExpectedVersion', actual: 0n });
   expect((await store.readStream('s')).map((e) => e.type)).toEqual(['A']);

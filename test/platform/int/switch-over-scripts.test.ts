@@ -4,7 +4,14 @@ import { createLogger } from '../../../src/platform/log';
 import { dropAbandonedGenerations } from '../../../src/platform/projections/generations';
 import { Keyspace } from '../../../src/platform/projections/keyspace';
 import type { Projection } from '../../../src/platform/projections/projection';
-import { adoptRebuilt, advanceCheckpoints, FencedOut, GenerationSwitched, markReady, RunnerState } from '../../../src/platform/projections/switch-over';
+import {
+  adoptRebuilt,
+  advanceCheckpoints,
+  FencedOut,
+  GenerationSwitched,
+  markReady,
+  RunnerState,
+} from '../../../src/platform/projections/switch-over';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
 
 /**

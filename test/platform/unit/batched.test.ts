@@ -26,6 +26,9 @@ describe('batched', () => {
       out.push(b);
       release();
     }
-    expect(out).toEqual([[1, 2, 3], [4, 5]]);
+    expect(out).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
   });
 });

@@ -2,7 +2,16 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CGROUP_PREFIX, cfsQuota, CgroupThrottle, defaultPeriodMs, detectCgroupCpu, quotaFiles, removeStale, writable } from '../../bench/cpu-throttle';
+import {
+  CGROUP_PREFIX,
+  cfsQuota,
+  CgroupThrottle,
+  defaultPeriodMs,
+  detectCgroupCpu,
+  quotaFiles,
+  removeStale,
+  writable,
+} from '../../bench/cpu-throttle';
 
 /**
  * bench:cluster's cgroup CPU throttle (test/bench/cpu-throttle.ts): the quota arithmetic and the
@@ -71,7 +80,13 @@ describe('cgroup CPU throttle (bench helper)', () => {
 
     it('removes the empty cgroups of benches that are gone, and nothing else', () => {
       const gone = 2 ** 22 + 12345; // above the default pid_max: no such process
-      for (const name of [`${CGROUP_PREFIX}-${gone}-0`, `${CGROUP_PREFIX}-probe-${gone}`, `${CGROUP_PREFIX}-${process.pid}-0`, 'someone-else']) mkdirSync(join(root, name));
+      for (const name of [
+        `${CGROUP_PREFIX}-${gone}-0`,
+        `${CGROUP_PREFIX}-probe-${gone}`,
+        `${CGROUP_PREFIX}-${process.pid}-0`,
+        'someone-else',
+      ])
+        mkdirSync(join(root, name));
       expect(removeStale({ version: 1, dir: root }).sort()).toEqual([`${CGROUP_PREFIX}-${gone}-0`, `${CGROUP_PREFIX}-probe-${gone}`]);
       expect(existsSync(join(root, `${CGROUP_PREFIX}-${process.pid}-0`))).toBe(true);
       expect(existsSync(join(root, 'someone-else'))).toBe(true);
@@ -82,9 +97,16 @@ describe('cgroup CPU throttle (bench helper)', () => {
   const real = cg !== null && writable(cg) ? it : it.skip;
   real('holds a busy process to its share, and removes its cgroup on release', async () => {
     // Spins for 2 s of wall time and says how much CPU it got; 10% of 20 ms periods.
-    const child = spawn(process.execPath, ['-e', 'const t = Date.now(); const c0 = process.cpuUsage(); while (Date.now() - t < 2000); const c = process.cpuUsage(c0); console.log(c.user + c.system)'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        'const t = Date.now(); const c0 = process.cpuUsage(); while (Date.now() - t < 2000); const c = process.cpuUsage(c0); console.log(c.user + c.system)',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const t = new CgroupThrottle(cg!, 0.1, 20);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d));

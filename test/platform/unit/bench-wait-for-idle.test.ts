@@ -11,7 +11,10 @@ describe('waitForIdle (bench helper)', () => {
     // Spins until it has used 1.5 s of CPU (however long the machine's load makes that), then idles.
     const child = spawn(
       process.execPath,
-      ['-e', "const c0 = process.cpuUsage(); while (process.cpuUsage(c0).user < 1.5e6); console.log('idle'); setTimeout(() => undefined, 600000)"],
+      [
+        '-e',
+        "const c0 = process.cpuUsage(); while (process.cpuUsage(c0).user < 1.5e6); console.log('idle'); setTimeout(() => undefined, 600000)",
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let idleSaid = false;

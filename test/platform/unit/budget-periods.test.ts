@@ -18,9 +18,21 @@ describe('budget periods (UTC)', () => {
 
   test('each window starts at its boundary and resets at the next one', () => {
     const now = at('2026-11-25T13:45:00.000Z'); // a Wednesday
-    expect(periodWindow('daily', now)).toEqual({ id: '2026-11-25', start: at('2026-11-25T00:00:00.000Z'), resetsAt: at('2026-11-26T00:00:00.000Z') });
-    expect(periodWindow('weekly', now)).toEqual({ id: '2026-W48', start: at('2026-11-23T00:00:00.000Z'), resetsAt: at('2026-11-30T00:00:00.000Z') });
-    expect(periodWindow('monthly', now)).toEqual({ id: '2026-11', start: at('2026-11-01T00:00:00.000Z'), resetsAt: at('2026-12-01T00:00:00.000Z') });
+    expect(periodWindow('daily', now)).toEqual({
+      id: '2026-11-25',
+      start: at('2026-11-25T00:00:00.000Z'),
+      resetsAt: at('2026-11-26T00:00:00.000Z'),
+    });
+    expect(periodWindow('weekly', now)).toEqual({
+      id: '2026-W48',
+      start: at('2026-11-23T00:00:00.000Z'),
+      resetsAt: at('2026-11-30T00:00:00.000Z'),
+    });
+    expect(periodWindow('monthly', now)).toEqual({
+      id: '2026-11',
+      start: at('2026-11-01T00:00:00.000Z'),
+      resetsAt: at('2026-12-01T00:00:00.000Z'),
+    });
     expect(periodWindow('monthly', at('2026-12-31T23:59:59.999Z')).resetsAt).toEqual(at('2027-01-01T00:00:00.000Z'));
     // A Sunday belongs to the week that started the Monday before.
     expect(periodWindow('weekly', at('2026-11-29T23:59:59.999Z')).start).toEqual(at('2026-11-23T00:00:00.000Z'));

@@ -32,13 +32,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'nonsense' })).toThrow(
       /invalid setting EVENTSTORE_CONNECTION_STRING: must look like esdb:\/\//,
     );
-    expect(
-      loadConfig({}, { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false' }).EVENT_STORE,
-    ).toBe('esdb');
+    expect(loadConfig({}, { EVENT_STORE: 'esdb', EVENTSTORE_CONNECTION_STRING: 'esdb://localhost:2113?tls=false' }).EVENT_STORE).toBe(
+      'esdb',
+    );
   });
 
   it('requires DATABASE_URL for PostgreSQL, checks its form and never echoes its password', () => {
-    expect(() => loadConfig({}, { EVENT_STORE: 'postgres' })).toThrow(/^invalid setting DATABASE_URL: is required when EVENT_STORE=postgres$/);
+    expect(() => loadConfig({}, { EVENT_STORE: 'postgres' })).toThrow(
+      /^invalid setting DATABASE_URL: is required when EVENT_STORE=postgres$/,
+    );
     expect(() => loadConfig({}, { EVENT_STORE: 'postgres', DATABASE_URL: 'mysql://u:hunter2@db/x' })).toThrow(
       /^invalid setting DATABASE_URL: must look like postgres:\/\/.*\(got "mysql:\/\/\*\*\*@db\/x"\)$/,
     );

@@ -9,11 +9,17 @@ import { join, relative } from 'node:path';
 const root = join(__dirname, '../../..');
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+  );
 }
 
 // The store itself and its decorators (metrics; the seal of protected fields), which forward every append, are not writers.
-const NOT_WRITERS = [/^src\/platform\/eventstore\//, /^src\/platform\/metrics\/observed-store\.ts$/, /^src\/platform\/crypto\/protected-store\.ts$/];
+const NOT_WRITERS = [
+  /^src\/platform\/eventstore\//,
+  /^src\/platform\/metrics\/observed-store\.ts$/,
+  /^src\/platform\/crypto\/protected-store\.ts$/,
+];
 
 describe('writes that bypass handleCommand', () => {
   const direct = files(join(root, 'src'))
@@ -23,7 +29,13 @@ describe('writes that bypass handleCommand', () => {
     .sort();
 
   it('are exactly the ones the architecture names', () => {
-    expect(direct).toEqual(['src/billing/workers/budget-alerts/reactor.ts', 'src/inference/usecases/completion-recorder.ts', 'src/inference/usecases/engine.ts', 'src/inference/usecases/supersede.ts', 'src/inference/workers/sweeper.ts']);
+    expect(direct).toEqual([
+      'src/billing/workers/budget-alerts/reactor.ts',
+      'src/inference/usecases/completion-recorder.ts',
+      'src/inference/usecases/engine.ts',
+      'src/inference/usecases/supersede.ts',
+      'src/inference/workers/sweeper.ts',
+    ]);
   });
 
   it('are each named in docs/ARCHITECTURE.md', () => {

@@ -48,10 +48,16 @@ describe('errorHandler maps DomainError codes', () => {
   });
 
   it('invalid → 422 in the FastAPI list, naming the field', () => {
-    expect(answer(new DomainError('invalid', 'too long', 'name')).body).toEqual({ detail: [{ loc: ['body', 'name'], msg: 'too long', type: 'value_error' }] });
+    expect(answer(new DomainError('invalid', 'too long', 'name')).body).toEqual({
+      detail: [{ loc: ['body', 'name'], msg: 'too long', type: 'value_error' }],
+    });
   });
 
   it('an HttpError keeps its own status and headers', () => {
-    expect(answer(new HttpError(429, 'slow down', { 'Retry-After': '3' }))).toEqual({ status: 429, headers: { 'Retry-After': '3' }, body: { detail: 'slow down' } });
+    expect(answer(new HttpError(429, 'slow down', { 'Retry-After': '3' }))).toEqual({
+      status: 429,
+      headers: { 'Retry-After': '3' },
+      body: { detail: 'slow down' },
+    });
   });
 });

@@ -58,7 +58,9 @@ describe('import graph of src/', () => {
   it('loads nothing of the HTTP side, nor the composition root, from the pure files or the use cases', () => {
     const inner = Object.keys(graph).filter((f) => PURE_FILES.includes(f) || isUseCase(f));
     expect(inner.length).toBeGreaterThan(20);
-    const bad = inner.flatMap((f) => [...closure(f)].filter((d) => isHttp(d) || /^(main|modules|services)\.ts$/.test(d)).map((d) => `${f} → ${d}`));
+    const bad = inner.flatMap((f) =>
+      [...closure(f)].filter((d) => isHttp(d) || /^(main|modules|services)\.ts$/.test(d)).map((d) => `${f} → ${d}`),
+    );
     expect(bad).toEqual([]);
   });
 });
@@ -87,12 +89,18 @@ describe('layers of the pure files and the use cases', () => {
   });
 
   it('the use cases use the ports, not an adapter (no demo model, no upstream client)', () => {
-    expect(importsOf(isUseCase).filter(([, d]) => /^inference\/(demo|openai)\//.test(d)).map(([f, d]) => `${f} → ${d}`)).toEqual([]);
+    expect(
+      importsOf(isUseCase)
+        .filter(([, d]) => /^inference\/(demo|openai)\//.test(d))
+        .map(([f, d]) => `${f} → ${d}`),
+    ).toEqual([]);
   });
 
   it('the pure files and the use cases never import express', () => {
     const files = Object.keys(deps).filter((f) => isPure(f) || isUseCase(f));
-    const express = files.filter((f) => /(?:from\s+|require\(\s*|import\(\s*)['"]express(?:\/[^'"]*)?['"]/.test(readFileSync(join(src, f), 'utf8')));
+    const express = files.filter((f) =>
+      /(?:from\s+|require\(\s*|import\(\s*)['"]express(?:\/[^'"]*)?['"]/.test(readFileSync(join(src, f), 'utf8')),
+    );
     expect(express).toEqual([]);
   });
 });

@@ -65,7 +65,9 @@ const internalImports = (keep: (f: string) => boolean) =>
 
 describe('areas', () => {
   test('an area uses another only through its index.ts, routes/index.ts or events.ts', () => {
-    const crossing = importsOf((f) => areaOf(f) !== undefined).filter(({ file, target }) => areaOf(target) && areaOf(target) !== areaOf(file));
+    const crossing = importsOf((f) => areaOf(f) !== undefined).filter(
+      ({ file, target }) => areaOf(target) && areaOf(target) !== areaOf(file),
+    );
     expect(crossing.length).toBeGreaterThan(10);
     expect(internalImports((f) => areaOf(f) !== undefined)).toEqual([]);
   });
@@ -77,6 +79,10 @@ describe('areas', () => {
   test('the platform imports nothing from any area', () => {
     const all = importsOf((f) => f.startsWith('platform/'));
     expect(all.length).toBeGreaterThan(50);
-    expect(all.filter(({ target }) => areaOf(target) !== undefined || /^(services|main|init|modules)\.ts$/.test(target)).map(({ file, target }) => `${file} → ${target}`)).toEqual([]);
+    expect(
+      all
+        .filter(({ target }) => areaOf(target) !== undefined || /^(services|main|init|modules)\.ts$/.test(target))
+        .map(({ file, target }) => `${file} → ${target}`),
+    ).toEqual([]);
   });
 });

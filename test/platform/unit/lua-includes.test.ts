@@ -20,7 +20,10 @@ function* filesUnder(dir: string): Generator<string> {
 
 const files = [...filesUnder(SRC)];
 const luaFiles = files.filter((f) => f.endsWith('.lua')).map((f) => relative(SRC, f));
-const tsText = files.filter((f) => f.endsWith('.ts')).map((f) => readFileSync(f, 'utf8')).join('\n');
+const tsText = files
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => readFileSync(f, 'utf8'))
+  .join('\n');
 const read = (file: string) => readFileSync(join(SRC, file), 'utf8');
 /** Lua without its comments (`--` to the end of the line; the scripts use no long comments). */
 const code = (lua: string) => lua.replace(/--.*$/gm, '');
@@ -87,7 +90,9 @@ test('the check finds a helper used without its include line', () => {
 test('the loader refuses an include line it was not given, and an include given without its line', () => {
   expect(() => luaScript('inference/routes/admit.lua', { keys: [], args: [] })).toThrow(/--@include reserve/);
   const reserve = { name: 'reserve', text: '' };
-  expect(() => luaScript('billing/projections/balances/release.lua', { keys: [], args: [] }, [reserve])).toThrow(/no --@include reserve line/);
+  expect(() => luaScript('billing/projections/balances/release.lua', { keys: [], args: [] }, [reserve])).toThrow(
+    /no --@include reserve line/,
+  );
 });
 
 test('the prologue names each key and argument in order, and refuses a name twice', () => {
@@ -95,9 +100,17 @@ test('the prologue names each key and argument in order, and refuses a name twic
     keys: ['held', 'total', 'open'],
     args: ['requestId', 'openMember', 'owner', 'keyTotalPrefix', 'member', 'memberTotalPrefix'],
   });
-  expect(s.text.split('\n').slice(0, 4)).toEqual(['local held = KEYS[1]', 'local total = KEYS[2]', 'local open = KEYS[3]', 'local requestId = ARGV[1]']);
-  expect(s.evalArgs({ held: 'h', total: 't', open: 'o' }, { requestId: 'r', openMember: 'w:r', owner: 'k', keyTotalPrefix: 'kt:', member: 'm', memberTotalPrefix: 'mt:' })).toEqual([
-    3, 'h', 't', 'o', 'r', 'w:r', 'k', 'kt:', 'm', 'mt:',
+  expect(s.text.split('\n').slice(0, 4)).toEqual([
+    'local held = KEYS[1]',
+    'local total = KEYS[2]',
+    'local open = KEYS[3]',
+    'local requestId = ARGV[1]',
   ]);
+  expect(
+    s.evalArgs(
+      { held: 'h', total: 't', open: 'o' },
+      { requestId: 'r', openMember: 'w:r', owner: 'k', keyTotalPrefix: 'kt:', member: 'm', memberTotalPrefix: 'mt:' },
+    ),
+  ).toEqual([3, 'h', 't', 'o', 'r', 'w:r', 'k', 'kt:', 'm', 'mt:']);
   expect(() => luaScript('billing/projections/balances/release.lua', { keys: ['held'], args: ['held'] })).toThrow(/unique Lua name/);
 });

@@ -78,24 +78,34 @@ describe('mount', () => {
     ['a bad header', '/things/7', { 'X-Token': 'ab' }, { name: 'a' }, [{ loc: ['header', 'X-Token'], type: 'too_small' }]],
     // Headers first, then path, query and body, each part alone: the first part that fails is the answer.
     ['the header before the body', '/things/7', {}, { name: '' }, [{ loc: ['header', 'X-Token'], type: 'missing' }]],
-  ])('refuses %s with 422 in FastAPI’s list format, after the middleware and before the handler', async (_what, url, headers, body, detail) => {
-    const res = await request(server).put(url).set(headers).send(body);
-    expect(res.status).toBe(422);
-    expect(res.body.detail).toEqual(detail.map((d) => ({ ...d, msg: expect.any(String) })));
-    expect(seen).toEqual(['first', 'second']);
-  });
+  ])(
+    'refuses %s with 422 in FastAPI’s list format, after the middleware and before the handler',
+    async (_what, url, headers, body, detail) => {
+      const res = await request(server).put(url).set(headers).send(body);
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toEqual(detail.map((d) => ({ ...d, msg: expect.any(String) })));
+      expect(seen).toEqual(['first', 'second']);
+    },
+  );
 
   it('refuses a body that is not JSON by its Content-Type, in those words', async () => {
     const res = await request(server).put('/things/7').set(good).type('form').send('name=a');
     expect(res.status).toBe(422);
-    expect(res.body.detail).toEqual([{ loc: ['body'], msg: expect.stringMatching(/Content-Type: application\/json/), type: 'content_type' }]);
+    expect(res.body.detail).toEqual([
+      { loc: ['body'], msg: expect.stringMatching(/Content-Type: application\/json/), type: 'content_type' },
+    ]);
   });
 
   it('lets a middleware answer before anything is validated', async () => {
     const guarded = app((r) =>
-      mount(r, thing, () => {
-        throw new HttpError(401, 'Who are you?');
-      }, (_req, res) => void res.json({})),
+      mount(
+        r,
+        thing,
+        () => {
+          throw new HttpError(401, 'Who are you?');
+        },
+        (_req, res) => void res.json({}),
+      ),
     );
     const res = await request(guarded).put('/things/x?n=bad').send({ name: '' });
     expect(res.status).toBe(401);
@@ -107,14 +117,18 @@ describe('mount with deferValidation', () => {
   const reads: Array<ReadInput<typeof thing>> = [];
   const order: string[] = [];
   const server = app((r) =>
-    mount(r, thing, deferValidation(async (req, res, read) => {
-      order.push('handler');
-      reads.push(read);
-      const input = read(req);
-      order.push('validated');
-      const n: number = input.query.n;
-      res.json({ id: input.params.id, n, name: input.body.name });
-    })),
+    mount(
+      r,
+      thing,
+      deferValidation(async (req, res, read) => {
+        order.push('handler');
+        reads.push(read);
+        const input = read(req);
+        order.push('validated');
+        const n: number = input.query.n;
+        res.json({ id: input.params.id, n, name: input.body.name });
+      }),
+    ),
   );
   beforeEach(() => void (order.length = 0));
 

@@ -28,14 +28,22 @@ const budget = {
 };
 
 test("a budget's 402 under the OpenAI paths (detail, budget, and error with the budget) matches OpenAiError", () => {
-  const body = { detail: 'The key budget is spent', budget, error: { message: 'The key budget is spent', type: 'insufficient_quota', code: 'budget_exceeded', budget } };
+  const body = {
+    detail: 'The key budget is spent',
+    budget,
+    error: { message: 'The key budget is spent', type: 'insufficient_quota', code: 'budget_exceeded', budget },
+  };
   expect(contractProblems(json(402, body, { 'x-ratelimit-limit-requests': '100' }))).toEqual([]);
 });
 
 test('a field the schema does not have, a status not declared and a header not declared are each named', () => {
-  expect(contractProblems(json(402, { detail: 'x', surprise: 1 })).join()).toMatch(/POST \/external\/api\/inference\/openai\/v1\/chat\/completions → 402: body does not match/);
+  expect(contractProblems(json(402, { detail: 'x', surprise: 1 })).join()).toMatch(
+    /POST \/external\/api\/inference\/openai\/v1\/chat\/completions → 402: body does not match/,
+  );
   expect(contractProblems(json(418, { detail: 'x' }))).toEqual([expect.stringMatching(/→ 418: status not declared/)]);
-  expect(contractProblems(json(402, { detail: 'x' }, { 'x-ratelimit-limit-tokens': '1' }))).toEqual([expect.stringMatching(/header x-ratelimit-limit-tokens not declared/)]);
+  expect(contractProblems(json(402, { detail: 'x' }, { 'x-ratelimit-limit-tokens': '1' }))).toEqual([
+    expect.stringMatching(/header x-ratelimit-limit-tokens not declared/),
+  ]);
 });
 
 test('paths no contract serves, and the last-resort 500, are not checked', () => {

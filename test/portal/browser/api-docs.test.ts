@@ -31,7 +31,11 @@ test('the reference page renders every operation of /openapi.json with no consol
   await page.waitForSelector('.opblock');
   const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { tags?: string[] }>> };
   // Swagger UI shows an operation once under each of its tags.
-  const shown = Object.values(doc.paths).flatMap((item) => Object.entries(item).filter(([k]) => k !== 'servers').map(([, op]) => op.tags?.length ?? 1));
+  const shown = Object.values(doc.paths).flatMap((item) =>
+    Object.entries(item)
+      .filter(([k]) => k !== 'servers')
+      .map(([, op]) => op.tags?.length ?? 1),
+  );
   expect(await page.locator('.opblock').count()).toBe(shown.reduce((a, b) => a + b, 0));
   await expect(page.locator('.title').first().innerText()).resolves.toMatch(/^tollgate/);
   expect(problems).toEqual([]);

@@ -103,7 +103,9 @@ describe('the portal on a phone (390×844, touch)', () => {
       if (label === 'Usage') {
         // The charts are drawn at their shown width: axis labels keep their 12 px, not 4 px.
         await page.locator('.chart .axis-label').first().waitFor();
-        const heights = await page.locator('.chart .axis-label').evaluateAll((els: any[]) => els.map((e) => e.getBoundingClientRect().height));
+        const heights = await page
+          .locator('.chart .axis-label')
+          .evaluateAll((els: any[]) => els.map((e) => e.getBoundingClientRect().height));
         if (Math.min(...heights) < 11) failures.push(`Usage: chart labels are ${Math.min(...heights).toFixed(1)} px high`);
       }
     }

@@ -79,7 +79,11 @@ test('signup shows the rules and needs the checkbox; the acceptance is recorded'
 
   // Without the checkbox the form is not sent: no account exists.
   await page.getByRole('button', { name: 'Sign up' }).click();
-  expect(await page.getByLabel(/I accept the usage policy/).evaluate((el) => (el as unknown as { validity: { valueMissing: boolean } }).validity.valueMissing)).toBe(true);
+  expect(
+    await page
+      .getByLabel(/I accept the usage policy/)
+      .evaluate((el) => (el as unknown as { validity: { valueMissing: boolean } }).validity.valueMissing),
+  ).toBe(true);
   expect((await call('POST', '/v1/login', { email, password: PASSWORD })).status).toBe(401);
 
   await page.getByLabel(`I accept the usage policy (version ${POLICY_VERSION})`).check();
@@ -109,7 +113,9 @@ test('an account from before the rules is asked once; keys wait for the acceptan
   const email = `legacy-${run}@example.com`;
   const userId = randomUUID();
   const s = server.services;
-  await s.store.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], { expectedRevision: 'no_stream' });
+  await s.store.append(streams.legacyEmail(email), [{ id: randomUUID(), type: 'EmailClaimed', data: { email, userId } }], {
+    expectedRevision: 'no_stream',
+  });
   const done = await s.store.append(
     streams.user(userId),
     [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email, name: 'Lee Gacy', passwordHash: await hashPassword(PASSWORD) } }],

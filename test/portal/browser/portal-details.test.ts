@@ -86,7 +86,9 @@ describe('portal details (headless Chromium)', () => {
     const dialog = page.getByRole('dialog', { name: 'Delete this key?' });
     await dialog.waitFor();
     // The safe choice has the focus; Escape closes the dialog and nothing is deleted.
-    await expect(dialog.getByRole('button', { name: 'Cancel' }).evaluate((b) => b === (b as any).ownerDocument.activeElement)).resolves.toBe(true);
+    await expect(
+      dialog.getByRole('button', { name: 'Cancel' }).evaluate((b) => b === (b as any).ownerDocument.activeElement),
+    ).resolves.toBe(true);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     await row.waitFor();
@@ -153,7 +155,10 @@ describe('portal details (headless Chromium)', () => {
     expect(await page.locator('.message-success').count()).toBe(0);
     await page.getByLabel('Deposit amount (USD)').fill('20');
     await page.getByRole('button', { name: 'Deposit $20.00' }).click();
-    await page.getByRole('alert').getByText(/The deposit failed/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/The deposit failed/)
+      .waitFor();
 
     // A card that needs 3-D Secure cannot be charged with nobody present: auto-reload suspends.
     await page.getByLabel(/Visa •••• 3184/).check();
@@ -165,7 +170,9 @@ describe('portal details (headless Chromium)', () => {
     await page.getByLabel('Monthly cap (USD, optional)').fill('100');
     // One reload must lift the balance above the threshold: the page says so before sending.
     await page.getByRole('button', { name: 'Save auto-reload' }).click();
-    await page.getByText('The threshold can be at most the reload amount ($10.00), so that one reload lifts the balance above it.').waitFor();
+    await page
+      .getByText('The threshold can be at most the reload amount ($10.00), so that one reload lifts the balance above it.')
+      .waitFor();
     await page.getByLabel('Add this amount (USD)').fill('100');
     await page.getByLabel('Monthly cap (USD, optional)').fill('50');
     await page.getByRole('button', { name: 'Save auto-reload' }).click();
@@ -196,7 +203,10 @@ describe('portal details (headless Chromium)', () => {
     }
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Billing' }).waitFor();
-    await page.getByTestId('notice').getByText(/Auto-reload is suspended/).waitFor();
+    await page
+      .getByTestId('notice')
+      .getByText(/Auto-reload is suspended/)
+      .waitFor();
     await page.getByText(/Update the payment method, then save this form/).waitFor();
     expect(await page.getByTestId('auto-reload-status').innerText()).toMatch(/Status: suspended/);
     await page.getByTestId('ledger-row').first().waitFor();

@@ -83,7 +83,15 @@ describe('serving the portal', () => {
   test('/portal/config.json tells the sandbox apart from Stripe, and lists the test cards', async () => {
     const res = await get('/portal/config.json');
     expect(res.headers.get('cache-control')).toBe('no-store');
-    const cfg = (await res.json()) as { gateway: string; stripePublishableKey: string | null; testCards: unknown[]; prices: unknown; modelBackend: string; webSearch: boolean; signedIn: boolean };
+    const cfg = (await res.json()) as {
+      gateway: string;
+      stripePublishableKey: string | null;
+      testCards: unknown[];
+      prices: unknown;
+      modelBackend: string;
+      webSearch: boolean;
+      signedIn: boolean;
+    };
     expect(cfg.gateway).toBe('sandbox');
     expect(cfg.modelBackend).toBe('demo'); // the playground labels the demo model as such
     expect(cfg.webSearch).toBe(false); // no SEARXNG_URL: the playground leaves "Web search" unticked
@@ -105,12 +113,20 @@ describe('serving the portal', () => {
     expect((await get('/portal/workspaces/w1/requests/r1')).status).toBe(401);
     const email = `cost-${Date.now()}@example.com`;
     const json = { 'content-type': 'application/json' };
-    await get('/v1/signup', { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'password123', name: 'C', acceptedPolicyVersion: POLICY_VERSION }) });
-    const login = (await (await get('/v1/login', { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'password123' }) })).json()) as {
+    await get('/v1/signup', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email, password: 'password123', name: 'C', acceptedPolicyVersion: POLICY_VERSION }),
+    });
+    const login = (await (
+      await get('/v1/login', { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'password123' }) })
+    ).json()) as {
       sessionToken: string;
     };
     const auth = { authorization: `Bearer ${login.sessionToken}` };
-    const cfg = (await (await get('/portal/config.json', { headers: { cookie: `tg_session=${login.sessionToken}` } })).json()) as { signedIn: boolean };
+    const cfg = (await (await get('/portal/config.json', { headers: { cookie: `tg_session=${login.sessionToken}` } })).json()) as {
+      signedIn: boolean;
+    };
     expect(cfg.signedIn).toBe(true);
     expect((await get('/portal/workspaces/not-mine/requests/r1', { headers: auth })).status).toBe(404);
     const me = (await (await get('/v1/me', { headers: auth })).json()) as { workspaces: { workspaceId: string }[] };

@@ -49,7 +49,9 @@ beforeAll(async () => {
   server = await startPortalServer({ STRIPE_PUBLISHABLE_KEY: 'pk_test_portal_elements' });
   browser = await launchChromium();
   const ctx = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 900 } });
-  await ctx.route('https://js.stripe.com/v3/', (route) => route.fulfill({ status: 200, contentType: 'application/javascript', body: FAKE_STRIPE_JS }));
+  await ctx.route('https://js.stripe.com/v3/', (route) =>
+    route.fulfill({ status: 200, contentType: 'application/javascript', body: FAKE_STRIPE_JS }),
+  );
   page = await ctx.newPage();
   watchProblems(page, 'stripe', problems);
 });

@@ -50,7 +50,9 @@ async function inviteAndAccept(who: ApiClient, email: string) {
 }
 
 const memberRole = async (userId: string) =>
-  (await adaApi.call<{ members: { userId: string; role: string }[] }>('GET', `/v1/workspaces/${team}/members`)).members.find((m) => m.userId === userId)?.role;
+  (await adaApi.call<{ members: { userId: string; role: string }[] }>('GET', `/v1/workspaces/${team}/members`)).members.find(
+    (m) => m.userId === userId,
+  )?.role;
 
 beforeAll(async () => {
   ensurePortalBuilt();
@@ -131,7 +133,10 @@ describe('team controls in the portal', () => {
     await adaApi.call('PUT', `/v1/workspaces/${team}/members/${bobApi.userId}`, { role: 'admin' });
     await nav(page, 'Billing', 'Billing');
     await nav(page, 'Workspace', `Workspace: ${TEAM}`);
-    await page.getByRole('row', { name: /Ada Admin \(you\)/ }).getByRole('button', { name: 'Make member (you)' }).click();
+    await page
+      .getByRole('row', { name: /Ada Admin \(you\)/ })
+      .getByRole('button', { name: 'Make member (you)' })
+      .click();
     const dialog = page.getByRole('dialog', { name: 'Stop being an admin?' });
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Make me a member' }).click();
@@ -142,7 +147,10 @@ describe('team controls in the portal', () => {
     expect(await memberRole(adaApi.userId)).toBe('member');
     // Bob, now the admin, gives it back from his portal.
     await bobPage.reload();
-    await bobPage.getByRole('row', { name: /Ada Admin/ }).getByRole('button', { name: 'Make admin (Ada Admin)' }).click();
+    await bobPage
+      .getByRole('row', { name: /Ada Admin/ })
+      .getByRole('button', { name: 'Make admin (Ada Admin)' })
+      .click();
     await bobPage.getByText(`Ada Admin is now an admin of ${TEAM}.`).waitFor();
     await adaApi.call('PUT', `/v1/workspaces/${team}/members/${bobApi.userId}`, { role: 'member' });
     await page.reload();
@@ -174,7 +182,9 @@ describe('team controls in the portal', () => {
     await logIn(carolPage, carol, '/');
     const invitation = carolPage.getByTestId('invitation');
     await invitation.waitFor();
-    const pending = (await adaApi.call<{ invitations: { invitationId: string; email: string }[] }>('GET', `/v1/workspaces/${team}/invitations`)).invitations;
+    const pending = (
+      await adaApi.call<{ invitations: { invitationId: string; email: string }[] }>('GET', `/v1/workspaces/${team}/invitations`)
+    ).invitations;
     await adaApi.call('DELETE', `/v1/workspaces/${team}/invitations/${pending.find((i) => i.email === carol.email)!.invitationId}`);
     await invitation.getByRole('button', { name: /^Accept/ }).click();
     await carolPage.getByText(`The invitation to ${TEAM} is no longer open`, { exact: false }).waitFor();
@@ -212,7 +222,10 @@ describe('team controls in the portal', () => {
     await page.getByRole('button', { name: `Leave ${TEAM}` }).click();
     const adaDialog = page.getByRole('dialog', { name: 'Leave this workspace?' });
     await adaDialog.getByRole('button', { name: 'Leave workspace' }).click();
-    await adaDialog.getByRole('alert').getByText(/last admin/).waitFor();
+    await adaDialog
+      .getByRole('alert')
+      .getByText(/last admin/)
+      .waitFor();
     await capture(page, 'team-03-last-admin-cannot-leave', problems);
     await adaDialog.getByRole('button', { name: 'Cancel' }).click();
     expect(await memberRole(adaApi.userId)).toBe('admin');
@@ -234,9 +247,9 @@ describe('team controls in the portal', () => {
     await page.getByText('The key “budgeted key eu” may spend $0.05 per month (UTC)', { exact: false }).waitFor();
     const renamed = page.getByRole('row', { name: /budgeted key eu/ });
     await renamed.getByText('$0.00 of $0.05').waitFor();
-    const listed = (await adaApi.call<{ keys: { keyId: string; name: string; monthlyBudget: string }[] }>('GET', `/v1/workspaces/${team}/keys`)).keys.find(
-      (k) => k.keyId === key.keyId,
-    )!;
+    const listed = (
+      await adaApi.call<{ keys: { keyId: string; name: string; monthlyBudget: string }[] }>('GET', `/v1/workspaces/${team}/keys`)
+    ).keys.find((k) => k.keyId === key.keyId)!;
     expect(listed).toMatchObject({ name: 'budgeted key eu', monthlyBudget: '0.05' });
 
     // Two requests spend from it; the list, read afresh, shows the same month-to-date figure as the API.
@@ -244,14 +257,17 @@ describe('team controls in the portal', () => {
     // The debits are recorded just after each reply: wait for both in the ledger.
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const ledger = await adaApi.call<{ entries: { type: string; keyId?: string }[] }>('GET', `/v1/workspaces/${team}/billing/ledger?limit=500`);
+      const ledger = await adaApi.call<{ entries: { type: string; keyId?: string }[] }>(
+        'GET',
+        `/v1/workspaces/${team}/billing/ledger?limit=500`,
+      );
       if (ledger.entries.filter((e) => e.type === 'TokensDebited' && e.keyId === key.keyId).length === 2) break;
       if (Date.now() > deadline) throw new Error('the two debits did not arrive');
       await new Promise((r) => setTimeout(r, 100));
     }
-    const spent = (await adaApi.call<{ keys: { keyId: string; monthToDateSpend: string }[] }>('GET', `/v1/workspaces/${team}/keys`)).keys.find(
-      (k) => k.keyId === key.keyId,
-    )!.monthToDateSpend;
+    const spent = (
+      await adaApi.call<{ keys: { keyId: string; monthToDateSpend: string }[] }>('GET', `/v1/workspaces/${team}/keys`)
+    ).keys.find((k) => k.keyId === key.keyId)!.monthToDateSpend;
     expect(spent).not.toBe('0');
     await nav(page, 'Usage', 'Usage');
     await nav(page, 'API keys', 'API keys');
@@ -274,7 +290,9 @@ describe('team controls in the portal', () => {
     await dialog.getByRole('button', { name: 'Save key' }).click();
     await page.getByText('The key “budgeted key eu” may spend $2.00 per week (UTC)', { exact: false }).waitFor();
     await renamed.getByRole('img', { name: /% of the weekly budget used/ }).waitFor();
-    const weekly = (await adaApi.call<{ keys: { keyId: string; budget: string; budgetPeriod: string }[] }>('GET', `/v1/workspaces/${team}/keys`)).keys.find((k) => k.keyId === key.keyId);
+    const weekly = (
+      await adaApi.call<{ keys: { keyId: string; budget: string; budgetPeriod: string }[] }>('GET', `/v1/workspaces/${team}/keys`)
+    ).keys.find((k) => k.keyId === key.keyId);
     expect(weekly).toMatchObject({ budget: '2', budgetPeriod: 'weekly' });
   });
 
@@ -290,9 +308,12 @@ describe('team controls in the portal', () => {
     await dialog.getByRole('button', { name: 'Save budget' }).click();
     await page.getByText('may spend $3.00 per day together', { exact: false }).waitFor();
     await row.getByText(/of \$3\.00 per day/).waitFor();
-    const me = (await adaApi.call<{ members: { userId: string; budget: { budget: string; period: string } | null }[] }>('GET', `/v1/workspaces/${team}/members`)).members.find(
-      (m) => m.userId === adaApi.userId,
-    );
+    const me = (
+      await adaApi.call<{ members: { userId: string; budget: { budget: string; period: string } | null }[] }>(
+        'GET',
+        `/v1/workspaces/${team}/members`,
+      )
+    ).members.find((m) => m.userId === adaApi.userId);
     expect(me?.budget).toMatchObject({ budget: '3', period: 'daily' });
     await adaApi.call('PUT', `/v1/workspaces/${team}/members/${adaApi.userId}/budget`, { budget: null });
   });
@@ -309,7 +330,14 @@ describe('team controls in the portal', () => {
     await page.locator('[data-testid="audit-row"][data-action="member.role_changed"]').first().waitFor();
     expect(await rows.count()).toBeGreaterThan(50);
     const text = await page.getByRole('table', { name: 'Audit log, newest first' }).innerText();
-    for (const expected of ['Changed a role', 'Revoked an invitation', 'Left the workspace', 'Removed a member', 'Changed a key’s budget', 'role admin, was member']) {
+    for (const expected of [
+      'Changed a role',
+      'Revoked an invitation',
+      'Left the workspace',
+      'Removed a member',
+      'Changed a key’s budget',
+      'role admin, was member',
+    ]) {
       expect(text).toContain(expected);
     }
     expect(text).not.toMatch(/tgk[0-9A-Za-z]{20,}/); // never a secret
@@ -317,7 +345,9 @@ describe('team controls in the portal', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download CSV' }).click()]);
     const csv = await readDownload(download);
-    expect(csv.split('\r\n')[0]).toBe('time,actor_type,actor_id,actor_name,actor_email,action,target_type,target_id,target_name,outcome,details');
+    expect(csv.split('\r\n')[0]).toBe(
+      'time,actor_type,actor_id,actor_name,actor_email,action,target_type,target_id,target_name,outcome,details',
+    );
     expect(csv).toContain('member.role_changed');
 
     // A month for finance: the table and the CSV narrow to it.
@@ -326,7 +356,10 @@ describe('team controls in the portal', () => {
     const lastMonth = before.toLocaleDateString('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' });
     await page.getByLabel('Period (UTC)').selectOption({ label: lastMonth });
     await page.getByText(`Nothing happened in ${lastMonth}.`).waitFor();
-    const [monthly] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: `Download CSV of ${lastMonth}` }).click()]);
+    const [monthly] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: `Download CSV of ${lastMonth}` }).click(),
+    ]);
     expect((await readDownload(monthly)).trim().split('\r\n')).toHaveLength(1); // the header only
     await page.getByLabel('Period (UTC)').selectOption({ label: thisMonth });
     await rows.first().waitFor();
@@ -380,7 +413,10 @@ describe('team controls in the portal', () => {
     const budgeted = keys.find((k) => k.name === 'budgeted key eu')!;
     await adaApi.call('DELETE', `/v1/workspaces/${team}/keys/${budgeted.keyId}`);
     await nav(page, 'Usage', 'Usage');
-    await page.getByRole('list', { name: /Requests per minute legend/ }).getByText('budgeted key eu (deleted key)').waitFor();
+    await page
+      .getByRole('list', { name: /Requests per minute legend/ })
+      .getByText('budgeted key eu (deleted key)')
+      .waitFor();
     expect(await page.getByText(/deleted key [0-9a-f]{8}/).count()).toBe(0);
   });
 });

@@ -48,15 +48,19 @@ describe.each(SIZES)('walk findings at $label size', ({ label, viewport, phone }
     await press(page.getByRole('navigation', { name: 'Portal' }).getByRole('link', { name: link, exact: true }));
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   }
-  const ledger = () => api.call<{ entries: { type: string; keyId?: string }[] }>('GET', `/v1/workspaces/${api.workspaceId}/billing/ledger?limit=500`);
-  const billing = () => api.call<{ balance: string; autoReload: { enabled: boolean } | null }>('GET', `/v1/workspaces/${api.workspaceId}/billing`);
+  const ledger = () =>
+    api.call<{ entries: { type: string; keyId?: string }[] }>('GET', `/v1/workspaces/${api.workspaceId}/billing/ledger?limit=500`);
+  const billing = () =>
+    api.call<{ balance: string; autoReload: { enabled: boolean } | null }>('GET', `/v1/workspaces/${api.workspaceId}/billing`);
 
   beforeAll(async () => {
     api = await signUpAndLogIn(server.url, user);
     await fund(api, api.workspaceId);
     keyA = await api.call('POST', `/v1/workspaces/${api.workspaceId}/keys`, { name: 'key A' });
     keyB = await api.call('POST', `/v1/workspaces/${api.workspaceId}/keys`, { name: 'key B' });
-    await api.call('POST', '/v1/workspaces', { name: 'A workspace with a very long name that would stretch the header switcher across the page' });
+    await api.call('POST', '/v1/workspaces', {
+      name: 'A workspace with a very long name that would stretch the header switcher across the page',
+    });
     ctx = await browser.newContext({ baseURL: server.url, viewport, ...(phone ? { isMobile: true, hasTouch: true } : {}) });
     page = await ctx.newPage();
     watchProblems(page, `${label}`, problems);

@@ -2,7 +2,16 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestServer } from '../../support/harness';
-import { capture, ensurePortalBuilt, launchChromium, readDownload, ROOT, startPortalServer, waitForValue, watchProblems } from './support/browser';
+import {
+  capture,
+  ensurePortalBuilt,
+  launchChromium,
+  readDownload,
+  ROOT,
+  startPortalServer,
+  waitForValue,
+  watchProblems,
+} from './support/browser';
 
 /*
  * Globals of the page, for the functions passed to page.evaluate: the project's tsconfig has no DOM
@@ -240,28 +249,50 @@ describe('portal walk (headless Chromium)', () => {
     await page.getByLabel('Your message').fill('And in one sentence?');
     await page.getByRole('button', { name: 'Run' }).click();
     await page.getByRole('button', { name: 'Running…' }).waitFor({ state: 'detached' });
-    await usageTab.waitForFunction(() => document.querySelector('[data-testid="chart-requests"]')?.getAttribute('data-total') === '2', null, {
-      timeout: 2000,
-      polling: 50,
-    });
+    await usageTab.waitForFunction(
+      () => document.querySelector('[data-testid="chart-requests"]')?.getAttribute('data-total') === '2',
+      null,
+      {
+        timeout: 2000,
+        polling: 50,
+      },
+    );
     timings['3-usage-graph-changed-ms-after-second-reply'] = await graphLatency('2', 1);
     expect(timings['3-usage-graph-changed-ms-after-second-reply']).toBeLessThan(2000);
-    await usageTab.getByRole('list', { name: /Requests per minute legend/ }).getByText(/playground key/).waitFor();
+    await usageTab
+      .getByRole('list', { name: /Requests per minute legend/ })
+      .getByText(/playground key/)
+      .waitFor();
     // docs/usage.png (the README's picture) is rewritten on request only, so a test run leaves the
     // work tree clean: UPDATE_DOCS_SCREENSHOT=1 npx jest --selectProjects browser
     const docsShot = join(ROOT, 'docs', 'usage.png');
-    await capture(usageTab, '06-usage', problems, process.env.UPDATE_DOCS_SCREENSHOT === '1' || !existsSync(docsShot) ? docsShot : undefined);
+    await capture(
+      usageTab,
+      '06-usage',
+      problems,
+      process.env.UPDATE_DOCS_SCREENSHOT === '1' || !existsSync(docsShot) ? docsShot : undefined,
+    );
 
     // By model configuration, and the two downloads (the API's CSV and its FOCUS cost CSV).
     await usageTab.getByLabel('Break down by').selectOption('config');
-    await usageTab.getByRole('list', { name: /Requests per minute legend/ }).getByText('service_3_productivity').waitFor();
+    await usageTab
+      .getByRole('list', { name: /Requests per minute legend/ })
+      .getByText('service_3_productivity')
+      .waitFor();
     const [download] = await Promise.all([usageTab.waitForEvent('download'), usageTab.getByRole('link', { name: 'Download CSV' }).click()]);
     const csv = await readDownload(download);
     expect(csv.split('\r\n')[0]).toBe('bucket_start,bucket_end,group_by,group,group_name,requests,input_tokens,output_tokens,cost_usd');
-    const rows = csv.trim().split('\r\n').slice(1).map((l) => l.split(','));
+    const rows = csv
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .map((l) => l.split(','));
     expect(rows.every((r) => r[2] === 'config' && r[3] === 'service_3_productivity')).toBe(true);
     expect(rows.reduce((n, r) => n + Number(r[5]), 0)).toBe(2);
-    const [focus] = await Promise.all([usageTab.waitForEvent('download'), usageTab.getByRole('link', { name: 'Download FOCUS cost CSV' }).click()]);
+    const [focus] = await Promise.all([
+      usageTab.waitForEvent('download'),
+      usageTab.getByRole('link', { name: 'Download FOCUS cost CSV' }).click(),
+    ]);
     const focusCsv = await readDownload(focus);
     expect(focusCsv.split('\r\n')[0]).toMatch(/^BillingAccountId,BillingPeriodStart,BillingPeriodEnd,ChargePeriodStart,ChargePeriodEnd,/);
     expect(focusCsv.trim().split('\r\n').slice(1).length).toBeGreaterThanOrEqual(1);
@@ -270,9 +301,13 @@ describe('portal walk (headless Chromium)', () => {
     for (const per of ['hour', 'day'] as const) {
       await usageTab.getByLabel('Time buckets').selectOption(per);
       await usageTab.getByRole('figure', { name: new RegExp(`Requests per ${per}`) }).waitFor();
-      await usageTab.waitForFunction(() => document.querySelector('[data-testid="chart-requests"]')?.getAttribute('data-total') === '2', null, {
-        timeout: 5000,
-      });
+      await usageTab.waitForFunction(
+        () => document.querySelector('[data-testid="chart-requests"]')?.getAttribute('data-total') === '2',
+        null,
+        {
+          timeout: 5000,
+        },
+      );
     }
     await usageTab.close();
 

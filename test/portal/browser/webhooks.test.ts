@@ -62,13 +62,22 @@ test('an admin adds an endpoint, sets the threshold, enables it again, resends a
   await page.getByLabel('Threshold (USD)').fill('90');
   await page.getByRole('button', { name: 'Save threshold' }).click();
   await page.getByText('Alert when the balance falls below $90.').waitFor();
-  const listed = await adaApi.call<{ balanceThreshold: string; endpoints: unknown[] }>('GET', `/v1/workspaces/${adaApi.workspaceId}/webhooks`);
+  const listed = await adaApi.call<{ balanceThreshold: string; endpoints: unknown[] }>(
+    'GET',
+    `/v1/workspaces/${adaApi.workspaceId}/webhooks`,
+  );
   expect(listed.balanceThreshold).toBe('90');
 
   // The receiver fails every attempt: the endpoint ends disabled, and the page offers to enable it.
   await createKey('while failing');
   await until(() => receiver.received.length >= 2, 20_000, 'both failed attempts');
-  await until(async () => (await adaApi.call<{ endpoints: { status: string }[] }>('GET', `/v1/workspaces/${adaApi.workspaceId}/webhooks`)).endpoints[0].status === 'disabled', 20_000, 'disabled');
+  await until(
+    async () =>
+      (await adaApi.call<{ endpoints: { status: string }[] }>('GET', `/v1/workspaces/${adaApi.workspaceId}/webhooks`)).endpoints[0]
+        .status === 'disabled',
+    20_000,
+    'disabled',
+  );
   await page.reload();
   await page.getByRole('button', { name: 'Enable again' }).waitFor();
   expect(await status()).toBe('disabled');
@@ -85,7 +94,11 @@ test('an admin adds an endpoint, sets the threshold, enables it again, resends a
   const table = page.getByRole('table', { name: 'Deliveries, newest first' });
   expect(await table.getAttribute('class')).toContain('table');
   // Runs in the page: its getComputedStyle (no DOM lib in the project's tsconfig).
-  expect(await table.evaluate((t) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderCollapse: string } }).getComputedStyle(t).borderCollapse)).toBe('collapse');
+  expect(
+    await table.evaluate(
+      (t) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderCollapse: string } }).getComputedStyle(t).borderCollapse,
+    ),
+  ).toBe('collapse');
   const before = receiver.received.length;
   await page.getByRole('row').filter({ hasText: 'succeeded' }).getByRole('button', { name: 'Resend' }).click();
   await page.getByText(/Resend of .* queued\./).waitFor();
@@ -97,10 +110,14 @@ test('an admin adds an endpoint, sets the threshold, enables it again, resends a
   const sent = receiver.received.length;
   await page.getByRole('button', { name: 'Replay since' }).click();
   await page.getByTestId('replay').waitFor();
-  await until(async () => {
-    await page.getByRole('button', { name: 'Refresh progress' }).click();
-    return /2 events, 2 delivered/.test((await page.getByTestId('replay').textContent()) ?? '');
-  }, 20_000, 'the replay to deliver both events');
+  await until(
+    async () => {
+      await page.getByRole('button', { name: 'Refresh progress' }).click();
+      return /2 events, 2 delivered/.test((await page.getByTestId('replay').textContent()) ?? '');
+    },
+    20_000,
+    'the replay to deliver both events',
+  );
   expect(receiver.received.length - sent).toBe(2);
   expect(receiver.received.every((r) => r.verified)).toBe(true);
   await capture(page, 'webhooks', problems);

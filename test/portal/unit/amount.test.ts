@@ -54,7 +54,7 @@ describe('cents (balances shown to the cent)', () => {
 });
 
 describe('amountNano (amounts the API sent, read with the domain parser)', () => {
-  test('reads the API\'s decimal strings, debits negative', () => {
+  test("reads the API's decimal strings, debits negative", () => {
     expect(amountNano('149.9960675')).toBe(149_996_067_500n);
     expect(amountNano('-0.0000125')).toBe(-12_500n);
     expect(amountNano('0')).toBe(0n);

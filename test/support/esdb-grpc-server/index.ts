@@ -22,7 +22,13 @@ import { Any } from 'google-protobuf/google/protobuf/any_pb';
 import { Empty as PbEmpty } from 'google-protobuf/google/protobuf/empty_pb';
 import { ServerFeaturesService } from '@eventstore/db-client/generated/serverfeatures_grpc_pb';
 import { SupportedMethod, SupportedMethods } from '@eventstore/db-client/generated/serverfeatures_pb';
-import { AllStreamPosition, Empty, StreamIdentifier, UUID, WrongExpectedVersion as PbWrongExpectedVersion } from '@eventstore/db-client/generated/shared_pb';
+import {
+  AllStreamPosition,
+  Empty,
+  StreamIdentifier,
+  UUID,
+  WrongExpectedVersion as PbWrongExpectedVersion,
+} from '@eventstore/db-client/generated/shared_pb';
 import { Status as PbStatus } from '@eventstore/db-client/generated/status_pb';
 import { StreamsService } from '@eventstore/db-client/generated/streams_grpc_pb';
 import { AppendReq, AppendResp, BatchAppendReq, BatchAppendResp, ReadReq, ReadResp } from '@eventstore/db-client/generated/streams_pb';
@@ -71,7 +77,10 @@ function proposed(m: AppendReq.ProposedMessage | BatchAppendReq.ProposedMessage)
   const type = md.get('type');
   const contentType = md.get('content-type');
   if (type === undefined || contentType === undefined) {
-    throw { code: grpc.status.INVALID_ARGUMENT, details: `Required Metadata Property '${type === undefined ? 'type' : 'content-type'}' is missing` };
+    throw {
+      code: grpc.status.INVALID_ARGUMENT,
+      details: `Required Metadata Property '${type === undefined ? 'type' : 'content-type'}' is missing`,
+    };
   }
   return { id: m.getId()?.getString() ?? '', type, contentType, data: m.getData_asU8(), metadata: m.getCustomMetadata_asU8() };
 }
@@ -133,7 +142,9 @@ export class EsdbGrpcServer {
       },
     });
     this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`127.0.0.1:${this.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
+      server.bindAsync(`127.0.0.1:${this.port}`, grpc.ServerCredentials.createInsecure(), (err, port) =>
+        err ? reject(err) : resolve(port),
+      ),
     );
     this.server = server;
     return this;
@@ -198,7 +209,8 @@ export class EsdbGrpcServer {
       let i: number;
       if (ao.hasPosition()) {
         const p = ao.getPosition()!;
-        if (p.getCommitPosition() !== p.getPreparePosition()) return fail({ code: grpc.status.INVALID_ARGUMENT, details: INVALID_POSITION });
+        if (p.getCommitPosition() !== p.getPreparePosition())
+          return fail({ code: grpc.status.INVALID_ARGUMENT, details: INVALID_POSITION });
         i = this.log.indexAt(BigInt(p.getCommitPosition()));
         if (i < 0) return fail({ code: grpc.status.INVALID_ARGUMENT, details: INVALID_POSITION });
         if (backwards) i -= 1; // backwards: strictly before the position
@@ -267,7 +279,10 @@ export class EsdbGrpcServer {
         if (outcome.lastRevision < 0n) ok.setNoStream(new Empty());
         else ok.setCurrentRevision(outcome.lastRevision.toString());
         if (outcome.position < 0n) ok.setNoPosition(new Empty());
-        else ok.setPosition(new AppendResp.Position().setCommitPosition(outcome.position.toString()).setPreparePosition(outcome.position.toString()));
+        else
+          ok.setPosition(
+            new AppendResp.Position().setCommitPosition(outcome.position.toString()).setPreparePosition(outcome.position.toString()),
+          );
         resp.setSuccess(ok);
       } else {
         const w = new AppendResp.WrongExpectedVersion();
@@ -314,7 +329,8 @@ export class EsdbGrpcServer {
         timeout.pack(new Empty().serializeBinary(), 'event_store.client.Timeout');
         const status = new PbStatus().setCode(4 /* DEADLINE_EXCEEDED */).setMessage('Timeout').setDetails(timeout);
         const answer = () => {
-          if (!call.cancelled && !call.writableEnded) call.write(new BatchAppendResp().setCorrelationId(correlation).setStreamIdentifier(identifier(p.stream)).setError(status));
+          if (!call.cancelled && !call.writableEnded)
+            call.write(new BatchAppendResp().setCorrelationId(correlation).setStreamIdentifier(identifier(p.stream)).setError(status));
         };
         setTimeout(answer, Math.max(0, Math.min(p.deadline - Date.now(), 60_000)));
         return;
@@ -336,7 +352,10 @@ export class EsdbGrpcServer {
       if (outcome.lastRevision < 0n) ok.setNoStream(new PbEmpty());
       else ok.setCurrentRevision(outcome.lastRevision.toString());
       if (outcome.position < 0n) ok.setNoPosition(new PbEmpty());
-      else ok.setPosition(new AllStreamPosition().setCommitPosition(outcome.position.toString()).setPreparePosition(outcome.position.toString()));
+      else
+        ok.setPosition(
+          new AllStreamPosition().setCommitPosition(outcome.position.toString()).setPreparePosition(outcome.position.toString()),
+        );
       return resp.setSuccess(ok);
     }
     const w = new PbWrongExpectedVersion();

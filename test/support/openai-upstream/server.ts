@@ -113,7 +113,13 @@ export async function startOpenAiUpstream(behave: OpenAiUpstream['behave'] = ech
     });
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (data: unknown) => res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
-    send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }] });
+    send({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: body.model,
+      choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }],
+    });
     for (let i = 0; i < b.chunks.length; i++) {
       if (b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
       if (gone) return;
@@ -128,10 +134,22 @@ export async function startOpenAiUpstream(behave: OpenAiUpstream['behave'] = ech
         res.end();
         return;
       }
-      send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: { content: b.chunks[i] }, finish_reason: null }] });
+      send({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        choices: [{ index: 0, delta: { content: b.chunks[i] }, finish_reason: null }],
+      });
     }
     if (gone) return;
-    send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: b.finishReason ?? 'stop' }] });
+    send({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: body.model,
+      choices: [{ index: 0, delta: {}, finish_reason: b.finishReason ?? 'stop' }],
+    });
     send('[DONE]');
     res.end();
     state.completed++;

@@ -241,7 +241,12 @@ export class StripeWireServer {
   private emit(pi: PaymentIntentObject): void {
     if (!this.opts.webhook) return;
     const e = this.eventFor(pi);
-    this.webhookChain = this.webhookChain.then(() => this.deliver(e).then(() => undefined, () => undefined));
+    this.webhookChain = this.webhookChain.then(() =>
+      this.deliver(e).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
   }
 
   // ----- HTTP
@@ -295,7 +300,9 @@ export class StripeWireServer {
           error: {
             type: 'idempotency_error',
             code: 'idempotency_key_in_use',
-            message: 'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ' + idempotencyKey,
+            message:
+              'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ' +
+              idempotencyKey,
           },
         });
       }
@@ -392,7 +399,10 @@ export class StripeWireServer {
       const pm = this.paymentMethods.get(inv.default_payment_method);
       if (!pm) return missing('payment_method', inv.default_payment_method, 'invoice_settings[default_payment_method]');
       if (pm.customer !== c.id) {
-        return [400, errorBody('invalid_request_error', `The PaymentMethod ${pm.id} is not attached to customer ${c.id}`, 'resource_missing')];
+        return [
+          400,
+          errorBody('invalid_request_error', `The PaymentMethod ${pm.id} is not attached to customer ${c.id}`, 'resource_missing'),
+        ];
       }
       c.invoice_settings = { default_payment_method: pm.id };
     }
@@ -435,7 +445,8 @@ export class StripeWireServer {
       return [400, errorBody('invalid_request_error', 'Invalid integer: amount', 'parameter_invalid_integer', 'amount')];
     }
     if (amount < 50) return [400, errorBody('invalid_request_error', 'Amount must be at least $0.50 usd', 'amount_too_small', 'amount')];
-    if (amount > 99_999_999) return [400, errorBody('invalid_request_error', 'Amount must be no more than $999,999.99', 'amount_too_large', 'amount')];
+    if (amount > 99_999_999)
+      return [400, errorBody('invalid_request_error', 'Amount must be no more than $999,999.99', 'amount_too_large', 'amount')];
     if (p.currency !== 'usd') return [400, errorBody('invalid_request_error', 'Invalid currency', 'parameter_invalid_empty', 'currency')];
     const customer = (p.customer as string) ?? null;
     if (customer && !this.customers.has(customer)) return missing('customer', customer, 'customer');
@@ -483,11 +494,23 @@ export class StripeWireServer {
     if (!['requires_confirmation', 'requires_payment_method', 'requires_action'].includes(pi.status)) {
       return [
         400,
-        errorBody('invalid_request_error', `This PaymentIntent's status is ${pi.status}; it cannot be confirmed.`, 'payment_intent_unexpected_state'),
+        errorBody(
+          'invalid_request_error',
+          `This PaymentIntent's status is ${pi.status}; it cannot be confirmed.`,
+          'payment_intent_unexpected_state',
+        ),
       ];
     }
     const pm = pi.payment_method ? this.paymentMethods.get(pi.payment_method) : undefined;
-    if (!pm) return [400, errorBody('invalid_request_error', 'You must provide a payment_method to confirm this PaymentIntent.', 'payment_intent_unexpected_state')];
+    if (!pm)
+      return [
+        400,
+        errorBody(
+          'invalid_request_error',
+          'You must provide a payment_method to confirm this PaymentIntent.',
+          'payment_intent_unexpected_state',
+        ),
+      ];
     const card = TEST_CARDS[pm.template];
     const offSession = truthy(p.off_session);
     const outcome = testCardResponse(card, offSession);
@@ -513,7 +536,10 @@ export class StripeWireServer {
       pi.status = 'requires_payment_method';
       pi.last_payment_error = err;
       pi.latest_charge = `ch_${rid()}`;
-      result = [402, { error: { ...err, charge: pi.latest_charge, payment_intent: pi, doc_url: `https://stripe.com/docs/error-codes/${outcome.code}` } }];
+      result = [
+        402,
+        { error: { ...err, charge: pi.latest_charge, payment_intent: pi, doc_url: `https://stripe.com/docs/error-codes/${outcome.code}` } },
+      ];
     }
     await this.onProcessed?.(pi, info);
     this.emit(pi);
@@ -522,7 +548,14 @@ export class StripeWireServer {
 
   private cancel(pi: PaymentIntentObject): [number, unknown] {
     if (pi.status === 'succeeded' || pi.status === 'canceled') {
-      return [400, errorBody('invalid_request_error', `You cannot cancel this PaymentIntent because it has a status of ${pi.status}.`, 'payment_intent_unexpected_state')];
+      return [
+        400,
+        errorBody(
+          'invalid_request_error',
+          `You cannot cancel this PaymentIntent because it has a status of ${pi.status}.`,
+          'payment_intent_unexpected_state',
+        ),
+      ];
     }
     pi.status = 'canceled';
     pi.canceled_at = now();
@@ -553,7 +586,14 @@ function makePm(template: string, card: TestCard): StripeObject & { template: st
     customer: null,
     livemode: false,
     billing_details: { address: null, email: null, name: null, phone: null },
-    card: { brand: card.brand, last4: card.last4, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, country: 'US', funding: 'credit' },
+    card: {
+      brand: card.brand,
+      last4: card.last4,
+      exp_month: 12,
+      exp_year: new Date().getUTCFullYear() + 3,
+      country: 'US',
+      funding: 'credit',
+    },
     template,
   };
 }

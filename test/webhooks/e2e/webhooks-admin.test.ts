@@ -21,7 +21,12 @@ import { Receiver } from './receiver';
 let server: TestServer;
 const receivers: Receiver[] = [];
 beforeAll(async () => {
-  server = await startTestServer({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOKS_RETRY_BASE_MS: '20', WEBHOOKS_MAX_ATTEMPTS: '3', WEBHOOKS_MAX_REPLAYS_PER_DAY: '2' });
+  server = await startTestServer({
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOKS_RETRY_BASE_MS: '20',
+    WEBHOOKS_MAX_ATTEMPTS: '3',
+    WEBHOOKS_MAX_REPLAYS_PER_DAY: '2',
+  });
 });
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
@@ -57,7 +62,19 @@ const createKey = async (u: TestUser, name: string) => {
 const deposit = async (ws: string, amountUsd: number) => {
   const r = await server.services.store.append(
     streams.billing(ws),
-    [{ id: randomUUID(), type: 'DepositSucceeded', data: { workspaceId: ws, depositId: randomUUID(), amountNanoUsd: usd(amountUsd).toString(), paymentIntentId: 'pi_test', by: 'test' } }],
+    [
+      {
+        id: randomUUID(),
+        type: 'DepositSucceeded',
+        data: {
+          workspaceId: ws,
+          depositId: randomUUID(),
+          amountNanoUsd: usd(amountUsd).toString(),
+          paymentIntentId: 'pi_test',
+          by: 'test',
+        },
+      },
+    ],
     { expectedRevision: 'any' },
   );
   await server.services.progress.waitFor(r.position, 5000);
@@ -85,10 +102,14 @@ describe('balance below a threshold', () => {
     const second = await d(15); // 85: crosses again
     await until(() => r.received.length >= 2, 20_000, 'two alerts');
 
-    const alerts = await until(async () => {
-      const evs = await server.services.store.readStream(streams.balanceAlerts(ws));
-      return evs.length === 2 ? evs : null;
-    }, 10_000, 'two stored crossings');
+    const alerts = await until(
+      async () => {
+        const evs = await server.services.store.readStream(streams.balanceAlerts(ws));
+        return evs.length === 2 ? evs : null;
+      },
+      10_000,
+      'two stored crossings',
+    );
     const debitIds = async (requestId: string) => (await server.services.store.readStream(streams.inference(requestId)))[0].id;
     expect(alerts.map((e) => e.id)).toEqual([crossingEventId(await debitIds(first)), crossingEventId(await debitIds(second))]);
     expect(r.received.map((x) => x.headers['webhook-id'])).toEqual(alerts.map((e) => e.id));
@@ -133,9 +154,15 @@ describe('re-enabling a disabled endpoint', () => {
     const r = await receiver(() => 500);
     const endpointId = await register(u, r, ['key.created']);
     await createKey(u, 'while failing');
-    await until(async () => (await api(server).get(`/v1/workspaces/${ws}/webhooks`).set(u.auth)).body.endpoints[0].status === 'disabled', 20_000, 'disabled');
+    await until(
+      async () => (await api(server).get(`/v1/workspaces/${ws}/webhooks`).set(u.auth)).body.endpoints[0].status === 'disabled',
+      20_000,
+      'disabled',
+    );
     const disabledNotices = async () =>
-      ((await api(server).get('/v1/me').set(u.auth)).body.notices as Array<{ kind: string; message: string }>).filter((n) => n.kind === 'webhook_endpoint_disabled');
+      ((await api(server).get('/v1/me').set(u.auth)).body.notices as Array<{ kind: string; message: string }>).filter(
+        (n) => n.kind === 'webhook_endpoint_disabled',
+      );
     await until(async () => (await disabledNotices()).length === 1, 20_000, 'the disabled notice');
     const notFound = await api(server).post(`/v1/workspaces/${ws}/webhooks/whe_nope/enable`).set(u.auth);
     expect(notFound.status).toBe(404);
@@ -183,10 +210,14 @@ describe('replay from a point in time', () => {
     await expectMatchesContract(started, c.startReplay);
     const { replayId } = started.body;
     expect(replayId).toMatch(/^whr_/);
-    const done = await until(async () => {
-      const res = await api(server).get(`${path}/${replayId}`).set(u.auth);
-      return res.body.status === 'enqueued' && res.body.succeeded === 2 ? res : null;
-    }, 20_000, 'the replay to deliver both');
+    const done = await until(
+      async () => {
+        const res = await api(server).get(`${path}/${replayId}`).set(u.auth);
+        return res.body.status === 'enqueued' && res.body.succeeded === 2 ? res : null;
+      },
+      20_000,
+      'the replay to deliver both',
+    );
     await expectMatchesContract(done, c.getReplay);
     expect(done.body).toMatchObject({ matched: 2, succeeded: 2, failed: 0, since });
     const replayed = r.received.slice(3);
@@ -203,11 +234,20 @@ describe('replay from a point in time', () => {
     // With the finished jobs' records gone (BullMQ keeps a bounded number), job ids alone would not stop a duplicate.
     await queue.clean(0, 10_000, 'completed');
     await server.services.redis.hset(server.services.ks.shared('webhooks', 'replay', replayId), { status: 'scanning', scannedTo: '' });
-    expect(await runReplay({ store: server.services.store, redis: server.services.redis, ks: server.services.ks, queue }, { data: { workspaceId: ws, endpointId, replayId } })).toBe('enqueued');
-    await until(async () => {
-      const n = await queue.getJobCounts('waiting', 'active', 'delayed');
-      return n.waiting + n.active + n.delayed === 0;
-    }, 10_000, 'the queue to drain');
+    expect(
+      await runReplay(
+        { store: server.services.store, redis: server.services.redis, ks: server.services.ks, queue },
+        { data: { workspaceId: ws, endpointId, replayId } },
+      ),
+    ).toBe('enqueued');
+    await until(
+      async () => {
+        const n = await queue.getJobCounts('waiting', 'active', 'delayed');
+        return n.waiting + n.active + n.delayed === 0;
+      },
+      10_000,
+      'the queue to drain',
+    );
     expect(r.received).toHaveLength(5);
     await queue.close();
     queueRedis.disconnect();
@@ -217,7 +257,11 @@ describe('replay from a point in time', () => {
     const oldest = deliveries.body.deliveries.at(-1);
     const byPos = await api(server).post(path).set(u.auth).send({ sincePosition: oldest.position });
     expect(byPos.status).toBe(202);
-    await until(async () => (await api(server).get(`${path}/${byPos.body.replayId}`).set(u.auth)).body.succeeded === 3, 20_000, 'the positional replay');
+    await until(
+      async () => (await api(server).get(`${path}/${byPos.body.replayId}`).set(u.auth)).body.succeeded === 3,
+      20_000,
+      'the positional replay',
+    );
     expect(r.received).toHaveLength(8);
     const list = await api(server).get(path).set(u.auth);
     expect(list.body.replays.map((x: { replayId: string }) => x.replayId)).toEqual([byPos.body.replayId, replayId]);
@@ -264,14 +308,21 @@ describe('replay limits (finding F-4)', () => {
     await until(() => r.received.length === 2, 20_000, 'the replayed delivery, held open');
     const head = await server.services.store.headPosition();
     const other = await api(server).post(path).set(u.auth).send({ sincePosition: '0' });
-    expect([other.status, other.body.detail]).toEqual([409, expect.stringContaining(`Replay ${first.body.replayId} of this endpoint is still running`)]);
+    expect([other.status, other.body.detail]).toEqual([
+      409,
+      expect.stringContaining(`Replay ${first.body.replayId} of this endpoint is still running`),
+    ]);
     expect(await server.services.store.headPosition()).toBe(head);
     const same = await api(server).post(path).set(u.auth).send({ since: t0 });
     expect([same.status, same.body.replayId]).toEqual([200, first.body.replayId]);
 
     // The held request times out, its retry is answered: the replay finishes and the endpoint is free.
     hold = false;
-    await until(async () => (await api(server).get(`${path}/${first.body.replayId}`).set(u.auth)).body.succeeded === 1, 60_000, 'the first replay to finish');
+    await until(
+      async () => (await api(server).get(`${path}/${first.body.replayId}`).set(u.auth)).body.succeeded === 1,
+      60_000,
+      'the first replay to finish',
+    );
     expect((await api(server).post(path).set(u.auth).send({ sincePosition: '0' })).status).toBe(202);
   });
 
@@ -279,13 +330,20 @@ describe('replay limits (finding F-4)', () => {
     const u = await newUser('replay-cap');
     const ws = u.personalWs;
     const r = await receiver();
-    const eps = [await register(u, r, ['deposit.failed']), await register(u, r, ['deposit.failed']), await register(u, r, ['deposit.failed'])];
+    const eps = [
+      await register(u, r, ['deposit.failed']),
+      await register(u, r, ['deposit.failed']),
+      await register(u, r, ['deposit.failed']),
+    ];
     const since = new Date(Date.now() - 1000).toISOString();
-    for (const ep of eps.slice(0, 2)) expect((await api(server).post(`/v1/workspaces/${ws}/webhooks/${ep}/replays`).set(u.auth).send({ since })).status).toBe(202);
+    for (const ep of eps.slice(0, 2))
+      expect((await api(server).post(`/v1/workspaces/${ws}/webhooks/${ep}/replays`).set(u.auth).send({ since })).status).toBe(202);
     const head = await server.services.store.headPosition();
     const third = await api(server).post(`/v1/workspaces/${ws}/webhooks/${eps[2]}/replays`).set(u.auth).send({ since });
     expect(third.status).toBe(429);
-    expect(third.body.detail).toMatch(/^This workspace started its 2 replays for today \(UTC\): the next one can start after \d{4}-\d\d-\d\dT00:00:00\.000Z$/);
+    expect(third.body.detail).toMatch(
+      /^This workspace started its 2 replays for today \(UTC\): the next one can start after \d{4}-\d\d-\d\dT00:00:00\.000Z$/,
+    );
     const retryAfter = Number(third.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(86_400);
@@ -304,7 +362,13 @@ describe('replay limits (finding F-4)', () => {
     await createKey(other, 'not mine');
     const started = await api(server).post(`/v1/workspaces/${ws}/webhooks/${endpointId}/replays`).set(u.auth).send({ sincePosition: '0' });
     expect(started.status).toBe(202);
-    await until(async () => (await api(server).get(`/v1/workspaces/${ws}/webhooks/${endpointId}/replays/${started.body.replayId}`).set(u.auth)).body.status === 'enqueued', 20_000, 'the scan');
+    await until(
+      async () =>
+        (await api(server).get(`/v1/workspaces/${ws}/webhooks/${endpointId}/replays/${started.body.replayId}`).set(u.auth)).body.status ===
+        'enqueued',
+      20_000,
+      'the scan',
+    );
 
     // The same scan again, through a store that records what is read.
     const store = server.services.store;
@@ -316,8 +380,16 @@ describe('replay limits (finding F-4)', () => {
     const queueRedis = await server.services.connectRedis('test-queue-reads', { maxRetriesPerRequest: null });
     const queue = webhookQueue({ redis: queueRedis, prefix: bullPrefix(server.services.config), config: server.services.config });
     try {
-      await server.services.redis.hset(server.services.ks.shared('webhooks', 'replay', started.body.replayId), { status: 'scanning', scannedTo: '' });
-      expect(await runReplay({ store: watched, redis: server.services.redis, ks: server.services.ks, queue }, { data: { workspaceId: ws, endpointId, replayId: started.body.replayId } })).toBe('enqueued');
+      await server.services.redis.hset(server.services.ks.shared('webhooks', 'replay', started.body.replayId), {
+        status: 'scanning',
+        scannedTo: '',
+      });
+      expect(
+        await runReplay(
+          { store: watched, redis: server.services.redis, ks: server.services.ks, queue },
+          { data: { workspaceId: ws, endpointId, replayId: started.body.replayId } },
+        ),
+      ).toBe('enqueued');
     } finally {
       await queue.close();
       queueRedis.disconnect();
@@ -325,7 +397,15 @@ describe('replay limits (finding F-4)', () => {
     expect(read.length).toBeGreaterThan(0);
     const mine = (name: string) => name.endsWith(ws) || name.startsWith(`key-budget-${keyId}-`);
     expect(read.filter((name) => !mine(name))).toEqual([]);
-    expect(read).toEqual(expect.arrayContaining([`webhooks-${ws}`, `workspace-${ws}`, `billing-${ws}`, `balance-alerts-${ws}`, expect.stringMatching(new RegExp(`^key-budget-${keyId}-\\d{4}-\\d\\d-\\d\\d-80$`))]));
+    expect(read).toEqual(
+      expect.arrayContaining([
+        `webhooks-${ws}`,
+        `workspace-${ws}`,
+        `billing-${ws}`,
+        `balance-alerts-${ws}`,
+        expect.stringMatching(new RegExp(`^key-budget-${keyId}-\\d{4}-\\d\\d-\\d\\d-80$`)),
+      ]),
+    );
   });
 });
 
@@ -334,7 +414,10 @@ describe('webhook administration in the audit log (finding I-2)', () => {
     const u = await newUser('audit');
     const ws = u.personalWs;
     const r = await receiver();
-    const created = await api(server).post(`/v1/workspaces/${ws}/webhooks`).set(u.auth).send({ url: r.url, eventTypes: ['key.created'] });
+    const created = await api(server)
+      .post(`/v1/workspaces/${ws}/webhooks`)
+      .set(u.auth)
+      .send({ url: r.url, eventTypes: ['key.created'] });
     expect(created.status).toBe(201);
     const endpointId = created.body.endpointId as string;
     const rotated = await api(server).post(`/v1/workspaces/${ws}/webhooks/${endpointId}/rotate-secret`).set(u.auth);
@@ -346,8 +429,20 @@ describe('webhook administration in the audit log (finding I-2)', () => {
 
     const log = await api(server).get(`/v1/workspaces/${ws}/audit`).set(u.auth);
     expect(log.status).toBe(200);
-    const mine = (log.body.entries as Array<{ action: string; actor: { type: string; userId?: string }; target: { type: string; id: string } | null; details: object }>).filter((e) => e.action.startsWith('webhook.'));
-    expect(mine.map((e) => e.action)).toEqual(['webhook.endpoint_deleted', 'webhook.replay_requested', 'webhook.secret_rotated', 'webhook.endpoint_registered']);
+    const mine = (
+      log.body.entries as Array<{
+        action: string;
+        actor: { type: string; userId?: string };
+        target: { type: string; id: string } | null;
+        details: object;
+      }>
+    ).filter((e) => e.action.startsWith('webhook.'));
+    expect(mine.map((e) => e.action)).toEqual([
+      'webhook.endpoint_deleted',
+      'webhook.replay_requested',
+      'webhook.secret_rotated',
+      'webhook.endpoint_registered',
+    ]);
     for (const e of mine) {
       expect(e.target).toEqual({ type: 'webhookEndpoint', id: endpointId });
       expect(e.actor).toMatchObject({ type: 'user', userId: u.userId });

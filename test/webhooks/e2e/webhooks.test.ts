@@ -70,10 +70,16 @@ describe('outgoing webhooks', () => {
     expect(payloads.map((p) => p.data.keyId).sort()).toEqual([keyA, keyB].sort());
     expect(JSON.stringify(payloads)).not.toMatch(/keyHash|secret/i);
 
-    const list = await until(async () => {
-      const res = await api(server).get(`/v1/workspaces/${ws}/webhooks/${endpointId}/deliveries`).set(u.auth);
-      return res.body.deliveries?.every((d: { status: string }) => d.status === 'succeeded') && res.body.deliveries.length === 2 ? res : null;
-    }, 10_000, 'the delivery log to show both succeeded');
+    const list = await until(
+      async () => {
+        const res = await api(server).get(`/v1/workspaces/${ws}/webhooks/${endpointId}/deliveries`).set(u.auth);
+        return res.body.deliveries?.every((d: { status: string }) => d.status === 'succeeded') && res.body.deliveries.length === 2
+          ? res
+          : null;
+      },
+      10_000,
+      'the delivery log to show both succeeded',
+    );
     await expectMatchesContract(list, deliveriesRoute);
     expect(list.body.deliveries[0].attempts.map((a: { status: number }) => a.status)).toEqual([500, 500, 500, 204]);
 
@@ -94,19 +100,27 @@ describe('outgoing webhooks', () => {
     const r = await receiver(() => 503);
     const endpointId = await register(u, ws, r);
     await createKey(u, ws);
-    const list = await until(async () => {
-      const res = await api(server).get(`/v1/workspaces/${ws}/webhooks`).set(u.auth);
-      return res.body.endpoints?.[0]?.status === 'disabled' ? res : null;
-    }, 30_000, 'the endpoint to be disabled');
+    const list = await until(
+      async () => {
+        const res = await api(server).get(`/v1/workspaces/${ws}/webhooks`).set(u.auth);
+        return res.body.endpoints?.[0]?.status === 'disabled' ? res : null;
+      },
+      30_000,
+      'the endpoint to be disabled',
+    );
     expect(list.body.endpoints[0]).toMatchObject({ endpointId, status: 'disabled' });
     expect(list.body.endpoints[0].disabledReason).toMatch(/HTTP 503/);
     expect(r.received).toHaveLength(4);
     const types = (await server.services.store.readStream(`webhooks-${ws}`)).map((e) => e.type);
     expect(types).toEqual(['WebhookEndpointRegistered', 'WebhookEndpointDisabled']);
-    const me = await until(async () => {
-      const res = await api(server).get('/v1/me').set(u.auth);
-      return JSON.stringify(res.body).includes('webhook_endpoint_disabled') ? res : null;
-    }, 10_000, 'the notice');
+    const me = await until(
+      async () => {
+        const res = await api(server).get('/v1/me').set(u.auth);
+        return JSON.stringify(res.body).includes('webhook_endpoint_disabled') ? res : null;
+      },
+      10_000,
+      'the notice',
+    );
     expect(JSON.stringify(me.body)).toContain(r.url);
     // Nothing more is sent to a disabled endpoint.
     await createKey(u, ws, 'key later');
@@ -155,7 +169,10 @@ describe('outgoing webhooks', () => {
     const m = await signedUp(server, 'member');
     await addMember(server, u, team, m);
     const head2 = await server.services.store.headPosition();
-    const byMember = await api(server).post(`/v1/workspaces/${team}/webhooks`).set(m.auth).send({ url: 'https://example.com/x', eventTypes: ['key.created'] });
+    const byMember = await api(server)
+      .post(`/v1/workspaces/${team}/webhooks`)
+      .set(m.auth)
+      .send({ url: 'https://example.com/x', eventTypes: ['key.created'] });
     expect(byMember.status).toBe(403);
     expect((await api(server).get(`/v1/workspaces/${team}/webhooks`).set(m.auth)).status).toBe(403);
     expect(await server.services.store.headPosition()).toBe(head2);
@@ -172,11 +189,31 @@ describe('SSRF guard (private targets not allowed, the default)', () => {
   test('private, loopback and link-local targets are refused with 422 naming url; nothing is written', async () => {
     const u = await signedUp(guarded, 'ssrf');
     const head = await guarded.services.store.headPosition();
-    const urls = ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://[fe80::1]/x', 'http://[::ffff:127.0.0.1]/x'];
+    const urls = [
+      'http://127.0.0.1:9/x',
+      'http://localhost/x',
+      'http://10.1.2.3/x',
+      'http://192.168.0.10/x',
+      'http://169.254.169.254/latest',
+      'http://[::1]/x',
+      'http://[fe80::1]/x',
+      'http://[::ffff:127.0.0.1]/x',
+    ];
     // The adversarial run's finding F-1: documentation and special ranges, and IPv4 carried in IPv6.
-    urls.push('http://192.0.2.1/x', 'http://198.51.100.1/x', 'http://203.0.113.1/x', 'http://192.88.99.1/x', 'http://[::127.0.0.1]/x', 'http://[64:ff9b::127.0.0.1]/x', 'http://[2002:c000:201::1]/x');
+    urls.push(
+      'http://192.0.2.1/x',
+      'http://198.51.100.1/x',
+      'http://203.0.113.1/x',
+      'http://192.88.99.1/x',
+      'http://[::127.0.0.1]/x',
+      'http://[64:ff9b::127.0.0.1]/x',
+      'http://[2002:c000:201::1]/x',
+    );
     for (const url of urls) {
-      const res = await api(guarded).post(`/v1/workspaces/${u.personalWs}/webhooks`).set(u.auth).send({ url, eventTypes: ['key.created'] });
+      const res = await api(guarded)
+        .post(`/v1/workspaces/${u.personalWs}/webhooks`)
+        .set(u.auth)
+        .send({ url, eventTypes: ['key.created'] });
       expect([url, res.status, res.body.detail?.[0]?.loc]).toEqual([url, 422, ['body', 'url']]);
       expect(res.body.detail[0].msg).toMatch(/^url points to .*, in .*: a webhook must reach a public address$/);
     }

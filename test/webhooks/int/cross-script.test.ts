@@ -36,7 +36,10 @@ async function batch(keys: { state: string; crossings: string }, calls: Array<['
 
 test('without a threshold the balance is summed and nothing crosses', async () => {
   const ws = workspace();
-  await batch(ws, [['delta', '5'], ['delta', '-7', 'd1']]);
+  await batch(ws, [
+    ['delta', '5'],
+    ['delta', '-7', 'd1'],
+  ]);
   expect(await redis.hgetall(ws.state)).toEqual({ balance: '-2' });
   expect(await redis.exists(ws.crossings)).toBe(0);
 });
@@ -57,13 +60,24 @@ test('a dip below the threshold is recorded once with the exact balance, above 2
 
 test('a deposit back to the threshold re-arms it; negative balances compare exactly', async () => {
   const ws = workspace();
-  await batch(ws, [['threshold', '-10'], ['delta', '-10', 'to-threshold'], ['delta', '-1', 'd1'], ['delta', '1', 'back'], ['delta', '-100', 'd2']]);
+  await batch(ws, [
+    ['threshold', '-10'],
+    ['delta', '-10', 'to-threshold'],
+    ['delta', '-1', 'd1'],
+    ['delta', '1', 'back'],
+    ['delta', '-100', 'd2'],
+  ]);
   expect(await redis.hgetall(ws.crossings)).toEqual({ d1: '-10:-11', d2: '-10:-110' });
 });
 
 test("a cleared threshold ('') stops the crossings", async () => {
   const ws = workspace();
-  await batch(ws, [['delta', '10'], ['threshold', '5'], ['threshold', ''], ['delta', '-10', 'd1']]);
+  await batch(ws, [
+    ['delta', '10'],
+    ['threshold', '5'],
+    ['threshold', ''],
+    ['delta', '-10', 'd1'],
+  ]);
   expect(await redis.hgetall(ws.state)).toEqual({ balance: '0' });
   expect(await redis.exists(ws.crossings)).toBe(0);
 });

@@ -52,7 +52,10 @@ test('a worker killed with SIGKILL mid-delivery loses no event: a new worker del
   const u = await newUser(server, 'kill');
   await fund(server, u.personalWs);
   const ws = u.personalWs;
-  const reg = await api(server).post(`/v1/workspaces/${ws}/webhooks`).set(u.auth).send({ url: receiver.url, eventTypes: ['key.created'] });
+  const reg = await api(server)
+    .post(`/v1/workspaces/${ws}/webhooks`)
+    .set(u.auth)
+    .send({ url: receiver.url, eventTypes: ['key.created'] });
   expect(reg.status).toBe(201);
   receiver.secret = reg.body.secret;
 
@@ -60,7 +63,10 @@ test('a worker killed with SIGKILL mid-delivery loses no event: a new worker del
   await first.waitFor(/^STARTED$/);
   const keyIds: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const res = await api(server).post(`/v1/workspaces/${ws}/keys`).set(u.auth).send({ name: `kill ${i}` });
+    const res = await api(server)
+      .post(`/v1/workspaces/${ws}/keys`)
+      .set(u.auth)
+      .send({ name: `kill ${i}` });
     expect(res.status).toBe(201);
     keyIds.push(res.body.keyId);
   }
@@ -75,10 +81,18 @@ test('a worker killed with SIGKILL mid-delivery loses no event: a new worker del
   const delivered = () => receiver.received.filter((r) => r.answered === 204);
   await until(() => new Set(delivered().map((r) => r.headers['webhook-id'])).size === 3, 90_000, 'every event delivered after the kill');
   expect(delivered().every((r) => r.verified)).toBe(true);
-  expect(delivered().map((r) => JSON.parse(r.body).data.keyId).sort()).toEqual([...keyIds].sort());
+  expect(
+    delivered()
+      .map((r) => JSON.parse(r.body).data.keyId)
+      .sort(),
+  ).toEqual([...keyIds].sort());
   const endpointId = reg.body.endpointId;
-  await until(async () => {
-    const res = await api(server).get(`/v1/workspaces/${ws}/webhooks/${endpointId}/deliveries`).set(u.auth);
-    return res.body.deliveries.length === 3 && res.body.deliveries.every((d: { status: string }) => d.status === 'succeeded');
-  }, 20_000, 'the delivery log to show all three succeeded');
+  await until(
+    async () => {
+      const res = await api(server).get(`/v1/workspaces/${ws}/webhooks/${endpointId}/deliveries`).set(u.auth);
+      return res.body.deliveries.length === 3 && res.body.deliveries.every((d: { status: string }) => d.status === 'succeeded');
+    },
+    20_000,
+    'the delivery log to show all three succeeded',
+  );
 });

@@ -19,7 +19,13 @@ describe('key budget webhook types', () => {
       resetsAt: '2026-11-26T00:00:00.000Z',
       requestId: 'r1',
     };
-    expect(payloadOf({ type: 'KeyBudget100PercentReached', data, created: '2026-11-25T10:00:00.000Z' })).toEqual({ type: 'key.budget_100_percent', timestamp: '2026-11-25T10:00:00.000Z', data });
-    expect(payloadOf({ type: 'KeyBudget80PercentReached', data: { ...data, thresholdPercent: 80 }, created: '2026-11-25T09:00:00.000Z' })?.type).toBe('key.budget_80_percent');
+    expect(payloadOf({ type: 'KeyBudget100PercentReached', data, created: '2026-11-25T10:00:00.000Z' })).toEqual({
+      type: 'key.budget_100_percent',
+      timestamp: '2026-11-25T10:00:00.000Z',
+      data,
+    });
+    expect(
+      payloadOf({ type: 'KeyBudget80PercentReached', data: { ...data, thresholdPercent: 80 }, created: '2026-11-25T09:00:00.000Z' })?.type,
+    ).toBe('key.budget_80_percent');
   });
 });

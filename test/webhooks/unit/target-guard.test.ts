@@ -154,7 +154,9 @@ describe('webhook target guard: the connection', () => {
       expect(hits).toBe(1);
       const err = await fetch(`http://localhost:${port}/`, { dispatcher: guarded }).catch((e: Error) => e);
       expect(err).toBeInstanceOf(Error);
-      expect(String((err as Error & { cause?: Error }).cause?.message)).toMatch(/^url points to (127\.0\.0\.1|::1), in .*: a webhook must reach a public address$/);
+      expect(String((err as Error & { cause?: Error }).cause?.message)).toMatch(
+        /^url points to (127\.0\.0\.1|::1), in .*: a webhook must reach a public address$/,
+      );
       expect(hits).toBe(1);
     } finally {
       await open.close();

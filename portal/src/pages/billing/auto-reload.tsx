@@ -29,14 +29,31 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
   const [checked, setChecked] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const msg = useCardMessages(actions);
-  const amountCheck = checkDollars(amount, { cents: true, min: MIN_RELOAD_USD, minMessage: `The reload amount must be at least ${usd(MIN_RELOAD_USD)}.`, max: MAX_CHARGE_USD });
+  const amountCheck = checkDollars(amount, {
+    cents: true,
+    min: MIN_RELOAD_USD,
+    minMessage: `The reload amount must be at least ${usd(MIN_RELOAD_USD)}.`,
+    max: MAX_CHARGE_USD,
+  });
   // One reload must lift the balance above the threshold, and a cap must allow one reload.
   const reload = amountCheck.ok ? amountCheck.value : undefined;
   const checks = {
-    threshold: checkDollars(threshold, reload ? { max: reload, maxMessage: `The threshold can be at most the reload amount (${usd(reload)}), so that one reload lifts the balance above it.` } : {}),
+    threshold: checkDollars(
+      threshold,
+      reload
+        ? {
+            max: reload,
+            maxMessage: `The threshold can be at most the reload amount (${usd(reload)}), so that one reload lifts the balance above it.`,
+          }
+        : {},
+    ),
     amount: amountCheck,
     cap: cap.trim()
-      ? checkDollars(cap, { cents: true, ...(reload ? { min: reload, minMessage: `The monthly cap must be at least the reload amount (${usd(reload)}).` } : {}), max: MAX_CHARGE_USD })
+      ? checkDollars(cap, {
+          cents: true,
+          ...(reload ? { min: reload, minMessage: `The monthly cap must be at least the reload amount (${usd(reload)}).` } : {}),
+          max: MAX_CHARGE_USD,
+        })
       : ({ ok: true, value: '' } as const),
   };
   const valid = checks.threshold.ok && checks.amount.ok && checks.cap.ok;
@@ -57,7 +74,12 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
   const save = async () => {
     if (!checks.threshold.ok || !checks.amount.ok || !checks.cap.ok) return;
     setConfirming(false);
-    await saveSettings({ enabled, threshold: checks.threshold.value, amount: checks.amount.value, monthlyCap: checks.cap.value ? checks.cap.value : null });
+    await saveSettings({
+      enabled,
+      threshold: checks.threshold.value,
+      amount: checks.amount.value,
+      monthlyCap: checks.cap.value ? checks.cap.value : null,
+    });
   };
   // Saving a threshold above the balance charges the card at once: ask first.
   const chargesNow = enabled && checks.threshold.ok && amountNano(billing.balance) < parseUsd(checks.threshold.value);
@@ -83,7 +105,8 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
       )}
       {ar?.status === 'suspended' && (
         <Message kind="warning">
-          Auto-reload has been suspended{ar.suspendedAt ? ` since ${dateTime(ar.suspendedAt)}` : ''}. Update the payment method, then save this form to turn it back on.
+          Auto-reload has been suspended{ar.suspendedAt ? ` since ${dateTime(ar.suspendedAt)}` : ''}. Update the payment method, then save
+          this form to turn it back on.
         </Message>
       )}
       <fieldset disabled={!isAdmin}>
@@ -133,8 +156,8 @@ export function AutoReload({ billing, isAdmin, onChanged, actions }: CardProps) 
       >
         <p>
           The balance, <strong>{cents(billing.balance)}</strong>, is already below the new threshold of{' '}
-          <strong>{checks.threshold.ok ? usd(checks.threshold.value) : threshold}</strong>. Saving turns auto-reload on and charges the card on file{' '}
-          <strong>{checks.amount.ok ? usd(checks.amount.value) : amount}</strong> right away.
+          <strong>{checks.threshold.ok ? usd(checks.threshold.value) : threshold}</strong>. Saving turns auto-reload on and charges the card
+          on file <strong>{checks.amount.ok ? usd(checks.amount.value) : amount}</strong> right away.
         </p>
       </ConfirmDialog>
     </form>

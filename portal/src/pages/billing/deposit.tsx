@@ -22,14 +22,19 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
   const check = checkDollars(amount, {
     cents: true,
     min,
-    minMessage: amountNano(billing.deposited) === 0n ? `Your first deposit must be at least ${usd(min)}.` : `A deposit must be at least ${usd(min)}.`,
+    minMessage:
+      amountNano(billing.deposited) === 0n ? `Your first deposit must be at least ${usd(min)}.` : `A deposit must be at least ${usd(min)}.`,
     max: MAX_CHARGE_USD,
     maxMessage: `One deposit can be at most ${usd(MAX_CHARGE_USD)}.`,
   });
 
   const { run: deposit, busy } = useAction(
     async (amount: string) => {
-      const r = await post<DepositAnswer>(`/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`, { amount }, { headers: { 'Idempotency-Key': idem.current } });
+      const r = await post<DepositAnswer>(
+        `/v1/workspaces/${enc(ws.workspaceId)}/billing/deposits`,
+        { amount },
+        { headers: { 'Idempotency-Key': idem.current } },
+      );
       await onChanged();
       if (r.deposit.status === 'succeeded') {
         msg.setOutcome({ kind: 'success', text: `Deposit of ${usd(r.deposit.amount)} succeeded.` });
@@ -73,7 +78,11 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
         <>
           <Field
             label="Deposit amount (USD)"
-            hint={first ? `Deposits must reach ${usd(billing.initialDeposit)} before keys can be created; at least ${usd(min)} now.` : `At least ${usd(min)}.`}
+            hint={
+              first
+                ? `Deposits must reach ${usd(billing.initialDeposit)} before keys can be created; at least ${usd(min)} now.`
+                : `At least ${usd(min)}.`
+            }
             error={checked && !check.ok ? check.error : null}
           >
             {(p) => (

@@ -96,10 +96,16 @@ export function PaymentMethod({ billing, isAdmin, onChanged, actions }: CardProp
 
 function savedCardOutcome(behaviour: string | undefined): Outcome {
   if (behaviour === 'declines' || behaviour === 'insufficient_funds') {
-    return { kind: 'warning', text: `Card saved, but it will not pay (${behaviourText(behaviour)}): deposits and auto-reload with it will fail. Choose a card that charges.` };
+    return {
+      kind: 'warning',
+      text: `Card saved, but it will not pay (${behaviourText(behaviour)}): deposits and auto-reload with it will fail. Choose a card that charges.`,
+    };
   }
   if (behaviour === 'requires_authentication') {
-    return { kind: 'warning', text: 'Card saved. It needs 3-D Secure authentication, so auto-reload, which charges with nobody present, will fail with it.' };
+    return {
+      kind: 'warning',
+      text: 'Card saved. It needs 3-D Secure authentication, so auto-reload, which charges with nobody present, will fail with it.',
+    };
   }
   return { kind: 'success', text: 'Payment method saved.' };
 }

@@ -17,7 +17,10 @@ export function Statements({ tick }: { tick: number }) {
   const [month, setMonth] = useState<string | null>(null);
   useEffect(() => setMonth(null), [ws.workspaceId]);
   const chosen = month ?? months.data?.months[0]?.month ?? null;
-  const statement = useLoad((signal) => (chosen ? get<Statement>(`${base}/statements/${chosen}`, { signal }) : Promise.resolve(null)), [ws.workspaceId, chosen, tick]);
+  const statement = useLoad(
+    (signal) => (chosen ? get<Statement>(`${base}/statements/${chosen}`, { signal }) : Promise.resolve(null)),
+    [ws.workspaceId, chosen, tick],
+  );
   const st = statement.data;
   return (
     <div class="card" data-testid="statements">
@@ -88,14 +91,17 @@ export function Statements({ tick }: { tick: number }) {
                     <tr key={`${u.keyId}-${u.config}`}>
                       <th scope="row">Usage</th>
                       <td>
-                        key {u.keyName ?? u.keyId.slice(0, 8)} · {u.config} · {integer(u.requests)} requests · {integer(u.inputTokens)} in / {integer(u.outputTokens)} out
+                        key {u.keyName ?? u.keyId.slice(0, 8)} · {u.config} · {integer(u.requests)} requests · {integer(u.inputTokens)} in /{' '}
+                        {integer(u.outputTokens)} out
                       </td>
                       <td class="num">−{usd(u.cost, { maxDecimals: 9 })}</td>
                     </tr>
                   ))}
                   <tr>
                     <th scope="row">Closing balance</th>
-                    <td class="muted">opening + {usd(st.totals.credits, { maxDecimals: 9 })} credits − {usd(st.totals.debits, { maxDecimals: 9 })} usage</td>
+                    <td class="muted">
+                      opening + {usd(st.totals.credits, { maxDecimals: 9 })} credits − {usd(st.totals.debits, { maxDecimals: 9 })} usage
+                    </td>
                     <td class="num" data-testid="statement-closing">
                       {usd(st.closingBalance, { maxDecimals: 9 })}
                     </td>

@@ -7,7 +7,10 @@ declare global {
 }
 interface StripeJs {
   elements(): { create(type: 'card', opts?: unknown): StripeCardElement };
-  createPaymentMethod(opts: { type: 'card'; card: StripeCardElement }): Promise<{ paymentMethod?: { id: string }; error?: { message?: string } }>;
+  createPaymentMethod(opts: {
+    type: 'card';
+    card: StripeCardElement;
+  }): Promise<{ paymentMethod?: { id: string }; error?: { message?: string } }>;
 }
 interface StripeCardElement {
   mount(el: HTMLElement): void;
@@ -29,7 +32,15 @@ function loadStripeJs(): Promise<void> {
 }
 
 /** Stripe Elements' card field: the card number never touches this service, only a pm_… id does. */
-export function StripeCard({ publishableKey, busy, onPaymentMethod }: { publishableKey: string; busy: boolean; onPaymentMethod: (id: string) => Promise<void> }) {
+export function StripeCard({
+  publishableKey,
+  busy,
+  onPaymentMethod,
+}: {
+  publishableKey: string;
+  busy: boolean;
+  onPaymentMethod: (id: string) => Promise<void>;
+}) {
   const mountRef = useRef<HTMLDivElement>(null);
   const stripe = useRef<StripeJs | null>(null);
   const card = useRef<StripeCardElement | null>(null);

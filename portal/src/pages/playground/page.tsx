@@ -18,9 +18,12 @@ export function PlaygroundPage() {
     <section aria-labelledby="pg-title">
       {me && me.invitations.length > 0 && <Invitations invitations={me.invitations} onAnswered={setFlash} />}
       <h1 id="pg-title">Playground</h1>
-      <p class="lede">Try a key against the conversation endpoints. The reply streams in; the call's tokens and cost appear when it ends.</p>
+      <p class="lede">
+        Try a key against the conversation endpoints. The reply streams in; the call's tokens and cost appear when it ends.
+      </p>
       <p class="hint">
-        Calls follow the <Link href={USAGE_POLICY_PATH}>usage policy</Link>: no personal or regulated information, and say that replies are generated.
+        Calls follow the <Link href={USAGE_POLICY_PATH}>usage policy</Link>: no personal or regulated information, and say that replies are
+        generated.
       </p>
       <Playground />
     </section>
@@ -157,7 +160,8 @@ function Playground() {
       const u = await get<CallUsage>(`/portal/workspaces/${enc(ws.workspaceId)}/requests/${enc(servedId)}`);
       setUsage(u);
     } catch (err) {
-      if (text || (err instanceof ApiError && err.status !== 404)) setUsageNote('The token count and cost of this call are not available yet: see the Usage page.');
+      if (text || (err instanceof ApiError && err.status !== 404))
+        setUsageNote('The token count and cost of this call are not available yet: see the Usage page.');
     }
   };
 

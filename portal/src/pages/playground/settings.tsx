@@ -35,7 +35,11 @@ export interface Turn {
 /** The inference request's JSON body: the instruction, the turns so far and the new message, with the settings. */
 export function requestBody(settings: RequestSettings, turns: Turn[], message: string) {
   const { config, temperature, topP, maxTokens, stops, webSearch, instruction } = settings;
-  const context = [...(instruction.trim() ? [{ type: 'Instruction', text: instruction.trim() }] : []), ...turns, { type: 'Human', text: message }];
+  const context = [
+    ...(instruction.trim() ? [{ type: 'Instruction', text: instruction.trim() }] : []),
+    ...turns,
+    { type: 'Human', text: message },
+  ];
   const stopTokens = stops
     .split('\n')
     .map((s) => s.replace(/\\n/g, '\n'))
@@ -72,7 +76,11 @@ export function SettingsCard({
       <h2>Settings</h2>
       <Field
         label="Model (config)"
-        hint={demo ? 'Demo model: this service runs tollgate’s built-in sample model, not a real one. Replies are sample text; tokens are billed as usual.' : undefined}
+        hint={
+          demo
+            ? 'Demo model: this service runs tollgate’s built-in sample model, not a real one. Replies are sample text; tokens are billed as usual.'
+            : undefined
+        }
       >
         {(p) => (
           <select {...p} name="config" value={config} onChange={(e) => set('config', val(e))}>
@@ -86,14 +94,50 @@ export function SettingsCard({
       </Field>
       <div class="grid-2">
         <Field label="Temperature" hint="0 to 1">
-          {(p) => <input {...p} name="temperature" type="number" min="0" max="1" step="0.05" required value={temperature} onInput={(e) => set('temperature', val(e))} />}
+          {(p) => (
+            <input
+              {...p}
+              name="temperature"
+              type="number"
+              min="0"
+              max="1"
+              step="0.05"
+              required
+              value={temperature}
+              onInput={(e) => set('temperature', val(e))}
+            />
+          )}
         </Field>
         <Field label="top_p" hint="0 to 1">
-          {(p) => <input {...p} name="top_p" type="number" min="0" max="1" step="0.05" required value={topP} onInput={(e) => set('topP', val(e))} />}
+          {(p) => (
+            <input
+              {...p}
+              name="top_p"
+              type="number"
+              min="0"
+              max="1"
+              step="0.05"
+              required
+              value={topP}
+              onInput={(e) => set('topP', val(e))}
+            />
+          )}
         </Field>
       </div>
       <Field label="Max tokens" hint="1 to 1024">
-        {(p) => <input {...p} name="max_tokens" type="number" min="1" max="1024" step="1" required value={maxTokens} onInput={(e) => set('maxTokens', val(e))} />}
+        {(p) => (
+          <input
+            {...p}
+            name="max_tokens"
+            type="number"
+            min="1"
+            max="1024"
+            step="1"
+            required
+            value={maxTokens}
+            onInput={(e) => set('maxTokens', val(e))}
+          />
+        )}
       </Field>
       <Field label="Stop tokens" hint="One per line; write \n for a newline.">
         {(p) => <textarea {...p} name="stop_tokens" rows={2} value={stops} onInput={(e) => set('stops', val(e))} />}

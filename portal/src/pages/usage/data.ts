@@ -50,4 +50,10 @@ export function usagePoints(usage: Usage): UsagePoint[] {
 }
 
 /** What each grouping is called on the page. */
-export const GROUP_LABELS: Record<GroupBy, string> = { key: 'API key', member: 'Member (who created the key)', config: 'Model configuration', endpoint: 'Endpoint', model: 'Model' };
+export const GROUP_LABELS: Record<GroupBy, string> = {
+  key: 'API key',
+  member: 'Member (who created the key)',
+  config: 'Model configuration',
+  endpoint: 'Endpoint',
+  model: 'Model',
+};

@@ -98,7 +98,8 @@ export function UsagePage() {
     for (const p of points ?? []) if (p.label && !names.has(p.group)) names.set(p.group, `${p.label} (deleted key)`);
     const members = new Map<string, string>();
     for (const p of points ?? []) if (p.label && groupBy === 'member') members.set(p.group, p.label);
-    return (g: string) => (groupBy === 'key' ? (names.get(g) ?? `deleted key ${g.slice(0, 8)}`) : groupBy === 'member' ? (members.get(g) ?? g) : g);
+    return (g: string) =>
+      groupBy === 'key' ? (names.get(g) ?? `deleted key ${g.slice(0, 8)}`) : groupBy === 'member' ? (members.get(g) ?? g) : g;
   }, [keys, groupBy, points]);
 
   const charts = useMemo(() => {
@@ -144,7 +145,8 @@ export function UsagePage() {
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
       <p class="lede">
-        Requests, tokens and cost of the workspace <strong>{ws.name}</strong> over {WINDOWS[granularity].label}, updated live after each request.
+        Requests, tokens and cost of the workspace <strong>{ws.name}</strong> over {WINDOWS[granularity].label}, updated live after each
+        request.
       </p>
       <div class="card usage-controls">
         <Field label="Time buckets">
@@ -168,7 +170,13 @@ export function UsagePage() {
         <a class="button" href={csvHref} download data-testid="download-csv">
           Download CSV
         </a>
-        <a class="button" href={focusHref} download data-testid="download-focus" title="FOCUS-style cost export: one row per API key and bucket">
+        <a
+          class="button"
+          href={focusHref}
+          download
+          data-testid="download-focus"
+          title="FOCUS-style cost export: one row per API key and bucket"
+        >
           Download FOCUS cost CSV
         </a>
         <p class={`live ${live === 'live' ? 'live-on' : ''}`} role="status" data-testid="live-status">
@@ -206,13 +214,37 @@ export function UsagePage() {
           </div>
           <div class="charts">
             <div class="card">
-              <BarChart integers testId="chart-requests" title={`Requests per ${granularity}`} times={win.times} series={charts.requests} format={(n) => integer(Math.round(n))} timeLabel={timeLabel} />
+              <BarChart
+                integers
+                testId="chart-requests"
+                title={`Requests per ${granularity}`}
+                times={win.times}
+                series={charts.requests}
+                format={(n) => integer(Math.round(n))}
+                timeLabel={timeLabel}
+              />
             </div>
             <div class="card">
-              <BarChart integers testId="chart-tokens" title={`Tokens per ${granularity}`} times={win.times} series={charts.tokens} format={(n) => integer(Math.round(n))} timeLabel={timeLabel} />
+              <BarChart
+                integers
+                testId="chart-tokens"
+                title={`Tokens per ${granularity}`}
+                times={win.times}
+                series={charts.tokens}
+                format={(n) => integer(Math.round(n))}
+                timeLabel={timeLabel}
+              />
             </div>
             <div class="card">
-              <BarChart testId="chart-cost" title={`Cost per ${granularity} (USD)`} times={win.times} series={charts.cost} format={(n) => usd(n.toFixed(6), { maxDecimals: 6 })} totalText={usd(charts.totals.cost)} timeLabel={timeLabel} />
+              <BarChart
+                testId="chart-cost"
+                title={`Cost per ${granularity} (USD)`}
+                times={win.times}
+                series={charts.cost}
+                format={(n) => usd(n.toFixed(6), { maxDecimals: 6 })}
+                totalText={usd(charts.totals.cost)}
+                timeLabel={timeLabel}
+              />
             </div>
           </div>
           <details class="card">
@@ -224,10 +256,18 @@ export function UsagePage() {
                   <tr>
                     <th scope="col">{granularity === 'day' ? 'Day' : 'Time'}</th>
                     <th scope="col">{GROUP_LABELS[groupBy]}</th>
-                    <th scope="col" class="num">Requests</th>
-                    <th scope="col" class="num">Input tokens</th>
-                    <th scope="col" class="num">Output tokens</th>
-                    <th scope="col" class="num">Cost</th>
+                    <th scope="col" class="num">
+                      Requests
+                    </th>
+                    <th scope="col" class="num">
+                      Input tokens
+                    </th>
+                    <th scope="col" class="num">
+                      Output tokens
+                    </th>
+                    <th scope="col" class="num">
+                      Cost
+                    </th>
                   </tr>
                 </thead>
                 <tbody>

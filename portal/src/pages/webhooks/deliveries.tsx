@@ -8,7 +8,10 @@ import type { WebhookDelivery } from '../../api-types';
 /** An endpoint's latest deliveries with each attempt, loaded when opened; Resend sends one again. */
 export function Deliveries({ path }: { path: string }) {
   const [open, setOpen] = useState(false);
-  const list = useLoad((signal) => (open ? get<{ deliveries: WebhookDelivery[] }>(`${path}/deliveries`, { signal }) : Promise.resolve(undefined)), [path, open]);
+  const list = useLoad(
+    (signal) => (open ? get<{ deliveries: WebhookDelivery[] }>(`${path}/deliveries`, { signal }) : Promise.resolve(undefined)),
+    [path, open],
+  );
   const [queued, setQueued] = useState<string | null>(null);
   const resend = useAction(async (id: string) => {
     await post(`${path}/deliveries/${enc(id)}/resend`);

@@ -15,7 +15,10 @@ export const WEBHOOKS_PATH = '/webhook-endpoints';
 export function WebhooksPage() {
   const ws = useWorkspace();
   const base = `/v1/workspaces/${enc(ws.workspaceId)}/webhooks`;
-  const list = useLoad((signal) => (ws.role === 'admin' ? get<WebhookList>(base, { signal }) : Promise.resolve(undefined)), [ws.workspaceId, ws.role]);
+  const list = useLoad(
+    (signal) => (ws.role === 'admin' ? get<WebhookList>(base, { signal }) : Promise.resolve(undefined)),
+    [ws.workspaceId, ws.role],
+  );
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null);
 
   if (ws.role !== 'admin') {
@@ -31,11 +34,14 @@ export function WebhooksPage() {
     <section aria-labelledby="webhooks-title">
       <h1 id="webhooks-title">Webhooks</h1>
       <p class="lede">
-        Signed POSTs (Standard Webhooks) to your URLs when things happen in <strong>{ws.name}</strong>. Verify each with the endpoint’s secret.
+        Signed POSTs (Standard Webhooks) to your URLs when things happen in <strong>{ws.name}</strong>. Verify each with the endpoint’s
+        secret.
       </p>
       {secret && (
         <div class="card" role="region" aria-label="Signing secret">
-          <Message kind="success">The signing secret of {secret.url}. It is shown only now: keep it where your receiver can read it.</Message>
+          <Message kind="success">
+            The signing secret of {secret.url}. It is shown only now: keep it where your receiver can read it.
+          </Message>
           <p>
             <code data-testid="webhook-secret">{secret.secret}</code> <CopyButton text={secret.secret} />
           </p>
@@ -62,7 +68,15 @@ export function WebhooksPage() {
   );
 }
 
-function AddEndpoint({ base, eventTypes, onAdded }: { base: string; eventTypes: string[]; onAdded: (e: WebhookEndpointWithSecret) => void }) {
+function AddEndpoint({
+  base,
+  eventTypes,
+  onAdded,
+}: {
+  base: string;
+  eventTypes: string[];
+  onAdded: (e: WebhookEndpointWithSecret) => void;
+}) {
   const [url, setUrl] = useState('');
   const [types, setTypes] = useState<string[]>([]);
   const add = useAction(async () => {
@@ -88,7 +102,14 @@ function AddEndpoint({ base, eventTypes, onAdded }: { base: string; eventTypes: 
         <legend>Event types</legend>
         {eventTypes.map((t) => (
           <label key={t} class="check">
-            <input type="checkbox" name="eventTypes" value={t} checked={types.includes(t)} onChange={(e) => setTypes((e.target as HTMLInputElement).checked ? [...types, t] : types.filter((x) => x !== t))} /> {t}
+            <input
+              type="checkbox"
+              name="eventTypes"
+              value={t}
+              checked={types.includes(t)}
+              onChange={(e) => setTypes((e.target as HTMLInputElement).checked ? [...types, t] : types.filter((x) => x !== t))}
+            />{' '}
+            {t}
           </label>
         ))}
       </fieldset>
@@ -121,11 +142,19 @@ function Threshold({ base, current, onSaved }: { base: string; current: string |
     >
       <h2>Low-balance alert</h2>
       <p>
-        Endpoints subscribed to <code>balance.below_threshold</code> get one alert each time the balance falls below this amount; a deposit back above it re-arms
-        the alert.
+        Endpoints subscribed to <code>balance.below_threshold</code> get one alert each time the balance falls below this amount; a deposit
+        back above it re-arms the alert.
       </p>
       <Field label="Threshold (USD)" hint={current === null ? 'Off' : `Now $${current}`}>
-        {(p) => <input {...p} name="threshold" inputMode="decimal" value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />}
+        {(p) => (
+          <input
+            {...p}
+            name="threshold"
+            inputMode="decimal"
+            value={value}
+            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+          />
+        )}
       </Field>
       <ErrorMessage error={save.error} />
       {saved && <Message kind="success">{saved}</Message>}
@@ -143,7 +172,17 @@ function Threshold({ base, current, onSaved }: { base: string; current: string |
   );
 }
 
-function EndpointCard({ base, endpoint: e, onSecret, onChanged }: { base: string; endpoint: WebhookEndpoint; onSecret: (e: WebhookEndpointWithSecret) => void; onChanged: () => void }) {
+function EndpointCard({
+  base,
+  endpoint: e,
+  onSecret,
+  onChanged,
+}: {
+  base: string;
+  endpoint: WebhookEndpoint;
+  onSecret: (e: WebhookEndpointWithSecret) => void;
+  onChanged: () => void;
+}) {
   const path = `${base}/${enc(e.endpointId)}`;
   // Rotating and deleting break every receiver's verification at once: asked first, as deleting a key is.
   const [confirming, setConfirming] = useState<'rotate' | 'delete' | null>(null);
@@ -173,7 +212,12 @@ function EndpointCard({ base, endpoint: e, onSecret, onChanged }: { base: string
         <button type="button" class="button" disabled={act.busy} onClick={() => (act.setError(null), setConfirming('rotate'))}>
           Rotate secret
         </button>
-        <button type="button" class="button button-danger" disabled={act.busy} onClick={() => (act.setError(null), setConfirming('delete'))}>
+        <button
+          type="button"
+          class="button button-danger"
+          disabled={act.busy}
+          onClick={() => (act.setError(null), setConfirming('delete'))}
+        >
           Delete endpoint
         </button>
       </div>
@@ -187,8 +231,8 @@ function EndpointCard({ base, endpoint: e, onSecret, onChanged }: { base: string
         error={act.error}
       >
         <p>
-          A new secret signs every delivery to <code>{e.url}</code> from now on, and the current one stops working at once: your receiver rejects deliveries until it
-          has the new secret.
+          A new secret signs every delivery to <code>{e.url}</code> from now on, and the current one stops working at once: your receiver
+          rejects deliveries until it has the new secret.
         </p>
       </ConfirmDialog>
       <ConfirmDialog

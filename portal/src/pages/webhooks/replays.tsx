@@ -28,7 +28,16 @@ export function Replays({ path }: { path: string }) {
     >
       <h4>Replay</h4>
       <Field label="Send again every event since (UTC)">
-        {(p) => <input {...p} name="since" type="datetime-local" required value={since} onInput={(e) => setSince((e.target as HTMLInputElement).value)} />}
+        {(p) => (
+          <input
+            {...p}
+            name="since"
+            type="datetime-local"
+            required
+            value={since}
+            onInput={(e) => setSince((e.target as HTMLInputElement).value)}
+          />
+        )}
       </Field>
       <ErrorMessage error={start.error ?? list.error} />
       <div class="actions">
@@ -43,8 +52,8 @@ export function Replays({ path }: { path: string }) {
         <ul aria-label="Replays">
           {list.data.replays.map((r) => (
             <li key={r.replayId} data-testid="replay">
-              Since {r.since ? dateTime(r.since) : `position ${r.fromPosition}`}: {r.status === 'scanning' ? 'finding events' : 'all queued'}, {r.matched} events,{' '}
-              {r.succeeded} delivered, {r.failed} failed
+              Since {r.since ? dateTime(r.since) : `position ${r.fromPosition}`}:{' '}
+              {r.status === 'scanning' ? 'finding events' : 'all queued'}, {r.matched} events, {r.succeeded} delivered, {r.failed} failed
             </li>
           ))}
         </ul>

@@ -12,7 +12,12 @@ export function LeaveCard() {
   const ws = useWorkspace();
   const { refresh, setFlash } = useSession();
   const [open, setOpen] = useState(false);
-  const { run: leave, busy, error, setError } = useAction(async () => {
+  const {
+    run: leave,
+    busy,
+    error,
+    setError,
+  } = useAction(async () => {
     await post(`/v1/workspaces/${enc(ws.workspaceId)}/leave`);
     setOpen(false);
     // The message comes once the workspace list no longer holds the workspace left, so what it says
@@ -26,11 +31,21 @@ export function LeaveCard() {
   return (
     <div class="card">
       <h2>Leave this workspace</h2>
-      <p class="muted">You lose access to its keys, usage and billing at once. Keys you created stay with the workspace and keep working.</p>
+      <p class="muted">
+        You lose access to its keys, usage and billing at once. Keys you created stay with the workspace and keep working.
+      </p>
       <button type="button" class="button button-danger-quiet" onClick={() => (setError(null), setOpen(true))}>
         Leave {ws.name}
       </button>
-      <ConfirmDialog open={open} title="Leave this workspace?" confirmLabel="Leave workspace" onCancel={() => setOpen(false)} onConfirm={leave} busy={busy} error={error}>
+      <ConfirmDialog
+        open={open}
+        title="Leave this workspace?"
+        confirmLabel="Leave workspace"
+        onCancel={() => setOpen(false)}
+        onConfirm={leave}
+        busy={busy}
+        error={error}
+      >
         <p>
           You will no longer see <strong>{ws.name}</strong>. To come back, an admin must invite you again.
         </p>
@@ -44,7 +59,11 @@ export function RenameForm() {
   const { refresh } = useSession();
   const [name, setName] = useState(ws.name);
   const [done, setDone] = useState(false);
-  const { run: submit, busy, error } = useAction(async (e: Event) => {
+  const {
+    run: submit,
+    busy,
+    error,
+  } = useAction(async (e: Event) => {
     e.preventDefault();
     setDone(false);
     await patch(`/v1/workspaces/${enc(ws.workspaceId)}`, { name: name.trim() });
@@ -54,7 +73,9 @@ export function RenameForm() {
   return (
     <form class="card" onSubmit={submit} aria-labelledby="rename-title">
       <h2 id="rename-title">Rename</h2>
-      <Field label="Workspace name">{(p) => <input {...p} name="workspaceName" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}</Field>
+      <Field label="Workspace name">
+        {(p) => <input {...p} name="workspaceName" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}
+      </Field>
       <ErrorMessage error={error} />
       {done && <Message kind="success">Renamed.</Message>}
       <button type="submit" class="button" disabled={busy || !name.trim() || name.trim() === ws.name}>
@@ -67,7 +88,11 @@ export function RenameForm() {
 export function CreateForm() {
   const { refresh, selectWorkspace } = useSession();
   const [name, setName] = useState('');
-  const { run: submit, busy, error } = useAction(async (e: Event) => {
+  const {
+    run: submit,
+    busy,
+    error,
+  } = useAction(async (e: Event) => {
     e.preventDefault();
     const w = await post<Workspace>('/v1/workspaces', { name: name.trim() });
     await refresh();
@@ -77,7 +102,9 @@ export function CreateForm() {
   return (
     <form class="card" onSubmit={submit} aria-labelledby="create-ws-title">
       <h2 id="create-ws-title">New workspace</h2>
-      <Field label="Name of the new workspace">{(p) => <input {...p} name="newWorkspace" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}</Field>
+      <Field label="Name of the new workspace">
+        {(p) => <input {...p} name="newWorkspace" required maxLength={100} value={name} onInput={(e) => setName(val(e))} />}
+      </Field>
       <ErrorMessage error={error} />
       <button type="submit" class="button" disabled={busy || !name.trim()}>
         Create workspace
@@ -90,7 +117,11 @@ export function InviteForm({ onInvited }: { onInvited: () => void }) {
   const ws = useWorkspace();
   const [email, setEmail] = useState('');
   const [done, setDone] = useState<string | null>(null);
-  const { run: submit, busy, error } = useAction(async (e: Event) => {
+  const {
+    run: submit,
+    busy,
+    error,
+  } = useAction(async (e: Event) => {
     e.preventDefault();
     setDone(null);
     await post(`/v1/workspaces/${enc(ws.workspaceId)}/invitations`, { email: email.trim() });
@@ -104,7 +135,9 @@ export function InviteForm({ onInvited }: { onInvited: () => void }) {
       <p class="muted">The person must already have an account on this portal.</p>
       <div class="inline-form">
         <Field label="E-mail address">
-          {(p) => <input {...p} type="email" name="inviteEmail" autocomplete="off" required value={email} onInput={(e) => setEmail(val(e))} />}
+          {(p) => (
+            <input {...p} type="email" name="inviteEmail" autocomplete="off" required value={email} onInput={(e) => setEmail(val(e))} />
+          )}
         </Field>
         <button type="submit" class="button button-primary" disabled={busy}>
           Send invitation

@@ -44,7 +44,11 @@ export function WorkspacePage() {
     setNotice(null);
     await put(`/v1/workspaces/${enc(ws.workspaceId)}/members/${enc(m.userId)}`, { role });
     const self = m.userId === me?.user.userId;
-    say(self ? `You are now a member of ${ws.name}, no longer an admin.` : `${m.name ?? m.email} is now ${role === 'admin' ? 'an admin' : 'a member'} of ${ws.name}.`);
+    say(
+      self
+        ? `You are now a member of ${ws.name}, no longer an admin.`
+        : `${m.name ?? m.email} is now ${role === 'admin' ? 'an admin' : 'a member'} of ${ws.name}.`,
+    );
     setDemoteSelf(false);
     // Your own role decides what this page offers: re-read it.
     if (self) await refresh();
@@ -69,7 +73,8 @@ export function WorkspacePage() {
     <section aria-labelledby="ws-title">
       <h1 id="ws-title">Workspace: {ws.name}</h1>
       <p class="lede">
-        {ws.personal ? 'Your personal workspace. ' : ''}Members share this workspace's keys and billing. You are {isAdmin ? 'an admin' : 'a member'} here.
+        {ws.personal ? 'Your personal workspace. ' : ''}Members share this workspace's keys and billing. You are{' '}
+        {isAdmin ? 'an admin' : 'a member'} here.
       </p>
       {isAdmin && (
         <p>
@@ -136,7 +141,11 @@ export function WorkspacePage() {
                             class="button"
                             disabled={roleBusy !== null}
                             onClick={() =>
-                              m.role === 'member' ? void changeRole(m, 'admin') : m.userId === me?.user.userId ? (setRoleError(null), setDemoteSelf(true)) : void changeRole(m, 'member')
+                              m.role === 'member'
+                                ? void changeRole(m, 'admin')
+                                : m.userId === me?.user.userId
+                                  ? (setRoleError(null), setDemoteSelf(true))
+                                  : void changeRole(m, 'member')
                             }
                           >
                             {m.role === 'member' ? 'Make admin' : 'Make member'}
@@ -199,8 +208,8 @@ export function WorkspacePage() {
         error={roleError}
       >
         <p>
-          You will no longer be able to invite, remove, change roles, see the audit log or manage billing in <strong>{ws.name}</strong>. Another admin can make you an admin
-          again.
+          You will no longer be able to invite, remove, change roles, see the audit log or manage billing in <strong>{ws.name}</strong>.
+          Another admin can make you an admin again.
         </p>
       </ConfirmDialog>
 

@@ -6,7 +6,15 @@ import { useWorkspace } from '../../state';
 import { useAction } from '../../action';
 
 /** The workspace's invitations still open; admins may revoke them. */
-export function SentInvitations({ invitations, isAdmin, say }: { invitations: { data: SentInvitation[] | null | undefined; reload(): Promise<unknown> }; isAdmin: boolean; say: (text: string) => void }) {
+export function SentInvitations({
+  invitations,
+  isAdmin,
+  say,
+}: {
+  invitations: { data: SentInvitation[] | null | undefined; reload(): Promise<unknown> };
+  isAdmin: boolean;
+  say: (text: string) => void;
+}) {
   const ws = useWorkspace();
   const {
     run: revoke,

@@ -64,6 +64,9 @@ export const acceptPolicy = route({
 });
 
 /** The accept contract this process checks: version must be `currentVersion`. */
-export const acceptPolicyFor = (currentVersion: string) => ({ ...acceptPolicy, body: z.object({ version: currentVersionField(currentVersion) }) });
+export const acceptPolicyFor = (currentVersion: string) => ({
+  ...acceptPolicy,
+  body: z.object({ version: currentVersionField(currentVersion) }),
+});
 
 export const routes: RouteContract[] = [usagePolicy, acceptPolicy];

@@ -58,13 +58,19 @@ export const apiKeysProjection = projection<WorkspaceEvent>()({
         const budget = budgetOf(event);
         if (budget === null) tx.multi.hdel(tx.key('ws', d.workspaceId, 'budget'), d.keyId);
         else tx.multi.hset(tx.key('ws', d.workspaceId, 'budget'), d.keyId, budget.nanoUsd);
-        if (budget === null || budget.period === DEFAULT_BUDGET_PERIOD) tx.multi.hdel(tx.key('ws', d.workspaceId, 'budget-period'), d.keyId);
+        if (budget === null || budget.period === DEFAULT_BUDGET_PERIOD)
+          tx.multi.hdel(tx.key('ws', d.workspaceId, 'budget-period'), d.keyId);
         else tx.multi.hset(tx.key('ws', d.workspaceId, 'budget-period'), d.keyId, budget.period);
         break;
       }
       case 'ApiKeyRolled': {
         const d = event.data;
-        const roll: KeyRoll = { prefix: d.prefix, last4: d.last4, rolledAt: event.created, previousSecretValidUntil: d.previousKeyValidUntil };
+        const roll: KeyRoll = {
+          prefix: d.prefix,
+          last4: d.last4,
+          rolledAt: event.created,
+          previousSecretValidUntil: d.previousKeyValidUntil,
+        };
         tx.multi.hset(tx.key('rolled', d.workspaceId), d.keyId, JSON.stringify(roll));
         break;
       }

@@ -17,7 +17,14 @@ export interface ApiKeyView extends ApiKeyListEntry {
 /** The workspace's live keys (current name, budget and secret's prefix), oldest first. */
 export async function keysOf(rm: ReadModels, workspaceId: string): Promise<ApiKeyView[]> {
   const k = await rm.keys(API_KEYS);
-  const res = await rm.redis.multi().hgetall(k('ws', workspaceId)).hgetall(k('ws', workspaceId, 'name')).hgetall(k('ws', workspaceId, 'budget')).hgetall(k('rolled', workspaceId)).hgetall(k('ws', workspaceId, 'budget-period')).exec();
+  const res = await rm.redis
+    .multi()
+    .hgetall(k('ws', workspaceId))
+    .hgetall(k('ws', workspaceId, 'name'))
+    .hgetall(k('ws', workspaceId, 'budget'))
+    .hgetall(k('rolled', workspaceId))
+    .hgetall(k('ws', workspaceId, 'budget-period'))
+    .exec();
   const [h, names, budgets, rolled, periods] = [0, 1, 2, 3, 4].map((i) => (res?.[i]?.[1] as Record<string, string>) ?? {});
   return Object.values(h)
     .map((v) => {

@@ -39,7 +39,11 @@ const member = (d: D): AuditTarget => ({ type: 'member', id: str(d.userId) });
 const invitation = (d: D): AuditTarget => ({ type: 'invitation', id: str(d.invitationId) });
 const apiKey = (d: D): AuditTarget => ({ type: 'apiKey', id: str(d.keyId) });
 const endpoint = (d: D): AuditTarget => ({ type: 'webhookEndpoint', id: str(d.endpointId) });
-const workspace = (d: D): AuditTarget => ({ type: 'workspace', id: str(d.workspaceId), ...(typeof d.name === 'string' ? { name: d.name } : {}) });
+const workspace = (d: D): AuditTarget => ({
+  type: 'workspace',
+  id: str(d.workspaceId),
+  ...(typeof d.name === 'string' ? { name: d.name } : {}),
+});
 
 /** Every workspace and billing event type must have a mapping (the compiler checks), so none is left out of the log. */
 const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping } & Record<string, Mapping> = {
@@ -64,22 +68,44 @@ const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping 
   ApiKeyBudgetChangedV2: (d) => ({
     action: 'key.budget_changed',
     target: apiKey(d),
-    details: { budget: usdOf(d.budgetNanoUsd), period: d.period, previousBudget: usdOf(d.previousBudgetNanoUsd), previousPeriod: d.previousPeriod },
+    details: {
+      budget: usdOf(d.budgetNanoUsd),
+      period: d.period,
+      previousBudget: usdOf(d.previousBudgetNanoUsd),
+      previousPeriod: d.previousPeriod,
+    },
   }),
   MemberBudgetChanged: (d) => ({
     action: 'member.budget_changed',
     target: member(d),
-    details: { budget: usdOf(d.budgetNanoUsd), period: d.period, previousBudget: usdOf(d.previousBudgetNanoUsd), previousPeriod: d.previousPeriod },
+    details: {
+      budget: usdOf(d.budgetNanoUsd),
+      period: d.period,
+      previousBudget: usdOf(d.previousBudgetNanoUsd),
+      previousPeriod: d.previousPeriod,
+    },
   }),
-  ApiKeyRolled: (d) => ({ action: 'key.rolled', target: apiKey(d), details: typeof d.gracePeriodSeconds === 'number' ? { gracePeriodSeconds: d.gracePeriodSeconds } : {} }),
+  ApiKeyRolled: (d) => ({
+    action: 'key.rolled',
+    target: apiKey(d),
+    details: typeof d.gracePeriodSeconds === 'number' ? { gracePeriodSeconds: d.gracePeriodSeconds } : {},
+  }),
   RateLimitChanged: (d) => ({ action: 'key.rate_limit_changed', target: apiKey(d), details: { requestsPerMinute: d.requestsPerMinute } }),
   PaymentMethodAttached: (d) => ({
     action: 'billing.payment_method_attached',
     target: { type: 'paymentMethod', id: str(d.paymentMethodId), brand: str(d.brand), last4: str(d.last4) },
     details: { gateway: d.gateway },
   }),
-  DepositRequested: (d) => ({ action: 'billing.deposit_requested', target: { type: 'deposit', id: str(d.depositId) }, details: { amount: usdOf(d.amountNanoUsd) } }),
-  DepositSucceeded: (d) => ({ action: 'billing.deposit', target: { type: 'deposit', id: str(d.depositId) }, details: { amount: usdOf(d.amountNanoUsd) } }),
+  DepositRequested: (d) => ({
+    action: 'billing.deposit_requested',
+    target: { type: 'deposit', id: str(d.depositId) },
+    details: { amount: usdOf(d.amountNanoUsd) },
+  }),
+  DepositSucceeded: (d) => ({
+    action: 'billing.deposit',
+    target: { type: 'deposit', id: str(d.depositId) },
+    details: { amount: usdOf(d.amountNanoUsd) },
+  }),
   DepositFailed: (d) => ({
     action: 'billing.deposit',
     target: { type: 'deposit', id: str(d.depositId) },
@@ -89,34 +115,59 @@ const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping 
   AutoReloadConfigured: (d) => ({
     action: 'billing.auto_reload_configured',
     target: null,
-    details: { enabled: d.enabled, threshold: usdOf(d.thresholdNanoUsd), amount: usdOf(d.amountNanoUsd), monthlyCap: usdOf(d.monthlyCapNanoUsd) },
+    details: {
+      enabled: d.enabled,
+      threshold: usdOf(d.thresholdNanoUsd),
+      amount: usdOf(d.amountNanoUsd),
+      monthlyCap: usdOf(d.monthlyCapNanoUsd),
+    },
   }),
   AutoReloadTriggered: (d) => ({
     action: 'billing.auto_reload_triggered',
     target: { type: 'autoReload', id: str(d.reloadId) },
     details: { amount: usdOf(d.amountNanoUsd), balance: usdOf(d.balanceNanoUsd) },
   }),
-  AutoReloadSucceeded: (d) => ({ action: 'billing.auto_reload', target: { type: 'autoReload', id: str(d.reloadId) }, details: { amount: usdOf(d.amountNanoUsd) } }),
+  AutoReloadSucceeded: (d) => ({
+    action: 'billing.auto_reload',
+    target: { type: 'autoReload', id: str(d.reloadId) },
+    details: { amount: usdOf(d.amountNanoUsd) },
+  }),
   AutoReloadFailed: (d) => ({
     action: 'billing.auto_reload',
     target: { type: 'autoReload', id: str(d.reloadId) },
     details: { amount: usdOf(d.amountNanoUsd), reason: d.reason, code: d.code },
     outcome: 'failed',
   }),
-  AutoReloadSuspended: (d) => ({ action: 'billing.auto_reload_suspended', target: { type: 'autoReload', id: str(d.reloadId) }, details: { reason: d.reason } }),
+  AutoReloadSuspended: (d) => ({
+    action: 'billing.auto_reload_suspended',
+    target: { type: 'autoReload', id: str(d.reloadId) },
+    details: { reason: d.reason },
+  }),
   // Webhook administration (stream webhooks-{ws}; named as strings: the webhooks area depends on this one).
   // The signing secret is in two of these events and never in an entry.
-  WebhookEndpointRegistered: (d) => ({ action: 'webhook.endpoint_registered', target: endpoint(d), details: { url: d.url, eventTypes: d.eventTypes } }),
+  WebhookEndpointRegistered: (d) => ({
+    action: 'webhook.endpoint_registered',
+    target: endpoint(d),
+    details: { url: d.url, eventTypes: d.eventTypes },
+  }),
   WebhookEndpointSecretRotated: (d) => ({ action: 'webhook.secret_rotated', target: endpoint(d) }),
   WebhookEndpointDeleted: (d) => ({ action: 'webhook.endpoint_deleted', target: endpoint(d) }),
-  WebhookEndpointDisabled: (d) => ({ action: 'webhook.endpoint_disabled', target: endpoint(d), details: { reason: d.reason, eventId: d.eventId } }),
+  WebhookEndpointDisabled: (d) => ({
+    action: 'webhook.endpoint_disabled',
+    target: endpoint(d),
+    details: { reason: d.reason, eventId: d.eventId },
+  }),
   WebhookEndpointEnabled: (d) => ({ action: 'webhook.endpoint_enabled', target: endpoint(d) }),
   WebhookReplayRequested: (d) => ({
     action: 'webhook.replay_requested',
     target: endpoint(d),
     details: { replayId: d.replayId, since: d.since, fromPosition: d.fromPosition, toPosition: d.toPosition },
   }),
-  BalanceAlertThresholdSet: (d) => ({ action: 'webhook.balance_threshold_set', target: null, details: { threshold: usdOf(d.thresholdNanoUsd) } }),
+  BalanceAlertThresholdSet: (d) => ({
+    action: 'webhook.balance_threshold_set',
+    target: null,
+    details: { threshold: usdOf(d.thresholdNanoUsd) },
+  }),
 };
 
 /** The events the audit log reads: every event of a workspace or billing stream, and webhook administration. */
@@ -127,7 +178,12 @@ export const AUDITED_TYPES = Object.keys(MAPPINGS) as AuditedEvent['type'][];
 
 /** The entry of an event of `workspace-{ws}`, `billing-{ws}` or `webhooks-{ws}`; null for any other stream. */
 export function auditEntry(e: RecordedEvent): StoredAuditEntry | null {
-  if (!e.stream.startsWith(streamPrefix.workspace) && !e.stream.startsWith(streamPrefix.billing) && !e.stream.startsWith(streamPrefix.webhooks)) return null;
+  if (
+    !e.stream.startsWith(streamPrefix.workspace) &&
+    !e.stream.startsWith(streamPrefix.billing) &&
+    !e.stream.startsWith(streamPrefix.webhooks)
+  )
+    return null;
   const map = MAPPINGS[e.type];
   if (!map) return null;
   const d = e.data as D;

@@ -23,7 +23,10 @@ export async function auditPage(rm: ReadModels, workspaceId: string, opts: { cur
   const raw = await rm.redis.zrevrangebylex(k('ws', workspaceId), max, '-', 'LIMIT', 0, opts.limit + 1);
   const more = raw.length > opts.limit;
   const page = raw.slice(0, opts.limit);
-  const entries = page.map((m) => ({ ...(JSON.parse(m.slice(POSITION_WIDTH + 1)) as StoredAuditEntry), cursor: m.slice(0, POSITION_WIDTH) }));
+  const entries = page.map((m) => ({
+    ...(JSON.parse(m.slice(POSITION_WIDTH + 1)) as StoredAuditEntry),
+    cursor: m.slice(0, POSITION_WIDTH),
+  }));
   return { entries, nextCursor: more && entries.length ? entries[entries.length - 1].cursor : null };
 }
 

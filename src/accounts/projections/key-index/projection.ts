@@ -44,7 +44,11 @@ export const keyIndexProjection = projection<WorkspaceEvent>()({
         const value = d.requestsPerMinute === null ? '' : String(d.requestsPerMinute);
         // Only for a key that still exists: a late change must not resurrect a deleted key.
         void SET_IF_EXISTS.eval(tx.multi, { record: tx.key(...at.record(d.keyHash)) }, { value, field: F.rateLimit });
-        void SET_ON_ROLLED.eval(tx.multi, { secrets: tx.key(...at.secrets(d.keyId)) }, { recordPrefix: tx.key(...at.record('')), field: F.rateLimit, value });
+        void SET_ON_ROLLED.eval(
+          tx.multi,
+          { secrets: tx.key(...at.secrets(d.keyId)) },
+          { recordPrefix: tx.key(...at.record('')), field: F.rateLimit, value },
+        );
         break;
       }
       case 'ApiKeyRolled': {
@@ -52,7 +56,11 @@ export const keyIndexProjection = projection<WorkspaceEvent>()({
         const atOnce = d.gracePeriodSeconds === 0;
         void ROLL.eval(
           tx.multi,
-          { previousRecord: tx.key(...at.record(d.previousKeyHash)), newRecord: tx.key(...at.record(d.keyHash)), secrets: tx.key(...at.secrets(d.keyId)) },
+          {
+            previousRecord: tx.key(...at.record(d.previousKeyHash)),
+            newRecord: tx.key(...at.record(d.keyHash)),
+            secrets: tx.key(...at.secrets(d.keyId)),
+          },
           {
             previousHash: d.previousKeyHash,
             newHash: d.keyHash,
@@ -68,7 +76,11 @@ export const keyIndexProjection = projection<WorkspaceEvent>()({
       case 'ApiKeyRenamed': {
         const d = event.data;
         void SET_IF_EXISTS.eval(tx.multi, { record: tx.key(...at.record(d.keyHash)) }, { value: d.name, field: F.name });
-        void SET_ON_ROLLED.eval(tx.multi, { secrets: tx.key(...at.secrets(d.keyId)) }, { recordPrefix: tx.key(...at.record('')), field: F.name, value: d.name });
+        void SET_ON_ROLLED.eval(
+          tx.multi,
+          { secrets: tx.key(...at.secrets(d.keyId)) },
+          { recordPrefix: tx.key(...at.record('')), field: F.name, value: d.name },
+        );
         break;
       }
       default:
@@ -86,5 +98,8 @@ export const ROLL = luaScript('accounts/projections/key-index/roll.lua', {
   args: ['previousHash', 'newHash', 'validUntil', 'keptUntilMs', 'atOnce', 'fieldRolledAway', 'fieldExpiresAt'],
 });
 export const DELETE_ROLLED = luaScript('accounts/projections/key-index/delete-rolled.lua', { keys: ['secrets'], args: ['recordPrefix'] });
-export const SET_ON_ROLLED = luaScript('accounts/projections/key-index/set-on-rolled.lua', { keys: ['secrets'], args: ['recordPrefix', 'field', 'value'] });
+export const SET_ON_ROLLED = luaScript('accounts/projections/key-index/set-on-rolled.lua', {
+  keys: ['secrets'],
+  args: ['recordPrefix', 'field', 'value'],
+});
 export const SET_IF_EXISTS = luaScript('accounts/projections/key-index/set-if-exists.lua', { keys: ['record'], args: ['value', 'field'] });

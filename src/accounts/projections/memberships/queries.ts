@@ -34,7 +34,11 @@ export async function workspaceInfo(rm: ReadModels, workspaceId: string): Promis
 /** The workspace and the user's role in it, in one round trip after the generation; null when not a member. */
 export async function membership(rm: ReadModels, workspaceId: string, userId: string): Promise<Membership | null> {
   const k = await rm.keys(MEMBERSHIPS);
-  const res = await rm.redis.multi().hget(k('ws', workspaceId, 'members'), userId).hgetall(k('ws', workspaceId)).exec();
+  const res = await rm.redis
+    .multi()
+    .hget(k('ws', workspaceId, 'members'), userId)
+    .hgetall(k('ws', workspaceId))
+    .exec();
   const role = asRole(res?.[0]?.[1] as string | null);
   const info = toInfo((res?.[1]?.[1] as Record<string, string>) ?? {});
   return role && info ? { ...info, role } : null;
@@ -55,7 +59,9 @@ export async function workspacesOf(rm: ReadModels, userId: string): Promise<Memb
     const role = asRole(roles[id]);
     if (info && role) out.push({ ...info, role });
   });
-  return out.sort((a, b) => Number(b.personal) - Number(a.personal) || a.name.localeCompare(b.name) || a.workspaceId.localeCompare(b.workspaceId));
+  return out.sort(
+    (a, b) => Number(b.personal) - Number(a.personal) || a.name.localeCompare(b.name) || a.workspaceId.localeCompare(b.workspaceId),
+  );
 }
 
 export interface MemberEntry {
@@ -66,7 +72,11 @@ export interface MemberEntry {
 
 export async function membersOf(rm: ReadModels, workspaceId: string): Promise<MemberEntry[]> {
   const k = await rm.keys(MEMBERSHIPS);
-  const res = await rm.redis.multi().hgetall(k('ws', workspaceId, 'members')).hgetall(k('ws', workspaceId, 'joined')).exec();
+  const res = await rm.redis
+    .multi()
+    .hgetall(k('ws', workspaceId, 'members'))
+    .hgetall(k('ws', workspaceId, 'joined'))
+    .exec();
   const roles = (res?.[0]?.[1] as Record<string, string>) ?? {};
   const joined = (res?.[1]?.[1] as Record<string, string>) ?? {};
   return Object.entries(roles)

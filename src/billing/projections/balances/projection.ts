@@ -30,9 +30,19 @@ export const BALANCES = 'balances';
  *   rm:balances:{gen}:member-budget:{wsId}:{userId}    string: budget, nano-USD (absent: none)
  *   rm:balances:{gen}:member-budget-period:{wsId}:{userId}  string: daily | weekly (absent: monthly)
  */
-export const balancesProjection = projection<BillingEvent | TokensDebited | ApiKeyBudgetChanged | ApiKeyBudgetChangedV2 | MemberBudgetChanged | ApiKeyCreated>()({
+export const balancesProjection = projection<
+  BillingEvent | TokensDebited | ApiKeyBudgetChanged | ApiKeyBudgetChangedV2 | MemberBudgetChanged | ApiKeyCreated
+>()({
   name: BALANCES,
-  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited', 'ApiKeyBudgetChanged', 'ApiKeyBudgetChangedV2', 'MemberBudgetChanged', 'ApiKeyCreated'],
+  handles: [
+    'DepositSucceeded',
+    'AutoReloadSucceeded',
+    'TokensDebited',
+    'ApiKeyBudgetChanged',
+    'ApiKeyBudgetChangedV2',
+    'MemberBudgetChanged',
+    'ApiKeyCreated',
+  ],
   apply(event, tx) {
     switch (event.type) {
       case 'ApiKeyCreated':
@@ -46,7 +56,13 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
       case 'MemberBudgetChanged': {
         const d = event.data;
         const budget = d.budgetNanoUsd === null ? null : { nanoUsd: d.budgetNanoUsd, period: d.period ?? DEFAULT_BUDGET_PERIOD };
-        return setBudget(tx, event.type === 'MemberBudgetChanged' ? ['member-budget', event.data.workspaceId, event.data.userId] : ['key-budget', event.data.keyId], budget);
+        return setBudget(
+          tx,
+          event.type === 'MemberBudgetChanged'
+            ? ['member-budget', event.data.workspaceId, event.data.userId]
+            : ['key-budget', event.data.keyId],
+          budget,
+        );
       }
       case 'DepositSucceeded':
       case 'AutoReloadSucceeded': {
@@ -66,7 +82,11 @@ export const balancesProjection = projection<BillingEvent | TokensDebited | ApiK
         const keySpend = tx.key('key-spend', debit.keyId);
         for (const id of [periods.daily, periods.weekly, periods.monthly]) tx.hincrby(keySpend, id, amount);
         // The creator is in this generation (ApiKeyCreated above); the script adds to their spend.
-        const spend = { keyOwner: tx.key('key-owner', debit.keyId), memberSpendPrefix: tx.key('member-spend', debit.workspaceId, ''), amount: debit.amountNanoUsd };
+        const spend = {
+          keyOwner: tx.key('key-owner', debit.keyId),
+          memberSpendPrefix: tx.key('member-spend', debit.workspaceId, ''),
+          amount: debit.amountNanoUsd,
+        };
         MEMBER_SPEND.each(tx, {}, { ...spend, ...periods });
         const k = reservationKeys(tx.sharedKey, debit.workspaceId);
         // The script Reservations.release runs, here once per debit inside the batch's one EVAL.

@@ -1,7 +1,14 @@
 import type { NanoUsd } from '../../../platform/money';
 import { BALANCES } from './projection';
 import type { Redis } from 'ioredis';
-import { BUDGET_PERIODS, DEFAULT_BUDGET_PERIOD, isBudgetPeriod, periodIdsAt, periodWindow, type BudgetPeriod } from '../../../platform/budget-periods';
+import {
+  BUDGET_PERIODS,
+  DEFAULT_BUDGET_PERIOD,
+  isBudgetPeriod,
+  periodIdsAt,
+  periodWindow,
+  type BudgetPeriod,
+} from '../../../platform/budget-periods';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { ReadCommand, ReadModels } from '../../../platform/projections/read-models';
 import { reservationKeys } from './reservation-keys';
@@ -26,7 +33,11 @@ export async function getBalance(rm: ReadModels, workspaceId: string): Promise<B
  * Each key's spend in a period, nano-USD; 0 for a key that spent nothing. `periodId` is one id for
  * every key ("2026-11") or each key's own (its budget's period).
  */
-export async function keySpend(rm: ReadModels, keyIds: string[], periodId: string | ((keyId: string) => string)): Promise<Map<string, NanoUsd>> {
+export async function keySpend(
+  rm: ReadModels,
+  keyIds: string[],
+  periodId: string | ((keyId: string) => string),
+): Promise<Map<string, NanoUsd>> {
   const out = new Map<string, NanoUsd>();
   if (!keyIds.length) return out;
   const k = await rm.keys(BALANCES);
@@ -59,20 +70,42 @@ export interface MemberBudgetStatus {
 }
 
 /** The members' budgets (a member without one is absent from the map) at `now`. */
-export async function memberBudgets(rm: ReadModels, ks: Keyspace, workspaceId: string, userIds: string[], now: Date): Promise<Map<string, MemberBudgetStatus>> {
+export async function memberBudgets(
+  rm: ReadModels,
+  ks: Keyspace,
+  workspaceId: string,
+  userIds: string[],
+  now: Date,
+): Promise<Map<string, MemberBudgetStatus>> {
   const out = new Map<string, MemberBudgetStatus>();
   if (!userIds.length) return out;
   const k = await rm.keys(BALANCES);
   const held = reservationKeys((...p) => ks.shared(...p), workspaceId).memberTotalPrefix;
   const p = rm.redis.pipeline();
-  for (const u of userIds) p.get(k('member-budget', workspaceId, u)).get(k('member-budget-period', workspaceId, u)).hgetall(k('member-spend', workspaceId, u)).get(held + u);
+  for (const u of userIds)
+    p.get(k('member-budget', workspaceId, u))
+      .get(k('member-budget-period', workspaceId, u))
+      .hgetall(k('member-spend', workspaceId, u))
+      .get(held + u);
   const res = ((await p.exec()) ?? []).map((r) => r[1]);
   userIds.forEach((u, i) => {
-    const [budget, period, spend, hold] = res.slice(i * 4, i * 4 + 4) as [string | null, string | null, Record<string, string>, string | null];
+    const [budget, period, spend, hold] = res.slice(i * 4, i * 4 + 4) as [
+      string | null,
+      string | null,
+      Record<string, string>,
+      string | null,
+    ];
     if (budget === null) return;
     const p = isBudgetPeriod(period) ? period : DEFAULT_BUDGET_PERIOD;
     const w = periodWindow(p, now);
-    out.set(u, { budget: BigInt(budget), period: p, periodId: w.id, resetsAt: w.resetsAt.toISOString(), spent: BigInt(spend?.[w.id] ?? '0'), held: BigInt(hold ?? '0') });
+    out.set(u, {
+      budget: BigInt(budget),
+      period: p,
+      periodId: w.id,
+      resetsAt: w.resetsAt.toISOString(),
+      spent: BigInt(spend?.[w.id] ?? '0'),
+      held: BigInt(hold ?? '0'),
+    });
   });
   return out;
 }
@@ -82,14 +115,22 @@ export async function memberBudgets(rm: ReadModels, ks: Keyspace, workspaceId: s
  * budget. One trip; of the key's spend it reads only the periods `at` falls in (the hash keeps every
  * past day, week and month, and this runs for every debit).
  */
-export async function keyBudgetAt(rm: ReadModels, keyId: string, at: Date): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
+export async function keyBudgetAt(
+  rm: ReadModels,
+  keyId: string,
+  at: Date,
+): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
   const ids = periodIdsAt(at);
-  const [budget, period, ...spends] = (await rm.read(BALANCES, (k) => [
-    ['get', k('key-budget', keyId)],
-    ['get', k('key-budget-period', keyId)],
-    ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k('key-spend', keyId), ids[p]]),
-    // A key without a budget (most keys) costs its budget's GET alone: this runs for every debit.
-  ], { ifFirst: true })) as Array<string | null>;
+  const [budget, period, ...spends] = (await rm.read(
+    BALANCES,
+    (k) => [
+      ['get', k('key-budget', keyId)],
+      ['get', k('key-budget-period', keyId)],
+      ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k('key-spend', keyId), ids[p]]),
+      // A key without a budget (most keys) costs its budget's GET alone: this runs for every debit.
+    ],
+    { ifFirst: true },
+  )) as Array<string | null>;
   if (budget === null) return null;
   const p = isBudgetPeriod(period) ? period : DEFAULT_BUDGET_PERIOD;
   const window = periodWindow(p, at);

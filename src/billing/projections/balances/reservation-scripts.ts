@@ -13,7 +13,21 @@ export const RESERVE = luaScript(
   'billing/projections/balances/reserve.lua',
   {
     keys: ['active', 'held', 'total', 'open'],
-    args: ['genPrefix', 'wsId', 'requestId', 'amount', 'nowMs', 'keyId', 'daily', 'weekly', 'monthly', 'owner', 'keyTotalPrefix', 'member', 'memberTotalPrefix'],
+    args: [
+      'genPrefix',
+      'wsId',
+      'requestId',
+      'amount',
+      'nowMs',
+      'keyId',
+      'daily',
+      'weekly',
+      'monthly',
+      'owner',
+      'keyTotalPrefix',
+      'member',
+      'memberTotalPrefix',
+    ],
   },
   [reserveLua],
 );

@@ -18,7 +18,10 @@ export const BILLING_SETTINGS = 'billing-settings';
  *   rm:billing-settings:{gen}:ws:{wsId}:reloads  hash: reloadId → "YYYY-MM" it was triggered in
  *   rm:billing-settings:{gen}:inflight           set of workspace ids with a reload in flight (the worker's sweep)
  */
-export const FAIL = luaScript('billing/projections/billing-settings/reload-failed.lua', { keys: ['months', 'reloads'], args: ['reloadId', 'amount'] });
+export const FAIL = luaScript('billing/projections/billing-settings/reload-failed.lua', {
+  keys: ['months', 'reloads'],
+  args: ['reloadId', 'amount'],
+});
 
 export const billingSettingsProjection = projection<BillingEvent>()({
   name: BILLING_SETTINGS,
@@ -80,7 +83,11 @@ export const billingSettingsProjection = projection<BillingEvent>()({
       case 'AutoReloadFailed': {
         const d = event.data;
         settle(tx, ws, d.reloadId);
-        void FAIL.eval(m, { months: tx.key('ws', ws, 'months'), reloads: tx.key('ws', ws, 'reloads') }, { reloadId: d.reloadId, amount: d.amountNanoUsd });
+        void FAIL.eval(
+          m,
+          { months: tx.key('ws', ws, 'months'), reloads: tx.key('ws', ws, 'reloads') },
+          { reloadId: d.reloadId, amount: d.amountNanoUsd },
+        );
         break;
       }
       case 'AutoReloadSuspended': {
@@ -98,7 +105,10 @@ export const billingSettingsProjection = projection<BillingEvent>()({
 });
 
 /** Clears the in-flight marker if it is this reload's (an outcome of an older reload changes nothing). */
-export const SETTLE = luaScript('billing/projections/billing-settings/settle.lua', { keys: ['settings', 'inflight'], args: ['reloadId', 'wsId'] });
+export const SETTLE = luaScript('billing/projections/billing-settings/settle.lua', {
+  keys: ['settings', 'inflight'],
+  args: ['reloadId', 'wsId'],
+});
 
 function settle(tx: ProjectionTx, ws: string, reloadId: string): void {
   void SETTLE.eval(tx.multi, { settings: tx.key('ws', ws), inflight: tx.key('inflight') }, { reloadId, wsId: ws });

@@ -35,14 +35,24 @@ export interface LedgerEntry {
 }
 
 /** Appends one money event's entry with the running balance after it (run once per event: tx.evalEach). */
-export const APPEND = luaScript('billing/projections/ledger/append.lua', { keys: ['balance', 'entries'], args: ['amount', 'head', 'tail'] });
+export const APPEND = luaScript('billing/projections/ledger/append.lua', {
+  keys: ['balance', 'entries'],
+  args: ['amount', 'head', 'tail'],
+});
 
 export function ledgerEntryOf(event: EventRecord<MoneyEvent>): Omit<LedgerEntry, 'balanceNanoUsd'> {
   const base = { position: event.position.toString(), at: event.created };
   switch (event.type) {
     case 'DepositSucceeded': {
       const d = event.data;
-      return { ...base, type: 'DepositSucceeded', ref: d.depositId, amountNanoUsd: d.amountNanoUsd, paymentIntentId: d.paymentIntentId, by: d.by };
+      return {
+        ...base,
+        type: 'DepositSucceeded',
+        ref: d.depositId,
+        amountNanoUsd: d.amountNanoUsd,
+        paymentIntentId: d.paymentIntentId,
+        by: d.by,
+      };
     }
     case 'AutoReloadSucceeded': {
       const d = event.data;

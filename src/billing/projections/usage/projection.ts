@@ -58,7 +58,8 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
     if (event.type === 'InferenceRequested') return rememberEndpoint(event.data, tx);
     if (event.type === 'MemberRemoved' || event.type === 'MemberLeft') {
       const reason = event.type === 'MemberRemoved' ? 'removed' : 'left';
-      if (tx.live) tx.multi.publish(liveChannel(tx.sharedKey, event.data.workspaceId), accessEndedMessage({ userId: event.data.userId, reason }));
+      if (tx.live)
+        tx.multi.publish(liveChannel(tx.sharedKey, event.data.workspaceId), accessEndedMessage({ userId: event.data.userId, reason }));
       return;
     }
     const d = event.data;
@@ -129,7 +130,16 @@ export function rememberEndpoint(d: InferenceRequested['data'], tx: ProjectionTx
   COUNT_DEBIT.each(
     tx,
     { endpoint: tx.key('endpoint', d.requestId), owners: '', minute: '', hour: '', day: '' },
-    { kind: 'requested', endpointName: d.endpoint, endpointTtl: ENDPOINT_TTL, keyId: '', inputTokens: '', outputTokens: '', cost: '', model: '' },
+    {
+      kind: 'requested',
+      endpointName: d.endpoint,
+      endpointTtl: ENDPOINT_TTL,
+      keyId: '',
+      inputTokens: '',
+      outputTokens: '',
+      cost: '',
+      model: '',
+    },
   );
 }
 
@@ -149,7 +159,13 @@ const ENDPOINT_TTL = String(ENDPOINT_TTL_SECONDS);
 export function countDebit(d: TokensDebited['data'], buckets: [string, string, string], tx: ProjectionTx): void {
   COUNT_DEBIT.each(
     tx,
-    { endpoint: tx.key('endpoint', d.requestId), owners: tx.key('owner', d.workspaceId), minute: buckets[0], hour: buckets[1], day: buckets[2] },
+    {
+      endpoint: tx.key('endpoint', d.requestId),
+      owners: tx.key('owner', d.workspaceId),
+      minute: buckets[0],
+      hour: buckets[1],
+      day: buckets[2],
+    },
     {
       kind: 'debited',
       endpointName: '',

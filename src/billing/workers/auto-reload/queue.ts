@@ -38,7 +38,11 @@ export function reloadQueue(o: QueueOptions): Queue<ReloadJobData> {
   return queue;
 }
 
-export async function enqueueReload(queue: Queue<ReloadJobData>, workspaceId: string, revision: bigint | null, cause?: string): Promise<void> {
+export async function enqueueReload(
+  queue: Queue<ReloadJobData>,
+  workspaceId: string,
+  revision: bigint | null,
+  cause?: string,
+): Promise<void> {
   await queue.add('reload', { workspaceId, cause }, { jobId: reloadJobId(workspaceId, revision) });
 }
-

@@ -14,11 +14,7 @@ import { enqueueReload, ReloadJobData } from './queue';
  * balance is below the threshold and nothing is in flight, enqueues a job with a deterministic id.
  * Never part of a rebuild or replay, and it never charges: the worker decides from the ledger.
  */
-export function autoReloadReactor(deps: {
-  readModels: ReadModels;
-  queue: () => Promise<Queue<ReloadJobData>>;
-  now: () => Date;
-}) {
+export function autoReloadReactor(deps: { readModels: ReadModels; queue: () => Promise<Queue<ReloadJobData>>; now: () => Date }) {
   return reactor<BillingEvent | TokensDebited>()({
     name: 'auto-reload',
     handles: ['TokensDebited', 'AutoReloadConfigured', 'PaymentMethodAttached'],

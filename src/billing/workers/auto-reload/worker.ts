@@ -82,12 +82,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
  * The worker role's auto-reload worker over a service's parts. Outside the `all` role it waits only
  * for the balances projection (all it reads) rather than for every projection.
  */
-export async function startReloadWorkerFor(
-  s: Services,
-  opts: ReloadWorkerOptions = {},
-): Promise<RunningReloadWorker> {
+export async function startReloadWorkerFor(s: Services, opts: ReloadWorkerOptions = {}): Promise<RunningReloadWorker> {
   const progress =
-    s.config.ROLE === 'all' ? s.progress : new RedisProgress(await s.connectRedis('reload-progress'), s.redis, s.ks, [BALANCES], s.config.PROJECTION_PARTITIONS);
+    s.config.ROLE === 'all'
+      ? s.progress
+      : new RedisProgress(await s.connectRedis('reload-progress'), s.redis, s.ks, [BALANCES], s.config.PROJECTION_PARTITIONS);
   return startReloadWorker(
     {
       store: s.store,

@@ -58,7 +58,13 @@ export function keyBudgetAlertReactor(deps: { readModels: ReadModels; redis: Red
         try {
           await deps.store.append(
             streams.keyBudgetThreshold(d.keyId, periodId, t.percent),
-            [{ id: nameUuid(`key-budget:${d.keyId}:${periodId}:${t.percent}`), ...alert, metadata: { actor: 'system:key-budget-alerts', causationId: event.id } }],
+            [
+              {
+                id: nameUuid(`key-budget:${d.keyId}:${periodId}:${t.percent}`),
+                ...alert,
+                metadata: { actor: 'system:key-budget-alerts', causationId: event.id },
+              },
+            ],
             { expectedRevision: 'no_stream' },
           );
         } catch (err) {

@@ -10,7 +10,10 @@ import type { Socket } from 'node:net';
 const ANSWERS: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request headers too large'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timed out'],
-  HPE_INVALID_HEADER_TOKEN: [400, 'Malformed request: a header contains a character that is not allowed (such as NUL or a control character)'],
+  HPE_INVALID_HEADER_TOKEN: [
+    400,
+    'Malformed request: a header contains a character that is not allowed (such as NUL or a control character)',
+  ],
 };
 
 export function answerClientErrors(server: Server): void {

@@ -66,8 +66,10 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       const status = STATUS[err.code];
       // One rule: a value that breaks a documented constraint is 422 in FastAPI's list format,
       // whether the schema or a business rule caught it.
-      if (status === 422) res.status(422).json({ detail: [{ loc: err.field ? ['body', err.field] : ['body'], msg: err.message, type: 'value_error' }] });
-      else if (status === 503 || status === 429) res.status(status).set('Retry-After', String(err.retryAfterSeconds)).json({ detail: err.message });
+      if (status === 422)
+        res.status(422).json({ detail: [{ loc: err.field ? ['body', err.field] : ['body'], msg: err.message, type: 'value_error' }] });
+      else if (status === 503 || status === 429)
+        res.status(status).set('Retry-After', String(err.retryAfterSeconds)).json({ detail: err.message });
       else res.status(status).json({ ...err.fields, detail: err.message });
     } else if (err instanceof ZodError) {
       res.status(422).json({ detail: zodToDetail(err) });
@@ -82,7 +84,9 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       res.status(422).json({ detail: [{ loc: ['body'], msg: 'Body is not valid UTF-8', type: 'unicode_decode_error' }] });
     } else if (typeof err?.code === 'string' && err.code.startsWith('Z_')) {
       // zlib's own words ("incorrect header check") mean nothing to a client.
-      res.status(400).json({ detail: `Body could not be decompressed: it is not valid ${String(req.header('content-encoding') ?? 'compressed')} data` });
+      res
+        .status(400)
+        .json({ detail: `Body could not be decompressed: it is not valid ${String(req.header('content-encoding') ?? 'compressed')} data` });
     } else if (err?.type === 'entity.too.large') {
       res.status(413).json({ detail: 'Request body too large' });
     } else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {

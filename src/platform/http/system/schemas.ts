@@ -52,7 +52,11 @@ export const scrape = route({
   tags: ['system'],
   security: [],
   responses: {
-    200: { description: 'The Prometheus text exposition format', contentType: 'text/plain; version=0.0.4; charset=utf-8', schema: z.string() },
+    200: {
+      description: 'The Prometheus text exposition format',
+      contentType: 'text/plain; version=0.0.4; charset=utf-8',
+      schema: z.string(),
+    },
     404: { description: 'Anything but GET /metrics' },
   },
 });

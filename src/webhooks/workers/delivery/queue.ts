@@ -32,7 +32,11 @@ export const deliveryJobId = (endpointId: string, eventId: string, resend?: numb
   `wh-${endpointId}-${eventId}${resend === undefined ? '' : `-resend-${resend}`}`;
 export const replayDeliveryJobId = (endpointId: string, eventId: string, replayId: string) => `wh-${endpointId}-${eventId}-${replayId}`;
 
-export function webhookQueue(o: { redis: Redis; prefix: string; config: Pick<Config, 'WEBHOOKS_MAX_ATTEMPTS' | 'WEBHOOKS_RETRY_BASE_MS'> }): Queue<WebhookJobData> {
+export function webhookQueue(o: {
+  redis: Redis;
+  prefix: string;
+  config: Pick<Config, 'WEBHOOKS_MAX_ATTEMPTS' | 'WEBHOOKS_RETRY_BASE_MS'>;
+}): Queue<WebhookJobData> {
   const queue = new Queue<WebhookJobData>(WEBHOOK_QUEUE, {
     connection: o.redis,
     prefix: o.prefix,

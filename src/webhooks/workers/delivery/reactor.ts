@@ -14,7 +14,12 @@ import { deliveryJobId, type WebhookJobData } from './queue';
  * run during a rebuild or replay, so a replay sends nothing; at-least-once comes from the reactor
  * checkpoint (an event seen again is enqueued again under the same id, which BullMQ ignores).
  */
-export function webhookReactor(deps: { store: Services['store']; redis: Redis; ks: Keyspace; queue: () => Promise<Queue<WebhookJobData>> }) {
+export function webhookReactor(deps: {
+  store: Services['store'];
+  redis: Redis;
+  ks: Keyspace;
+  queue: () => Promise<Queue<WebhookJobData>>;
+}) {
   return reactor<{ type: string; data: Record<string, unknown> }>()({
     name: 'webhooks',
     handles: storedEventTypes,
@@ -30,8 +35,20 @@ export function webhookReactor(deps: { store: Services['store']; redis: Redis; k
       const queue = await deps.queue();
       const body = JSON.stringify(payload);
       for (const ep of targets) {
-        await recordPending(deps.redis, deps.ks, { deliveryId: event.id, endpointId: ep.endpointId, workspaceId, eventType: payload.type, payload: body, created: event.created, position: event.position.toString() });
-        await queue.add('deliver', { workspaceId, endpointId: ep.endpointId, eventId: event.id }, { jobId: deliveryJobId(ep.endpointId, event.id) });
+        await recordPending(deps.redis, deps.ks, {
+          deliveryId: event.id,
+          endpointId: ep.endpointId,
+          workspaceId,
+          eventType: payload.type,
+          payload: body,
+          created: event.created,
+          position: event.position.toString(),
+        });
+        await queue.add(
+          'deliver',
+          { workspaceId, endpointId: ep.endpointId, eventId: event.id },
+          { jobId: deliveryJobId(ep.endpointId, event.id) },
+        );
       }
     },
   });

@@ -37,8 +37,20 @@ export async function runReplay(d: ReplayDeps, job: { data: ReplayJobData }): Pr
     const payload = payloadOf(e);
     if (!payload || !ep.eventTypes.includes(payload.type)) continue;
     if (await replayProgress.isEnqueued(d.redis, d.ks, replayId, e.id)) continue;
-    await recordPending(d.redis, d.ks, { deliveryId: e.id, endpointId, workspaceId, eventType: payload.type, payload: JSON.stringify(payload), created: e.created, position: e.position.toString() });
-    await d.queue.add('deliver', { workspaceId, endpointId, eventId: e.id, replay: replayId }, { jobId: replayDeliveryJobId(endpointId, e.id, replayId) });
+    await recordPending(d.redis, d.ks, {
+      deliveryId: e.id,
+      endpointId,
+      workspaceId,
+      eventType: payload.type,
+      payload: JSON.stringify(payload),
+      created: e.created,
+      position: e.position.toString(),
+    });
+    await d.queue.add(
+      'deliver',
+      { workspaceId, endpointId, eventId: e.id, replay: replayId },
+      { jobId: replayDeliveryJobId(endpointId, e.id, replayId) },
+    );
     await replayProgress.enqueued(d.redis, d.ks, replayId, e.id);
   }
   await replayProgress.scanned(d.redis, d.ks, replayId, to, true);

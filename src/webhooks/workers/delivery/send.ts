@@ -90,14 +90,19 @@ export async function sendDelivery(d: SendDeps, job: Pick<Job<DeliveryJobData>, 
   if (last && !asked) {
     const reason = `Every attempt to deliver event ${eventId} failed; last: ${error}`;
     if (await disableEndpoint(d, { workspaceId, endpointId, eventId, reason })) {
-      await postNotice(d.redis, d.ks, { workspaceId }, {
-        id: disabledNoticeId(endpointId),
-        kind: 'webhook_endpoint_disabled',
-        message: `Webhook endpoint ${ep.url} was disabled: ${reason}`,
-        workspaceId,
-        audience: 'admins',
-        created: at.toISOString(),
-      });
+      await postNotice(
+        d.redis,
+        d.ks,
+        { workspaceId },
+        {
+          id: disabledNoticeId(endpointId),
+          kind: 'webhook_endpoint_disabled',
+          message: `Webhook endpoint ${ep.url} was disabled: ${reason}`,
+          workspaceId,
+          audience: 'admins',
+          created: at.toISOString(),
+        },
+      );
     }
   }
   throw new Error(`webhook delivery failed: ${error}`);

@@ -24,8 +24,12 @@ export async function startWebhookWorker(
     WEBHOOK_QUEUE,
     async (job: Job<WebhookJobData>) => {
       const data = job.data;
-      if (isReplayJob(data)) return runReplay({ store: s.store, redis: s.redis, ks: s.ks, queue: await opts.queue(), now: s.now }, { data });
-      return sendDelivery({ store: s.store, newId: s.newId, now: s.now, log, redis: s.redis, ks: s.ks, config: s.config }, { data, attemptsMade: job.attemptsMade, opts: job.opts });
+      if (isReplayJob(data))
+        return runReplay({ store: s.store, redis: s.redis, ks: s.ks, queue: await opts.queue(), now: s.now }, { data });
+      return sendDelivery(
+        { store: s.store, newId: s.newId, now: s.now, log, redis: s.redis, ks: s.ks, config: s.config },
+        { data, attemptsMade: job.attemptsMade, opts: job.opts },
+      );
     },
     {
       connection: await s.connectRedis('webhook-worker', { maxRetriesPerRequest: null }),
@@ -36,12 +40,17 @@ export async function startWebhookWorker(
       maxStalledCount: 5,
     },
   );
-  worker.on('failed', (job, err) => log.info({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery attempt failed'));
+  worker.on('failed', (job, err) =>
+    log.info({ jobId: job?.id, attemptsMade: job?.attemptsMade, err: err.message }, 'webhook delivery attempt failed'),
+  );
   worker.on('error', (err) => log.error({ err }, 'webhook worker error'));
   return {
     async close() {
       const graceful = worker.close();
-      const timedOut = await Promise.race([graceful.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 5000).unref())]);
+      const timedOut = await Promise.race([
+        graceful.then(() => false),
+        new Promise<boolean>((r) => setTimeout(() => r(true), 5000).unref()),
+      ]);
       if (timedOut) await worker.close(true).catch(() => undefined);
     },
   };

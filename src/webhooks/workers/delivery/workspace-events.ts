@@ -26,7 +26,7 @@ const STREAM_OF: Record<WebhookEventType, 'workspace' | 'billing' | 'balance-ale
 /** The stream's events with a position in [from, to], read a page at a time (positions grow with revisions). */
 async function inRange(store: Pick<EventStore, 'readStream'>, stream: string, from: bigint, to: bigint): Promise<RecordedEvent[]> {
   const out: RecordedEvent[] = [];
-  for (let revision = 0n; ; ) {
+  for (let revision = 0n; ;) {
     const page = await store.readStream(stream, { from: revision, maxCount: PAGE });
     for (const e of page) {
       if (e.position > to) return out;
@@ -56,7 +56,7 @@ function keyBudgetStreams(workspaceEvents: RecordedEvent[], since: Date | null, 
   const out: string[] = [];
   for (const [k, at] of first) {
     const [keyId, period] = k.split('|') as [string, BudgetPeriod];
-    for (let t = since && since > at ? since : at; t <= until; ) {
+    for (let t = since && since > at ? since : at; t <= until;) {
       const w = periodWindow(period, t);
       out.push(streams.keyBudgetThreshold(keyId, w.id, 80), streams.keyBudgetThreshold(keyId, w.id, 100));
       t = w.resetsAt;
@@ -88,5 +88,7 @@ export async function workspaceEventsFor(
     if (kinds.has('key-budget')) names.push(...keyBudgetStreams(ws, q.since, q.until));
   }
   for (const name of names) found.push(...(await inRange(store, name, q.from, q.to)));
-  return found.filter((e) => stored.has(e.type) && (q.since === null || Date.parse(e.created) >= q.since.getTime())).sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+  return found
+    .filter((e) => stored.has(e.type) && (q.since === null || Date.parse(e.created) >= q.since.getTime()))
+    .sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
 }

@@ -3,7 +3,11 @@ import { membersOf, membership, workspaceInfo, workspacesOf } from '../../../../
 import { projectionSpec } from '../../../support/projection-gwt';
 
 const spec = projectionSpec(membershipsProjection);
-const created = { type: 'WorkspaceCreated', data: { workspaceId: 'w1', name: 'Team', personal: false, createdBy: 'ann' }, created: '2026-03-01T00:00:00.000Z' } as const;
+const created = {
+  type: 'WorkspaceCreated',
+  data: { workspaceId: 'w1', name: 'Team', personal: false, createdBy: 'ann' },
+  created: '2026-03-01T00:00:00.000Z',
+} as const;
 
 describe('memberships projection', () => {
   test('a workspace, renamed, with its members both ways round', () =>
@@ -15,9 +19,18 @@ describe('memberships projection', () => {
         { type: 'WorkspaceRenamed', data: { workspaceId: 'w1', name: 'Team 2', by: 'ann' } },
       )
       .then(async ({ readModels }) => {
-        expect(await workspaceInfo(readModels, 'w1')).toEqual({ workspaceId: 'w1', name: 'Team 2', personal: false, createdBy: 'ann', created: '2026-03-01T00:00:00.000Z' });
+        expect(await workspaceInfo(readModels, 'w1')).toEqual({
+          workspaceId: 'w1',
+          name: 'Team 2',
+          personal: false,
+          createdBy: 'ann',
+          created: '2026-03-01T00:00:00.000Z',
+        });
         expect(await membership(readModels, 'w1', 'bob')).toMatchObject({ workspaceId: 'w1', role: 'member' });
-        expect((await membersOf(readModels, 'w1')).map((m) => [m.userId, m.role]).sort()).toEqual([['ann', 'admin'], ['bob', 'member']]);
+        expect((await membersOf(readModels, 'w1')).map((m) => [m.userId, m.role]).sort()).toEqual([
+          ['ann', 'admin'],
+          ['bob', 'member'],
+        ]);
         expect((await workspacesOf(readModels, 'bob')).map((m) => [m.workspaceId, m.role])).toEqual([['w1', 'member']]);
       }));
 

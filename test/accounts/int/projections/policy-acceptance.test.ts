@@ -5,7 +5,8 @@ import { projectionSpec } from '../../../support/projection-gwt';
 const spec = projectionSpec(policyAcceptanceProjection);
 
 describe('policy-acceptance projection', () => {
-  test('no acceptance: none on record', () => spec.given().then(async ({ readModels }) => expect(await acceptanceOf(readModels, 'u1')).toBeNull()));
+  test('no acceptance: none on record', () =>
+    spec.given().then(async ({ readModels }) => expect(await acceptanceOf(readModels, 'u1')).toBeNull()));
 
   test('the last version a user accepted, and when', () =>
     spec

@@ -8,10 +8,23 @@ describe('ledger projection', () => {
   test('every money event in order, each with the exact running balance after it', () =>
     spec
       .given(
-        { type: 'DepositSucceeded', data: { workspaceId: 'w1', depositId: 'd1', amountNanoUsd: '9007199254740993', paymentIntentId: 'pi_1', by: 'ann' } },
+        {
+          type: 'DepositSucceeded',
+          data: { workspaceId: 'w1', depositId: 'd1', amountNanoUsd: '9007199254740993', paymentIntentId: 'pi_1', by: 'ann' },
+        },
         {
           type: 'TokensDebited',
-          data: { requestId: 'q1', workspaceId: 'w1', keyId: 'k1', config: 'service_3_pi', inputTokens: 3, outputTokens: 4, inputPriceNanoUsd: '1', outputPriceNanoUsd: '1', amountNanoUsd: '7' },
+          data: {
+            requestId: 'q1',
+            workspaceId: 'w1',
+            keyId: 'k1',
+            config: 'service_3_pi',
+            inputTokens: 3,
+            outputTokens: 4,
+            inputPriceNanoUsd: '1',
+            outputPriceNanoUsd: '1',
+            amountNanoUsd: '7',
+          },
         },
         { type: 'AutoReloadSucceeded', data: { workspaceId: 'w1', reloadId: 'r1', amountNanoUsd: '10', paymentIntentId: 'pi_2' } },
       )

@@ -2,7 +2,11 @@ import { autoReloadNoticeId, billingNoticesProjection, noticesKey } from '../../
 import { projectionSpec } from '../../../support/projection-gwt';
 
 const spec = projectionSpec(billingNoticesProjection);
-const suspended = { type: 'AutoReloadSuspended', data: { workspaceId: 'w1', reloadId: 'r1', reason: 'The card was declined.' }, created: '2026-03-11T00:00:00.000Z' } as const;
+const suspended = {
+  type: 'AutoReloadSuspended',
+  data: { workspaceId: 'w1', reloadId: 'r1', reason: 'The card was declined.' },
+  created: '2026-03-11T00:00:00.000Z',
+} as const;
 
 describe('billing-notices projection', () => {
   test("a suspension posts one notice for the workspace's admins", () =>
@@ -22,11 +26,17 @@ describe('billing-notices projection', () => {
 
   test('a new card, or the settings saved again, takes the notice down', () =>
     spec
-      .given(suspended, { type: 'PaymentMethodAttached', data: { workspaceId: 'w1', paymentMethodId: 'pm_2', brand: 'visa', last4: '4242', customerId: null, gateway: 'sandbox' } })
+      .given(suspended, {
+        type: 'PaymentMethodAttached',
+        data: { workspaceId: 'w1', paymentMethodId: 'pm_2', brand: 'visa', last4: '4242', customerId: null, gateway: 'sandbox' },
+      })
       .then(async ({ redis, ks }) => expect(await redis.hgetall(noticesKey((...p) => ks.shared(...p), 'w1'))).toEqual({}))
       .then(() =>
         spec
-          .given(suspended, { type: 'AutoReloadConfigured', data: { workspaceId: 'w1', enabled: false, thresholdNanoUsd: '0', amountNanoUsd: '0', monthlyCapNanoUsd: null, by: 'ann' } })
+          .given(suspended, {
+            type: 'AutoReloadConfigured',
+            data: { workspaceId: 'w1', enabled: false, thresholdNanoUsd: '0', amountNanoUsd: '0', monthlyCapNanoUsd: null, by: 'ann' },
+          })
           .then(async ({ redis, ks }) => expect(await redis.hgetall(noticesKey((...p) => ks.shared(...p), 'w1'))).toEqual({})),
       ));
 });

@@ -21,10 +21,45 @@ describe('usage: endpoints across batches', () => {
     await cleanupPrefix(TEST_REDIS_URL, ks.prefix);
   });
   const at = Math.floor(Date.now() / 60_000) * 60;
-  const requested = (requestId: string, endpoint: string) => ({ type: 'InferenceRequested', data: { requestId, workspaceId: 'w1', keyId: 'k1', config: 'service_3_pi', endpoint, promptTokens: 1, maxTokens: 2, reservedNanoUsd: '3', webSearch: false } });
-  const debited = (requestId: string) => ({ type: 'TokensDebited', data: { requestId, workspaceId: 'w1', keyId: 'k1', config: 'service_3_pi', inputTokens: 1, outputTokens: 2, inputPriceNanoUsd: '1', outputPriceNanoUsd: '1', amountNanoUsd: '3' } });
+  const requested = (requestId: string, endpoint: string) => ({
+    type: 'InferenceRequested',
+    data: {
+      requestId,
+      workspaceId: 'w1',
+      keyId: 'k1',
+      config: 'service_3_pi',
+      endpoint,
+      promptTokens: 1,
+      maxTokens: 2,
+      reservedNanoUsd: '3',
+      webSearch: false,
+    },
+  });
+  const debited = (requestId: string) => ({
+    type: 'TokensDebited',
+    data: {
+      requestId,
+      workspaceId: 'w1',
+      keyId: 'k1',
+      config: 'service_3_pi',
+      inputTokens: 1,
+      outputTokens: 2,
+      inputPriceNanoUsd: '1',
+      outputPriceNanoUsd: '1',
+      amountNanoUsd: '3',
+    },
+  });
   async function batch(...events: Array<{ type: string; data: unknown }>) {
-    const recorded: RecordedEvent[] = events.map((e) => ({ id: randomUUID(), stream: 's', revision: 0n, position: BigInt(++position), type: e.type, data: e.data, metadata: {}, created: new Date(at * 1000).toISOString() }));
+    const recorded: RecordedEvent[] = events.map((e) => ({
+      id: randomUUID(),
+      stream: 's',
+      revision: 0n,
+      position: BigInt(++position),
+      type: e.type,
+      data: e.data,
+      metadata: {},
+      created: new Date(at * 1000).toISOString(),
+    }));
     const state = await loadProjectionState(redis, ks, USAGE);
     const multi = redis.multi();
     applyBatch(ks, usageProjection as Projection, state, recorded, multi, false);

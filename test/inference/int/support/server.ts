@@ -5,10 +5,7 @@ import { startTestServer, TestServer } from '../../../support/harness';
 import { authHeaders, seedFundedKey, type SeededKey } from './seed';
 
 /** A test server running the read models the hot path needs and the inference module. */
-export function startInferenceServer(
-  overrides: Record<string, string> = {},
-  moduleOpts: InferenceModuleOptions = {},
-): Promise<TestServer> {
+export function startInferenceServer(overrides: Record<string, string> = {}, moduleOpts: InferenceModuleOptions = {}): Promise<TestServer> {
   return startTestServer(
     { SWEEPER_ENABLED: 'false', ...overrides },
     { modules: [hotPathReadModels, createInferenceModule({ search: null, ...moduleOpts })] },
@@ -45,9 +42,7 @@ export function fundedServerFixture(...args: Parameters<typeof startInferenceSer
 export class ScriptedBackend implements ModelBackend {
   readonly kind = 'scripted';
   calls: GenerateParams[] = [];
-  constructor(
-    public script: (p: GenerateParams) => { chunks: string[]; delayMs?: number; failAfter?: number; finish?: BackendFinish },
-  ) {}
+  constructor(public script: (p: GenerateParams) => { chunks: string[]; delayMs?: number; failAfter?: number; finish?: BackendFinish }) {}
   modelName(): string {
     return 'scripted';
   }

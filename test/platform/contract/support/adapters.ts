@@ -174,7 +174,6 @@ export function evs(n: number, type = 'Thing'): NewEvent[] {
   return Array.from({ length: n }, (_, i) => ev(type, { i }));
 }
 
-
 /**
  * Pulls from a subscription until `n` events that match `keep` arrived (others are skipped), or fails
  * after `timeoutMs`. The iterator is reused across calls, so events are never lost between them.

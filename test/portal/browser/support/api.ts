@@ -6,7 +6,10 @@ export interface ApiClient {
   call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T>;
 }
 
-export async function signUpAndLogIn(baseUrl: string, user: { name: string; email: string; password: string }): Promise<ApiClient & { workspaceId: string; userId: string }> {
+export async function signUpAndLogIn(
+  baseUrl: string,
+  user: { name: string; email: string; password: string },
+): Promise<ApiClient & { workspaceId: string; userId: string }> {
   const client: ApiClient = {
     token: '',
     async call(method, path, body, headers = {}) {
@@ -21,7 +24,9 @@ export async function signUpAndLogIn(baseUrl: string, user: { name: string; emai
     },
   };
   await client.call('POST', '/v1/signup', { ...user, acceptedPolicyVersion: POLICY_VERSION });
-  client.token = (await client.call<{ sessionToken: string }>('POST', '/v1/login', { email: user.email, password: user.password })).sessionToken;
+  client.token = (
+    await client.call<{ sessionToken: string }>('POST', '/v1/login', { email: user.email, password: user.password })
+  ).sessionToken;
   const me = await client.call<{ user: { userId: string }; workspaces: { workspaceId: string; personal: boolean }[] }>('GET', '/v1/me');
   return Object.assign(client, { workspaceId: me.workspaces.find((w) => w.personal)!.workspaceId, userId: me.user.userId });
 }
@@ -29,7 +34,12 @@ export async function signUpAndLogIn(baseUrl: string, user: { name: string; emai
 /** Saves the sandbox's always-succeeding card and makes the first deposit, so keys can be created. */
 export async function fund(client: ApiClient, workspaceId: string, amount = '100'): Promise<void> {
   await client.call('POST', `/v1/workspaces/${workspaceId}/billing/payment-method`, { paymentMethodId: 'pm_card_visa' });
-  await client.call('POST', `/v1/workspaces/${workspaceId}/billing/deposits`, { amount }, { 'idempotency-key': `fund-${workspaceId}-${amount}` });
+  await client.call(
+    'POST',
+    `/v1/workspaces/${workspaceId}/billing/deposits`,
+    { amount },
+    { 'idempotency-key': `fund-${workspaceId}-${amount}` },
+  );
 }
 
 /** One non-streaming inference request with a key's secret; answers the HTTP status. */

@@ -88,7 +88,9 @@ export async function screenshot(page: Page, name: string, alsoTo?: string): Pro
  * Policy violations. A test asserts the list is empty at the end.
  */
 export function watchProblems(page: Page, label: string, problems: string[], expectedStatuses: number[] = []): void {
-  const expected = new RegExp(`Failed to load resource: the server responded with a status of (${[401, 402, 404, ...expectedStatuses].join('|')})`);
+  const expected = new RegExp(
+    `Failed to load resource: the server responded with a status of (${[401, 402, 404, ...expectedStatuses].join('|')})`,
+  );
   page.on('pageerror', (err) => problems.push(`${label}: page error: ${err.message}`));
   page.on('console', (msg) => {
     if (msg.type() !== 'error') return;
@@ -111,8 +113,20 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
   const loaded = await page.evaluate(() => typeof (window as unknown as { axe?: unknown }).axe !== 'undefined');
   if (!loaded) await page.evaluate(`${axeSource}\n;0`);
   const violations = await page.evaluate(async () => {
-    const axe = (window as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] });
+    const axe = (
+      window as {
+        axe: {
+          run(
+            ctx: unknown,
+            opts: unknown,
+          ): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const r = await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+      resultTypes: ['violations'],
+    });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
   });
   return violations
