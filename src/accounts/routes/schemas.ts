@@ -7,6 +7,7 @@ import { auditContracts } from './audit-schemas';
 import { emailSchema, memberErrors, memberWriteErrors, nameSchema, role, workspaceNameSchema, wsParams } from './fields';
 import { invitationContracts, invitationView } from './invitation-schemas';
 import { keyContracts } from './key-schemas';
+import { personalDataContracts } from './personal-data-schemas';
 import { memberBudgetView, setMemberBudget } from './member-budget-schemas';
 
 export { emailSchema, nameSchema, role, workspaceNameSchema, wsParams };
@@ -14,6 +15,7 @@ export { emailSchema, nameSchema, role, workspaceNameSchema, wsParams };
 export * from './audit-schemas';
 export * from './invitation-schemas';
 export * from './key-schemas';
+export * from './personal-data-schemas';
 
 /**
  * The accounts area's route contracts (users, sessions, workspaces and members here; invitations,
@@ -150,45 +152,6 @@ export const me = route({
   responses: { 200: { description: 'The signed-in user', schema: meView }, ...sessionErrors },
 });
 
-export const eraseMe = route({
-  method: 'delete',
-  path: '/v1/me',
-  summary: 'Erase my account: my personal data is made unreadable for good (crypto-shredding)',
-  description:
-    'Re-enter the password. The data key of the user is destroyed, so every personal field of their events reads as `[erased]`; ' +
-    'ledgers and statements stay whole, and the e-mail can sign up again (docs/SECURITY.md).',
-  tags: ['Accounts'],
-  security: ['session'],
-  body: z.object({ password: z.string().min(1).max(PASSWORD_MAX_LENGTH) }),
-  responses: {
-    204: { description: 'Erased; the session ended' },
-    ...sessionWriteErrors,
-    403: problem('The password is wrong: nothing was erased'),
-    409: problem('The user is the last admin of a workspace with other members (the answer names them)'),
-    422: invalidInput(),
-  },
-});
-
-export const exportMe = route({
-  method: 'get',
-  path: '/v1/me/export',
-  summary: 'Everything held on me, as JSON (GDPR article 20)',
-  tags: ['Accounts'],
-  security: ['session'],
-  responses: {
-    200: {
-      description: 'The profile, the workspaces and every event that names the user',
-      schema: z.object({
-        exportedAt: z.string(),
-        user: z.object({ userId: z.string(), email: z.string(), name: z.string(), registered: z.string() }),
-        workspaces: z.array(z.object({ workspaceId: z.string(), name: z.string(), role, personal: z.boolean() })),
-        events: z.array(z.object({ stream: z.string(), type: z.string(), created: z.string(), data: z.record(z.string(), z.unknown()) })),
-      }),
-    },
-    ...sessionErrors,
-  },
-});
-
 export const createWorkspace = route({
   method: 'post',
   path: '/v1/workspaces',
@@ -298,8 +261,7 @@ export const routes: RouteContract[] = [
   login,
   logout,
   me,
-  eraseMe,
-  exportMe,
+  ...personalDataContracts,
   createWorkspace,
   listWorkspaces,
   showWorkspace,

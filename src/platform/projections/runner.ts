@@ -1,11 +1,12 @@
 import type { RecordedEvent, Subscription } from '../eventstore/port';
-import { loadProjectionState, ProjectionState } from './apply-batch';
+import type { ProjectionState } from './apply-batch';
 import { catchUp } from './catch-up';
 import { batched } from './batched';
 import { runReactors } from './reactions';
 import { dropAbandonedGenerations } from './generations';
 import { PositionWaiters } from './position-waiters';
 import { PreparedBatch, startBatch, typesRead } from './runner-batch';
+import { loadRunnerState } from './runner-state';
 import { DEFAULT_WATCH_MS, RunnerOptions } from './runner-options';
 import { adoptRebuilt, advanceCheckpoints, FencedOut, GenerationSwitched, guardedOutcome, markReady, movedUnderneath } from './switch-over';
 
@@ -92,35 +93,9 @@ export class ProjectionRunner {
   }
 
   private async loadState(): Promise<void> {
-    const { redis, ks, projections, reactors = [] } = this.opts;
+    const { projections, reactors = [] } = this.opts;
     if (projections.length + reactors.length === 0) this.processed = await this.opts.store.headPosition();
-    for (const p of projections) {
-      const before = this.state.get(p.name);
-      const now = await loadProjectionState(redis, ks, p.name);
-      // Same generation but an older checkpoint (or the pointer gone): Redis lost its data. The
-      // ready marker goes until the catch-up from the store is done, so the api answers 503.
-      const lost = before && ((now.gen === before.gen && now.checkpoint < before.checkpoint) || (now.gen === '0' && before.gen !== '0'));
-      if (lost) {
-        await redis.del(ks.ready(p.name));
-        this.opts.log.warn(
-          { projection: p.name, checkpoint: now.checkpoint.toString() },
-          'Redis lost this read model; rebuilding it from the event store',
-        );
-        this.opts.onStateLost?.(p.name);
-      }
-      this.state.set(p.name, now);
-    }
-    for (const r of reactors) {
-      const cp = await redis.get(ks.reactorCheckpoint(r.name));
-      if (cp !== null) this.reactorCheckpoints.set(r.name, BigInt(cp));
-      else {
-        // A reactor seen for the first time starts at the head: a fresh Redis must never re-run
-        // the side effects of history (charges are decided from the ledger anyway).
-        const head = await this.opts.store.headPosition();
-        await redis.set(ks.reactorCheckpoint(r.name), head.toString());
-        this.reactorCheckpoints.set(r.name, head);
-      }
-    }
+    await loadRunnerState(this.opts, this.state, this.reactorCheckpoints);
     this.updateMin();
   }
 
