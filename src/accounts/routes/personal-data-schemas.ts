@@ -17,7 +17,7 @@ export const eraseMe = route({
   security: ['session'],
   body: z.object({ password: z.string().min(1).max(PASSWORD_MAX_LENGTH) }),
   responses: {
-    204: { description: 'Erased; the session ended' },
+    204: { description: 'Erased; the session ended', headers: { 'Set-Cookie': '`tg_session=`, expired: the cookie cleared' } },
     ...sessionWriteErrors,
     403: problem('The password is wrong: nothing was erased'),
     409: problem('The user is the last admin of a workspace with other members (the answer names them)'),

@@ -3027,6 +3027,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description `tg_session=`, expired: the cookie cleared */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
