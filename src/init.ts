@@ -96,10 +96,12 @@ export function openKeyStore(config: KeyStoreConfig, master: MasterKeys): KeySto
 
 /** The configured event store behind the seal of personal fields and secrets (src/platform/crypto/protected-store.ts). */
 export function openProtectedStore(config: KeyStoreConfig, say: (line: string) => void): { store: ProtectedStore; master: MasterKeys } {
-  const master = resolveMasterKeys(config, say);
+  // The store first: a DATA_DIR that cannot be opened is named by the store's one-line error.
   const inner = openEventStore(config);
+  let master: MasterKeys;
   let keys: KeyStore;
   try {
+    master = resolveMasterKeys(config, say);
     keys = openKeyStore(config, master);
   } catch (err) {
     void inner.close();

@@ -116,6 +116,9 @@ export const eraseUser = route({
   method: 'post',
   path: '/admin/users/:id/erase',
   summary: 'Erase a user: destroy their data key, so their personal fields read as erased (docs/SECURITY.md)',
+  description:
+    'The operator’s form of DELETE /v1/me, with no password: the e-mail claim is released, the data key destroyed, UserErased appended and ' +
+    'every session ended. Ledgers and statements stay whole; the personal fields of every event read as `[erased]`.',
   tags: ['admin'],
   security: ['operatorToken'],
   params: z.object({ id: z.string() }),

@@ -29,6 +29,9 @@ export const exportMe = route({
   method: 'get',
   path: '/v1/me/export',
   summary: 'Everything held on me, as JSON (GDPR article 20)',
+  description:
+    'The profile, the workspaces with their role, and every event on the user’s own stream and their workspaces’ streams that names them ' +
+    'or that they caused, decrypted. The password hash is never included.',
   tags: ['Accounts'],
   security: ['session'],
   responses: {

@@ -48,6 +48,8 @@ export const notice = z.object({
   workspaceId: z.string().optional(),
   audience: z.enum(['admins', 'members']).optional(),
   created: z.string(),
+  /** An auto-reload suspension's notice names the reload that was declined. */
+  reloadId: z.string().optional(),
 });
 
 export const meView = z.object({

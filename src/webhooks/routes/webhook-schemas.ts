@@ -226,7 +226,10 @@ export const startReplay = route({
     422: invalidInput(
       'Neither or both of since and sincePosition; since not an ISO time or in the future; sincePosition not an event’s position or past the newest event',
     ),
-    429: problem('The workspace started its replays for today (UTC); Retry-After says when the next may start'),
+    429: {
+      ...problem('The workspace started its replays for today (UTC); Retry-After says when the next may start'),
+      headers: { 'Retry-After': 'Seconds until the next replay may start (the next UTC day)' },
+    },
   },
 });
 

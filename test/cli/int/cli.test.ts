@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -290,7 +290,8 @@ describe('tollgate: a reader that stops early', () => {
           'bash',
           ['-o', 'pipefail', '-c', `"${process.execPath}" ${cliArgs.map((a) => `"${a}"`).join(' ')} events read fx-0 | head -1`],
           {
-            env: { ...baseEnv(), DATA_DIR: bigDir },
+            // A master key of its own, so the first start's "generated a master key" line is not on stderr.
+            env: { ...baseEnv(), DATA_DIR: bigDir, MASTER_KEY: randomBytes(32).toString('base64') },
             stdio: ['ignore', 'pipe', 'pipe'],
           },
         );

@@ -251,7 +251,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Everything held on me, as JSON (GDPR article 20) */
+        /**
+         * Everything held on me, as JSON (GDPR article 20)
+         * @description The profile, the workspaces with their role, and every event on the user’s own stream and their workspaces’ streams that names them or that they caused, decrypted. The password hash is never included.
+         */
         get: operations["getV1MeExport"];
         put?: never;
         post?: never;
@@ -1126,7 +1129,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Erase a user: destroy their data key, so their personal fields read as erased (docs/SECURITY.md) */
+        /**
+         * Erase a user: destroy their data key, so their personal fields read as erased (docs/SECURITY.md)
+         * @description The operator’s form of DELETE /v1/me, with no password: the e-mail claim is released, the data key destroyed, UserErased appended and every session ended. Ledgers and statements stay whole; the personal fields of every event read as `[erased]`.
+         */
         post: operations["postAdminUsersIdErase"];
         delete?: never;
         options?: never;
@@ -2982,6 +2988,7 @@ export interface operations {
                             /** @enum {string} */
                             audience?: "admins" | "members";
                             created: string;
+                            reloadId?: string;
                         }[];
                         usagePolicy: {
                             currentVersion: string;
@@ -6919,6 +6926,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds until the next replay may start (the next UTC day) */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
