@@ -1,3 +1,4 @@
+import { problem } from '../platform/http/error-bodies';
 import { z } from 'zod';
 import type { ResponseContract, RouteContract } from '../platform/http/contract';
 import { errorBody, validationErrorBody } from '../platform/http/error-schemas';
@@ -104,6 +105,11 @@ function mediaType(components: SchemaComponents, r: Omit<ResponseContract, 'desc
   return [type, schema ? { schema: components.convert(schema, 'output') } : {}];
 }
 
+/** Every 429 and 503 carries it: the one error mapper sets it for `rate_limited` and `unavailable`. */
+const RETRY_AFTER_HEADER = {
+  'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'string' } },
+};
+
 /** What every answer of the API port carries (src/platform/http/middleware/request-id.ts). */
 const REQUEST_ID_HEADER = {
   'x-request-id': {
@@ -115,7 +121,9 @@ const REQUEST_ID_HEADER = {
 
 function responses(components: SchemaComponents, c: RouteContract, apiPort: boolean): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {};
-  for (const [key, r] of Object.entries(c.responses)) {
+  // A JSON body that does not parse is refused before any route (the error mapper's 400).
+  const declared = c.body && !c.responses[400] ? { ...c.responses, 400: problem('The body is not valid JSON') } : c.responses;
+  for (const [key, r] of Object.entries(declared)) {
     const status = Number(key);
     const content: Record<string, JsonSchema> = {};
     const hasBody = r.schema || r.contentType || r.eventSchema || status >= 400;
@@ -129,6 +137,7 @@ function responses(components: SchemaComponents, c: RouteContract, apiPort: bool
     }
     const headers = {
       ...(apiPort ? REQUEST_ID_HEADER : {}),
+      ...(status === 429 || status === 503 ? RETRY_AFTER_HEADER : {}),
       ...Object.fromEntries(
         Object.entries(r.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
       ),

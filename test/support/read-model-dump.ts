@@ -90,8 +90,10 @@ export async function liveAndReplay(
   redis: Redis,
   prefix: string,
   partitions: number,
+  masterKey: string,
 ): Promise<{ live: Record<string, Record<string, unknown>>; replay: Record<string, Record<string, unknown>> }> {
-  const replay = await startTestServer({ ROLE: 'projector', EVENT_STORE: 'postgres', DATABASE_URL: databaseUrl });
+  // The live processes' master key: the replay unwraps the same data keys (docs/SECURITY.md).
+  const replay = await startTestServer({ ROLE: 'projector', EVENT_STORE: 'postgres', DATABASE_URL: databaseUrl, MASTER_KEY: masterKey });
   try {
     const names = projectionsOf(replay.services).map((p) => p.name);
     await caughtUp(store, redis, prefix, names, partitions);

@@ -182,7 +182,7 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
     expect(statuses).toEqual({ 200: load.done });
     expect(load.done).toBeGreaterThan(40);
 
-    const { live, replay } = await liveAndReplay(cluster.db.url, cluster.store, cluster.redis, cluster.prefix, 1);
+    const { live, replay } = await liveAndReplay(cluster.db.url, cluster.store, cluster.redis, cluster.prefix, 1, cluster.masterKey);
     expect(live).toEqual(replay);
     for (const [i, p] of payers.entries()) {
       const debits = (await cluster.debitsOf(p.ws)).map((d) => d.requestId).sort();

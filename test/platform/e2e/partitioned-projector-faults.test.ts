@@ -68,7 +68,14 @@ maybe('partitioned projectors under faults (3 processes, 6 partitions, PostgreSQ
       const acked = served.filter((r) => r.ws === i && r.status === 200).map((r) => r.requestId!);
       expect(debits).toEqual(acked.sort());
     }
-    const { live: got, replay } = await liveAndReplay(cluster.db.url, cluster.store, cluster.redis, cluster.prefix, PARTITIONS);
+    const { live: got, replay } = await liveAndReplay(
+      cluster.db.url,
+      cluster.store,
+      cluster.redis,
+      cluster.prefix,
+      PARTITIONS,
+      cluster.masterKey,
+    );
     expect(got).toEqual(replay);
     for (const ws of wss) {
       const spent = (await cluster.debitsOf(ws)).reduce((s, d) => s + BigInt(d.amountNanoUsd), 0n);

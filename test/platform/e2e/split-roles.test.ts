@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * The scale-out deployment, for real: two api processes on two ports, one projector and one worker,
  * each `start()`ed in a process of its own over one PostgreSQL event store (a database of its own)
@@ -63,12 +64,16 @@ maybe('split roles over PostgreSQL and one Redis', () => {
     return { child: c, url: `http://127.0.0.1:${port}` };
   }
 
+  const masterKey = randomBytes(32).toString('base64');
+
   beforeAll(async () => {
     child = bundleChild(join(__dirname, 'support', 'role-child.ts'));
     [db, stripe] = await Promise.all([createTestDatabase('split'), new StripeWireServer().start()]);
     env = {
       EVENT_STORE: 'postgres',
       DATABASE_URL: db.url,
+      // One master key for every role and the replay below: each unwraps the data keys the others made.
+      MASTER_KEY: masterKey,
       REDIS_URL: TEST_REDIS_URL,
       REDIS_PREFIX: prefix,
       HOST: '127.0.0.1',
@@ -238,7 +243,7 @@ maybe('split roles over PostgreSQL and one Redis', () => {
       expect(charges.map((pi) => pi.amount)).toEqual([1000]);
 
       // A from-scratch replay of the store (a projector of its own, in another prefix) agrees.
-      const replay = await startTestServer({ ROLE: 'projector', EVENT_STORE: 'postgres', DATABASE_URL: db.url });
+      const replay = await startTestServer({ ROLE: 'projector', EVENT_STORE: 'postgres', DATABASE_URL: db.url, MASTER_KEY: masterKey });
       try {
         const head = await store.headPosition();
         expect(await replay.services.progress.waitFor(head, patience(30_000))).toBe(true);

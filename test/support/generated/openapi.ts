@@ -1775,14 +1775,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1811,14 +1811,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1997,14 +1997,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2033,14 +2033,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2230,14 +2230,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2266,14 +2266,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2337,14 +2337,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2427,14 +2427,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,6 +2578,17 @@ export interface operations {
                     "application/json": components["schemas"]["TokenCount"];
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The API key is missing, malformed, unknown, deleted, rolled away or expired (WWW-Authenticate: Bearer) */
             401: {
                 headers: {
@@ -2635,14 +2646,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2654,14 +2665,14 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the requestId of its events and of the playground's cost lookup */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
                     /** @description Requests per minute the key may send (its window's limit) */
                     "x-ratelimit-limit-requests"?: string;
                     /** @description Requests left in the key's current window */
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2762,6 +2773,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An account with this e-mail already exists */
             409: {
                 headers: {
@@ -2789,6 +2811,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2800,6 +2824,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2846,6 +2872,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Invalid e-mail or password */
             401: {
                 headers: {
@@ -2873,6 +2910,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2884,6 +2923,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3039,6 +3080,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Not authenticated, or the session expired */
             401: {
@@ -3218,6 +3270,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
@@ -3338,6 +3401,17 @@ export interface operations {
                         role: "admin" | "member";
                         personal: boolean;
                     };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -3491,6 +3565,17 @@ export interface operations {
                         /** @enum {string} */
                         role: "admin" | "member";
                     };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -3668,6 +3753,17 @@ export interface operations {
                             resetsAt: string;
                         } | null;
                     };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -3877,6 +3973,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
@@ -3937,6 +4044,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4337,6 +4446,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
@@ -4533,6 +4653,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
@@ -4618,6 +4749,17 @@ export interface operations {
                         previousSecretValidUntil: string;
                         secret: string;
                     };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -5000,6 +5142,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5284,6 +5428,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5334,6 +5480,17 @@ export interface operations {
                         /** @description USD, a decimal string */
                         reloadedThisMonth: string;
                     } | null;
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -5639,6 +5796,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5981,6 +6140,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
@@ -6096,6 +6266,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6211,6 +6383,17 @@ export interface operations {
                         /** @description whsec_…, shown only in this answer: verify deliveries with it */
                         secret: string;
                     };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -6656,6 +6839,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not authenticated, or the session expired */
             401: {
                 headers: {
@@ -6864,6 +7058,17 @@ export interface operations {
                         failed: number;
                         created: string;
                     };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -7211,6 +7416,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The operator token is missing or wrong */
             401: {
                 headers: {
@@ -7399,6 +7615,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7501,6 +7719,8 @@ export interface operations {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
                     "x-request-id"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * A tollgate cluster of real processes for the fault tests: roles started with role-child.ts over one
  * PostgreSQL event store (a database of its own), one Redis (a prefix of its own), Stripe in Stripe
@@ -42,6 +43,8 @@ export class Cluster {
   readonly loads = new Set<Load>();
   private child!: { args: string[]; dispose(): void };
   env: Record<string, string> = {};
+  /** One master key for every role and for a replay: each must unwrap the data keys the others made. */
+  readonly masterKey = randomBytes(32).toString('base64');
 
   /** `settings` are added to every role's environment. */
   async start(label: string, settings: Record<string, string>): Promise<void> {
@@ -73,6 +76,7 @@ export class Cluster {
       MODEL_BACKEND: 'openai',
       OPENAI_BASE_URL: this.upstream.baseUrl,
       OPENAI_API_KEY: 'sk-instant',
+      MASTER_KEY: this.masterKey,
       ...settings,
     };
     this.store = new PostgresEventStore({ connectionString: this.db.url });
