@@ -192,8 +192,8 @@ describe('a key budget at the inference endpoints', () => {
 
     // Watch the key's spend and holds at the same instant while the requests run.
     const month = new Date().toISOString().slice(0, 7);
-    const spendKey = (await s.readModels.keys('balances'))('key-spend', key.keyId);
-    const holdKey = s.ks.shared('resv-key-total', key.keyId);
+    const spendKey = (await s.readModels.keys('balances')).ws(team, 'key-spend', key.keyId);
+    const holdKey = s.ks.sharedWs(team, 'resv-key-total', key.keyId);
     let watching = true;
     let highest = 0n;
     const watcher = (async () => {

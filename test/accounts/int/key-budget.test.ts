@@ -86,7 +86,7 @@ describe('a key budget in the reserve script', () => {
     await debit(ws, keyId, a, 250n);
     const month = new Date().toISOString().slice(0, 7);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
-    expect((await keySpend(server.services.readModels, [keyId], month)).get(keyId)).toBe(250n);
+    expect((await keySpend(server.services.readModels, ws, [keyId], month)).get(keyId)).toBe(250n);
     expect((await r.reserve(ws, b, 751n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(false);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
     expect((await r.reserve(ws, b, 750n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);
@@ -94,7 +94,7 @@ describe('a key budget in the reserve script', () => {
     await r.release(ws, b);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
     // The counter is gone, not left at "0".
-    expect(await server.services.redis.exists(server.services.ks.shared('resv-key-total', keyId))).toBe(0);
+    expect(await server.services.redis.exists(server.services.ks.sharedWs(ws, 'resv-key-total', keyId))).toBe(0);
     // Last month's spend does not count this month.
     expect((await r.reserve(ws, randomUUID(), 1000n, 1, { keyId, periods: periodIdsAt(new Date('1999-12-01T00:00:00Z')) })).ok).toBe(true);
   });

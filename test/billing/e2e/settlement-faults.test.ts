@@ -43,7 +43,7 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
   afterAll(() => cluster.close());
 
   const held = async (ws: string) => ({
-    total: (await cluster.redis.get(`${cluster.prefix}resv-total:${ws}`)) ?? '0',
+    total: (await cluster.redis.get(`${cluster.prefix}resv-total:{ws:${ws}}`)) ?? '0',
     requests: await cluster.redis.hgetall(`${cluster.prefix}resv:${ws}`),
   });
   const streamOf = async (requestId: string) =>

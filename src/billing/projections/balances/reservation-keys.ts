@@ -1,29 +1,35 @@
+import { wsTag } from '../../../platform/projections/keyspace';
+
 /**
  * Open reservations live outside the projection's generations (they belong to requests in
  * flight, not to history), beside it under shared keys:
  *
- *   resv:{wsId}        hash requestId → reserved nano-USD
- *   resv-total:{wsId}  sum of that hash
- *   resv-open          sorted set "wsId:requestId" scored by reservation time (ms), for the sweeper
- *   resv-key:{wsId}    hash requestId → keyId (the key a reservation counts against)
- *   resv-key-total:{keyId}  sum of that key's open reservations (deleted when it reaches 0)
- *   resv-member:{wsId} hash requestId → userId (who created the key: the member budget it counts against)
- *   resv-member-total:{wsId}:{userId}  sum of that member's open reservations (deleted at 0)
+ * Every one carries the workspace's hash tag ({ws:<wsId>}: src/platform/projections/keyspace.ts), so a
+ * script reads and writes them on one Redis Cluster node:
+ *
+ *   resv:{ws:<wsId>}        hash requestId → reserved nano-USD
+ *   resv-total:{ws:<wsId>}  sum of that hash
+ *   resv-open:{ws:<wsId>}   sorted set "wsId:requestId" scored by reservation time (ms), for the sweeper
+ *   resv-key:{ws:<wsId>}    hash requestId → keyId (the key a reservation counts against)
+ *   resv-key-total:{ws:<wsId>}:{keyId}  sum of that key's open reservations (deleted when it reaches 0)
+ *   resv-member:{ws:<wsId>} hash requestId → userId (who created the key: the member budget it counts against)
+ *   resv-member-total:{ws:<wsId>}:{userId}  sum of that member's open reservations (deleted at 0)
  *
  * Budgets, key owners and spend per period live in the balances read model (./projection.ts), so
  * the reserve script reads balance, spend and budgets from one generation.
  */
 export function reservationKeys(shared: (...parts: string[]) => string, workspaceId: string) {
+  const ws = wsTag(workspaceId);
   return {
-    held: shared('resv', workspaceId),
-    total: shared('resv-total', workspaceId),
-    open: shared('resv-open'),
-    owner: shared('resv-key', workspaceId),
+    held: shared('resv', ws),
+    total: shared('resv-total', ws),
+    open: shared('resv-open', ws),
+    owner: shared('resv-key', ws),
     /** + keyId */
-    keyTotalPrefix: shared('resv-key-total', ''),
-    member: shared('resv-member', workspaceId),
+    keyTotalPrefix: shared('resv-key-total', ws, ''),
+    member: shared('resv-member', ws),
     /** + userId */
-    memberTotalPrefix: shared('resv-member-total', workspaceId, ''),
+    memberTotalPrefix: shared('resv-member-total', ws, ''),
   };
 }
 
