@@ -76,6 +76,8 @@ export async function connectCluster(
   const cluster = new Cluster(seeds, {
     lazyConnect: true,
     enableAutoPipelining: false,
+    // SSUBSCRIBE (live usage) on the node serving the channel's slot.
+    shardedSubscribers: true,
     slotsRefreshTimeout: timeoutMs,
     clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
     redisOptions: { connectionName: `tollgate:${name}`, maxRetriesPerRequest: 3, connectTimeout: timeoutMs, ...extra },

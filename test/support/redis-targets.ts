@@ -35,7 +35,7 @@ export const SINGLE_REDIS: RedisTarget = {
 
 export const REDIS_CLUSTER: RedisTarget = {
   name: 'a 3-node Redis Cluster',
-  connect: () => new Cluster(CLUSTER_NODES.map(hostPort), { enableAutoPipelining: false }) as unknown as Redis,
+  connect: () => new Cluster(CLUSTER_NODES.map(hostPort), { enableAutoPipelining: false, shardedSubscribers: true }) as unknown as Redis,
   cleanup: async (prefix) => {
     if (!prefix || prefix.length < 3) throw new Error(`refusing to clean up a prefix this short: "${prefix}"`);
     for (const node of CLUSTER_NODES) {
