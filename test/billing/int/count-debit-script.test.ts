@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { COUNT_DEBIT } from '../../../src/billing/projections/usage/projection';
 import { BatchWrites } from '../../../src/platform/projections/batch-writes';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
+import { commandsRun } from '../../support/redis-monitor';
 
 // The usage projection's count-debit script, called through its declaration in a projection batch on
 // the real Redis: what a request and its debit leave in the buckets, whatever the script does inside.
@@ -92,7 +93,11 @@ describe('usage count-debit script', () => {
     await batch([{ kind: 'requested', endpoint, endpointName: 'openai' }]);
     expect(await redis.get(endpoint)).toBe('openai');
     expect(await redis.ttl(endpoint)).toBeGreaterThan(0);
-    await batch([{ kind: 'debited', endpoint, owners, buckets, keyId: 'k1', inputTokens: '1', outputTokens: '2', cost: '3', model: 'm1' }]);
+    const ran = await commandsRun(prefix, () =>
+      batch([{ kind: 'debited', endpoint, owners, buckets, keyId: 'k1', inputTokens: '1', outputTokens: '2', cost: '3', model: 'm1' }]),
+    );
+    // Read and deleted in one command: GETDEL, not a GET and a DEL.
+    expect(ran.map((c) => c[0]).filter((c) => ['get', 'del', 'getdel'].includes(c))).toEqual(['getdel']);
     expect(await redis.hget(buckets[0], 'e:openai:req')).toBe('1');
     expect(await redis.exists(endpoint)).toBe(0);
   });

@@ -6,6 +6,7 @@
 -- A request's endpoint waits in memo.open until its debit in the same batch takes it (most do, in a
 -- catch-up); those left are SET when the batch's calls are done (atEnd), so a SET, a GET and their
 -- expiry work per request are saved. The DEL stays: a key from an earlier batch must go as before.
+-- A debit whose request came in an earlier batch takes its endpoint with GETDEL.
 local open = memo.open
 if not open then
   open = {}
@@ -24,10 +25,11 @@ local o = open[endpoint]
 if o then
   ep = o[1]
   open[endpoint] = nil
+  redis.call('DEL', endpoint)
 else
-  ep = redis.call('GET', endpoint) or 'unknown'
+  -- Read and deleted in one command (a live debit's request was nearly always in an earlier batch).
+  ep = redis.call('GETDEL', endpoint) or 'unknown'
 end
-redis.call('DEL', endpoint)
 local groups = {'k:' .. keyId, 'm:' .. model, 'u:' .. owner, 'e:' .. ep}
 local inp, out, amt = tonumber(inputTokens), tonumber(outputTokens), tonumber(cost)
 if not room(1, inp, out, amt) then
