@@ -34,7 +34,7 @@ import { Counted, rateCounterKey, WINDOW_SECONDS } from './rate-limit';
 const ADMIT = luaScript(
   'inference/routes/admit.lua',
   {
-    keys: ['counter', 'balance', 'held', 'total', 'open', 'owner', 'member'],
+    keys: ['counter', 'balance', 'held', 'open'],
     args: [
       'windowSeconds',
       'limit',
@@ -47,8 +47,6 @@ const ADMIT = luaScript(
       'daily',
       'weekly',
       'monthly',
-      'keyTotalPrefix',
-      'memberTotalPrefix',
     ],
   },
   [reserveLua],
@@ -104,10 +102,7 @@ export class Admission {
         counter: rateCounterKey(this.counterPrefix, key.workspaceId, key.keyId),
         balance: this.ks.rmWs(this.balances, gen, key.workspaceId),
         held: r.held,
-        total: r.total,
         open: r.open,
-        owner: r.owner,
-        member: r.member,
       },
       {
         windowSeconds: WINDOW_SECONDS,
@@ -120,8 +115,6 @@ export class Admission {
         daily: q.periods.daily,
         weekly: q.periods.weekly,
         monthly: q.periods.monthly,
-        keyTotalPrefix: r.keyTotalPrefix,
-        memberTotalPrefix: r.memberTotalPrefix,
       },
     )) as [string, number, number, number, ReserveReply?];
     const counted = { count: Number(count), msLeft: Number(msLeft), limit: Number(limit), allowed: step !== 'limited' };

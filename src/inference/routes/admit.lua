@@ -19,6 +19,5 @@ local lim = tonumber(limit)
 if consumed > lim then return {'limited', consumed, ttl, lim} end
 if amount == '' then return {'counted', consumed, ttl, lim} end
 local periods = {daily = daily, weekly = weekly, monthly = monthly}
-local r = reserve(balance, wsId, requestId, amount, nowMs, keyId, periods,
-  {held = held, total = total, open = open, owner = owner, keyTotalPrefix = keyTotalPrefix, member = member, memberTotalPrefix = memberTotalPrefix})
+local r = reserve(balance, wsId, requestId, amount, nowMs, keyId, periods, {held = held, open = open})
 return {'reserved', consumed, ttl, lim, r}

@@ -1,3 +1,4 @@
+import { reservationKeys } from '../../../src/billing';
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
@@ -93,8 +94,8 @@ describe('a key budget in the reserve script', () => {
     expect(await r.heldByKey(ws, keyId)).toBe(750n);
     await r.release(ws, b);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
-    // The counter is gone, not left at "0".
-    expect(await server.services.redis.exists(server.services.ks.sharedWs(ws, 'resv-key-total', keyId))).toBe(0);
+    // The key's sum is gone from the workspace's holds, not left at "0".
+    expect(await server.services.redis.hexists(reservationKeys((...p) => server.services.ks.shared(...p), ws).held, `=k:${keyId}`)).toBe(0);
     // Last month's spend does not count this month.
     expect((await r.reserve(ws, randomUUID(), 1000n, 1, { keyId, periods: periodIdsAt(new Date('1999-12-01T00:00:00Z')) })).ok).toBe(true);
   });

@@ -169,5 +169,7 @@ test('a request over its rate limit holds nothing: the admission script stops at
   expect((await post(INFER, key.secret, invalid)).status).toBe(422);
   const res = await post(INFER, key.secret, valid);
   expect(res.status).toBe(429);
-  expect(await server.services.redis.get(reservationKeys((...p) => server.services.ks.shared(...p), key.workspaceId).total)).toBeNull();
+  expect(
+    await server.services.redis.hget(reservationKeys((...p) => server.services.ks.shared(...p), key.workspaceId).held, '=total'),
+  ).toBeNull();
 });

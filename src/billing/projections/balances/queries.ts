@@ -11,7 +11,7 @@ import {
 } from '../../../platform/budget-periods';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { ReadCommand, ReadModels } from '../../../platform/projections/read-models';
-import { reservationKeys } from './reservation-keys';
+import { heldByKeyField, heldByMemberField, reservationKeys } from './reservation-keys';
 
 /** The balances read model's queries: a workspace's balance, each key's spend and holds, the budgets' status. */
 
@@ -49,12 +49,11 @@ export async function keySpend(
   return out;
 }
 
-/** What each key's requests in flight hold (the reserve script's resv-key-total:{ws:<id>}:{keyId}), nano-USD. */
+/** What each of a workspace's keys' requests in flight hold (the =k:{keyId} sums of its holds hash), nano-USD. */
 export async function keyHolds(redis: Redis, ks: Keyspace, workspaceId: string, keyIds: string[]): Promise<Map<string, NanoUsd>> {
   const out = new Map<string, NanoUsd>();
   if (!keyIds.length) return out;
-  // One workspace's keys: one slot, so one MGET on a Redis Cluster too.
-  const vals = await redis.mget(...keyIds.map((id) => reservationKeys((...p) => ks.shared(...p), workspaceId).keyTotalPrefix + id));
+  const vals = await redis.hmget(reservationKeys((...p) => ks.shared(...p), workspaceId).held, ...keyIds.map(heldByKeyField));
   keyIds.forEach((id, i) => out.set(id, BigInt(vals[i] ?? '0')));
   return out;
 }
@@ -82,13 +81,13 @@ export async function memberBudgets(
   const out = new Map<string, MemberBudgetStatus>();
   if (!userIds.length) return out;
   const k = await rm.keys(BALANCES);
-  const held = reservationKeys((...p) => ks.shared(...p), workspaceId).memberTotalPrefix;
+  const held = reservationKeys((...p) => ks.shared(...p), workspaceId).held;
   const p = rm.redis.pipeline();
   for (const u of userIds)
     p.get(k.ws(workspaceId, 'member-budget', u))
       .get(k.ws(workspaceId, 'member-budget-period', u))
       .hgetall(k.ws(workspaceId, 'member-spend', u))
-      .get(held + u);
+      .hget(held, heldByMemberField(u));
   const res = ((await p.exec()) ?? []).map((r) => r[1]);
   userIds.forEach((u, i) => {
     const [budget, period, spend, hold] = res.slice(i * 4, i * 4 + 4) as [

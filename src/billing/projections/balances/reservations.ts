@@ -3,9 +3,9 @@ import type { NanoUsd } from '../../../platform/money';
 import type { PeriodIds } from '../../../platform/budget-periods';
 import { Keyspace } from '../../../platform/projections/keyspace';
 import { globEscape } from '../../../platform/projections/generations';
-import { scanAll } from '../../../platform/redis';
 import { ActiveGenerations } from '../../../platform/projections/read-models';
-import { releaseCall, reservationKeys } from './reservation-keys';
+import { scanAll } from '../../../platform/redis';
+import { HELD_TOTAL, heldByKeyField, heldByMemberField, releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE, RESERVE, TO_PENDING } from './reservation-scripts';
 import { reserveResultOf, type ReserveReply, type ReserveResult } from './reserve-result';
 
@@ -45,9 +45,8 @@ export class Reservations {
   async reserve(workspaceId: string, requestId: string, amount: NanoUsd, nowMs: number, key?: ReserveForKey): Promise<ReserveResult> {
     if (amount < 0n) throw new RangeError('a reservation cannot be negative');
     const k = this.keys(workspaceId);
-    const gen = await this.gens.get(this.projection);
     const reply = (await this.reserveScript(
-      { balance: this.ks.rmWs(this.projection, gen, workspaceId), held: k.held, total: k.total, open: k.open },
+      { balance: this.ks.rmWs(this.projection, await this.gens.get(this.projection), workspaceId), held: k.held, open: k.open },
       {
         wsId: workspaceId,
         requestId,
@@ -57,10 +56,6 @@ export class Reservations {
         daily: key?.periods.daily ?? '',
         weekly: key?.periods.weekly ?? '',
         monthly: key?.periods.monthly ?? '',
-        owner: k.owner,
-        keyTotalPrefix: k.keyTotalPrefix,
-        member: k.member,
-        memberTotalPrefix: k.memberTotalPrefix,
       },
     )) as ReserveReply;
     return reserveResultOf(reply);
@@ -84,16 +79,16 @@ export class Reservations {
 
   /** The sum of the open reservations of a member's keys. */
   async heldByMember(workspaceId: string, userId: string): Promise<NanoUsd> {
-    return BigInt((await this.redis.get(this.keys(workspaceId).memberTotalPrefix + userId)) ?? '0');
+    return BigInt((await this.redis.hget(this.keys(workspaceId).held, heldByMemberField(userId))) ?? '0');
   }
 
   /** The sum of a key's open reservations. */
   async heldByKey(workspaceId: string, keyId: string): Promise<NanoUsd> {
-    return BigInt((await this.redis.get(this.keys(workspaceId).keyTotalPrefix + keyId)) ?? '0');
+    return BigInt((await this.redis.hget(this.keys(workspaceId).held, heldByKeyField(keyId))) ?? '0');
   }
 
   async held(workspaceId: string): Promise<NanoUsd> {
-    return BigInt((await this.redis.get(this.keys(workspaceId).total)) ?? '0');
+    return BigInt((await this.redis.hget(this.keys(workspaceId).held, HELD_TOTAL)) ?? '0');
   }
 
   /**
