@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { open, seal } from './aead';
+import { ConfigError } from '../config';
 import type { MasterKeys } from './master-key';
 
 /**
@@ -10,12 +11,18 @@ import type { MasterKeys } from './master-key';
 export interface KeyStore {
   /** Each subject's data key; null when the subject was erased; absent when it has none yet. */
   get(subjects: readonly string[]): Promise<Map<string, Buffer | null>>;
-  /** The subject's key, made on first use. An erased subject throws SubjectErased. */
-  getOrCreate(subject: string): Promise<Buffer>;
+  /** The subject's key, made on first use (random, or `initial`). An erased subject throws SubjectErased. */
+  getOrCreate(subject: string, initial?: Buffer): Promise<Buffer>;
   /** Destroys the key for good (a tombstone stays, so it is never made again); false when already erased. */
   destroy(subject: string): Promise<boolean>;
   /** Re-wraps every live key with the current master key; returns how many changed. */
   rewrapAll(): Promise<number>;
+  /**
+   * Throws a ConfigError naming MASTER_KEY when a live data key is wrapped by a master key this
+   * process does not have: checked at start, so a process given another store's key stops there
+   * instead of failing on every sealed event it reads.
+   */
+  checkMasterKey(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,6 +47,8 @@ export interface KeyRows {
   insertIfAbsent(row: KeyRow): Promise<void>;
   /** Sets the row to a tombstone, inserting one when there is no row; true when a live key was destroyed. */
   tombstone(subject: string): Promise<boolean>;
+  /** The distinct master key ids that wrap live keys. */
+  masterKeyIds(): Promise<string[]>;
   /** Every live row, then the rewrapped rows written in one transaction. */
   rewrap(change: (row: KeyRow) => KeyRow | null): Promise<number>;
   close(): Promise<void>;
@@ -60,14 +69,14 @@ export class WrappedKeyStore implements KeyStore {
     return out;
   }
 
-  async getOrCreate(subject: string): Promise<Buffer> {
+  async getOrCreate(subject: string, initial?: Buffer): Promise<Buffer> {
     const found = (await this.get([subject])).get(subject);
     if (found === null) throw new SubjectErased(subject);
     if (found) return found;
     await this.rows.insertIfAbsent({
       subject,
       masterKeyId: this.master.current.id,
-      wrapped: seal(this.master.current.key, randomBytes(32), aad(subject)),
+      wrapped: seal(this.master.current.key, initial ?? randomBytes(32), aad(subject)),
     });
     const made = (await this.get([subject])).get(subject);
     if (!made) throw new SubjectErased(subject);
@@ -85,6 +94,19 @@ export class WrappedKeyStore implements KeyStore {
         ? null
         : { subject: r.subject, masterKeyId: cur.id, wrapped: seal(cur.key, this.unwrap(r), aad(r.subject)) },
     );
+  }
+
+  async checkMasterKey(): Promise<void> {
+    const known = [this.master.current.id, this.master.previous?.id];
+    const foreign = (await this.rows.masterKeyIds()).filter((id) => !known.includes(id));
+    if (foreign.length === 0) return;
+    const given =
+      this.master.source === 'MASTER_KEY'
+        ? `MASTER_KEY${this.master.previous ? ' and MASTER_KEY_PREVIOUS are' : ' is'} not`
+        : 'unset, and the generated key file under DATA_DIR is not';
+    throw new ConfigError([
+      `invalid setting MASTER_KEY: ${given} the master key of this store's data keys (id ${foreign.join(', ')}; this process has ${known.filter(Boolean).join(', ')}): set the MASTER_KEY the store was written with`,
+    ]);
   }
 
   close(): Promise<void> {

@@ -27,6 +27,16 @@ export interface ProtectedEventType {
   /** The data key's owner, from the event's data: `user:{id}` for personal data, `workspace:{id}` for a workspace's secrets. */
   subject(data: Record<string, unknown>): string;
   fields: readonly string[];
+  /**
+   * For `tollgate events seal-plaintext` (./seal-plaintext.ts): where a stream named from a plain
+   * field before encryption moves (a released event of this type on it names it), or undefined
+   * when it keeps its name. `taken`: the name when `to` already exists.
+   */
+  renameLegacyStream?(
+    stream: string,
+    data: Record<string, unknown>,
+    lookupHash: (value: string) => string,
+  ): { to: string; taken: string } | undefined;
 }
 
 type Data = Record<string, unknown>;
@@ -53,6 +63,11 @@ export class ProtectedStore implements EventStore {
     }
   }
 
+  /** The protected event types, as released (`type`) and as stored (`storedAs`). */
+  get protectedTypes(): ProtectedEventType[] {
+    return [...this.byType.values()];
+  }
+
   get kind(): EventStore['kind'] {
     return this.inner.kind;
   }
@@ -60,7 +75,7 @@ export class ProtectedStore implements EventStore {
   async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (!events.some((e) => this.byType.has(e.type))) return this.inner.append(stream, events, opts);
     const sealed: NewEvent[] = [];
-    for (const e of events) sealed.push(await this.sealEvent(e));
+    for (const e of events) sealed.push(await this.seal(e));
     return this.inner.append(stream, sealed, opts);
   }
 
@@ -107,7 +122,8 @@ export class ProtectedStore implements EventStore {
     return this.byStored.has(e.type) || this.byType.has(e.type);
   }
 
-  private async sealEvent(e: NewEvent): Promise<NewEvent> {
+  /** The event as the store must hold it: a protected type as its stored version, fields sealed (null once the subject is erased). */
+  async seal(e: NewEvent): Promise<NewEvent> {
     const p = this.byType.get(e.type);
     if (!p) return e;
     const data = e.data as Data;

@@ -36,6 +36,11 @@ export class SqliteKeyRows implements KeyRows {
     return out;
   }
 
+  async masterKeyIds(): Promise<string[]> {
+    const rows = this.db.prepare('SELECT DISTINCT master_key_id AS id FROM data_keys WHERE wrapped IS NOT NULL').all() as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
   async insertIfAbsent(r: KeyRow): Promise<void> {
     this.db
       .prepare('INSERT INTO data_keys (subject, master_key_id, wrapped) VALUES (?, ?, ?) ON CONFLICT(subject) DO NOTHING')
