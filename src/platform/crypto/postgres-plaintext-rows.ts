@@ -22,12 +22,13 @@ export class PostgresPlaintextRows implements PlaintextRows {
     return Number(r.rows[0].n);
   }
 
+  /** ORDER BY names the column: the bare name would sort by the text alias of the select list. */
   async scan(types: readonly string[], after: bigint, limit: number): Promise<StoredRow[]> {
     const r = await (
       await this.c()
     ).query<{ position: string; stream: string; type: string; data: string }>(
       `SELECT position::text AS position, stream_id AS stream, type, data::text AS data FROM tollgate_events
-        WHERE position > $1 AND type = ANY($2) ORDER BY position LIMIT $3`,
+        WHERE position > $1 AND type = ANY($2) ORDER BY tollgate_events.position LIMIT $3`,
       [after.toString(), types, limit],
     );
     return r.rows.map((x) => ({
