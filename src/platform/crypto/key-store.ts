@@ -57,6 +57,13 @@ export interface KeyRows {
 const aad = (subject: string) => `data-key:${subject}`;
 
 export class WrappedKeyStore implements KeyStore {
+  /**
+   * Unwrapped keys by their wrapped form: a replay opens each subject's key once per page and per
+   * projection. The row is still read every time, so an erasure (wrapped set to NULL) is seen at
+   * once, by every process; only the AES-GCM unwrap of an unchanged row is saved.
+   */
+  private readonly unwrapped = new Map<string, Buffer>();
+
   constructor(
     private readonly rows: KeyRows,
     private readonly master: MasterKeys,
@@ -84,6 +91,7 @@ export class WrappedKeyStore implements KeyStore {
   }
 
   destroy(subject: string): Promise<boolean> {
+    for (const k of this.unwrapped.keys()) if (k.split(':').slice(1, -1).join(':') === subject) this.unwrapped.delete(k);
     return this.rows.tombstone(subject);
   }
 
@@ -114,6 +122,16 @@ export class WrappedKeyStore implements KeyStore {
   }
 
   private unwrap(r: KeyRow): Buffer {
+    const cacheKey = `${r.masterKeyId}:${r.subject}:${r.wrapped}`;
+    const hit = this.unwrapped.get(cacheKey);
+    if (hit) return hit;
+    const key = this.unwrapFresh(r);
+    if (this.unwrapped.size >= 10_000) this.unwrapped.clear();
+    this.unwrapped.set(cacheKey, key);
+    return key;
+  }
+
+  private unwrapFresh(r: KeyRow): Buffer {
     const m = [this.master.current, this.master.previous].find((k) => k?.id === r.masterKeyId);
     if (!m) {
       throw new Error(

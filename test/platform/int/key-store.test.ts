@@ -116,8 +116,20 @@ test('the protected store seals on append, opens on read, and an erased subject 
     ['Other', { n: 1 }],
   ]);
   expect(readFileSync(file).toString('latin1') + readFileSync(`${file}-wal`).toString('latin1')).not.toContain('a very secret sentence');
+  // A reader that does not decode the type (a projector) gets it as released, opened when its data is read;
+  // a subscription opens it too.
+  const [lazy] = await store.readAll({ decode: new Set(['Other']) });
+  expect(lazy.type).toBe('Said');
+  expect(lazy.data).toEqual({ userId, words: 'a very secret sentence' });
+  const sub = store.subscribeToAll({ decode: new Set(['Said']) });
+  for await (const e of sub) {
+    expect([e.type, e.data]).toEqual(['Said', { userId, words: 'a very secret sentence' }]);
+    break;
+  }
+  await sub.close();
   await keys.destroy(`user:${userId}`);
   expect((await store.readAll())[0].data).toEqual({ userId, words: ERASED });
+  expect((await store.readAll({ decode: new Set(['Other']) }))[0].data).toEqual({ userId, words: ERASED });
   await store.close();
 });
 
