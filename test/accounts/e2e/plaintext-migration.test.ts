@@ -3,7 +3,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Client } from 'pg';
 import { accountsProtectedEvents } from '../../../src/accounts/protected-events';
 import { webhooksProtectedEvents } from '../../../src/webhooks/protected-events';
 import { verifyLedger } from '../../../src/cli/ledger';
@@ -13,6 +12,7 @@ import { bundleChild } from '../../support/child-process';
 import { startTestServer, TestServer } from '../../support/harness';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../../support/postgres';
 import { dumpReadModels } from '../../support/read-model-dump';
+import { countInPostgres } from '../../support/raw-store';
 import { TEST_REDIS_URL } from '../../support/redis';
 import { addMember, api, createWorkspace, fund, login, newUser, PASSWORD, policyVersionOf, signup, TestUser } from './helpers';
 
@@ -90,51 +90,6 @@ const sqliteGrep =
     const raw = Buffer.concat([file, `${file}-wal`].filter(existsSync).map((f) => readFileSync(f)));
     expect(raw.length).toBeGreaterThan(0);
     return needles.map((n) => count(raw, n));
-  };
-
-/**
- * Every row of every table, and the raw pages (pageinspect) of the events table, its indexes and its
- * TOAST table: an UPDATE leaves the old row version in the pages, where SQL no longer sees it.
- */
-const postgresGrep =
-  (url: string): Grep =>
-  async (needles) => {
-    const c = new Client({ connectionString: url });
-    await c.connect();
-    try {
-      await c.query('CREATE EXTENSION IF NOT EXISTS pageinspect');
-      const tables = (await c.query<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'")).rows.map(
-        (r) => r.t,
-      );
-      expect(tables).toContain('tollgate_events');
-      const rels = (
-        await c.query<{ r: string }>(
-          `SELECT 'tollgate_events' AS r
-           UNION ALL SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = 'tollgate_events'::regclass
-           UNION ALL SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'tollgate_events'::regclass AND reltoastrelid <> 0`,
-        )
-      ).rows.map((x) => x.r);
-      const pages: Buffer[] = [];
-      for (const rel of rels) {
-        const r = await c.query<{ p: Buffer }>(
-          `SELECT get_raw_page($1::text, b::int) AS p FROM generate_series(0, pg_relation_size($1::regclass) / current_setting('block_size')::int - 1) b`,
-          [rel],
-        );
-        pages.push(...r.rows.map((x) => x.p));
-      }
-      const raw = Buffer.concat(pages);
-      expect(raw.length).toBeGreaterThan(0);
-      const out: number[] = [];
-      for (const needle of needles) {
-        let n = count(raw, needle);
-        for (const t of tables)
-          n += Number((await c.query(`SELECT count(*) AS n FROM ${t} x WHERE x::text LIKE '%' || $1 || '%'`, [needle])).rows[0].n);
-        out.push(n);
-      }
-      return out;
-    } finally {
-      await c.end();
-    }
   };
 
 /** A projector of its own, in a fresh Redis prefix, replays the whole log; its read models, dumped. */
@@ -277,7 +232,7 @@ maybe('PostgreSQL: the same migration; 0 matches in any table', async () => {
         MASTER_KEY: randomBytes(32).toString('base64'),
         WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
       },
-      postgresGrep(db.url),
+      (needles) => countInPostgres(db!.url, needles),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
