@@ -152,7 +152,16 @@ export class Cluster {
         if (running) return;
         running = true;
         void sweepAbandoned(
-          { store: s.store, redis: s.redis, ks: s.ks, prices, now: s.now, newId: s.newId, log: s.log },
+          {
+            store: s.store,
+            redis: s.redis,
+            ks: s.ks,
+            prices,
+            now: s.now,
+            newId: s.newId,
+            log: s.log,
+            partitions: s.config.PROJECTION_PARTITIONS,
+          },
           { minAgeMs: s.config.SWEEPER_MIN_AGE_MS },
         )
           .catch(() => undefined)

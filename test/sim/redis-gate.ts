@@ -207,7 +207,9 @@ export class RedisPool {
     const used = this.used;
     this.used = [];
     for (const g of used) {
-      if (g.redis.status !== 'ready') {
+      // A schedule that ended mid-flight (a failure thrown between steps) leaves commands queued whose
+      // writes never left: a reply would be matched to them, so such a connection is closed, not reused.
+      if (g.redis.status !== 'ready' || (g.redis as unknown as Internals).commandQueue.length > 0) {
         Redis.prototype.disconnect.call(g.redis);
         continue;
       }

@@ -359,6 +359,7 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
       result = finish(false, { invariant: open ? `known:after-redis-loss:${err.invariant}` : err.invariant, message: err.message });
     }
   } finally {
+    world.end();
     mode.leave();
     env.pool.world = null;
     await env.pool.recycle();

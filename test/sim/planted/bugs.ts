@@ -98,4 +98,13 @@ export const PLANTED: Planted[] = [
     seed: 0,
     caught: '',
   },
+  {
+    name: 'billed-output-not-received',
+    what: 'a non-streaming caller who gave up billed the output generated so far (the first bug the simulator found)',
+    file: 'inference/usecases/engine.ts',
+    find: 'const outputTokens = received ? result.outputTokens : 0;',
+    replace: 'const outputTokens = result.outputTokens;',
+    seed: 0,
+    caught: '',
+  },
 ];
