@@ -18,7 +18,7 @@ export interface Planted {
   file: string;
   find: string;
   replace: string;
-  /** A seed that catches it, and the invariant it breaks there. */
+  /** A seed that catches it, and the invariant it breaks there (0: none found yet, see the test). */
   seed: number;
   caught: string;
 }
@@ -30,8 +30,8 @@ export const PLANTED: Planted[] = [
     file: 'billing/usecases/deposit.ts',
     find: 'const depositId = depositIdFor(workspaceId, cmd.idempotencyKey);',
     replace: 'const depositId = depositIdFor(workspaceId, cmd.idempotencyKey + s.newId());',
-    seed: 0,
-    caught: '',
+    seed: 3,
+    caught: 'one-deposit-per-idempotency-key',
   },
   {
     name: 'hold-released-before-debit',
@@ -40,8 +40,8 @@ export const PLANTED: Planted[] = [
     find: 'await this.s.store.append(stream, events, { expectedRevision: 0n });',
     replace:
       'await this.reservations.release(p.facts.workspaceId, p.facts.requestId);\n        await this.s.store.append(stream, events, { expectedRevision: 0n });',
-    seed: 0,
-    caught: '',
+    seed: 6,
+    caught: 'every-request-closed',
   },
   {
     name: 'projector-applies-twice',
@@ -49,8 +49,8 @@ export const PLANTED: Planted[] = [
     file: 'platform/projections/apply-batch.ts',
     find: 'if (e.position <= last) continue;',
     replace: 'if (e.position < last) continue;',
-    seed: 0,
-    caught: '',
+    seed: 6,
+    caught: 'balance-equals-ledger',
   },
   {
     name: 'reload-without-idempotency-key',
@@ -76,8 +76,8 @@ export const PLANTED: Planted[] = [
     file: 'inference/workers/sweeper.ts',
     find: 'const open = await reservations.openBefore(now.getTime() - opts.minAgeMs, opts.limit ?? 500);',
     replace: 'const open = await reservations.openBefore(now.getTime(), opts.limit ?? 500);',
-    seed: 0,
-    caught: '',
+    seed: 117,
+    caught: 'sweeper-leaves-live-requests',
   },
   {
     name: 'mark-pending-recreates-hold',
@@ -85,8 +85,8 @@ export const PLANTED: Planted[] = [
     file: 'billing/projections/balances/to-pending.lua',
     find: 'if not amt then return 0 end',
     replace: "if not amt then amt = '0' end",
-    seed: 0,
-    caught: '',
+    seed: 7,
+    caught: 'no-hold-left',
   },
   {
     name: 'lost-ack-taken-as-failed',
@@ -95,8 +95,8 @@ export const PLANTED: Planted[] = [
     find: '    if (!(err instanceof GatewayUnavailable)) throw err;\n    await readYourWrites(s, requested.appended);',
     replace:
       "    if (!(err instanceof GatewayUnavailable)) throw err;\n    outcome = { status: 'failed', paymentIntentId: null, code: 'processing_error', reason: 'no answer' };\n  }\n  if (outcome === undefined) {\n    await readYourWrites(s, requested.appended);",
-    seed: 0,
-    caught: '',
+    seed: 2,
+    caught: 'no-charge-for-a-failed-entry',
   },
   {
     name: 'billed-output-not-received',
@@ -104,7 +104,7 @@ export const PLANTED: Planted[] = [
     file: 'inference/usecases/engine.ts',
     find: 'const outputTokens = received ? result.outputTokens : 0;',
     replace: 'const outputTokens = result.outputTokens;',
-    seed: 0,
-    caught: '',
+    seed: 25,
+    caught: 'billed-only-what-was-received',
   },
 ];
