@@ -71,10 +71,10 @@ export const ledgerEntryView = z.object({
   /** Global position of the event: a stable, ordered id. */
   position: z.string(),
   at: z.string(),
-  type: z.enum(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']),
-  /** depositId, reloadId or requestId. */
+  type: z.enum(['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted', 'CreditExpired', 'TokensDebited']),
+  /** depositId, reloadId, grantId or requestId. */
   ref: z.string(),
-  /** Signed nano-USD: + for deposits and reloads, − for debits. */
+  /** Signed nano-USD: + for deposits, reloads and granted credit, − for debits and expiries. */
   amountNanoUsd: z.string(),
   balanceNanoUsd: z.string(),
   paymentIntentId: z.string().optional(),
@@ -83,6 +83,15 @@ export const ledgerEntryView = z.object({
   model: z.string().optional(),
   inputTokens: z.number().optional(),
   outputTokens: z.number().optional(),
+  category: z.string().optional().describe('CreditGranted: the kind of credit (promotional)'),
+  priority: z.number().int().optional().describe('CreditGranted: its draw priority (lower first; deposits 50)'),
+  expiresAt: z.string().nullable().optional().describe('CreditGranted: when what is left of it expires (null: never)'),
+  drawn: z
+    .array(z.object({ grantId: z.string(), amountNanoUsd: z.string() }))
+    .optional()
+    .describe(
+      'TokensDebited: the grants the debit was paid from, in draw order (a deposit or reload is the grant of its id). Entries projected before grants existed have none until the ledger is rebuilt.',
+    ),
   /** amountNanoUsd and balanceNanoUsd in USD. */
   amount: usd,
   balance: usd,

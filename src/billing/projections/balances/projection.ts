@@ -8,11 +8,13 @@ import { luaScript } from '../../../platform/redis-scripts';
 import { BATCH_RUNTIME } from '../../../platform/projections/batch-writes';
 import { releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE } from './reservation-scripts';
+import { drawOrderKey } from '../../grants';
+import { expiryMember, grantMeta, grantOf, grantBookLua } from '../grants/grant-events';
 
 export const BALANCES = 'balances';
 
 /**
- * Balance per workspace = deposits + reloads − debits, in nano-USD (HINCRBY is exact in int64;
+ * Balance per workspace = deposits + reloads + grants − debits − expiries, in nano-USD (HINCRBY is exact in int64;
  * a batch's increments are summed as bigint first: tx.hincrby).
  * Applying a TokensDebited also releases the request's reservation and adds the debit to its key's
  * spend and to its key creator's spend, in every period (day, week, month: the period ids of the
@@ -21,7 +23,11 @@ export const BALANCES = 'balances';
  * (./reserve.inc.lua). Counting every period, whatever period a budget has, lets a budget change
  * its period and still see what was spent.
  *
- *   rm:balances:{gen}:ws:{wsId}                        hash: balance, deposited, reloaded, debited
+ *   rm:balances:{gen}:ws:{wsId}                        hash: balance, deposited, reloaded, granted, expired, debited,
+ *                                                      and the grant book: 'g:<grantId>' → left, 'expiring' (../grants)
+ *   rm:balances:{gen}:grant-order:{wsId}               sorted set: the draw order of the grants with something left
+ *   rm:balances:{gen}:grants:{wsId}                    hash: grantId → JSON (what was granted), '<grantId>:expired' → amount
+ *   {prefix}credit-expiry (shared)                     sorted set 'wsId grantId' by expiresAt (ms): the expiry worker's to-do
  *   rm:balances:{gen}:key-spend:{keyId}                hash: period id ("2026-11-25", "2026-W48", "2026-11") → nano-USD debited
  *   rm:balances:{gen}:key-budget:{keyId}               string: budget, nano-USD (absent: none)
  *   rm:balances:{gen}:key-budget-period:{keyId}        string: daily | weekly (absent: monthly)
@@ -37,6 +43,8 @@ export const balancesProjection = projection<
   handles: [
     'DepositSucceeded',
     'AutoReloadSucceeded',
+    'CreditGranted',
+    'CreditExpired',
     'TokensDebited',
     'ApiKeyBudgetChanged',
     'ApiKeyBudgetChangedV2',
@@ -65,12 +73,22 @@ export const balancesProjection = projection<
         );
       }
       case 'DepositSucceeded':
-      case 'AutoReloadSucceeded': {
+      case 'AutoReloadSucceeded':
+      case 'CreditGranted': {
         const d = event.data;
         const key = tx.key('ws', d.workspaceId);
         tx.hincrby(key, 'balance', d.amountNanoUsd);
-        tx.hincrby(key, event.type === 'DepositSucceeded' ? 'deposited' : 'reloaded', d.amountNanoUsd);
-        return;
+        tx.hincrby(key, FIELD_OF[event.type], d.amountNanoUsd);
+        const grant = grantOf(event);
+        tx.multi.hset(tx.key('grants', d.workspaceId), grant.grantId, JSON.stringify(grantMeta(grant, event)));
+        if (grant.expiresAt !== null)
+          tx.multi.zadd(tx.sharedKey('credit-expiry'), Date.parse(grant.expiresAt), expiryMember(d.workspaceId, grant.grantId));
+        return bookCall(tx, d.workspaceId, 'add', drawOrderKey(grant), d.amountNanoUsd, event.created);
+      }
+      case 'CreditExpired': {
+        const d = event.data;
+        tx.multi.zrem(tx.sharedKey('credit-expiry'), expiryMember(d.workspaceId, d.grantId));
+        return bookCall(tx, d.workspaceId, 'expire', d.grantId, '0', event.created);
       }
       case 'TokensDebited': {
         const debit = event.data;
@@ -78,6 +96,7 @@ export const balancesProjection = projection<
         const key = tx.key('ws', debit.workspaceId);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
+        bookCall(tx, debit.workspaceId, 'draw', '', debit.amountNanoUsd, event.created);
         const periods = periodIdsAt(new Date(event.created));
         const keySpend = tx.key('key-spend', debit.keyId);
         for (const id of [periods.daily, periods.weekly, periods.monthly]) tx.hincrby(keySpend, id, amount);
@@ -99,6 +118,34 @@ export const balancesProjection = projection<
     }
   },
 });
+
+const FIELD_OF = { DepositSucceeded: 'deposited', AutoReloadSucceeded: 'reloaded', CreditGranted: 'granted' } as const;
+
+/**
+ * The grant book (../grants/grant-book.inc.lua) lives in the workspace's hash beside its balance, so
+ * the admission script reads the balance and the grants' expiries from one key it already reads.
+ */
+export const BALANCES_GRANTS = luaScript(
+  'billing/projections/grants/balances-grants.lua',
+  { keys: [], args: ['op', 'book', 'order', 'meta', 'key', 'amount', 'atMs'] },
+  [grantBookLua],
+);
+
+function bookCall(tx: ProjectionTx, ws: string, op: 'add' | 'draw' | 'expire', key: string, amount: string, at: string): void {
+  BALANCES_GRANTS.each(
+    tx,
+    {},
+    {
+      op,
+      book: tx.key('ws', ws),
+      order: tx.key('grant-order', ws),
+      meta: tx.key('grants', ws),
+      key,
+      amount,
+      atMs: String(Date.parse(at)).padStart(13, '0'),
+    },
+  );
+}
 
 /** keyOwner: the key-owner key; memberSpendPrefix: + userId; the debit's amount and its period ids. */
 export const MEMBER_SPEND = luaScript(
