@@ -1,8 +1,7 @@
 import { assertNever, type EventRecord } from '../platform/event';
 import type { NanoUsd } from '../platform/money';
 import type { AutoReloadSucceeded, CreditExpired, CreditGranted, DepositSucceeded } from './events';
-import { type Draw, GrantBook } from './grants';
-import { grantOf } from './projections/grants/grant-events';
+import { type Draw, GrantBook, grantOf } from './grants';
 import type { TokensDebited } from '../inference/events';
 
 /**

@@ -9,7 +9,8 @@ import { BATCH_RUNTIME } from '../../../platform/projections/batch-writes';
 import { releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE } from './reservation-scripts';
 import { drawOrderKey } from '../../grants';
-import { expiryMember, grantMeta, grantOf, grantBookLua } from '../grants/grant-events';
+import { expiryMember, grantMeta, grantOf } from '../../grants';
+import { grantBookLua } from '../grants/grant-book';
 
 export const BALANCES = 'balances';
 

@@ -3,7 +3,8 @@ import { assertNever, type EventRecord } from '../../../platform/event';
 import { projection } from '../../../platform/projections/projection';
 import { luaScript } from '../../../platform/redis-scripts';
 import { drawOrderKey } from '../../grants';
-import { grantBookLua, grantOf } from '../grants/grant-events';
+import { grantOf } from '../../grants';
+import { grantBookLua } from '../grants/grant-book';
 
 export const LEDGER = 'ledger';
 
