@@ -11,8 +11,10 @@ import { out } from './out';
 
 // `ledger statement` and `ledger export`: the money lines replayed from the event store.
 
-export interface StatementLine extends Omit<MoneyLine, 'amount' | 'balance' | 'position'> {
+export interface StatementLine extends Omit<MoneyLine, 'amount' | 'balance' | 'position' | 'drawn'> {
   position: string;
+  /** A debit's split over the grants it drew from. */
+  drawn?: Array<{ grantId: string; amount: string; amountNanoUsd: string }>;
   amount: string;
   balance: string;
   amountNanoUsd: string;
@@ -37,14 +39,18 @@ export async function moneyLines(
   return { lines, totals: replay.totals };
 }
 
-export const toStatementLine = (l: MoneyLine): StatementLine => ({
+export const toStatementLine = ({ drawn, ...l }: MoneyLine): StatementLine => ({
   ...l,
   position: l.position.toString(),
   amount: formatUsd(l.amount),
   balance: formatUsd(l.balance),
   amountNanoUsd: l.amount.toString(),
   balanceNanoUsd: l.balance.toString(),
+  ...(drawn ? { drawn: drawn.map((d) => ({ grantId: d.grantId, amount: formatUsd(d.amount), amountNanoUsd: d.amount.toString() })) } : {}),
 });
+
+/** A debit's split as one CSV cell: `grantId:nanoUsd` joined by `;`. */
+const drawnCell = (l: MoneyLine) => (l.drawn ?? []).map((d) => `${d.grantId}:${d.amount}`).join(';');
 
 const CSV_COLUMNS = [
   'position',
@@ -61,6 +67,7 @@ const CSV_COLUMNS = [
   'model',
   'input_tokens',
   'output_tokens',
+  'drawn_from',
 ];
 
 function csvCell(v: unknown): string {
@@ -84,6 +91,7 @@ export function csvRow(l: MoneyLine): string {
     l.model,
     l.inputTokens,
     l.outputTokens,
+    drawnCell(l),
   ]
     .map(csvCell)
     .join(',');
@@ -97,6 +105,10 @@ export const csvHeader = () => CSV_COLUMNS.join(',');
  * StatementBuilder from a replay of the event store rather than from the ledger read model.
  */
 export async function printStatement(s: Services, o: { workspace: string; json?: boolean; month?: string }): Promise<void> {
+  // A mistyped id must not look like an empty statement: the workspace's own stream says it exists.
+  if (!(await s.store.readStream(streams.workspace(o.workspace), { maxCount: 1 })).length) {
+    fail(`no workspace ${o.workspace} in the event store (check the id: tollgate events read workspace-<id>)`);
+  }
   const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace });
   if (o.month !== undefined) return printMonth(o.workspace, o.month, lines, o.json);
   const t = totals.get(o.workspace);
@@ -113,6 +125,8 @@ export async function printStatement(s: Services, o: { workspace: string; json?:
           totals: {
             deposited: formatUsd(t?.deposited ?? 0n),
             reloaded: formatUsd(t?.reloaded ?? 0n),
+            granted: formatUsd(t?.granted ?? 0n),
+            expired: formatUsd(t?.expired ?? 0n),
             debited: formatUsd(t?.debited ?? 0n),
             balance: formatUsd(t?.balance ?? 0n),
           },
@@ -138,14 +152,20 @@ export async function printStatement(s: Services, o: { workspace: string; json?:
         l.type.padEnd(20),
         (sign + formatUsd(l.amount)).padStart(18),
         formatUsd(l.balance).padStart(18),
-        l.paymentIntentId ?? (l.keyId ? `${l.ref} key ${l.keyId} ${l.model} ${l.inputTokens}+${l.outputTokens} tokens` : l.ref),
+        l.paymentIntentId ??
+          (l.keyId
+            ? `${l.ref} key ${l.keyId} ${l.model} ${l.inputTokens}+${l.outputTokens} tokens${drawnText(l)}`
+            : `${l.ref}${l.category ? ` ${l.category}` : ''}${l.expiresAt ? ` expires ${l.expiresAt}` : ''}`),
       ].join('  '),
     );
   }
   out(
-    `deposits ${formatUsd(t?.deposited ?? 0n)}  reloads ${formatUsd(t?.reloaded ?? 0n)}  debits ${formatUsd(t?.debited ?? 0n)}  closing balance ${formatUsd(t?.balance ?? 0n)}  (${lines.length} lines; ${failed} failed charges moved no money)`,
+    `deposits ${formatUsd(t?.deposited ?? 0n)}  reloads ${formatUsd(t?.reloaded ?? 0n)}  grants ${formatUsd(t?.granted ?? 0n)}  expired ${formatUsd(t?.expired ?? 0n)}  debits ${formatUsd(t?.debited ?? 0n)}  closing balance ${formatUsd(t?.balance ?? 0n)}  (${lines.length} lines; ${failed} failed charges moved no money)`,
   );
 }
+
+const drawnText = (l: MoneyLine) =>
+  l.drawn?.length ? ` from ${l.drawn.map((d) => `${d.grantId} ${formatUsd(d.amount)}`).join(', ')}` : '';
 
 /** Prints every money line (optionally of one workspace and a time range) as CSV or JSON lines. */
 export async function printExport(s: Services, o: { format: string; workspace?: string; from?: string; to?: string }): Promise<void> {
