@@ -186,6 +186,8 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
     opening: formatUsd(st.opening),
     deposits: formatUsd(st.deposited),
     reloads: formatUsd(st.reloaded),
+    grants: formatUsd(st.granted),
+    expiries: formatUsd(st.expired),
     debits: formatUsd(st.debited),
     closing: formatUsd(st.closing),
   };
@@ -199,6 +201,7 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
           periodEnd: st.periodEnd,
           ...money,
           credits: st.credits.map((c) => ({ ...c, amount: formatUsd(c.amount) })),
+          expiries: st.expiries.map((e) => ({ ...e, amount: formatUsd(e.amount) })),
           usage: st.usage.map((u) => ({ ...u, cost: formatUsd(u.cost) })),
         },
         null,
@@ -210,7 +213,12 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
   out(`Statement for workspace ${workspaceId}, ${month} (UTC; USD; replayed from the event store)`);
   out(`opening balance ${money.opening}`);
   for (const c of st.credits) out(`  ${c.at}  ${c.kind.padEnd(7)}  +${formatUsd(c.amount)}  ${c.paymentReference ?? c.ref}`);
+  for (const e of st.expiries) out(`  ${e.at}  expiry   -${formatUsd(e.amount)}  ${e.ref}`);
   for (const u of st.usage)
-    out(`  usage  key ${u.keyId}  ${u.config}  ${u.requests} requests  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`);
-  out(`deposits ${money.deposits}  reloads ${money.reloads}  debits ${money.debits}  closing balance ${money.closing}`);
+    out(
+      `  usage  key ${u.keyId}  ${u.config}  ${u.requests} ${u.requests === 1 ? 'request' : 'requests'}  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`,
+    );
+  out(
+    `deposits ${money.deposits}  reloads ${money.reloads}  grants ${money.grants}  expiries ${money.expiries}  debits ${money.debits}  closing balance ${money.closing}`,
+  );
 }

@@ -6144,13 +6144,24 @@ export interface operations {
                         openingBalance: string;
                         credits: {
                             at: string;
-                            /** @enum {string} */
-                            kind: "deposit" | "reload";
-                            /** @description depositId or reloadId */
+                            /**
+                             * @description `grant`: promotional credit an operator granted
+                             * @enum {string}
+                             */
+                            kind: "deposit" | "reload" | "grant";
+                            /** @description depositId, reloadId or grantId */
                             reference: string;
                             /** @description The payment provider’s reference (Stripe PaymentIntent id) */
                             paymentReference: string | null;
                             /** @description USD, a decimal string */
+                            amount: string;
+                        }[];
+                        /** @description Grants whose expiry was recorded in the month */
+                        expiries: {
+                            at: string;
+                            /** @description The grantId */
+                            reference: string;
+                            /** @description What the expiry took out */
                             amount: string;
                         }[];
                         usage: {
@@ -6169,8 +6180,12 @@ export interface operations {
                             /** @description USD, a decimal string */
                             reloads: string;
                             /** @description USD, a decimal string */
+                            grants: string;
+                            /** @description deposits + reloads + grants */
                             credits: string;
                             /** @description USD, a decimal string */
+                            expiries: string;
+                            /** @description usage + expiries */
                             debits: string;
                         };
                         /** @description openingBalance + totals.credits − totals.debits */
