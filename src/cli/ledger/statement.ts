@@ -23,11 +23,11 @@ export interface StatementLine extends Omit<MoneyLine, 'amount' | 'balance' | 'p
 
 export async function moneyLines(
   store: EventStore,
-  opts: { workspaceId?: string; from?: string; to?: string } = {},
+  opts: { workspaceId?: string; from?: string; to?: string; progress?: string } = {},
 ): Promise<{ lines: MoneyLine[]; totals: Map<string, WorkspaceTotals> }> {
   const replay = new LedgerReplay();
   const lines: MoneyLine[] = [];
-  for await (const e of allEvents(store)) {
+  for await (const e of allEvents(store, { progress: opts.progress })) {
     // The running balance needs every earlier line, so filters apply after the fold.
     const line = replay.apply(e);
     if (!line) continue;
@@ -109,7 +109,7 @@ export async function printStatement(s: Services, o: { workspace: string; json?:
   if (!(await s.store.readStream(streams.workspace(o.workspace), { maxCount: 1 })).length) {
     fail(`no workspace ${o.workspace} in the event store (check the id: tollgate events read workspace-<id>)`);
   }
-  const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace });
+  const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace, progress: 'statement' });
   if (o.month !== undefined) return printMonth(o.workspace, o.month, lines, o.json);
   const t = totals.get(o.workspace);
   const st = fold(await readEvents<BillingEvent>(s.store, streams.billing(o.workspace)));
@@ -172,7 +172,7 @@ export async function printExport(s: Services, o: { format: string; workspace?: 
   if (o.format !== 'csv' && o.format !== 'jsonl') fail(`unknown --format "${o.format}"; use csv or jsonl`);
   for (const t of [o.from, o.to]) if (t !== undefined && Number.isNaN(Date.parse(t))) fail(`"${t}" is not an ISO-8601 time`);
   const iso = (t?: string) => (t === undefined ? undefined : new Date(t).toISOString());
-  const { lines } = await moneyLines(s.store, { workspaceId: o.workspace, from: iso(o.from), to: iso(o.to) });
+  const { lines } = await moneyLines(s.store, { workspaceId: o.workspace, from: iso(o.from), to: iso(o.to), progress: 'export' });
   if (o.format === 'csv') {
     out(csvHeader());
     for (const l of lines) out(csvRow(l));

@@ -100,7 +100,7 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
   const upTo = balances.checkpoint > ledger.checkpoint ? balances.checkpoint : ledger.checkpoint;
   let tookBalances = false;
   let tookLedger = false;
-  for await (const e of allEvents(store, { upTo })) {
+  for await (const e of allEvents(store, { upTo, progress: 'verify' })) {
     if (!tookBalances && e.position > balances.checkpoint) {
       copy(atBalances);
       tookBalances = true;

@@ -8,6 +8,7 @@ import { debit } from '../../support/debit';
 import { BUNDLE_NODE_PATH, bundleChild } from '../../support/child-process';
 import { grantCredit } from '../../../src/billing/usecases';
 import { expireDueCredits } from '../../../src/billing/workers/credit-expiry/worker';
+import { allEvents } from '../../../src/cli/ledger/all-events';
 
 /** `tollgate ledger …` as finance runs it: the real CLI in its own process, over the service's store and Redis. */
 let server: TestServer;
@@ -198,5 +199,19 @@ test('verify stays at 0 differences over a history with promotional grants, a dr
     ]);
   } finally {
     await s.redis.hincrby(key, `g:${grantB}`, 1);
+  }
+});
+
+test('progress: verify, statement, export and reconcile draw the rebuild bar on a terminal (stderr), nothing on a pipe', async () => {
+  const written: string[] = [];
+  const tty = { isTTY: true, columns: 120, write: (c: string) => (written.push(c), true) };
+  let n = 0;
+  for await (const e of allEvents(server.services.store, { progress: 'verify', progressStream: tty })) if (e) n++;
+  expect(n).toBeGreaterThan(0);
+  expect(written.join('')).toMatch(/verify \[[^\]]*\] 100% \| (\d+)\/\1 positions/);
+  // Spawned with pipes, as a script or a cron job runs them: stderr stays empty.
+  for (const args of [['verify'], ['statement', '--workspace', u.personalWs], ['export', '--format', 'csv'], ['reconcile']]) {
+    const r = tollgate('ledger', ...args);
+    expect({ args, stderr: r.stderr }).toEqual({ args, stderr: '' });
   }
 });
