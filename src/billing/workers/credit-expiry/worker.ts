@@ -30,7 +30,8 @@ export async function expireDueCredits(s: Deps): Promise<number> {
 /** Whether the workspace has a hold still open that was admitted before `ms`. */
 async function holdsAdmittedBefore(s: Pick<Services, 'redis' | 'ks'>, workspaceId: string, ms: number): Promise<boolean> {
   const k = reservationKeys((...p) => s.ks.shared(...p), workspaceId);
-  const requests = await s.redis.hkeys(k.held);
+  // The holds hash also keeps its sums ('=total', '=k:…', '=m:…'): only request ids are holds.
+  const requests = (await s.redis.hkeys(k.held)).filter((f) => !f.startsWith('='));
   if (!requests.length) return false;
   const scores = await s.redis.zmscore(k.open, ...requests.map((r) => `${workspaceId}:${r}`));
   return scores.some((sc) => sc !== null && Number(sc) < ms);
