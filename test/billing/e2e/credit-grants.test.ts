@@ -62,6 +62,8 @@ test('bad input is 422 naming the field, and appends nothing', async () => {
 test('operators only: a member’s session 403, no token 401, another workspace 404', async () => {
   const ws = ann.personalWs;
   expect((await grant(ws, { amount: '5' }, randomUUID(), ann.auth.Authorization)).status).toBe(403);
+  // Every operator route answers a signed-in user the same way.
+  expect((await api(server).get('/admin/projections').set(ann.auth)).status).toBe(403);
   expect((await api(server).post(`/admin/workspaces/${ws}/credit-grants`).send({ amount: '5' })).status).toBe(401);
   expect((await grant(randomUUID(), { amount: '5' })).status).toBe(404);
   const other = await fundedUser(server, 'stranger');
@@ -157,6 +159,18 @@ test('a grant is idempotent by its key, listed with the deposit, drawn first, an
   ]);
   expect((await billing(server, ann, ws)).body).toMatchObject({ balance: '100', expired: formatUsd(left) });
   expect((await grants(ann, ws))[0]).toMatchObject({ grantId, status: 'expired', remaining: '0', expired: formatUsd(left) });
+
+  // The month's statement balances by category: opening + deposits + grants - usage - expiries = closing.
+  const month = realNow().toISOString().slice(0, 7);
+  const st = (await api(server).get(`/v1/workspaces/${ws}/statements/${month}`).set(ann.auth).expect(200)).body;
+  expect(st.credits.map((c: { kind: string; amount: string }) => [c.kind, c.amount])).toEqual([
+    ['deposit', '100'],
+    ['grant', '5'],
+  ]);
+  expect(st.expiries).toEqual([expect.objectContaining({ reference: grantId, amount: formatUsd(left) })]);
+  expect(st.totals).toMatchObject({ grants: '5', expiries: formatUsd(left), credits: '105', debits: formatUsd(cost + left) });
+  expect(parseUsd(st.openingBalance) + parseUsd(st.totals.credits) - parseUsd(st.totals.debits)).toBe(parseUsd(st.closingBalance));
+  expect(st.closingBalance).toBe('100');
 
   // The replay of the store agrees: the same split, the same expiry.
   const replay = new LedgerReplay();
