@@ -907,7 +907,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint; the answer shows its signing secret once
-         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left, balance.below_threshold. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
+         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left, balance.below_threshold, credit.granted, credit.expired. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
          */
         post: operations["postV1WorkspacesWsWebhooks"];
         delete?: never;
