@@ -8,7 +8,7 @@ import { SandboxGateway } from './billing/payments/sandbox';
 import { StripeGateway } from './billing/payments/stripe';
 import { liveChannel } from './billing/projections/usage/projection';
 import { LiveUsageHub } from './billing/projections/usage/live-hub';
-import { reloadQueue, type ReloadJobData } from './billing/workers/auto-reload/queue';
+import { reloadQueue, RELOAD_QUEUE, type ReloadJobData } from './billing/workers/auto-reload/queue';
 import { bullPrefix } from './platform/bullmq';
 import type { ModelBackend } from './inference/backend';
 import { DemoBackend } from './inference/demo/model';
@@ -193,7 +193,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
       // BullMQ wants maxRetriesPerRequest: null on its connections.
       queue ??= services
         .connectRedis('bullmq-queue', { maxRetriesPerRequest: null })
-        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config) }));
+        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config, RELOAD_QUEUE) }));
       return queue;
     },
     now: () => new Date(),

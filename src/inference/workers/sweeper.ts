@@ -9,6 +9,7 @@ import { BALANCES, Reservations } from '../../billing';
 import { Keyspace } from '../../platform/projections/keyspace';
 import { ReadModels } from '../../platform/projections/read-models';
 import type { Services } from '../../services';
+import { bullPrefix } from '../../platform/bullmq';
 
 /**
  * The sweeper: no reservation stays open after its request's process died.
@@ -90,9 +91,9 @@ export async function sweepAbandoned(d: SweepDeps, opts: { minAgeMs: number; lim
 
 export const SWEEPER_QUEUE = 'inference-sweeper';
 
-/** The repeatable BullMQ job (queue prefix `${REDIS_PREFIX}bull`) that runs sweepAbandoned. */
+/** The repeatable BullMQ job (queue prefix bullPrefix(config, SWEEPER_QUEUE)) that runs sweepAbandoned. */
 export async function startSweeper(s: Services): Promise<{ close(): Promise<void> }> {
-  const prefix = `${s.config.REDIS_PREFIX}bull`;
+  const prefix = bullPrefix(s.config, SWEEPER_QUEUE);
   const queueConn = await s.connectRedis('sweeper-queue', { maxRetriesPerRequest: null });
   const workerConn = await s.connectRedis('sweeper-worker', { maxRetriesPerRequest: null });
   const queue = new Queue(SWEEPER_QUEUE, { connection: queueConn, prefix });

@@ -144,7 +144,7 @@ describe('the grant book: grants.ts and both Lua books agree', () => {
         });
         await balances.given(...events).then(async ({ redis, readModels }) => {
           const k = await readModels.keys('balances');
-          const h = await redis.hgetall(k('ws', 'w1'));
+          const h = await redis.hgetall(k.ws('w1'));
           const left = Object.fromEntries(Object.entries(h).filter(([f]) => f.startsWith('g:')));
           const expected = Object.fromEntries(
             [...r.book('w1').grants.values()].filter((g) => g.remaining > 0n).map((g) => [`g:${g.grantId}`, g.remaining.toString()]),

@@ -93,7 +93,7 @@ test('verify: 0 differences, and a non-zero exit when a projection drifts', asyn
   const ok = tollgate('ledger', 'verify');
   expect(ok.code).toBe(0);
   expect(ok.stdout).toMatch(/: 0 differences/);
-  const key = (await server.services.readModels.keys('balances'))('ws', u.personalWs);
+  const key = (await server.services.readModels.keys('balances')).ws(u.personalWs);
   await server.services.redis.hincrby(key, 'balance', -1);
   try {
     const bad = tollgate('ledger', 'verify');
@@ -188,7 +188,7 @@ test('verify stays at 0 differences over a history with promotional grants, a dr
   expect(ok.code).toBe(0);
   expect(JSON.parse(ok.stdout).differences).toEqual([]);
   // A drifted grant in the balances book is a difference of its own.
-  const key = (await s.readModels.keys('balances'))('ws', ws);
+  const key = (await s.readModels.keys('balances')).ws(ws);
   const grantB = st.lines[2].ref as string;
   await s.redis.hincrby(key, `g:${grantB}`, -1);
   try {

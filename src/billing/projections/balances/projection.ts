@@ -8,9 +8,9 @@ import { luaScript } from '../../../platform/redis-scripts';
 import { BATCH_RUNTIME } from '../../../platform/projections/batch-writes';
 import { releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE } from './reservation-scripts';
-import { drawOrderKey } from '../../grants';
-import { expiryMember, grantMeta, grantOf } from '../../grants';
+import { drawOrderKey, expiryMember, grantMeta, grantOf } from '../../grants';
 import { grantBookLua } from '../grants/grant-book';
+import { wsTag } from '../../../platform/projections/keyspace';
 
 export const BALANCES = 'balances';
 
@@ -24,18 +24,21 @@ export const BALANCES = 'balances';
  * (./reserve.inc.lua). Counting every period, whatever period a budget has, lets a budget change
  * its period and still see what was spent.
  *
- *   rm:balances:{gen}:ws:{wsId}                        hash: balance, deposited, reloaded, granted, expired, debited,
- *                                                      and the grant book: 'g:<grantId>' → left, 'expiring' (../grants)
- *   rm:balances:{gen}:grant-order:{wsId}               sorted set: the draw order of the grants with something left
- *   rm:balances:{gen}:grants:{wsId}                    hash: grantId → JSON (what was granted), '<grantId>:expired' → amount
- *   {prefix}credit-expiry (shared)                     sorted set 'wsId grantId' by expiresAt (ms): the expiry worker's to-do
- *   rm:balances:{gen}:key-spend:{keyId}                hash: period id ("2026-11-25", "2026-W48", "2026-11") → nano-USD debited
- *   rm:balances:{gen}:key-budget:{keyId}               string: budget, nano-USD (absent: none)
- *   rm:balances:{gen}:key-budget-period:{keyId}        string: daily | weekly (absent: monthly)
- *   rm:balances:{gen}:key-owner:{keyId}                string: the user who created the key
- *   rm:balances:{gen}:member-spend:{wsId}:{userId}     hash: period id → nano-USD debited by the member's keys
- *   rm:balances:{gen}:member-budget:{wsId}:{userId}    string: budget, nano-USD (absent: none)
- *   rm:balances:{gen}:member-budget-period:{wsId}:{userId}  string: daily | weekly (absent: monthly)
+ * Every key is the workspace's (its hash tag `{ws:<wsId>}`: one slot, so the reserve script reads
+ * them all on one Redis Cluster node):
+ *
+ *   rm:balances:{gen}:{ws:<wsId>}                             hash: balance, deposited, reloaded, granted, expired, debited,
+ *                                                             and the grant book: 'g:<grantId>' → left, 'expiring' (../grants)
+ *   rm:balances:{gen}:{ws:<wsId>}:grant-order                 sorted set: the draw order of the grants with something left
+ *   rm:balances:{gen}:{ws:<wsId>}:grants                      hash: grantId → JSON (what was granted), '<grantId>:expired' → amount
+ *   {prefix}credit-expiry:{ws:<wsId>} (shared)                sorted set 'wsId grantId' by expiresAt (ms): the expiry worker's to-do
+ *   rm:balances:{gen}:{ws:<wsId>}:key-spend:{keyId}           hash: period id ("2026-11-25", "2026-W48", "2026-11") → nano-USD debited
+ *   rm:balances:{gen}:{ws:<wsId>}:key-budget:{keyId}          string: budget, nano-USD (absent: none)
+ *   rm:balances:{gen}:{ws:<wsId>}:key-budget-period:{keyId}   string: daily | weekly (absent: monthly)
+ *   rm:balances:{gen}:{ws:<wsId>}:key-owner:{keyId}           string: the user who created the key
+ *   rm:balances:{gen}:{ws:<wsId>}:member-spend:{userId}       hash: period id → nano-USD debited by the member's keys
+ *   rm:balances:{gen}:{ws:<wsId>}:member-budget:{userId}      string: budget, nano-USD (absent: none)
+ *   rm:balances:{gen}:{ws:<wsId>}:member-budget-period:{userId}  string: daily | weekly (absent: monthly)
  */
 export const balancesProjection = projection<
   BillingEvent | TokensDebited | ApiKeyBudgetChanged | ApiKeyBudgetChangedV2 | MemberBudgetChanged | ApiKeyCreated
@@ -55,11 +58,16 @@ export const balancesProjection = projection<
   apply(event, tx) {
     switch (event.type) {
       case 'ApiKeyCreated':
-        tx.multi.set(tx.key('key-owner', event.data.keyId), event.data.createdBy);
+        tx.multi.set(tx.wsKey(event.data.workspaceId, 'key-owner', event.data.keyId), event.data.createdBy);
         return;
       case 'ApiKeyBudgetChanged': {
         const b = event.data.monthlyBudgetNanoUsd;
-        return setBudget(tx, ['key-budget', event.data.keyId], b === null ? null : { nanoUsd: b, period: DEFAULT_BUDGET_PERIOD });
+        return setBudget(
+          tx,
+          event.data.workspaceId,
+          ['key-budget', event.data.keyId],
+          b === null ? null : { nanoUsd: b, period: DEFAULT_BUDGET_PERIOD },
+        );
       }
       case 'ApiKeyBudgetChangedV2':
       case 'MemberBudgetChanged': {
@@ -67,9 +75,8 @@ export const balancesProjection = projection<
         const budget = d.budgetNanoUsd === null ? null : { nanoUsd: d.budgetNanoUsd, period: d.period ?? DEFAULT_BUDGET_PERIOD };
         return setBudget(
           tx,
-          event.type === 'MemberBudgetChanged'
-            ? ['member-budget', event.data.workspaceId, event.data.userId]
-            : ['key-budget', event.data.keyId],
+          d.workspaceId,
+          event.type === 'MemberBudgetChanged' ? ['member-budget', event.data.userId] : ['key-budget', event.data.keyId],
           budget,
         );
       }
@@ -77,34 +84,39 @@ export const balancesProjection = projection<
       case 'AutoReloadSucceeded':
       case 'CreditGranted': {
         const d = event.data;
-        const key = tx.key('ws', d.workspaceId);
+        const key = tx.wsKey(d.workspaceId);
         tx.hincrby(key, 'balance', d.amountNanoUsd);
         tx.hincrby(key, FIELD_OF[event.type], d.amountNanoUsd);
         const grant = grantOf(event);
-        tx.multi.hset(tx.key('grants', d.workspaceId), grant.grantId, JSON.stringify(grantMeta(grant, event)));
-        if (grant.expiresAt !== null)
-          tx.multi.zadd(tx.sharedKey('credit-expiry'), Date.parse(grant.expiresAt), expiryMember(d.workspaceId, grant.grantId));
+        tx.multi.hset(tx.wsKey(d.workspaceId, 'grants'), grant.grantId, JSON.stringify(grantMeta(grant, event)));
+        if (grant.expiresAt !== null) {
+          tx.multi.zadd(
+            creditExpiryKey(tx.sharedKey, d.workspaceId),
+            Date.parse(grant.expiresAt),
+            expiryMember(d.workspaceId, grant.grantId),
+          );
+        }
         return bookCall(tx, d.workspaceId, 'add', drawOrderKey(grant), d.amountNanoUsd, event.created);
       }
       case 'CreditExpired': {
         const d = event.data;
-        tx.multi.zrem(tx.sharedKey('credit-expiry'), expiryMember(d.workspaceId, d.grantId));
+        tx.multi.zrem(creditExpiryKey(tx.sharedKey, d.workspaceId), expiryMember(d.workspaceId, d.grantId));
         return bookCall(tx, d.workspaceId, 'expire', d.grantId, '0', event.created);
       }
       case 'TokensDebited': {
         const debit = event.data;
         const amount = BigInt(debit.amountNanoUsd);
-        const key = tx.key('ws', debit.workspaceId);
+        const key = tx.wsKey(debit.workspaceId);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
         bookCall(tx, debit.workspaceId, 'draw', '', debit.amountNanoUsd, event.created);
         const periods = periodIdsAt(new Date(event.created));
-        const keySpend = tx.key('key-spend', debit.keyId);
+        const keySpend = tx.wsKey(debit.workspaceId, 'key-spend', debit.keyId);
         for (const id of [periods.daily, periods.weekly, periods.monthly]) tx.hincrby(keySpend, id, amount);
         // The creator is in this generation (ApiKeyCreated above); the script adds to their spend.
         const spend = {
-          keyOwner: tx.key('key-owner', debit.keyId),
-          memberSpendPrefix: tx.key('member-spend', debit.workspaceId, ''),
+          keyOwner: tx.wsKey(debit.workspaceId, 'key-owner', debit.keyId),
+          memberSpendPrefix: tx.wsKey(debit.workspaceId, 'member-spend', ''),
           amount: debit.amountNanoUsd,
         };
         MEMBER_SPEND.each(tx, {}, { ...spend, ...periods });
@@ -132,15 +144,18 @@ export const BALANCES_GRANTS = luaScript(
   [grantBookLua],
 );
 
+/** The expiry worker's to-do for one workspace: 'wsId grantId' by expiresAt (ms), in the workspace's slot. */
+export const creditExpiryKey = (shared: (...parts: string[]) => string, workspaceId: string) => shared('credit-expiry', wsTag(workspaceId));
+
 function bookCall(tx: ProjectionTx, ws: string, op: 'add' | 'draw' | 'expire', key: string, amount: string, at: string): void {
   BALANCES_GRANTS.each(
     tx,
     {},
     {
       op,
-      book: tx.key('ws', ws),
-      order: tx.key('grant-order', ws),
-      meta: tx.key('grants', ws),
+      book: tx.wsKey(ws),
+      order: tx.wsKey(ws, 'grant-order'),
+      meta: tx.wsKey(ws, 'grants'),
       key,
       amount,
       atMs: String(Date.parse(at)).padStart(13, '0'),
@@ -156,9 +171,14 @@ export const MEMBER_SPEND = luaScript(
 );
 
 /** A budget's amount and, beside it, its period (absent for monthly, as budgets without one read). */
-function setBudget(tx: ProjectionTx, [name, ...id]: string[], budget: { nanoUsd: string; period: BudgetPeriod } | null): void {
-  const amount = tx.key(name, ...id);
-  const period = tx.key(`${name}-period`, ...id);
+function setBudget(
+  tx: ProjectionTx,
+  workspaceId: string,
+  [name, id]: [string, string],
+  budget: { nanoUsd: string; period: BudgetPeriod } | null,
+): void {
+  const amount = tx.wsKey(workspaceId, name, id);
+  const period = tx.wsKey(workspaceId, `${name}-period`, id);
   if (budget === null) {
     tx.multi.del(amount, period);
     return;

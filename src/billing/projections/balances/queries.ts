@@ -28,7 +28,7 @@ export interface Balance {
 
 /** The workspace's balance at `now` (by default the projected one, grants past expiry included until their expiry is recorded). */
 export async function getBalance(rm: ReadModels, workspaceId: string, now?: Date): Promise<Balance> {
-  const [found] = await rm.read(BALANCES, (k) => [['hgetall', k('ws', workspaceId)]]);
+  const [found] = await rm.read(BALANCES, (k) => [['hgetall', k.ws(workspaceId)]]);
   const h = (found as Record<string, string> | null) ?? {};
   const n = (v?: string) => BigInt(v ?? '0');
   let balance = n(h.balance);
@@ -56,6 +56,7 @@ export async function getBalance(rm: ReadModels, workspaceId: string, now?: Date
  */
 export async function keySpend(
   rm: ReadModels,
+  workspaceId: string,
   keyIds: string[],
   periodId: string | ((keyId: string) => string),
 ): Promise<Map<string, NanoUsd>> {
@@ -63,7 +64,7 @@ export async function keySpend(
   if (!keyIds.length) return out;
   const k = await rm.keys(BALANCES);
   const p = rm.redis.pipeline();
-  for (const id of keyIds) p.hget(k('key-spend', id), typeof periodId === 'string' ? periodId : periodId(id));
+  for (const id of keyIds) p.hget(k.ws(workspaceId, 'key-spend', id), typeof periodId === 'string' ? periodId : periodId(id));
   const res = (await p.exec()) ?? [];
   keyIds.forEach((id, i) => out.set(id, BigInt((res[i]?.[1] as string | null) ?? '0')));
   return out;
@@ -104,9 +105,9 @@ export async function memberBudgets(
   const held = reservationKeys((...p) => ks.shared(...p), workspaceId).held;
   const p = rm.redis.pipeline();
   for (const u of userIds)
-    p.get(k('member-budget', workspaceId, u))
-      .get(k('member-budget-period', workspaceId, u))
-      .hgetall(k('member-spend', workspaceId, u))
+    p.get(k.ws(workspaceId, 'member-budget', u))
+      .get(k.ws(workspaceId, 'member-budget-period', u))
+      .hgetall(k.ws(workspaceId, 'member-spend', u))
       .hget(held, heldByMemberField(u));
   const res = ((await p.exec()) ?? []).map((r) => r[1]);
   userIds.forEach((u, i) => {
@@ -138,6 +139,7 @@ export async function memberBudgets(
  */
 export async function keyBudgetAt(
   rm: ReadModels,
+  workspaceId: string,
   keyId: string,
   at: Date,
 ): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
@@ -145,9 +147,9 @@ export async function keyBudgetAt(
   const [budget, period, ...spends] = (await rm.read(
     BALANCES,
     (k) => [
-      ['get', k('key-budget', keyId)],
-      ['get', k('key-budget-period', keyId)],
-      ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k('key-spend', keyId), ids[p]]),
+      ['get', k.ws(workspaceId, 'key-budget', keyId)],
+      ['get', k.ws(workspaceId, 'key-budget-period', keyId)],
+      ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k.ws(workspaceId, 'key-spend', keyId), ids[p]]),
       // A key without a budget (most keys) costs its budget's GET alone: this runs for every debit.
     ],
     { ifFirst: true },

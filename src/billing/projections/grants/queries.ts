@@ -18,8 +18,8 @@ export interface GrantView extends GrantMeta {
  */
 export async function creditGrantsOf(rm: ReadModels, workspaceId: string, now: Date): Promise<GrantView[]> {
   const [meta, ws] = (await rm.read(BALANCES, (k) => [
-    ['hgetall', k('grants', workspaceId)],
-    ['hgetall', k('ws', workspaceId)],
+    ['hgetall', k.ws(workspaceId, 'grants')],
+    ['hgetall', k.ws(workspaceId)],
   ])) as [Record<string, string> | null, Record<string, string> | null];
   const m = meta ?? {};
   const book = ws ?? {};

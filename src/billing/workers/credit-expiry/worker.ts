@@ -1,6 +1,8 @@
 import type { Services } from '../../../services';
 import { reservationKeys } from '../../projections/balances/reservation-keys';
 import { expireCredit } from '../../usecases';
+import { scanAll } from '../../../platform/redis';
+import { globEscape } from '../../../platform/projections/generations';
 
 /** How often the worker looks for grants past their expiry (the admission figure excludes them at once; this writes the ledger entry). */
 export const CREDIT_EXPIRY_EVERY_MS = 15_000;
@@ -17,7 +19,11 @@ type Deps = Pick<Services, 'store' | 'now' | 'newId' | 'progress' | 'config' | '
  */
 export async function expireDueCredits(s: Deps): Promise<number> {
   const now = s.now().getTime();
-  const due = await s.redis.zrangebyscore(s.ks.shared('credit-expiry'), '-inf', now, 'WITHSCORES', 'LIMIT', 0, 500);
+  // One to-do per workspace (credit-expiry:{ws:<id>}, in its slot), found on every primary as the sweeper finds its index.
+  const due: string[] = [];
+  await scanAll(s.redis, `${globEscape(s.ks.shared('credit-expiry'))}:{ws:*`, async (node, keys) => {
+    for (const k of keys) due.push(...(await node.zrangebyscore(k, '-inf', now, 'WITHSCORES', 'LIMIT', 0, 500)));
+  });
   let recorded = 0;
   for (let i = 0; i < due.length; i += 2) {
     const [workspaceId, grantId] = due[i].split(' ');
