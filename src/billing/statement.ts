@@ -5,7 +5,8 @@ import type { MoneyLine } from './ledger';
  * A monthly statement (UTC calendar month) built from a workspace's money lines, whichever source
  * they come from: the ledger read model (the API) or a replay of the event store (`tollgate ledger
  * statement --month`). It balances by construction: the opening balance is the sum of every line
- * before the month, the closing balance is opening + credits − debits, and each line falls in
+ * before the month, the closing balance is opening + deposits + reloads + grants − debits −
+ * expiries, and each line falls in
  * exactly one month by its time, so a month's closing is the next month's opening.
  */
 export type StatementLineInput = Pick<
@@ -13,10 +14,18 @@ export type StatementLineInput = Pick<
   'at' | 'type' | 'ref' | 'amount' | 'paymentIntentId' | 'keyId' | 'model' | 'inputTokens' | 'outputTokens'
 >;
 
+/** A grant's expiry recorded in the month: what it took out of the balance (positive). */
+export interface StatementExpiry {
+  at: string;
+  /** The grantId. */
+  ref: string;
+  amount: NanoUsd;
+}
+
 export interface StatementCredit {
   at: string;
-  kind: 'deposit' | 'reload';
-  /** depositId or reloadId. */
+  kind: 'deposit' | 'reload' | 'grant';
+  /** depositId, reloadId or grantId. */
   ref: string;
   /** The payment provider's reference (Stripe PaymentIntent id). */
   paymentReference: string | null;
@@ -40,9 +49,13 @@ export interface MonthlyStatement {
   periodEnd: string;
   opening: NanoUsd;
   credits: StatementCredit[];
+  expiries: StatementExpiry[];
   usage: StatementUsage[];
   deposited: NanoUsd;
   reloaded: NanoUsd;
+  /** Promotional credit granted in the month, and what expiries took out of it. */
+  granted: NanoUsd;
+  expired: NanoUsd;
   debited: NanoUsd;
   closing: NanoUsd;
 }
@@ -86,6 +99,7 @@ export function statementMonths(workspaceCreated: string, now: Date): string[] {
 export class StatementBuilder {
   private opening = 0n;
   private readonly credits: StatementCredit[] = [];
+  private readonly expiries: StatementExpiry[] = [];
   private readonly usage = new Map<string, StatementUsage>();
   private readonly range: { start: string; end: string };
 
@@ -117,9 +131,13 @@ export class StatementBuilder {
       u.cost += -l.amount;
       return;
     }
+    if (l.type === 'CreditExpired') {
+      this.expiries.push({ at, ref: l.ref, amount: -l.amount });
+      return;
+    }
     this.credits.push({
       at,
-      kind: l.type === 'DepositSucceeded' ? 'deposit' : 'reload',
+      kind: l.type === 'DepositSucceeded' ? 'deposit' : l.type === 'AutoReloadSucceeded' ? 'reload' : 'grant',
       ref: l.ref,
       paymentReference: l.paymentIntentId ?? null,
       amount: l.amount,
@@ -131,6 +149,9 @@ export class StatementBuilder {
     const usage = [...this.usage.values()].sort((a, b) => a.keyId.localeCompare(b.keyId) || a.config.localeCompare(b.config));
     const deposited = credits.filter((c) => c.kind === 'deposit').reduce((n, c) => n + c.amount, 0n);
     const reloaded = credits.filter((c) => c.kind === 'reload').reduce((n, c) => n + c.amount, 0n);
+    const granted = credits.filter((c) => c.kind === 'grant').reduce((n, c) => n + c.amount, 0n);
+    const expiries = [...this.expiries].sort((a, b) => a.at.localeCompare(b.at) || a.ref.localeCompare(b.ref));
+    const expired = expiries.reduce((n, e) => n + e.amount, 0n);
     const debited = usage.reduce((n, u) => n + u.cost, 0n);
     return {
       workspaceId: this.workspaceId,
@@ -139,11 +160,14 @@ export class StatementBuilder {
       periodEnd: this.range.end,
       opening: this.opening,
       credits,
+      expiries,
       usage,
       deposited,
       reloaded,
+      granted,
+      expired,
       debited,
-      closing: this.opening + deposited + reloaded - debited,
+      closing: this.opening + deposited + reloaded + granted - debited - expired,
     };
   }
 }

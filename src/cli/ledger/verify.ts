@@ -85,15 +85,22 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
   const replay = new LedgerReplay();
   const atBalances = new Map<string, WorkspaceTotals>();
   const atLedger = new Map<string, WorkspaceTotals>();
+  // What each grant had left at the balances projection's position (its book: 'g:<grantId>' fields).
+  const leftAtBalances = new Map<string, Map<string, bigint>>();
   const copy = (into: Map<string, WorkspaceTotals>) => {
     into.clear();
     for (const [ws, t] of replay.totals) into.set(ws, { ...t });
+    if (into !== atBalances) return;
+    leftAtBalances.clear();
+    for (const [ws, book] of replay.books) {
+      leftAtBalances.set(ws, new Map([...book.grants.values()].filter((g) => g.remaining > 0n).map((g) => [g.grantId, g.remaining])));
+    }
   };
   let events = 0;
   const upTo = balances.checkpoint > ledger.checkpoint ? balances.checkpoint : ledger.checkpoint;
   let tookBalances = false;
   let tookLedger = false;
-  for await (const e of allEvents(store, { upTo })) {
+  for await (const e of allEvents(store, { upTo, progress: 'verify' })) {
     if (!tookBalances && e.position > balances.checkpoint) {
       copy(atBalances);
       tookBalances = true;
@@ -109,11 +116,32 @@ export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace
   if (!tookLedger) copy(atLedger);
 
   const differences: VerifyDifference[] = [];
-  const zero = { balance: 0n, deposited: 0n, reloaded: 0n, debited: 0n, lowest: 0n };
+  const zero = { balance: 0n, deposited: 0n, reloaded: 0n, granted: 0n, expired: 0n, debited: 0n, lowest: 0n };
   for (const ws of new Set([...atBalances.keys(), ...balances.state.keys()])) {
     const r = atBalances.get(ws) ?? zero;
     const h = balances.state.get(ws) ?? {};
-    for (const field of ['balance', 'deposited', 'reloaded', 'debited'] as const) {
+    // Each grant's remaining amount, as the replay's drawdown (grants.ts) left it.
+    const left = leftAtBalances.get(ws) ?? new Map<string, bigint>();
+    const grantIds = new Set([
+      ...left.keys(),
+      ...Object.keys(h)
+        .filter((f) => f.startsWith('g:'))
+        .map((f) => f.slice(2)),
+    ]);
+    for (const id of grantIds) {
+      const projected = BigInt(h[`g:${id}`] ?? '0');
+      const replayed = left.get(id) ?? 0n;
+      if (projected !== replayed) {
+        differences.push({
+          workspaceId: ws,
+          projection: 'balances',
+          field: `grant ${id}`,
+          replayed: replayed.toString(),
+          projected: projected.toString(),
+        });
+      }
+    }
+    for (const field of ['balance', 'deposited', 'reloaded', 'granted', 'expired', 'debited'] as const) {
       const projected = BigInt(h[field] ?? '0');
       if (projected !== r[field]) {
         differences.push({

@@ -608,6 +608,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/workspaces/{ws}/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant a workspace promotional credit (operators)
+         * @description Adds credit of its own kind, drawn by priority, then soonest expiry, then oldest; what is left at `expiresAt` leaves the balance. Needs an Idempotency-Key header: the same key again answers the same grant (Idempotent-Replayed: true); with another body, 409.
+         */
+        post: operations["postAdminWorkspacesWsCreditGrants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/billing/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace’s credit grants with what each has left, newest first
+         * @description Every credit is a grant: deposits and reloads (paid, never expire) and promotional credit an operator granted. The balance is the sum of the `remaining` amounts.
+         */
+        get: operations["getV1WorkspacesWsBillingCreditGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{ws}/billing/payment-method": {
         parameters: {
             query?: never;
@@ -867,7 +907,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint; the answer shows its signing secret once
-         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left, balance.below_threshold. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
+         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left, balance.below_threshold, credit.granted, credit.expired. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
          */
         post: operations["postV1WorkspacesWsWebhooks"];
         delete?: never;
@@ -1500,6 +1540,29 @@ export interface components {
             max_cost: string | null;
             /** @description Web search may add results to the prompt at call time (more tokens than counted here) */
             web_search: boolean;
+        };
+        CreditGrant: {
+            grantId: string;
+            /**
+             * @description `paid`: a deposit or reload (never expires); `promotional`: granted by an operator
+             * @enum {string}
+             */
+            category: "paid" | "promotional";
+            /** @enum {string} */
+            source: "deposit" | "reload" | "operator";
+            /** @description What was granted */
+            amount: string;
+            /** @description What is left to draw on (0 once used up or expired) */
+            remaining: string;
+            /** @description What its expiry took out of the balance; null while it has not expired */
+            expired: string | null;
+            /** @description Draw order: lower first (deposits and reloads are 50), then the soonest expiry, then the oldest */
+            priority: number;
+            expiresAt: string | null;
+            grantedAt: string;
+            /** @enum {string} */
+            status: "active" | "used" | "expired";
+            note?: string;
         };
         ProjectionStatus: {
             name: string;
@@ -4873,7 +4936,7 @@ export interface operations {
                             action: string;
                             target: {
                                 /** @enum {string} */
-                                type: "workspace" | "member" | "invitation" | "apiKey" | "paymentMethod" | "deposit" | "autoReload" | "webhookEndpoint";
+                                type: "workspace" | "member" | "invitation" | "apiKey" | "paymentMethod" | "deposit" | "autoReload" | "webhookEndpoint" | "creditGrant";
                                 id: string;
                                 name?: string;
                                 email?: string;
@@ -4971,6 +5034,10 @@ export interface operations {
                         deposited: string;
                         /** @description USD, a decimal string */
                         reloaded: string;
+                        /** @description Promotional credit granted by operators (GET …/billing/credit-grants lists every grant) */
+                        granted: string;
+                        /** @description What expiring grants took out of the balance */
+                        expired: string;
                         /** @description USD, a decimal string */
                         spent: string;
                         funded: boolean;
@@ -4997,6 +5064,170 @@ export interface operations {
                             /** @description USD, a decimal string */
                             reloadedThisMonth: string;
                         } | null;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, or the caller is not a member */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminWorkspacesWsCreditGrants: {
+        parameters: {
+            query?: never;
+            header: {
+                "Idempotency-Key": string;
+            };
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    amount: string;
+                    /** @description When what is left of it expires; absent or null: never */
+                    expiresAt?: string | null;
+                    /**
+                     * @description Lower is drawn first; deposits and reloads are 50. Default 10: before paid credit
+                     * @default 10
+                     */
+                    priority?: number;
+                    /**
+                     * @description Why it was granted (shown to the workspace)
+                     * @default
+                     */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Granted */
+            201: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grant: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator token is missing or wrong */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such workspace (or ADMIN_TOKEN is unset) */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another grant */
+            409: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A value breaks a documented constraint */
+            422: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsBillingCreditGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grants: components["schemas"]["CreditGrant"][];
                     };
                 };
             };
@@ -5271,6 +5502,10 @@ export interface operations {
                             deposited: string;
                             /** @description USD, a decimal string */
                             reloaded: string;
+                            /** @description Promotional credit granted by operators (GET …/billing/credit-grants lists every grant) */
+                            granted: string;
+                            /** @description What expiring grants took out of the balance */
+                            expired: string;
                             /** @description USD, a decimal string */
                             spent: string;
                             funded: boolean;
@@ -5578,7 +5813,7 @@ export interface operations {
                             position: string;
                             at: string;
                             /** @enum {string} */
-                            type: "DepositSucceeded" | "AutoReloadSucceeded" | "TokensDebited";
+                            type: "DepositSucceeded" | "AutoReloadSucceeded" | "CreditGranted" | "CreditExpired" | "TokensDebited";
                             ref: string;
                             amountNanoUsd: string;
                             balanceNanoUsd: string;
@@ -5588,6 +5823,17 @@ export interface operations {
                             model?: string;
                             inputTokens?: number;
                             outputTokens?: number;
+                            /** @description CreditGranted: the kind of credit (promotional) */
+                            category?: string;
+                            /** @description CreditGranted: its draw priority (lower first; deposits 50) */
+                            priority?: number;
+                            /** @description CreditGranted: when what is left of it expires (null: never) */
+                            expiresAt?: string | null;
+                            /** @description TokensDebited: the grants the debit was paid from, in draw order (a deposit or reload is the grant of its id). Entries projected before grants existed have none until the ledger is rebuilt. */
+                            drawn?: {
+                                grantId: string;
+                                amountNanoUsd: string;
+                            }[];
                             /** @description USD, a decimal string */
                             amount: string;
                             /** @description USD, a decimal string */
@@ -5898,13 +6144,24 @@ export interface operations {
                         openingBalance: string;
                         credits: {
                             at: string;
-                            /** @enum {string} */
-                            kind: "deposit" | "reload";
-                            /** @description depositId or reloadId */
+                            /**
+                             * @description `grant`: promotional credit an operator granted
+                             * @enum {string}
+                             */
+                            kind: "deposit" | "reload" | "grant";
+                            /** @description depositId, reloadId or grantId */
                             reference: string;
                             /** @description The payment provider’s reference (Stripe PaymentIntent id) */
                             paymentReference: string | null;
                             /** @description USD, a decimal string */
+                            amount: string;
+                        }[];
+                        /** @description Grants whose expiry was recorded in the month */
+                        expiries: {
+                            at: string;
+                            /** @description The grantId */
+                            reference: string;
+                            /** @description What the expiry took out */
                             amount: string;
                         }[];
                         usage: {
@@ -5923,8 +6180,12 @@ export interface operations {
                             /** @description USD, a decimal string */
                             reloads: string;
                             /** @description USD, a decimal string */
+                            grants: string;
+                            /** @description deposits + reloads + grants */
                             credits: string;
                             /** @description USD, a decimal string */
+                            expiries: string;
+                            /** @description usage + expiries */
                             debits: string;
                         };
                         /** @description openingBalance + totals.credits − totals.debits */
@@ -7256,6 +7517,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
             404: {
                 headers: {
@@ -7307,6 +7581,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
                 };
             };
             /** @description No such projection (or ADMIN_TOKEN is unset) */
@@ -7367,6 +7654,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
                 };
             };
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
@@ -7440,6 +7740,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
             /** @description No such workspace or key */
             404: {
                 headers: {
@@ -7495,6 +7808,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
                 };
             };
             /** @description No such user (or already erased) */

@@ -66,9 +66,40 @@ local function over_budget(budgetKey, periodKey, spendKey, held, heldField, held
   if ge(budget, add(spent, exact(held, heldField, heldReply))) then return nil end
   return {budget, spent, period}
 end
+-- a − b for decimal strings a ≥ b ≥ 0
+local function sub(a, b)
+  local out, borrow, i, j = {}, 0, #a, #b
+  while i > 0 do
+    local d = tonumber(string.sub(a, i, i)) - borrow - (j > 0 and tonumber(string.sub(b, j, j)) or 0)
+    if d < 0 then d, borrow = d + 10, 1 else borrow = 0 end
+    table.insert(out, 1, tostring(d))
+    i, j = i - 1, j - 1
+  end
+  local r = string.gsub(table.concat(out), '^0+', '')
+  if r == '' then return '0' end
+  return r
+end
+-- The balance at nowMs: the sum of the unexpired grants' remaining amounts. The projection keeps
+-- 'balance' = every grant's remaining amount until an expiry is recorded, and 'expiring' (the grants
+-- with an expiry and something left, soonest first: ../grants/grant-book.inc.lua) in the same hash;
+-- a grant past its expiry whose CreditExpired is not projected yet is taken out here. One HMGET: the
+-- list is read further only when its first expiry has passed.
+local function spendable(wsKey, nowMs)
+  local h = redis.call('HMGET', wsKey, 'balance', 'expiring')
+  local balance, list = h[1] or '0', h[2]
+  local now = string.format('%013d', tonumber(nowMs))
+  if not list or string.sub(list, 1, 13) > now or string.sub(balance, 1, 1) == '-' then return balance end
+  local gone = '0'
+  for exp, id in string.gmatch(list, '(%d+):(%S+)') do
+    if exp > now then break end
+    gone = add(gone, redis.call('HGET', wsKey, 'g:' .. id) or '0')
+  end
+  if ge(gone, balance) then return '0' end
+  return sub(balance, gone)
+end
 local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   local h = k.held
-  local balance = redis.call('HGET', base, 'balance') or '0'
+  local balance = spendable(base, nowMs)
   local held = exact(h, '=total', redis.call('HINCRBY', h, '=total', amount))
   if not ge(balance, held) then
     return {0, balance, unhold(h, '=total', amount)}
