@@ -32,6 +32,7 @@ import { webhooksProtectedEvents } from './webhooks/protected-events';
 import { deriveKey } from './platform/crypto/aead';
 import { WrappedKeyStore, type KeyStore } from './platform/crypto/key-store';
 import { resolveMasterKeys, type MasterKeys } from './platform/crypto/master-key';
+import { resolveSigningKeys } from './platform/crypto/signing-key';
 import { ProtectedStore } from './platform/crypto/protected-store';
 import { SqliteKeyRows } from './platform/crypto/sqlite-key-rows';
 import { createHmac } from 'node:crypto';
@@ -156,6 +157,13 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   const { store: sealed, master } = openProtectedStore(config, (line) => log.warn(line));
   const store = new ObservedStore(sealed, metrics);
   const lookupKey = deriveKey(master.current.key, 'lookup');
+  let signingKeys;
+  try {
+    signingKeys = resolveSigningKeys(config, (line) => log.warn(line))!;
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
   const extra: Redis[] = [];
   let redis: Redis;
   try {
@@ -185,6 +193,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     metrics,
     storeWrites: store,
     keys: sealed.keys,
+    signingKeys,
     lookupHash: (value) => createHmac('sha256', lookupKey).update(value).digest('hex'),
     gateway: observeGateway(paymentGatewayOf(config, redis, ks), metrics),
     model: () => (model ??= modelBackendOf(config)),

@@ -82,7 +82,8 @@ export function statementPdf(st: Statement): Promise<Buffer> {
     doc
       .font('Helvetica')
       .fontSize(8)
-      .text('Opening balance + deposits + reloads − usage = closing balance. Amounts are exact (nano-USD precision).');
+      .text('Opening balance + deposits + reloads − usage = closing balance. Amounts are exact (nano-USD precision).')
+      .text(`Inference receipts this month: ${st.receipts.count}; SHA-256 digest over them: ${st.receipts.value}`);
   });
 }
 

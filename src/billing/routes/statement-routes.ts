@@ -61,6 +61,7 @@ async function statementJson(s: Services, name: string, st: MonthlyStatement): P
       debits: formatUsd(st.debited),
     },
     closingBalance: formatUsd(st.closing),
+    receipts: st.receipts,
   };
 }
 

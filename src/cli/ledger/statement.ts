@@ -180,6 +180,7 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
           ...money,
           credits: st.credits.map((c) => ({ ...c, amount: formatUsd(c.amount) })),
           usage: st.usage.map((u) => ({ ...u, cost: formatUsd(u.cost) })),
+          receipts: st.receipts,
         },
         null,
         2,
@@ -193,4 +194,5 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
   for (const u of st.usage)
     out(`  usage  key ${u.keyId}  ${u.config}  ${u.requests} requests  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`);
   out(`deposits ${money.deposits}  reloads ${money.reloads}  debits ${money.debits}  closing balance ${money.closing}`);
+  out(`receipts ${st.receipts.count}  sha256 ${st.receipts.value}`);
 }

@@ -6,7 +6,8 @@ import type { Services } from '../../services';
 import { countRequest } from '../usecases/count';
 import { readReceipt } from '../usecases/receipts';
 import { apiKeyOf } from './auth';
-import { countTokens, keyReceipt, workspaceReceipt } from './caller-schemas';
+import { countTokens, jwks, keyReceipt, workspaceReceipt } from './caller-schemas';
+import { jwksOf } from '../../platform/crypto/signing-key';
 import type { RouteKit } from './route-kit';
 
 /** The receipts (members, and the key itself) and the token count (./caller-schemas.ts). */
@@ -29,6 +30,12 @@ export function mountCallerRoutes(r: Router, s: Services, kit: RouteKit): void {
     if (!receipt) throw new HttpError(404, 'No such request sent by this key');
     res.setHeader('Cache-Control', 'no-store');
     res.json(receipt);
+  });
+
+  // Public and cacheable for a while: a rotation adds a key, and old keys stay listed.
+  mount(r, jwks, (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.json(jwksOf(s.signingKeys));
   });
 
   // Counted in the key's rate limit like a call, billed nothing.

@@ -160,6 +160,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that sign receipts (JWKS)
+         * @description The current receipt signing key first, then every retired key still published, so receipts signed before a rotation verify. Keep a copy to verify receipts offline.
+         */
+        get: operations["getWellKnownJwksJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/signup": {
         parameters: {
             query?: never;
@@ -1484,6 +1504,17 @@ export interface components {
                 /** @description Global position of the TokensDebited event in the event store (the ledger order) */
                 position: string;
                 eventId: string;
+                /** @description When the TokensDebited was recorded: the month of the statement whose receipts digest counts it */
+                at: string;
+            } | null;
+            /** @description Null while the request is open */
+            signature: {
+                /** @constant */
+                alg: "EdDSA";
+                /** @description The id of the signing key in GET /.well-known/jwks.json */
+                kid: string;
+                /** @description Ed25519 signature of the canonical form (docs/INFERENCE.md, "Verifying a receipt"), base64url */
+                value: string;
             } | null;
         };
         TokenCount: {
@@ -1500,6 +1531,22 @@ export interface components {
             max_cost: string | null;
             /** @description Web search may add results to the prompt at call time (more tokens than counted here) */
             web_search: boolean;
+        };
+        ReceiptKeySet: {
+            keys: {
+                /** @constant */
+                kty: "OKP";
+                /** @constant */
+                crv: "Ed25519";
+                /** @description The public key, base64url */
+                x: string;
+                /** @description RFC 7638 thumbprint of the key */
+                kid: string;
+                /** @constant */
+                alg: "EdDSA";
+                /** @constant */
+                use: "sig";
+            }[];
         };
         ProjectionStatus: {
             name: string;
@@ -2735,6 +2782,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getWellKnownJwksJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptKeySet"];
                 };
             };
         };
@@ -5929,6 +5998,15 @@ export interface operations {
                         };
                         /** @description openingBalance + totals.credits − totals.debits */
                         closingBalance: string;
+                        /** @description A digest over the month’s inference receipts: SHA-256 of one line per receipt in ledger order, `debit.position requestId key.keyId inputTokens outputTokens cost` separated by tabs, each ended by a newline (docs/INFERENCE.md, "Receipts in the monthly statement") */
+                        receipts: {
+                            /** @constant */
+                            algorithm: "sha256";
+                            /** @description Inference receipts (TokensDebited events) of the month */
+                            count: number;
+                            /** @description hex */
+                            value: string;
+                        };
                     };
                     "text/csv": string;
                     "application/pdf": string;
