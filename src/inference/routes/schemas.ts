@@ -17,6 +17,7 @@ import { inferenceUsage } from './usage-headers';
 import { AUTH_FAILURES, failures, GENERATION_FAILURES, idempotencyHeader, ok, RATE_LIMIT, REPLAYED, REQUEST_ID } from './answers';
 import { USAGE_HEADERS } from './usage-headers';
 import { callerRoutes } from './caller-schemas';
+import { responses } from './responses-schemas';
 
 export * from './request-schemas';
 export * from './response-schemas';
@@ -132,4 +133,4 @@ export const getModel = route({
   },
 });
 
-export const routes: RouteContract[] = [inference, streaming, chatCompletions, listModels, getModel, ...callerRoutes];
+export const routes: RouteContract[] = [inference, streaming, chatCompletions, responses, listModels, getModel, ...callerRoutes];
