@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { requireMember, requireSession, workspaceOf } from '../../accounts/routes';
 import { mount } from '../../platform/http/mount';
-import { HttpError } from '../../platform/http/middleware/errors';
+import { HttpError, methodNotAllowed } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';
 import { countRequest } from '../usecases/count';
 import { readReceipt } from '../usecases/receipts';
@@ -37,6 +37,7 @@ export function mountCallerRoutes(r: Router, s: Services, kit: RouteKit): void {
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.json(jwksOf(s.signingKeys));
   });
+  r.all(jwks.path, methodNotAllowed('GET', 'HEAD'));
 
   // Counted in the key's rate limit like a call, billed nothing.
   mount(r, countTokens, ...kit.counted, (_req, res, { body: request }) => {

@@ -88,6 +88,7 @@ export const jwks = route({
   security: [],
   responses: {
     200: { description: 'The key set', schema: z.object({ keys: z.array(jwk) }).meta({ id: 'ReceiptKeySet' }) },
+    405: { description: 'Another method than GET or HEAD' },
   },
 });
 

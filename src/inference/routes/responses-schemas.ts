@@ -6,7 +6,7 @@ import { failures, GENERATION_FAILURES, idempotencyHeader, ok, RATE_LIMIT, REPLA
 import { PATHS } from './paths';
 import { maxTokens, metadataSchema, seed, unit } from './request-schemas';
 import { openAiStreamError } from './response-schemas';
-import { USAGE_HEADERS } from './usage-headers';
+import { BUDGET_HEADERS, USAGE_HEADERS } from './usage-headers';
 
 /**
  * OpenAI's Responses API (POST …/openai/v1/responses), text only: what the newest OpenAI SDKs and
@@ -220,7 +220,7 @@ export const responses = route({
   bodyRequired: true,
   responses: {
     200: ok('The response (JSON), or its events when `stream` is true', {
-      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED },
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...BUDGET_HEADERS, ...REPLAYED },
       schema: responseObject,
       also: [{ contentType: 'text/event-stream', eventSchema: responseStreamEvent }],
     }),

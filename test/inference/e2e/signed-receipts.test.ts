@@ -63,6 +63,7 @@ test('a receipt is signed by the key the JWKS publishes, and any altered field b
   const jwks = await api(server).get('/.well-known/jwks.json');
   expect(jwks.status).toBe(200);
   expect(jwks.body.keys).toEqual([keyA.jwk]);
+  expect((await api(server).post('/.well-known/jwks.json')).status).toBe(405);
   expect(receipt.signature).toEqual({ alg: 'EdDSA', kid: keyA.kid, value: expect.stringMatching(/^[A-Za-z0-9_-]{86}$/) });
   expect(verifyReceipt(receipt, jwks.body)).toEqual({ ok: true, kid: keyA.kid });
   // The member's route serves the same signed receipt.

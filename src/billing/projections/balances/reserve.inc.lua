@@ -9,7 +9,8 @@
 -- base is the balances generation's prefix ("{prefix}rm:balances:{gen}"), keyId '' for none,
 -- periods the id of each period now ({daily, weekly, monthly}: src/platform/budget-periods.ts) and
 -- k the reservation keys (reservation_keys below, or reservationKeys in ./reservation-keys.ts).
--- Returns {1, balance, held} | {0, balance, held}
+-- Returns {1, balance, held, keyBudget, keyUsed, memberBudget, memberUsed} | {0, balance, held}
+--       (on success, each budget with its period's spend plus every hold, this one's included; '' without that budget)
 --       | {2, balance, held, budget, spent, heldByOthers, period}          (the key's budget refused)
 --       | {3, balance, held, budget, spent, heldByOthers, period, userId}  (the member's budget refused)
 local function ge(a, b)
@@ -42,13 +43,15 @@ local function unhold(key, amount)
   if redis.call('DECRBY', key, amount) <= 0 then redis.call('DEL', key) end
 end
 -- nil when spend in the budget's period + holds (this one's included) fit the budget, else {budget, spent, period}
--- (heldReply: the INCRBY that added this hold to heldKey)
+-- (heldReply: the INCRBY that added this hold to heldKey). When it fits, also {budget, used}: what the
+-- answer's remaining-budget header is computed from, at no extra command.
 local function over_budget(budgetKey, periodKey, spendKey, heldKey, heldReply, periods)
   local budget = redis.call('GET', budgetKey)
   if not budget then return nil end
   local period = redis.call('GET', periodKey) or 'monthly'
   local spent = redis.call('HGET', spendKey, periods[period] or periods.monthly) or '0'
-  if ge(budget, add(spent, exact(heldKey, heldReply))) then return nil end
+  local used = add(spent, exact(heldKey, heldReply))
+  if ge(budget, used) then return nil, {budget, used} end
   return {budget, spent, period}
 end
 local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
@@ -57,11 +60,13 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   if not ge(balance, held) then
     return {0, balance, exact(k.total, redis.call('DECRBY', k.total, amount))}
   end
+  local kfit, mfit
   if keyId and keyId ~= '' then
     local keyTotal = k.keyTotalPrefix .. keyId
     local keyHeld = redis.call('INCRBY', keyTotal, amount)
     local kb = base .. ':key-budget'
-    local refused = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, keyTotal, keyHeld, periods)
+    local refused
+    refused, kfit = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, keyTotal, keyHeld, periods)
     if refused then
       unhold(keyTotal, amount)
       redis.call('DECRBY', k.total, amount)
@@ -72,7 +77,7 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
       local memberTotal = k.memberTotalPrefix .. owner
       local memberHeld = redis.call('INCRBY', memberTotal, amount)
       local m = wsId .. ':' .. owner
-      refused = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, memberTotal, memberHeld, periods)
+      refused, mfit = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, memberTotal, memberHeld, periods)
       if refused then
         unhold(memberTotal, amount)
         unhold(keyTotal, amount)
@@ -85,7 +90,8 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   end
   redis.call('HSET', k.held, requestId, amount)
   redis.call('ZADD', k.open, nowMs, wsId .. ':' .. requestId)
-  return {1, balance, held}
+  kfit, mfit = kfit or {'', ''}, mfit or {'', ''}
+  return {1, balance, held, kfit[1], kfit[2], mfit[1], mfit[2]}
 end
 
 -- reservationKeys (./reservation-keys.ts) in Lua, from the shared prefix (REDIS_PREFIX) and a
