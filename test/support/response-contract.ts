@@ -6,7 +6,7 @@ import { openApiDocument } from '../../src/openapi/router';
 /**
  * Every answer an end-to-end test's server gives, checked against the OpenAPI document (what a
  * client that validates with ajv does): its status is declared, its JSON body matches the declared
- * schema, and the headers a client reads (`x-request-id`, `x-ratelimit-*`, `Retry-After`,
+ * schema (each `data:` frame of a stream, its item schema), and the headers a client reads (`x-request-id`, `x-ratelimit-*`, `Retry-After`,
  * `Location`, `Set-Cookie`, …) are declared. The harness records the answers of every server it
  * starts and checks them when the server closes, so a route that drifts from its contract fails
  * the suite that exercised it (test/platform/unit/response-contract.test.ts shows it catching drift).
@@ -116,6 +116,32 @@ function buildChecker(): (a: RecordedAnswer) => string[] {
         return [...problems, `${where}: the body is not JSON`];
       }
       if (!validate(body)) problems.push(`${where}: body does not match: ${ajv.errorsText(validate.errors)} in ${a.body.slice(0, 300)}`);
+    }
+    // A stream: every `data:` value (but OpenAI's `[DONE]`) is one value of the declared item schema.
+    const item = media?.schema as { type?: unknown } | undefined;
+    if (item && type === 'text/event-stream' && item.type !== 'string' && a.body) {
+      const key = pointer('paths', route.path, a.method, 'responses', String(a.status), 'content', type, 'schema');
+      let validate = validators.get(key);
+      if (!validate) validators.set(key, (validate = ajv.compile({ $ref: key })));
+      for (const frame of a.body.split(/\r?\n\r?\n/)) {
+        const data = frame
+          .split(/\r?\n/)
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).replace(/^ /, ''))
+          .join('\n');
+        if (!data || data === '[DONE]') continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(data);
+        } catch {
+          problems.push(`${where}: a stream frame is not JSON: ${data.slice(0, 200)}`);
+          break;
+        }
+        if (!validate(value)) {
+          problems.push(`${where}: a stream frame does not match: ${ajv.errorsText(validate.errors)} in ${data.slice(0, 300)}`);
+          break;
+        }
+      }
     }
     return problems;
   };
