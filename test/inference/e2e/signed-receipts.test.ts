@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { program } from '../../../src/cli';
-import { verifyReceipt } from '../../../src/inference/receipt-signature';
-import { signingKeyOfSeed } from '../../../src/platform/crypto/signing-key';
+import { signReceipt, verifyReceipt } from '../../../src/inference/receipt-signature';
+import { resolveSigningKeys, signingKeyOfSeed } from '../../../src/platform/crypto/signing-key';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, fund, newUser, TestUser } from '../../accounts/e2e/helpers';
 
@@ -148,6 +148,33 @@ test('the monthly statement carries a digest over the month’s receipts: one mi
   expect(st.body.receipts).toEqual({ algorithm: 'sha256', count: all.length, value: digest(all) });
   expect(digest(all.slice(1))).not.toBe(st.body.receipts.value);
   expect(digest([{ ...all[0], cost: '0' }, ...all.slice(1)])).not.toBe(st.body.receipts.value);
+});
+
+test('`tollgate receipts rotate-key` (the generated key file): the old key stays published, so `verify` without --jwks still passes', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-rotate-'));
+  const env = { DATA_DIR: process.env.DATA_DIR, RECEIPT_SIGNING_KEY: process.env.RECEIPT_SIGNING_KEY };
+  process.env.DATA_DIR = dataDir;
+  delete process.env.RECEIPT_SIGNING_KEY;
+  try {
+    const generated = resolveSigningKeys({ DATA_DIR: dataDir }, () => undefined)!;
+    const { signature: _, ...bare } = await receiptOfNewCall();
+    const file = saved('host-signed.json', { ...bare, signature: signReceipt(bare, generated.current) });
+    expect(await cli('receipts', 'verify', file)).toMatchObject({
+      code: 0,
+      out: expect.stringContaining(`signed by key ${generated.current.kid}`),
+    });
+    const rotated = await cli('receipts', 'rotate-key');
+    expect(rotated.out).toMatch(new RegExp(`^new signing key \\S+; ${generated.current.kid} retired`));
+    const now = resolveSigningKeys({ DATA_DIR: dataDir }, () => undefined)!;
+    expect(now.current.kid).not.toBe(generated.current.kid);
+    expect(now.retired.map((k) => k.kid)).toEqual([generated.current.kid]);
+    expect(await cli('receipts', 'verify', file)).toMatchObject({ code: 0 });
+  } finally {
+    for (const [k, v] of Object.entries(env))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 // Last: closing the second server clears the Redis prefix the two share.
