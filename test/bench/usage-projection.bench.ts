@@ -15,8 +15,11 @@ import { SqliteEventStore } from '../../src/platform/eventstore/sqlite';
 import { Keyspace } from '../../src/platform/projections/keyspace';
 import { projection, type Projection } from '../../src/platform/projections/projection';
 import { rebuildProjection } from '../../src/platform/projections/rebuild';
-import { bucketStart, BUCKET_SECONDS, RETENTION_SECONDS, usageProjection } from '../../src/billing/projections/usage/projection';
+import { bucketStart, BUCKET_SECONDS, usageProjection } from '../../src/billing/projections/usage/projection';
 import type { TokensDebited } from '../../src/inference/events';
+
+/** The retention the projection below had (before days were derived from hours). */
+const RETENTION_BEFORE = { minute: 8 * 86400, hour: 100 * 86400, day: null } as const;
 
 /** The usage projection as it was before (totals, key and model fields only), for the comparison. */
 const usageBefore = projection<TokensDebited>()({
@@ -35,7 +38,7 @@ const usageBefore = projection<TokensDebited>()({
           .hincrby(key, `${prefix}:out`, d.outputTokens)
           .hincrby(key, `${prefix}:cost`, d.amountNanoUsd);
       }
-      const keep = RETENTION_SECONDS[g];
+      const keep = RETENTION_BEFORE[g];
       if (keep !== null) tx.multi.expireat(key, start + BUCKET_SECONDS[g] + keep);
     }
   },

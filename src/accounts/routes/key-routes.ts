@@ -29,7 +29,7 @@ export async function keyListView(s: Services, workspaceId: string): Promise<z.i
     profilesOf(s.readModels, [...new Set(keys.map((k) => k.createdBy))]),
     keySpend(s.readModels, ids, (id) => periods[periodOf.get(id) ?? 'monthly']),
     keySpend(s.readModels, ids, month),
-    keyHolds(s.redis, s.ks, ids),
+    keyHolds(s.redis, s.ks, workspaceId, ids),
   ]);
   const now = nowDate.getTime();
   return keys.map((k) => {

@@ -193,12 +193,12 @@ describe('a key budget at the inference endpoints', () => {
     // Watch the key's spend and holds at the same instant while the requests run.
     const month = new Date().toISOString().slice(0, 7);
     const spendKey = (await s.readModels.keys('balances'))('key-spend', key.keyId);
-    const holdKey = s.ks.shared('resv-key-total', key.keyId);
+    const holdKey = s.ks.shared('resv', team);
     let watching = true;
     let highest = 0n;
     const watcher = (async () => {
       while (watching) {
-        const [[, spent], [, held]] = (await s.redis.multi().hget(spendKey, month).get(holdKey).exec()) as [
+        const [[, spent], [, held]] = (await s.redis.multi().hget(spendKey, month).hget(holdKey, `=k:${key.keyId}`).exec()) as [
           [null, string | null],
           [null, string | null],
         ];

@@ -93,8 +93,8 @@ describe('a key budget in the reserve script', () => {
     expect(await r.heldByKey(ws, keyId)).toBe(750n);
     await r.release(ws, b);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
-    // The counter is gone, not left at "0".
-    expect(await server.services.redis.exists(server.services.ks.shared('resv-key-total', keyId))).toBe(0);
+    // The key's sum is gone from the workspace's holds, not left at "0".
+    expect(await server.services.redis.hexists(server.services.ks.shared('resv', ws), `=k:${keyId}`)).toBe(0);
     // Last month's spend does not count this month.
     expect((await r.reserve(ws, randomUUID(), 1000n, 1, { keyId, periods: periodIdsAt(new Date('1999-12-01T00:00:00Z')) })).ok).toBe(true);
   });

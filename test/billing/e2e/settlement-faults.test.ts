@@ -43,8 +43,10 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
   afterAll(() => cluster.close());
 
   const held = async (ws: string) => ({
-    total: (await cluster.redis.get(`${cluster.prefix}resv-total:${ws}`)) ?? '0',
-    requests: await cluster.redis.hgetall(`${cluster.prefix}resv:${ws}`),
+    total: (await cluster.redis.hget(`${cluster.prefix}resv:${ws}`, '=total')) ?? '0',
+    requests: Object.fromEntries(
+      Object.entries(await cluster.redis.hgetall(`${cluster.prefix}resv:${ws}`)).filter(([f]) => !f.startsWith('=')),
+    ),
   });
   const streamOf = async (requestId: string) =>
     (await cluster.store.readStream(`inference-${requestId}`)).map((e) => ({ type: e.type, data: e.data as Record<string, unknown> }));

@@ -61,7 +61,8 @@ test("a key's and its creator's shares follow the hold through settle and releas
   expect([await resv.heldByKey(ws, 'k1'), await resv.heldByMember(ws, 'u1'), await resv.held(ws)]).toEqual([120n, 120n, 120n]);
   await resv.release(ws, 'r');
   expect([await resv.heldByKey(ws, 'k1'), await resv.heldByMember(ws, 'u1'), await resv.held(ws)]).toEqual([0n, 0n, 0n]);
-  expect(await redis.exists(ks.shared('resv-key-total', 'k1'), ks.shared('resv-member-total', ws, 'u1'))).toBe(0);
+  // The sums left the workspace's holds hash at 0, with the request's field: nothing is left.
+  expect(await redis.exists(ks.shared('resv', ws))).toBe(0);
 });
 
 test("the member's budget refuses, and every hold the reserve made is undone", async () => {
@@ -89,13 +90,64 @@ test('release and settle of a hold that is gone change nothing (a second release
   expect(await resv.markPending(ws, 'never-held', 5n)).toBe(false);
 });
 
-test('settling a hold moves each total with one INCRBY: 8 commands for a hold with a key and a member', async () => {
+test('settling a hold moves each sum with one HINCRBY in the one hash: 6 commands for a hold with a key and a member', async () => {
   const ws = await workspace(1000n);
   await redis.set(ks.rm('balances', '0', 'key-owner', 'k9'), 'u9');
   await resv.reserve(ws, 'warm', 1n, 1, { keyId: 'k9', periods });
   await resv.markPending(ws, 'warm', 1n); // loads the script: the count below is EVALSHA's
   await resv.reserve(ws, 'p', 300n, 1, { keyId: 'k9', periods });
   const ran = await commandsRun(prefix, () => resv.markPending(ws, 'p', 120n));
-  expect(ran.map((c) => c[0])).toEqual(['evalsha', 'hget', 'hset', 'incrby', 'hget', 'incrby', 'hget', 'incrby']);
+  expect(ran.map((c) => c[0])).toEqual(['evalsha', 'hget', 'hset', 'hincrby', 'hincrby', 'hincrby']);
   expect([await resv.heldByKey(ws, 'k9'), await resv.heldByMember(ws, 'u9'), await resv.held(ws)]).toEqual([121n, 121n, 121n]);
+});
+
+// Before issue 31 a release was 10 commands (HGET, HDEL and DECRBY on each of three hashes and
+// their totals, then the ZREM), 12 when a share reached 0.
+test('a release is an HGET, an HINCRBY per sum, one HDEL (the request and every sum at 0) and the ZREM', async () => {
+  const ws = await workspace(1000n);
+  await redis.set(ks.rm('balances', '0', 'key-owner', 'k8'), 'u8');
+  await resv.reserve(ws, 'warm', 1n, 1, { keyId: 'k8', periods });
+  await resv.release(ws, 'warm'); // loads the script
+  await resv.reserve(ws, 'other', 5n, 1, { keyId: 'k8', periods });
+  await resv.reserve(ws, 'r', 300n, 1, { keyId: 'k8', periods });
+  const ran = await commandsRun(prefix, () => resv.release(ws, 'r'));
+  expect(ran.map((c) => c[0])).toEqual(['evalsha', 'hget', 'hincrby', 'hincrby', 'hincrby', 'hdel', 'zrem']);
+  expect(await redis.hgetall(ks.shared('resv', ws))).toEqual({ other: '5\0k8\0u8', '=total': '5', '=k:k8': '5', '=m:u8': '5' });
+  const last = await commandsRun(prefix, () => resv.release(ws, 'other'));
+  expect(last.find((c) => c[0] === 'hdel')![1]).toMatch(/"other" "=total" "=k:k8" "=m:u8"$/);
+  expect(await redis.exists(ks.shared('resv', ws))).toBe(0);
+});
+
+test("a key's and its member's sums past 2^53 stay exact through reserve, refusal, settle and release", async () => {
+  const ws = await workspace(TWO_53 * 4n);
+  await redis.set(ks.rm('balances', '0', 'key-owner', 'kb'), 'ub');
+  await redis.set(ks.rm('balances', '0', 'key-budget', 'kb'), (TWO_53 * 2n + 1n).toString());
+  const k = { keyId: 'kb', periods };
+  expect(await resv.reserve(ws, 'a', TWO_53 + 1n, 1, k)).toMatchObject({ ok: true, held: TWO_53 + 1n });
+  expect(await resv.reserve(ws, 'b', TWO_53 - 1n, 2, k)).toMatchObject({ ok: true, held: TWO_53 * 2n });
+  // One over the key's budget: refused, and what the others hold is given to the unit.
+  expect(await resv.reserve(ws, 'c', 2n, 3, k)).toMatchObject({
+    ok: false,
+    held: TWO_53 * 2n,
+    budget: { scope: 'key', budget: TWO_53 * 2n + 1n, heldByOthers: TWO_53 * 2n },
+  });
+  expect([await resv.held(ws), await resv.heldByKey(ws, 'kb'), await resv.heldByMember(ws, 'ub')]).toEqual([
+    TWO_53 * 2n,
+    TWO_53 * 2n,
+    TWO_53 * 2n,
+  ]);
+  expect(await resv.markPending(ws, 'a', TWO_53 + 3n)).toBe(true);
+  expect([await resv.held(ws), await resv.heldByKey(ws, 'kb'), await resv.heldByMember(ws, 'ub')]).toEqual([
+    TWO_53 * 2n + 2n,
+    TWO_53 * 2n + 2n,
+    TWO_53 * 2n + 2n,
+  ]);
+  await resv.release(ws, 'b');
+  expect([await resv.held(ws), await resv.heldByKey(ws, 'kb'), await resv.heldByMember(ws, 'ub')]).toEqual([
+    TWO_53 + 3n,
+    TWO_53 + 3n,
+    TWO_53 + 3n,
+  ]);
+  await resv.release(ws, 'a');
+  expect(await redis.exists(ks.shared('resv', ws))).toBe(0);
 });

@@ -26,11 +26,11 @@ test('500 parallel requests on a balance that covers about half: never below zer
   let watching = true;
   const reservations = new Reservations(s.redis, s.ks);
   const balanceKey = (await s.readModels.keys('balances'))('ws', key.workspaceId);
-  const heldKey = s.ks.shared('resv-total', key.workspaceId);
+  const heldKey = s.ks.shared('resv', key.workspaceId);
   const watcher = (async () => {
     while (watching) {
       // One MULTI: the balance and the holds at the same instant.
-      const [[, b], [, h]] = (await s.redis.multi().hget(balanceKey, 'balance').get(heldKey).exec()) as [
+      const [[, b], [, h]] = (await s.redis.multi().hget(balanceKey, 'balance').hget(heldKey, '=total').exec()) as [
         [null, string],
         [null, string | null],
       ];

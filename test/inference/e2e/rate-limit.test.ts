@@ -162,5 +162,5 @@ test('a request over its rate limit holds nothing: the admission script stops at
   expect((await post(INFER, key.secret, invalid)).status).toBe(422);
   const res = await post(INFER, key.secret, valid);
   expect(res.status).toBe(429);
-  expect(await server.services.redis.get(server.services.ks.shared('resv-total', key.workspaceId))).toBeNull();
+  expect(await server.services.redis.hget(server.services.ks.shared('resv', key.workspaceId), '=total')).toBeNull();
 });

@@ -4,7 +4,7 @@ import type { NanoUsd } from '../../../platform/money';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { ReadModels } from '../../../platform/projections/read-models';
 import { getBalance, keyBudgetAt, memberBudgets } from './queries';
-import { reservationKeys } from './reservation-keys';
+import { HELD_TOTAL, heldByKeyField, reservationKeys } from './reservation-keys';
 
 /**
  * Every layer that admits or refuses a key's next request, in the order the reserve script checks
@@ -34,12 +34,11 @@ export async function budgetStack(
   k: { workspaceId: string; keyId: string; createdBy: string },
   now: Date,
 ): Promise<BudgetLayer[]> {
-  const rk = reservationKeys((...p) => d.ks.shared(...p), k.workspaceId);
-  const [balance, held, keyBudget, keyHeld, members] = await Promise.all([
+  const holds = reservationKeys((...p) => d.ks.shared(...p), k.workspaceId).held;
+  const [balance, [held, keyHeld], keyBudget, members] = await Promise.all([
     getBalance(d.readModels, k.workspaceId),
-    d.redis.get(rk.total),
+    d.redis.hmget(holds, HELD_TOTAL, heldByKeyField(k.keyId)),
     keyBudgetAt(d.readModels, k.keyId, now),
-    d.redis.get(rk.keyTotalPrefix + k.keyId),
     memberBudgets(d.readModels, d.ks, k.workspaceId, [k.createdBy], now),
   ]);
   const wsHeld = BigInt(held ?? '0');

@@ -11,7 +11,7 @@ import {
 } from '../../../platform/budget-periods';
 import type { Keyspace } from '../../../platform/projections/keyspace';
 import type { ReadCommand, ReadModels } from '../../../platform/projections/read-models';
-import { reservationKeys } from './reservation-keys';
+import { heldByKeyField, heldByMemberField, reservationKeys } from './reservation-keys';
 
 /** The balances read model's queries: a workspace's balance, each key's spend and holds, the budgets' status. */
 
@@ -48,11 +48,11 @@ export async function keySpend(
   return out;
 }
 
-/** What each key's requests in flight hold (the reserve script's resv-key-total:{keyId}), nano-USD. */
-export async function keyHolds(redis: Redis, ks: Keyspace, keyIds: string[]): Promise<Map<string, NanoUsd>> {
+/** What each of a workspace's keys' requests in flight hold (the =k:{keyId} sums of its holds hash), nano-USD. */
+export async function keyHolds(redis: Redis, ks: Keyspace, workspaceId: string, keyIds: string[]): Promise<Map<string, NanoUsd>> {
   const out = new Map<string, NanoUsd>();
   if (!keyIds.length) return out;
-  const vals = await redis.mget(...keyIds.map((id) => reservationKeys((...p) => ks.shared(...p), '').keyTotalPrefix + id));
+  const vals = await redis.hmget(reservationKeys((...p) => ks.shared(...p), workspaceId).held, ...keyIds.map(heldByKeyField));
   keyIds.forEach((id, i) => out.set(id, BigInt(vals[i] ?? '0')));
   return out;
 }
@@ -80,13 +80,13 @@ export async function memberBudgets(
   const out = new Map<string, MemberBudgetStatus>();
   if (!userIds.length) return out;
   const k = await rm.keys(BALANCES);
-  const held = reservationKeys((...p) => ks.shared(...p), workspaceId).memberTotalPrefix;
+  const held = reservationKeys((...p) => ks.shared(...p), workspaceId).held;
   const p = rm.redis.pipeline();
   for (const u of userIds)
     p.get(k('member-budget', workspaceId, u))
       .get(k('member-budget-period', workspaceId, u))
       .hgetall(k('member-spend', workspaceId, u))
-      .get(held + u);
+      .hget(held, heldByMemberField(u));
   const res = ((await p.exec()) ?? []).map((r) => r[1]);
   userIds.forEach((u, i) => {
     const [budget, period, spend, hold] = res.slice(i * 4, i * 4 + 4) as [

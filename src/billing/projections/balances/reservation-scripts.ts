@@ -12,22 +12,8 @@ export const reserveLua = luaInclude('billing/projections/balances/reserve.inc.l
 export const RESERVE = luaScript(
   'billing/projections/balances/reserve.lua',
   {
-    keys: ['active', 'held', 'total', 'open'],
-    args: [
-      'genPrefix',
-      'wsId',
-      'requestId',
-      'amount',
-      'nowMs',
-      'keyId',
-      'daily',
-      'weekly',
-      'monthly',
-      'owner',
-      'keyTotalPrefix',
-      'member',
-      'memberTotalPrefix',
-    ],
+    keys: ['active', 'held', 'open'],
+    args: ['genPrefix', 'wsId', 'requestId', 'amount', 'nowMs', 'keyId', 'daily', 'weekly', 'monthly'],
   },
   [reserveLua],
 );
@@ -38,8 +24,8 @@ export const RESERVE = luaScript(
  * the spend counters (tx.evalEach). Keys and arguments: releaseCall (./reservation-keys.ts).
  */
 export const RELEASE = luaScript('billing/projections/balances/release.lua', {
-  keys: ['held', 'total', 'open'],
-  args: ['requestId', 'openMember', 'owner', 'keyTotalPrefix', 'member', 'memberTotalPrefix'],
+  keys: ['held', 'open'],
+  args: ['requestId', 'openMember'],
 });
 
 /**
@@ -51,6 +37,6 @@ export const RELEASE = luaScript('billing/projections/balances/release.lua', {
  * the settled cost.
  */
 export const TO_PENDING = luaScript('billing/projections/balances/to-pending.lua', {
-  keys: ['held', 'total', 'open'],
-  args: ['requestId', 'openMember', 'owner', 'keyTotalPrefix', 'member', 'memberTotalPrefix', 'cost'],
+  keys: ['held', 'open'],
+  args: ['requestId', 'openMember', 'cost'],
 });

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { NanoUsd } from '../../../platform/money';
 import type { PeriodIds } from '../../../platform/budget-periods';
 import { Keyspace } from '../../../platform/projections/keyspace';
-import { releaseCall, reservationKeys } from './reservation-keys';
+import { HELD_TOTAL, heldByKeyField, heldByMemberField, releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE, RESERVE, TO_PENDING } from './reservation-scripts';
 import { reserveResultOf, type ReserveReply, type ReserveResult } from './reserve-result';
 
@@ -41,7 +41,7 @@ export class Reservations {
     if (amount < 0n) throw new RangeError('a reservation cannot be negative');
     const k = this.keys(workspaceId);
     const reply = (await this.reserveScript(
-      { active: this.ks.active(this.projection), held: k.held, total: k.total, open: k.open },
+      { active: this.ks.active(this.projection), held: k.held, open: k.open },
       {
         genPrefix: this.ks.prefix + `rm:${this.projection}:`,
         wsId: workspaceId,
@@ -52,10 +52,6 @@ export class Reservations {
         daily: key?.periods.daily ?? '',
         weekly: key?.periods.weekly ?? '',
         monthly: key?.periods.monthly ?? '',
-        owner: k.owner,
-        keyTotalPrefix: k.keyTotalPrefix,
-        member: k.member,
-        memberTotalPrefix: k.memberTotalPrefix,
       },
     )) as ReserveReply;
     return reserveResultOf(reply);
@@ -79,16 +75,16 @@ export class Reservations {
 
   /** The sum of the open reservations of a member's keys. */
   async heldByMember(workspaceId: string, userId: string): Promise<NanoUsd> {
-    return BigInt((await this.redis.get(this.keys(workspaceId).memberTotalPrefix + userId)) ?? '0');
+    return BigInt((await this.redis.hget(this.keys(workspaceId).held, heldByMemberField(userId))) ?? '0');
   }
 
   /** The sum of a key's open reservations. */
   async heldByKey(workspaceId: string, keyId: string): Promise<NanoUsd> {
-    return BigInt((await this.redis.get(this.keys(workspaceId).keyTotalPrefix + keyId)) ?? '0');
+    return BigInt((await this.redis.hget(this.keys(workspaceId).held, heldByKeyField(keyId))) ?? '0');
   }
 
   async held(workspaceId: string): Promise<NanoUsd> {
-    return BigInt((await this.redis.get(this.keys(workspaceId).total)) ?? '0');
+    return BigInt((await this.redis.hget(this.keys(workspaceId).held, HELD_TOTAL)) ?? '0');
   }
 
   /** Reservations older than `beforeMs`, as [workspaceId, requestId] pairs (for the sweeper). */

@@ -3,7 +3,7 @@
 -- against, so parallel requests never overshoot any of them: the key's (its spend in the key's
 -- period + its open reservations + this amount), then its creator's member budget (the spend of all
 -- their keys in the member budget's period + their open reservations + this amount). A refusal
--- undoes every hold it made. All arithmetic is Redis's int64 (INCRBY) and decimal strings: Lua
+-- undoes every hold it made. All arithmetic is Redis's int64 (HINCRBY) and decimal strings: Lua
 -- numbers are doubles and would round amounts above 2^53 nano-USD.
 --
 -- base is the balances generation's prefix ("{prefix}rm:balances:{gen}"), keyId '' for none,
@@ -33,77 +33,84 @@ local function add(a, b)
   if r == '' then return '0' end
   return r
 end
--- An INCRBY/DECRBY reply reaches Lua as a double: exact below 2^53 in size (written with '%d'), else
--- the value is read back as a string. Most holds are far below that, so the GET is spared.
-local function exact(key, reply)
+-- The workspace's holds are one hash (./reservation-keys.ts): a field per request, "amount" then,
+-- NUL-separated, the key and the key's creator it counts against; and the sums, kept as fields
+-- beside them and deleted when they reach 0 (so a workspace holding nothing has no hash):
+-- '=total', '=k:' .. keyId, '=m:' .. userId.
+-- An HINCRBY reply reaches Lua as a double: exact below 2^53 in size (written with '%d'), else the
+-- value is read back as a string. Most holds are far below that, so the HGET is spared.
+local function exact(key, field, reply)
   if reply > -9007199254740992 and reply < 9007199254740992 then return string.format('%d', reply) end
-  return redis.call('GET', key) or '0'
+  return redis.call('HGET', key, field) or '0'
 end
-local function unhold(key, amount)
-  if redis.call('DECRBY', key, amount) <= 0 then redis.call('DEL', key) end
+-- -a for a decimal string (HINCRBY refuses '-0')
+local function negate(a)
+  if a == '0' then return a end
+  if string.sub(a, 1, 1) == '-' then return string.sub(a, 2) end
+  return '-' .. a
+end
+-- Takes `amount` off a sum and returns what is left; a sum at 0 (or below) leaves the hash.
+local function unhold(key, field, amount)
+  local left = redis.call('HINCRBY', key, field, negate(amount))
+  if left > 0 then return exact(key, field, left) end
+  redis.call('HDEL', key, field)
+  return '0'
 end
 -- nil when spend in the budget's period + holds (this one's included) fit the budget, else {budget, spent, period}
--- (heldReply: the INCRBY that added this hold to heldKey). When it fits, also {budget, used}: what the
--- answer's remaining-budget header is computed from, at no extra command.
-local function over_budget(budgetKey, periodKey, spendKey, heldKey, heldReply, periods)
+-- (heldReply: the HINCRBY that added this hold to the sum in field heldField). When it fits, also
+-- {budget, used}: what the answer's remaining-budget header is computed from, at no extra command.
+local function over_budget(budgetKey, periodKey, spendKey, held, heldField, heldReply, periods)
   local budget = redis.call('GET', budgetKey)
   if not budget then return nil end
   local period = redis.call('GET', periodKey) or 'monthly'
   local spent = redis.call('HGET', spendKey, periods[period] or periods.monthly) or '0'
-  local used = add(spent, exact(heldKey, heldReply))
+  local used = add(spent, exact(held, heldField, heldReply))
   if ge(budget, used) then return nil, {budget, used} end
   return {budget, spent, period}
 end
 local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
+  local h = k.held
   local balance = redis.call('HGET', base .. ':ws:' .. wsId, 'balance') or '0'
-  local held = exact(k.total, redis.call('INCRBY', k.total, amount))
+  local held = exact(h, '=total', redis.call('HINCRBY', h, '=total', amount))
   if not ge(balance, held) then
-    return {0, balance, exact(k.total, redis.call('DECRBY', k.total, amount))}
+    return {0, balance, unhold(h, '=total', amount)}
   end
   local kfit, mfit
+  local record = amount
   if keyId and keyId ~= '' then
-    local keyTotal = k.keyTotalPrefix .. keyId
-    local keyHeld = redis.call('INCRBY', keyTotal, amount)
+    local keyField = '=k:' .. keyId
+    local keyHeld = redis.call('HINCRBY', h, keyField, amount)
     local kb = base .. ':key-budget'
     local refused
-    refused, kfit = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, keyTotal, keyHeld, periods)
+    refused, kfit = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, h, keyField, keyHeld, periods)
     if refused then
-      unhold(keyTotal, amount)
-      redis.call('DECRBY', k.total, amount)
-      return {2, balance, redis.call('GET', k.total), refused[1], refused[2], redis.call('GET', keyTotal) or '0', refused[3]}
+      local others = unhold(h, keyField, amount)
+      return {2, balance, unhold(h, '=total', amount), refused[1], refused[2], others, refused[3]}
     end
+    record = amount .. '\0' .. keyId
     local owner = redis.call('GET', base .. ':key-owner:' .. keyId)
     if owner then
-      local memberTotal = k.memberTotalPrefix .. owner
-      local memberHeld = redis.call('INCRBY', memberTotal, amount)
+      local memberField = '=m:' .. owner
+      local memberHeld = redis.call('HINCRBY', h, memberField, amount)
       local m = wsId .. ':' .. owner
-      refused, mfit = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, memberTotal, memberHeld, periods)
+      refused, mfit = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, h, memberField, memberHeld, periods)
       if refused then
-        unhold(memberTotal, amount)
-        unhold(keyTotal, amount)
-        redis.call('DECRBY', k.total, amount)
-        return {3, balance, redis.call('GET', k.total), refused[1], refused[2], redis.call('GET', memberTotal) or '0', refused[3], owner}
+        local others = unhold(h, memberField, amount)
+        unhold(h, keyField, amount)
+        return {3, balance, unhold(h, '=total', amount), refused[1], refused[2], others, refused[3], owner}
       end
-      redis.call('HSET', k.member, requestId, owner)
+      record = record .. '\0' .. owner
     end
-    redis.call('HSET', k.owner, requestId, keyId)
   end
-  redis.call('HSET', k.held, requestId, amount)
+  redis.call('HSET', h, requestId, record)
   redis.call('ZADD', k.open, nowMs, wsId .. ':' .. requestId)
   kfit, mfit = kfit or {'', ''}, mfit or {'', ''}
   return {1, balance, held, kfit[1], kfit[2], mfit[1], mfit[2]}
 end
 
 -- reservationKeys (./reservation-keys.ts) in Lua, from the shared prefix (REDIS_PREFIX) and a
--- workspace id: the same names.
+-- workspace id: the same names. Only the admission script uses it: it learns the workspace from the
+-- key record it reads, so it cannot be given these keys.
 local function reservation_keys(prefix, wsId)
-  return {
-    held = prefix .. 'resv:' .. wsId,
-    total = prefix .. 'resv-total:' .. wsId,
-    open = prefix .. 'resv-open',
-    owner = prefix .. 'resv-key:' .. wsId,
-    keyTotalPrefix = prefix .. 'resv-key-total:',
-    member = prefix .. 'resv-member:' .. wsId,
-    memberTotalPrefix = prefix .. 'resv-member-total:' .. wsId .. ':',
-  }
+  return {held = prefix .. 'resv:' .. wsId, open = prefix .. 'resv-open'}
 end

@@ -27,6 +27,28 @@ export async function getBillingSettings(rm: ReadModels, workspaceId: string, mo
     ['hgetall', k('ws', workspaceId)],
     ['hget', k('ws', workspaceId, 'months'), month],
   ]);
+  return settingsOf(settings, monthly);
+}
+
+/**
+ * getBillingSettings, or null for a workspace that never configured auto-reload (no arEnabled), in
+ * which case only that one field is read: the auto-reload reactor's read for every debit, whose
+ * rule cannot fire without it (most workspaces).
+ */
+export async function autoReloadSettings(rm: ReadModels, workspaceId: string, month: string): Promise<BillingSettings | null> {
+  const [configured, settings, monthly] = await rm.read(
+    BILLING_SETTINGS,
+    (k) => [
+      ['hget', k('ws', workspaceId), 'arEnabled'],
+      ['hgetall', k('ws', workspaceId)],
+      ['hget', k('ws', workspaceId, 'months'), month],
+    ],
+    { ifFirst: true },
+  );
+  return configured === null ? null : settingsOf(settings, monthly);
+}
+
+function settingsOf(settings: unknown, monthly: unknown): BillingSettings {
   const h = (settings as Record<string, string> | null) ?? {};
   return {
     paymentMethod: h.pm ? { id: h.pm, brand: h.brand ?? '', last4: h.last4 ?? '', gateway: h.gateway ?? '' } : null,

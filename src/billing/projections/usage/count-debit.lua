@@ -1,10 +1,12 @@
 --@include batch-runtime
 -- Two kinds of call, in event order: 'requested' (endpoint, endpointName, endpointTtl: a request's
--- endpoint, kept until its debit) and 'debited' (every other name: a debit counted into its minute,
--- hour and day buckets by total, key, model, member and endpoint).
+-- endpoint, kept until its debit) and 'debited' (every other name: a debit counted into its minute
+-- and hour buckets by key, model, member and endpoint). Days are the sum of their hours and the
+-- totals the sum of the key fields, both on read (./queries.ts): 32 fields per debit, not 60.
 -- A request's endpoint waits in memo.open until its debit in the same batch takes it (most do, in a
 -- catch-up); those left are SET when the batch's calls are done (atEnd), so a SET, a GET and their
 -- expiry work per request are saved. The DEL stays: a key from an earlier batch must go as before.
+-- A debit whose request came in an earlier batch takes its endpoint with GETDEL.
 local open = memo.open
 if not open then
   open = {}
@@ -23,15 +25,16 @@ local o = open[endpoint]
 if o then
   ep = o[1]
   open[endpoint] = nil
+  redis.call('DEL', endpoint)
 else
-  ep = redis.call('GET', endpoint) or 'unknown'
+  -- Read and deleted in one command (a live debit's request was nearly always in an earlier batch).
+  ep = redis.call('GETDEL', endpoint) or 'unknown'
 end
-redis.call('DEL', endpoint)
-local groups = {'t', 'k:' .. keyId, 'm:' .. model, 'u:' .. owner, 'e:' .. ep}
+local groups = {'k:' .. keyId, 'm:' .. model, 'u:' .. owner, 'e:' .. ep}
 local inp, out, amt = tonumber(inputTokens), tonumber(outputTokens), tonumber(cost)
 if not room(1, inp, out, amt) then
   -- A count that a double might not hold exactly: incr() takes the decimal strings.
-  for _, bucket in ipairs({minute, hour, day}) do
+  for _, bucket in ipairs({minute, hour}) do
     for _, p in ipairs(groups) do
       incr(bucket, p .. ':req', 1)
       incr(bucket, p .. ':in', inputTokens)
@@ -41,9 +44,9 @@ if not room(1, inp, out, amt) then
   end
   return 1
 end
--- The field names of each grouping, made once per batch (memo) rather than 20 strings per debit.
+-- The field names of each grouping, made once per batch (memo) rather than 16 strings per debit.
 local names = {}
-for j = 1, 5 do
+for j = 1, 4 do
   local p = groups[j]
   local f = memo[p]
   if not f then
@@ -52,9 +55,9 @@ for j = 1, 5 do
   end
   names[j] = f
 end
-for i = 1, 3 do
-  local s = sums(i == 1 and minute or i == 2 and hour or day)
-  for j = 1, 5 do
+for i = 1, 2 do
+  local s = sums(i == 1 and minute or hour)
+  for j = 1, 4 do
     local f = names[j]
     local a, b, c, d = f[1], f[2], f[3], f[4]
     s[a] = (s[a] or 0) + 1

@@ -12,18 +12,32 @@ export type Granularity = 'minute' | 'hour' | 'day';
 
 export const BUCKET_SECONDS: Record<Granularity, number> = { minute: 60, hour: 3600, day: 86400 };
 
-/** How long each granularity is kept, counted from the bucket's own time (so a rebuild ends the same). */
-export const RETENTION_SECONDS: Record<Granularity, number | null> = { minute: 8 * 86400, hour: 100 * 86400, day: null };
+/**
+ * How long each stored granularity is kept, counted from the bucket's own time (so a rebuild ends the
+ * same). Days are not stored: a day is the sum of its 24 hours (./queries.ts), so hours are kept for
+ * good, as days were.
+ */
+export const RETENTION_SECONDS: Record<StoredGranularity, number | null> = { minute: 8 * 86400, hour: null };
+
+/** The granularities written per debit; `day` is derived from `hour` on read. */
+export type StoredGranularity = 'minute' | 'hour';
 
 /**
- * Usage series: every TokensDebited counted into UTC minute, hour and day buckets per workspace,
- * with totals and breakdowns by API key and by model.
+ * Usage series: every TokensDebited counted into UTC minute and hour buckets per workspace, with
+ * breakdowns by API key, model, member and endpoint. What a read needs and no debit writes is
+ * derived on read (./queries.ts): a day is the sum of its 24 hours, the totals the sum of the
+ * per-key fields (every debit has a key). Written per debit that is 2 × 16 fields, not the 3 × 20
+ * of minute, hour and day buckets with totals (issue 31: the largest share of a live batch's
+ * Redis commands).
  *
- *   rm:usage:{gen}:{granularity}:{wsId}:{bucketStartUnixSeconds}   hash:
- *       t:req t:in t:out t:cost                       totals (cost in nano-USD)
+ *   rm:usage:{gen}:{minute|hour}:{wsId}:{bucketStartUnixSeconds}   hash (cost in nano-USD):
  *       k:{keyId}:req|in|out|cost                     per key
  *       m:{model}:req|in|out|cost                     per model (the debit's config)
  *       u:{userId}:… e:{endpoint}:…                   per member who created the key, per endpoint (countDebit, below)
+ *
+ * Generations written before this change also hold t:… fields and day buckets; reads ignore both,
+ * so a bucket reads the same whichever code wrote it. Their hour buckets expire after 100 days, so
+ * days older than that read as zero until the usage projection is rebuilt (docs/BILLING.md).
  *
  * Live (not while rebuilding), each debit is also published on the shared channel
  * `{prefix}usage-live:{wsId}` as a JSON UsageLiveEvent, for GET …/usage/live; and each
@@ -46,7 +60,7 @@ export interface UsageLiveEvent {
 
 export const liveChannel = (sharedKey: (...p: string[]) => string, workspaceId: string) => sharedKey('usage-live', workspaceId);
 
-const GRANULARITIES = ['minute', 'hour', 'day'] as const;
+const STORED: readonly StoredGranularity[] = ['minute', 'hour'];
 
 export const bucketStart = (unixSeconds: number, g: Granularity) => unixSeconds - (unixSeconds % BUCKET_SECONDS[g]);
 
@@ -64,9 +78,9 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
     }
     const d = event.data;
     const t = Math.floor(Date.parse(event.created) / 1000);
-    const buckets: [string, string, string] = ['', '', ''];
-    for (let i = 0; i < 3; i++) {
-      const g = GRANULARITIES[i];
+    const buckets: [string, string] = ['', ''];
+    for (let i = 0; i < 2; i++) {
+      const g = STORED[i];
       const start = bucketStart(t, g);
       buckets[i] = tx.key(g, d.workspaceId, String(start));
       const keep = RETENTION_SECONDS[g];
@@ -103,12 +117,12 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
  *
  * Bucket fields: u:{userId}:req|in|out|cost and e:{endpoint}:req|in|out|cost ("unknown" when the
  * event that names it is missing, e.g. debits written before this grouping existed and not rebuilt).
- * The same script counts the debit's other fields too (t:, k:{keyId}:, m:{model}:; countDebit).
+ * The same script counts the debit's other fields too (k:{keyId}:, m:{model}:; countDebit).
  */
 export const COUNT_DEBIT = luaScript(
   'billing/projections/usage/count-debit.lua',
   {
-    keys: ['endpoint', 'owners', 'minute', 'hour', 'day'],
+    keys: ['endpoint', 'owners', 'minute', 'hour'],
     args: ['kind', 'endpointName', 'endpointTtl', 'keyId', 'inputTokens', 'outputTokens', 'cost', 'model'],
   },
   [BATCH_RUNTIME],
@@ -129,7 +143,7 @@ export function rememberKeyOwner(d: ApiKeyCreated['data'], tx: ProjectionTx): vo
 export function rememberEndpoint(d: InferenceRequested['data'], tx: ProjectionTx): void {
   COUNT_DEBIT.each(
     tx,
-    { endpoint: tx.key('endpoint', d.requestId), owners: '', minute: '', hour: '', day: '' },
+    { endpoint: tx.key('endpoint', d.requestId), owners: '', minute: '', hour: '' },
     {
       kind: 'requested',
       endpointName: d.endpoint,
@@ -146,17 +160,17 @@ export function rememberEndpoint(d: InferenceRequested['data'], tx: ProjectionTx
 const ENDPOINT_TTL = String(ENDPOINT_TTL_SECONDS);
 
 /**
- * Counts a debit into its minute, hour and day buckets (`buckets`), every grouping: totals (t:), key
- * (k:), model (m:), member (u:) and endpoint (e:), 4 counters each.
+ * Counts a debit into its minute and hour buckets (`buckets`), every grouping: key (k:), model (m:),
+ * member (u:) and endpoint (e:), 4 counters each.
  *
  * One script call per debit (tx.evalEach: one EVAL per batch, after the batch's tx.multi commands,
  * so the owner and endpoint written by earlier events of the same batch are there; incr() sums a
  * batch's counts per bucket field, one HINCRBY each at the end). The totals, key and model counts
  * used to be summed in the projector (tx.hincrby): 36 calls, map entries and 72 RESP arguments per
  * debit, the largest share of the projector's garbage; in the script they cost one more argument
- * (the model). What is stored is the same (test/billing/int/projections/usage.test.ts pins it).
+ * (the model). test/billing/int/projections/usage.test.ts pins what is stored.
  */
-export function countDebit(d: TokensDebited['data'], buckets: [string, string, string], tx: ProjectionTx): void {
+export function countDebit(d: TokensDebited['data'], buckets: [string, string], tx: ProjectionTx): void {
   COUNT_DEBIT.each(
     tx,
     {
@@ -164,7 +178,6 @@ export function countDebit(d: TokensDebited['data'], buckets: [string, string, s
       owners: tx.key('owner', d.workspaceId),
       minute: buckets[0],
       hour: buckets[1],
-      day: buckets[2],
     },
     {
       kind: 'debited',

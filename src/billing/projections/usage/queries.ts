@@ -62,20 +62,29 @@ export function bucketsIn(q: Pick<UsageQuery, 'granularity' | 'from' | 'to'>): n
   return out;
 }
 
+/** A day's point is read from its 24 hour buckets (days are not stored: ./projection.ts). */
+const HOURS_PER_DAY = BUCKET_SECONDS.day / BUCKET_SECONDS.hour;
+
 /**
- * A dense series (every bucket in the range, zeros included): the totals, or one series per key or
- * model seen in the range.
+ * A dense series (every bucket in the range, zeros included): the totals, or one series per key,
+ * model, member or endpoint seen in the range. The totals are the sum of the per-key fields (every
+ * debit has a key; t:… fields of older generations are not read), and a day the sum of its hours.
  */
 export async function usageSeries(rm: ReadModels, q: UsageQuery): Promise<UsageSeries[]> {
   const starts = bucketsIn(q);
   if (starts.length > MAX_POINTS) throw new RangeError(`at most ${MAX_POINTS} points per request`);
   const k = await rm.keys(USAGE);
   const p = rm.redis.pipeline();
-  for (const t of starts) p.hgetall(k(q.granularity, q.workspaceId, String(t)));
+  const perPoint = q.granularity === 'day' ? HOURS_PER_DAY : 1;
+  for (const t of starts) {
+    if (perPoint === 1) p.hgetall(k(q.granularity, q.workspaceId, String(t)));
+    else for (let h = 0; h < perPoint; h++) p.hgetall(k('hour', q.workspaceId, String(t + h * BUCKET_SECONDS.hour)));
+  }
   const res = (await p.exec()) ?? [];
-  const prefix = q.groupBy ? FIELD_PREFIX[q.groupBy] : 't:';
+  const prefix = q.groupBy ? FIELD_PREFIX[q.groupBy] : 'k:';
   const groups = new Map<string, Acc[]>();
-  res.forEach(([, h], i) => {
+  res.forEach(([, h], j) => {
+    const i = Math.floor(j / perPoint);
     for (const [field, value] of Object.entries((h as Record<string, string>) ?? {})) {
       if (!field.startsWith(prefix)) continue;
       const cut = field.lastIndexOf(':');

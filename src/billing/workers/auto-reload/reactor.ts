@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { reloadBlockerOf, settingsBlockerOf } from '../../rules';
 import { monthOf } from '../../state';
 import { getBalance } from '../../projections/balances/queries';
-import { getBillingSettings } from '../../projections/billing-settings/queries';
+import { autoReloadSettings } from '../../projections/billing-settings/queries';
 import { reactor } from '../../../platform/projections/projection';
 import type { BillingEvent } from '../../events';
 import type { TokensDebited } from '../../../inference/events';
@@ -20,10 +20,11 @@ export function autoReloadReactor(deps: { readModels: ReadModels; queue: () => P
     handles: ['TokensDebited', 'AutoReloadConfigured', 'PaymentMethodAttached'],
     async react(event) {
       const { workspaceId } = event.data;
-      const settings = await getBillingSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString()));
+      // A workspace that never configured auto-reload (the usual case) costs one field's read.
+      const settings = await autoReloadSettings(deps.readModels, workspaceId, monthOf(deps.now().toISOString()));
       // A reload in flight is finished by its own job (retried by BullMQ, or re-enqueued by the sweep).
-      // Settings that rule a reload out (no auto-reload, the usual case) spare the balance read.
-      if (settingsBlockerOf(settings)) return;
+      // Settings that rule a reload out spare the balance read.
+      if (!settings || settingsBlockerOf(settings)) return;
       const { balance, deposited } = await getBalance(deps.readModels, workspaceId);
       if (reloadBlockerOf({ ...settings, deposited }, balance)) return;
       await enqueueReload(await deps.queue(), workspaceId, settings.revision, event.id);

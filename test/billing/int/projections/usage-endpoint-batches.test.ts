@@ -77,6 +77,11 @@ describe('usage: endpoints across batches', () => {
     await batch(debited('q1'), requested('q2', 'chat'), debited('q2'), requested('q3', 'openai'), debited('q3'));
     for (const q of ['q1', 'q2', 'q3']) expect(await redis.exists(k('endpoint', q))).toBe(0);
     const bucket = await redis.hgetall(k('minute', 'w1', String(at)));
-    expect([bucket['e:openai:req'], bucket['e:chat:req'], bucket['e:anthropic:req'], bucket['t:req']]).toEqual(['2', '1', undefined, '3']);
+    expect([bucket['e:openai:req'], bucket['e:chat:req'], bucket['e:anthropic:req'], bucket['k:k1:req']]).toEqual([
+      '2',
+      '1',
+      undefined,
+      '3',
+    ]);
   });
 });

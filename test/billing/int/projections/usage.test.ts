@@ -3,6 +3,7 @@ import { USAGE } from '../../../../src/billing/projections/usage/projection';
 import { usageSeries } from '../../../../src/billing/projections/usage/queries';
 import type { TokensDebited } from '../../../../src/inference/events';
 import { projectionSpec } from '../../../support/projection-gwt';
+import { formatUsd } from '../../../../src/platform/money';
 
 // Buckets older than their retention expire at once: recent times keep the minute buckets alive.
 const hour = Math.floor(Date.now() / 3600_000) * 3600;
@@ -50,6 +51,34 @@ describe('usage projection', () => {
         });
         expect(Object.fromEntries(byKey.map((s) => [s.group, s.total.requests]))).toEqual({ k1: 2, k2: 1 });
       }));
+
+  // Days are not stored: a day's point is the sum of its 24 hours, and the totals the sum of the
+  // per-key fields, in every grouping; t:… fields and day buckets of an older generation are not read.
+  test('a day is the sum of its hours and the totals the sum of the keys', () => {
+    const day = hour - (hour % 86400);
+    return spec
+      .given(
+        debit('q1', 'k1', 'service_3_pi', day + 5),
+        debit('q2', 'k2', 'service_3_productivity', day + 23 * 3600 + 59),
+        debit('q3', 'k1', 'service_3_pi', day + 86400 + 1),
+      )
+      .then(async ({ redis, readModels }) => {
+        const k = await readModels.keys(USAGE);
+        await redis.hset(k('hour', 'w1', String(day)), 't:req', '100');
+        await redis.hset(k('day', 'w1', String(day)), 't:req', '100', 'k:k1:req', '100');
+        const q = { workspaceId: 'w1', granularity: 'day' as const, from: day, to: day + 2 * 86400 };
+        const [totals] = await usageSeries(readModels, q);
+        expect(totals.points.map((p) => [p.t, p.requests, p.inputTokens])).toEqual([
+          [new Date(day * 1000).toISOString(), 2, 20],
+          [new Date((day + 86400) * 1000).toISOString(), 1, 10],
+        ]);
+        const byConfig = await usageSeries(readModels, { ...q, groupBy: 'config' });
+        expect(byConfig.map((s) => [s.group, s.points.map((p) => p.requests)])).toEqual([
+          ['service_3_pi', [1, 1]],
+          ['service_3_productivity', [1, 0]],
+        ]);
+      });
+  });
 
   // What a debit stores, field by field, pinned: the counting moved between the projector and the
   // bucket script (issue 19) and a rebuild must leave the same hashes and expiry times as before.
@@ -101,7 +130,6 @@ describe('usage projection', () => {
         });
         const both = ['2', '20', '40', '1000000000000006'] as const;
         const expected = {
-          ...fields('t', ...both),
           ...fields('k:k1', ...both),
           ...fields('m:service_3_pi', ...both),
           ...fields('u:u1', ...both),
@@ -111,13 +139,13 @@ describe('usage projection', () => {
         for (const [g, start] of [
           ['minute', minute],
           ['hour', hour],
-          ['day', hour - (hour % 86400)],
         ] as const) {
           expect(await redis.hgetall(k(g, 'w1', String(start)))).toEqual(expected);
         }
+        // Days are derived from hours on read, so hours are kept for good (as days were) and no day is stored.
         expect(await redis.call('EXPIRETIME', k('minute', 'w1', String(minute)))).toBe(minute + 60 + 8 * 86400);
-        expect(await redis.call('EXPIRETIME', k('hour', 'w1', String(hour)))).toBe(hour + 3600 + 100 * 86400);
-        expect(await redis.call('EXPIRETIME', k('day', 'w1', String(hour - (hour % 86400))))).toBe(-1);
+        expect(await redis.call('EXPIRETIME', k('hour', 'w1', String(hour)))).toBe(-1);
+        expect(await redis.exists(k('day', 'w1', String(hour - (hour % 86400))))).toBe(0);
       });
   });
 
@@ -131,7 +159,9 @@ describe('usage projection', () => {
     return spec.given(...debits).then(async ({ redis, readModels }) => {
       const k = await readModels.keys(USAGE);
       const bucket = await redis.hgetall(k('minute', 'w1', String(minute)));
-      expect([bucket['t:cost'], bucket['k:k1:cost'], bucket['e:unknown:cost'], bucket['t:req']]).toEqual([total, total, total, '12']);
+      expect([bucket['k:k1:cost'], bucket['e:unknown:cost'], bucket['k:k1:req']]).toEqual([total, total, '12']);
+      const [day] = await usageSeries(readModels, { workspaceId: 'w1', granularity: 'day', from: hour, to: hour + 1 });
+      expect([day.total.cost, day.total.requests]).toEqual([formatUsd(BigInt(total)), 12]);
     });
   });
 
@@ -143,7 +173,7 @@ describe('usage projection', () => {
     return spec.given(debit('q1', 'k1', 'service_3_pi', old + 5)).then(async ({ redis, readModels }) => {
       const k = await readModels.keys(USAGE);
       expect(await redis.exists(k('minute', 'w1', String(old)))).toBe(0);
-      expect(await redis.hget(k('day', 'w1', String(old - (old % 86400))), 'u:unknown:req')).toBe('1');
+      expect(await redis.hget(k('hour', 'w1', String(old - (old % 3600))), 'u:unknown:req')).toBe('1');
     });
   });
 });
