@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { openApiDocument } from '../../src/openapi/router';
+import { isProbe } from './live-usage';
 
 /**
  * Every answer an end-to-end test's server gives, checked against the OpenAPI document (what a
@@ -129,7 +130,8 @@ function buildChecker(): (a: RecordedAnswer) => string[] {
           .filter((l) => l.startsWith('data:'))
           .map((l) => l.slice(5).replace(/^ /, ''))
           .join('\n');
-        if (!data || data === '[DONE]') continue;
+        // `[DONE]` ends OpenAI's streams; a probe is a message a test published itself (./live-usage.ts).
+        if (!data || data === '[DONE]' || isProbe(frame)) continue;
         let value: unknown;
         try {
           value = JSON.parse(data);

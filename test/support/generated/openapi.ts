@@ -1767,6 +1767,10 @@ export interface components {
             /** @description The member, for `member` */
             userId?: string;
         };
+        /** @description Sent as `event: closed` when the server ends the stream, then it ends */
+        UsageLiveClosed: {
+            detail: string;
+        };
         ProjectionStatus: {
             name: string;
             /** @description The generation readers use */
@@ -6349,7 +6353,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream */
+            /** @description The stream: `event: usage` frames, and `event: closed` last when it ends on the server’s side */
             200: {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
@@ -6368,7 +6372,7 @@ export interface operations {
                         cost: string;
                         costNanoUsd: string;
                         at: string;
-                    };
+                    } | components["schemas"]["UsageLiveClosed"];
                 };
             };
             /** @description Not authenticated, or the session expired */
