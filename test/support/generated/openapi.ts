@@ -2074,6 +2074,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2093,6 +2097,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2300,6 +2308,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2319,6 +2331,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2537,6 +2553,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2556,6 +2576,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2772,6 +2796,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2791,6 +2819,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2862,6 +2894,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2952,6 +2988,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3190,6 +3230,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
