@@ -13,6 +13,7 @@ export { Reservations } from './projections/balances/reservations';
 export { budgetStack, type BudgetLayer } from './projections/balances/budget-stack';
 /** The reserve function, for a script that reserves in the same round trip as its own work (`--@include reserve`). */
 export { reserveLua } from './projections/balances/reservation-scripts';
+export { reservationKeys } from './projections/balances/reservation-keys';
 export {
   reserveResultOf,
   type BudgetRefused,

@@ -38,7 +38,7 @@ export async function budgetStack(
   const [balance, [held, keyHeld], keyBudget, members] = await Promise.all([
     getBalance(d.readModels, k.workspaceId),
     d.redis.hmget(holds, HELD_TOTAL, heldByKeyField(k.keyId)),
-    keyBudgetAt(d.readModels, k.keyId, now),
+    keyBudgetAt(d.readModels, k.workspaceId, k.keyId, now),
     memberBudgets(d.readModels, d.ks, k.workspaceId, [k.createdBy], now),
   ]);
   const wsHeld = BigInt(held ?? '0');
