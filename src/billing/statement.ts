@@ -1,4 +1,5 @@
-import type { NanoUsd } from '../platform/money';
+import { createHash } from 'node:crypto';
+import { formatUsd, type NanoUsd } from '../platform/money';
 import type { MoneyLine } from './ledger';
 
 /**
@@ -12,7 +13,41 @@ import type { MoneyLine } from './ledger';
 export type StatementLineInput = Pick<
   MoneyLine,
   'at' | 'type' | 'ref' | 'amount' | 'paymentIntentId' | 'keyId' | 'model' | 'inputTokens' | 'outputTokens'
->;
+> & {
+  /** The event's global position (a bigint, or its decimal string as the read model keeps it). */
+  position: bigint | string;
+};
+
+/**
+ * A digest over the month's inference receipts, so a receipt missing from (or altered in) a set
+ * that claims to be the month's shows: SHA-256 (hex) of one line per TokensDebited of the month in
+ * ledger order, each `position requestId keyId inputTokens outputTokens cost` separated by tabs and
+ * ended by a newline: the receipts' `debit.position`, `requestId`, `key.keyId`, `inputTokens`,
+ * `outputTokens` and `cost`, for the receipts whose `debit.at` falls in the month.
+ */
+export interface ReceiptsDigest {
+  algorithm: 'sha256';
+  count: number;
+  value: string;
+}
+
+export function receiptsDigestLine(r: {
+  position: string;
+  requestId: string;
+  keyId: string;
+  inputTokens: number;
+  outputTokens: number;
+  cost: string;
+}): string {
+  return `${r.position}\t${r.requestId}\t${r.keyId}\t${r.inputTokens}\t${r.outputTokens}\t${r.cost}\n`;
+}
+
+/** The digest of receipt lines (./receiptsDigestLine), sorted here by ledger position. */
+export function receiptsDigestOf(lines: Array<{ position: bigint; line: string }>): ReceiptsDigest {
+  const h = createHash('sha256');
+  for (const l of [...lines].sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))) h.update(l.line);
+  return { algorithm: 'sha256', count: lines.length, value: h.digest('hex') };
+}
 
 /** A grant's expiry recorded in the month: what it took out of the balance (positive). */
 export interface StatementExpiry {
@@ -58,6 +93,7 @@ export interface MonthlyStatement {
   expired: NanoUsd;
   debited: NanoUsd;
   closing: NanoUsd;
+  receipts: ReceiptsDigest;
 }
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
@@ -101,6 +137,7 @@ export class StatementBuilder {
   private readonly credits: StatementCredit[] = [];
   private readonly expiries: StatementExpiry[] = [];
   private readonly usage = new Map<string, StatementUsage>();
+  private readonly receipts: Array<{ position: bigint; line: string }> = [];
   private readonly range: { start: string; end: string };
 
   constructor(
@@ -129,6 +166,18 @@ export class StatementBuilder {
       u.inputTokens += l.inputTokens ?? 0;
       u.outputTokens += l.outputTokens ?? 0;
       u.cost += -l.amount;
+      const position = BigInt(l.position);
+      this.receipts.push({
+        position,
+        line: receiptsDigestLine({
+          position: position.toString(),
+          requestId: l.ref,
+          keyId: l.keyId ?? '',
+          inputTokens: l.inputTokens ?? 0,
+          outputTokens: l.outputTokens ?? 0,
+          cost: formatUsd(-l.amount),
+        }),
+      });
       return;
     }
     if (l.type === 'CreditExpired') {
@@ -168,6 +217,7 @@ export class StatementBuilder {
       expired,
       debited,
       closing: this.opening + deposited + reloaded + granted - debited - expired,
+      receipts: receiptsDigestOf(this.receipts),
     };
   }
 }

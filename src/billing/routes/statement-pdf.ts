@@ -85,7 +85,8 @@ export function statementPdf(st: Statement): Promise<Buffer> {
       .font('Helvetica')
       .fontSize(8)
       // ASCII '-': the PDF's standard Helvetica has no U+2212 (it printed as a broken glyph).
-      .text('Opening balance + deposits + reloads + grants - usage - expiries = closing balance. Amounts are exact (nano-USD precision).');
+      .text('Opening balance + deposits + reloads + grants - usage - expiries = closing balance. Amounts are exact (nano-USD precision).')
+      .text(`Inference receipts this month: ${st.receipts.count}; SHA-256 digest over them: ${st.receipts.value}`);
   });
 }
 

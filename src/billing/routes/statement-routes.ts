@@ -64,6 +64,7 @@ async function statementJson(s: Services, name: string, st: MonthlyStatement): P
       debits: formatUsd(st.debited + st.expired),
     },
     closingBalance: formatUsd(st.closing),
+    receipts: st.receipts,
   };
 }
 

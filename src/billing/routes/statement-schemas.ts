@@ -60,6 +60,15 @@ export const statementBody = z.object({
     debits: usd.describe('usage + expiries'),
   }),
   closingBalance: usd.describe('openingBalance + totals.credits − totals.debits'),
+  receipts: z
+    .object({
+      algorithm: z.literal('sha256'),
+      count: z.number().int().describe('Inference receipts (TokensDebited events) of the month'),
+      value: z.string().describe('hex'),
+    })
+    .describe(
+      'A digest over the month’s inference receipts: SHA-256 of one line per receipt in ledger order, `debit.position requestId key.keyId inputTokens outputTokens cost` separated by tabs, each ended by a newline (docs/INFERENCE.md, "Receipts in the monthly statement")',
+    ),
 });
 
 export const statementMonthsBody = z.object({

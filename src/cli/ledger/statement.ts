@@ -203,6 +203,7 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
           credits: st.credits.map((c) => ({ ...c, amount: formatUsd(c.amount) })),
           expiries: st.expiries.map((e) => ({ ...e, amount: formatUsd(e.amount) })),
           usage: st.usage.map((u) => ({ ...u, cost: formatUsd(u.cost) })),
+          receipts: st.receipts,
         },
         null,
         2,
@@ -221,4 +222,5 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
   out(
     `deposits ${money.deposits}  reloads ${money.reloads}  grants ${money.grants}  expiries ${money.expiries}  debits ${money.debits}  closing balance ${money.closing}`,
   );
+  out(`receipts ${st.receipts.count}  sha256 ${st.receipts.value}`);
 }

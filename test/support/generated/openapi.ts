@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/external/api/inference/openai/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OpenAI-compatible response (the Responses API), text only
+         * @description `model` names a config (service_3_pi, service_3_productivity); any other name is served by the default. `input` is a string or a list of messages with text content; `instructions`, `max_output_tokens`, `temperature`, `top_p` apply as in chat completions. With `stream: true` the answer is text/event-stream of typed events (`event: response.created` … `response.completed`, or `response.incomplete` at max_output_tokens); a failure after the stream started sends `event: error`. Metered, rate limited and idempotent like chat completions; `usage.cost` is what the call cost. Tools, stored conversations (`previous_response_id`), background mode and non-text formats or parts are refused with 400. Nothing is stored.
+         */
+        post: operations["postExternalApiInferenceOpenaiV1Responses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/external/api/inference/openai/v1/models": {
         parameters: {
             query?: never;
@@ -152,6 +172,26 @@ export interface paths {
          * @description Read from the request's events: the key, config and endpoint, tokens and prices billed, cost, hold, finish reason, times and ledger position.
          */
         get: operations["getV1WorkspacesWsRequestsRequestId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that sign receipts (JWKS)
+         * @description The current receipt signing key first, then every retired key still published, so receipts signed before a rotation verify. Keep a copy to verify receipts offline.
+         */
+        get: operations["getWellKnownJwksJson"];
         put?: never;
         post?: never;
         delete?: never;
@@ -562,6 +602,26 @@ export interface paths {
          * @description Rolls the secret without changing the key's id, budget or usage; the new secret is in this answer only. The old secret keeps working for gracePeriodSeconds (0 ends it at once).
          */
         post: operations["postV1WorkspacesWsKeysKeyIdRoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/keys/{keyId}/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every budget layer that applies to a key, in the order admission checks them
+         * @description The balance, then the key’s budget, then its creator’s member budget (a budget layer only when that budget is set), each with its limit, spend in the current period, what requests in flight hold, what is left and when it resets. `tightest` is the layer with the least left: the most the next request may hold. Read-only; the same figures the 402 of a refused request shows.
+         */
+        get: operations["getV1WorkspacesWsKeysKeyIdBudgets"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1462,6 +1522,164 @@ export interface components {
                 budget?: components["schemas"]["BudgetRefusal"];
             };
         };
+        Response: {
+            /** @description resp_<request id> */
+            id: string;
+            /** @constant */
+            object: "response";
+            created_at: number;
+            /** @enum {string} */
+            status: "in_progress" | "completed" | "incomplete";
+            error: null;
+            /** @description Set when the reply stopped at max_output_tokens */
+            incomplete_details: {
+                /** @constant */
+                reason: "max_output_tokens";
+            } | null;
+            instructions: string | null;
+            max_output_tokens: number | null;
+            /** @enum {string} */
+            model: "service_3_pi" | "service_3_productivity";
+            output: {
+                /** @constant */
+                type: "message";
+                /** @description msg_<request id> */
+                id: string;
+                /** @enum {string} */
+                status: "in_progress" | "completed" | "incomplete";
+                /** @constant */
+                role: "assistant";
+                content: {
+                    /** @constant */
+                    type: "output_text";
+                    text: string;
+                    annotations: unknown[];
+                    logprobs: unknown[];
+                }[];
+            }[];
+            parallel_tool_calls: boolean;
+            previous_response_id: null;
+            /**
+             * @description Responses are never stored
+             * @constant
+             */
+            store: false;
+            temperature: number;
+            top_p: number;
+            text: {
+                format: {
+                    /** @constant */
+                    type: "text";
+                };
+            };
+            /** @constant */
+            tool_choice: "none";
+            tools: unknown[];
+            /** @constant */
+            truncation: "disabled";
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description Null until the response is complete (in the stream’s first events) */
+            usage: components["schemas"]["ResponseUsage"] | null;
+        };
+        ResponseUsage: {
+            input_tokens: number;
+            input_tokens_details: {
+                /** @constant */
+                cached_tokens: 0;
+            };
+            output_tokens: number;
+            output_tokens_details: {
+                /** @constant */
+                reasoning_tokens: 0;
+            };
+            total_tokens: number;
+            /** @description What the call cost, USD as an exact decimal string (the TokensDebited amount) */
+            cost: string;
+        };
+        ResponseStreamEvent: {
+            /** @enum {string} */
+            type: "response.created" | "response.in_progress" | "response.completed" | "response.incomplete";
+            response: components["schemas"]["Response"];
+            sequence_number: number;
+        } | {
+            /** @enum {string} */
+            type: "response.output_item.added" | "response.output_item.done";
+            /** @constant */
+            output_index: 0;
+            item: {
+                /** @constant */
+                type: "message";
+                /** @description msg_<request id> */
+                id: string;
+                /** @enum {string} */
+                status: "in_progress" | "completed" | "incomplete";
+                /** @constant */
+                role: "assistant";
+                content: {
+                    /** @constant */
+                    type: "output_text";
+                    text: string;
+                    annotations: unknown[];
+                    logprobs: unknown[];
+                }[];
+            };
+            sequence_number: number;
+        } | {
+            /** @enum {string} */
+            type: "response.content_part.added" | "response.content_part.done";
+            item_id: string;
+            /** @constant */
+            output_index: 0;
+            /** @constant */
+            content_index: 0;
+            part: {
+                /** @constant */
+                type: "output_text";
+                text: string;
+                annotations: unknown[];
+                logprobs: unknown[];
+            };
+            sequence_number: number;
+        } | {
+            /** @constant */
+            type: "response.output_text.delta";
+            item_id: string;
+            /** @constant */
+            output_index: 0;
+            /** @constant */
+            content_index: 0;
+            delta: string;
+            logprobs: unknown[];
+            sequence_number: number;
+        } | {
+            /** @constant */
+            type: "response.output_text.done";
+            item_id: string;
+            /** @constant */
+            output_index: 0;
+            /** @constant */
+            content_index: 0;
+            text: string;
+            logprobs: unknown[];
+            sequence_number: number;
+        } | {
+            error: {
+                message: string;
+                type: string;
+                /** @description `budget_exceeded` for a budget refusal, `invalid_api_key` for a 401 */
+                code: string | null;
+                budget?: components["schemas"]["BudgetRefusal"];
+            };
+            detail: string;
+            /** @constant */
+            type: "error";
+            code: string | null;
+            message: string;
+            param: null;
+            sequence_number: number;
+        };
         ModelList: {
             /** @constant */
             object: "list";
@@ -1524,6 +1742,17 @@ export interface components {
                 /** @description Global position of the TokensDebited event in the event store (the ledger order) */
                 position: string;
                 eventId: string;
+                /** @description When the TokensDebited was recorded: the month of the statement whose receipts digest counts it */
+                at: string;
+            } | null;
+            /** @description Null while the request is open */
+            signature: {
+                /** @constant */
+                alg: "EdDSA";
+                /** @description The id of the signing key in GET /.well-known/jwks.json */
+                kid: string;
+                /** @description Ed25519 signature of the canonical form (docs/INFERENCE.md, "Verifying a receipt"), base64url */
+                value: string;
             } | null;
         };
         TokenCount: {
@@ -1540,6 +1769,43 @@ export interface components {
             max_cost: string | null;
             /** @description Web search may add results to the prompt at call time (more tokens than counted here) */
             web_search: boolean;
+        };
+        ReceiptKeySet: {
+            keys: {
+                /** @constant */
+                kty: "OKP";
+                /** @constant */
+                crv: "Ed25519";
+                /** @description The public key, base64url */
+                x: string;
+                /** @description RFC 7638 thumbprint of the key */
+                kid: string;
+                /** @constant */
+                alg: "EdDSA";
+                /** @constant */
+                use: "sig";
+            }[];
+        };
+        BudgetLayer: {
+            /**
+             * @description The workspace balance, the key’s budget, or its creator’s member budget
+             * @enum {string}
+             */
+            scope: "balance" | "key" | "member";
+            /** @description The balance itself for `balance` (negative if the ledger went below zero); the budget for the others */
+            limit: string;
+            /** @description The budget’s period (UTC); null for the balance */
+            period: ("daily" | "weekly" | "monthly") | null;
+            /** @description Spent in the current period; null for the balance */
+            spent: string | null;
+            /** @description Held by requests in flight that count against this layer */
+            held: string;
+            /** @description What the next request can still hold (never negative) */
+            remaining: string;
+            /** @description When the period ends and spending starts again from zero; null for the balance */
+            resetsAt: string | null;
+            /** @description The member, for `member` */
+            userId?: string;
         };
         CreditGrant: {
             grantId: string;
@@ -1563,6 +1829,10 @@ export interface components {
             /** @enum {string} */
             status: "active" | "used" | "expired";
             note?: string;
+        };
+        /** @description Sent as `event: closed` when the server ends the stream, then it ends */
+        UsageLiveClosed: {
+            detail: string;
         };
         ProjectionStatus: {
             name: string;
@@ -1720,6 +1990,10 @@ export interface operations {
                     "x-usage-output-tokens"?: string;
                     /** @description What this call cost, USD as an exact decimal string (the TokensDebited amount) */
                     "x-usage-cost-usd"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1863,6 +2137,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1882,6 +2160,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1942,6 +2224,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2085,6 +2371,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2104,6 +2394,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2174,6 +2468,10 @@ export interface operations {
                     "x-usage-output-tokens"?: string;
                     /** @description What this call cost, USD as an exact decimal string (the TokensDebited amount) */
                     "x-usage-cost-usd"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2318,6 +2616,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2337,6 +2639,253 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    postExternalApiInferenceOpenaiV1Responses: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: the same key and the same request within IDEMPOTENCY_WINDOW_SECONDS (24 h by default) answer the recorded reply again (streamed again if streamed), with Idempotent-Replayed: true, and are billed once. A key used with another request: 422; while the first call runs: 409 with Retry-After. 1 to 255 visible ASCII characters (a uuid). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    model?: string | null;
+                    input: string | {
+                        /** @constant */
+                        type?: "message";
+                        /** @enum {string} */
+                        role: "system" | "developer" | "user" | "assistant";
+                        content: string | {
+                            /** @enum {string} */
+                            type: "input_text" | "output_text" | "text";
+                            text: string;
+                        }[];
+                    }[];
+                    instructions?: string | null;
+                    max_output_tokens?: number | null;
+                    temperature?: number | null;
+                    top_p?: number | null;
+                    stream?: boolean | null;
+                    seed?: number | null;
+                    web_search?: boolean | null;
+                    metadata?: {
+                        user_firstname?: string | null;
+                        user_timezone?: string | null;
+                        user_country?: string | null;
+                        user_region?: string | null;
+                        user_city?: string | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The response (JSON), or its events when `stream` is true */
+            200: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description Prompt tokens billed (the TokensDebited inputTokens) */
+                    "x-usage-input-tokens"?: string;
+                    /** @description Output tokens billed (the TokensDebited outputTokens) */
+                    "x-usage-output-tokens"?: string;
+                    /** @description What this call cost, USD as an exact decimal string (the TokensDebited amount) */
+                    "x-usage-cost-usd"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                    "text/event-stream": components["schemas"]["ResponseStreamEvent"];
+                };
+            };
+            /** @description An unsupported feature (tools, previous_response_id, background, text.format, non-text parts), or a prompt over the context window */
+            400: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown, deleted, rolled away or expired (WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description `Bearer`: the scheme the route expects */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Insufficient balance, or the key's monthly budget is spent */
+            402: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The key lacks the inference scope */
+            403: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running (Retry-After) */
+            409: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Request body too large (over 2 MB) */
+            413: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A field breaks the contract, a bad Idempotency-Key, or an Idempotency-Key used before with a different request */
+            422: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The key's rate limit (requests per minute) is reached */
+            429: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The model upstream failed before any text was sent */
+            502: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The event store, Redis or the read models are unavailable; nothing is billed */
+            503: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2408,6 +2957,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2498,6 +3051,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2736,6 +3293,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,6 +3359,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getWellKnownJwksJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptKeySet"];
+                };
+            };
+            /** @description Another method than GET or HEAD */
+            405: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4882,6 +5476,62 @@ export interface operations {
             };
         };
     };
+    getV1WorkspacesWsKeysKeyIdBudgets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The layers, in enforcement order */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keyId: string;
+                        layers: components["schemas"]["BudgetLayer"][];
+                        tightest: {
+                            /** @enum {string} */
+                            scope: "balance" | "key" | "member";
+                            /** @description USD, a decimal string */
+                            remaining: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or API key not found */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getV1WorkspacesWsAudit: {
         parameters: {
             query?: {
@@ -5993,7 +6643,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream */
+            /** @description The stream: `event: usage` frames, and `event: closed` last when it ends on the server’s side */
             200: {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
@@ -6012,7 +6662,7 @@ export interface operations {
                         cost: string;
                         costNanoUsd: string;
                         at: string;
-                    };
+                    } | components["schemas"]["UsageLiveClosed"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -6190,6 +6840,15 @@ export interface operations {
                         };
                         /** @description openingBalance + totals.credits − totals.debits */
                         closingBalance: string;
+                        /** @description A digest over the month’s inference receipts: SHA-256 of one line per receipt in ledger order, `debit.position requestId key.keyId inputTokens outputTokens cost` separated by tabs, each ended by a newline (docs/INFERENCE.md, "Receipts in the monthly statement") */
+                        receipts: {
+                            /** @constant */
+                            algorithm: "sha256";
+                            /** @description Inference receipts (TokensDebited events) of the month */
+                            count: number;
+                            /** @description hex */
+                            value: string;
+                        };
                     };
                     "text/csv": string;
                     "application/pdf": string;
@@ -8182,9 +8841,11 @@ export interface operations {
                     "text/plain; version=0.0.4; charset=utf-8": string;
                 };
             };
-            /** @description Anything but GET /metrics */
+            /** @description Anything but GET /metrics there; on the API port /metrics is not served (404, with the x-request-id every API answer carries) */
             404: {
                 headers: {
+                    /** @description On the API port only: the id of the request */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

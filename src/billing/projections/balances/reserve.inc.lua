@@ -10,7 +10,8 @@
 -- the budgets, spend and key owners are keys under it, all in the workspace's slot), keyId '' for none,
 -- periods the id of each period now ({daily, weekly, monthly}: src/platform/budget-periods.ts) and
 -- k the reservation keys (reservationKeys in ./reservation-keys.ts).
--- Returns {1, balance, held} | {0, balance, held}
+-- Returns {1, balance, held, keyBudget, keyUsed, memberBudget, memberUsed} | {0, balance, held}
+--       (on success, each budget with its period's spend plus every hold, this one's included; '' without that budget)
 --       | {2, balance, held, budget, spent, heldByOthers, period}          (the key's budget refused)
 --       | {3, balance, held, budget, spent, heldByOthers, period, userId}  (the member's budget refused)
 local function ge(a, b)
@@ -57,13 +58,15 @@ local function unhold(key, field, amount)
   return '0'
 end
 -- nil when spend in the budget's period + holds (this one's included) fit the budget, else {budget, spent, period}
--- (heldReply: the HINCRBY that added this hold to the sum in field heldField)
+-- (heldReply: the HINCRBY that added this hold to the sum in field heldField). When it fits, also
+-- {budget, used}: what the answer's remaining-budget header is computed from, at no extra command.
 local function over_budget(budgetKey, periodKey, spendKey, held, heldField, heldReply, periods)
   local budget = redis.call('GET', budgetKey)
   if not budget then return nil end
   local period = redis.call('GET', periodKey) or 'monthly'
   local spent = redis.call('HGET', spendKey, periods[period] or periods.monthly) or '0'
-  if ge(budget, add(spent, exact(held, heldField, heldReply))) then return nil end
+  local used = add(spent, exact(held, heldField, heldReply))
+  if ge(budget, used) then return nil, {budget, used} end
   return {budget, spent, period}
 end
 -- a − b for decimal strings a ≥ b ≥ 0
@@ -104,12 +107,14 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   if not ge(balance, held) then
     return {0, balance, unhold(h, '=total', amount)}
   end
+  local kfit, mfit
   local record = amount
   if keyId and keyId ~= '' then
     local keyField = '=k:' .. keyId
     local keyHeld = redis.call('HINCRBY', h, keyField, amount)
     local kb = base .. ':key-budget'
-    local refused = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, h, keyField, keyHeld, periods)
+    local refused
+    refused, kfit = over_budget(kb .. ':' .. keyId, kb .. '-period:' .. keyId, base .. ':key-spend:' .. keyId, h, keyField, keyHeld, periods)
     if refused then
       local others = unhold(h, keyField, amount)
       return {2, balance, unhold(h, '=total', amount), refused[1], refused[2], others, refused[3]}
@@ -120,7 +125,7 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
       local memberField = '=m:' .. owner
       local memberHeld = redis.call('HINCRBY', h, memberField, amount)
       local m = owner
-      refused = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, h, memberField, memberHeld, periods)
+      refused, mfit = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, h, memberField, memberHeld, periods)
       if refused then
         local others = unhold(h, memberField, amount)
         unhold(h, keyField, amount)
@@ -131,5 +136,6 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   end
   redis.call('HSET', h, requestId, record)
   redis.call('ZADD', k.open, nowMs, wsId .. ':' .. requestId)
-  return {1, balance, held}
+  kfit, mfit = kfit or {'', ''}, mfit or {'', ''}
+  return {1, balance, held, kfit[1], kfit[2], mfit[1], mfit[2]}
 end
