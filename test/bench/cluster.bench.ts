@@ -15,6 +15,7 @@
  *            --staggered (signal only: each projector's window apart)
  *            --cost-rate <req/s> (30) --cost-seconds <s> (8; 0 skips the cost phase)
  *            --redis-url <url>: use that Redis (with a prefix of its own) instead of a private one
+ *   npm run bench:cluster -- --redis-nodes 1|3 [--redis-replicas 0|1]: Redis scaling instead (below, "--redis-nodes")
  *   BENCH_PROJECTOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>": node options for the projector processes alone
  *
  * Each layout round gets a fresh PostgreSQL database (BENCH_DATABASE_URL, TEST_DATABASE_URL or
@@ -52,12 +53,26 @@
  * of every process (/proc/<pid>/stat), Redis's included when it is private. What the same processes
  * do in an idle window of the same length (lease renewals, readiness polls) is subtracted first.
  *
+ * --redis-nodes 1|3 [--redis-replicas 0|1] (./redis-nodes.ts): is Redis what scales? One private
+ * redis-server (REDIS_URL) or a Redis Cluster of 3 primaries (REDIS_CLUSTER_NODES, started by
+ * test/support/redis-cluster.ts), each redis-server in a cgroup of its own with the same CPU quota
+ * (--redis-share, 0.01 of a core; applied once the processes have seeded) so that Redis is the wall;
+ * the first --layouts entry (2x1x1) runs unthrottled under a closed loop (--connections per api, 8),
+ * and the table gives the requests/s served, Redis CPU and commands per request per node and in all
+ * (INFO cpu, INFO commandstats) and the busiest primary's share. --faults (with --redis-replicas 1:
+ * kill,reshard by default; `none` anywhere, as a control) then run each under open-loop load
+ * (--rate): a primary SIGKILLed (until its replica serves its slots), or 1,000 slots resharded with
+ * redis-cli, a third of the way in; then the 503s callers saw, the debits in the store (none
+ * doubled, every 2xx debited) and `tollgate ledger verify` (balances and ledger against a replay).
+ * --write replaces "## Redis nodes, last run" in docs/BENCHMARKS.md.
+ *
  * The bench stops its children on exit (SIGCONT then SIGTERM, SIGKILL on a hard exit; a child also
  * exits when its stdin closes), removes its cgroups, drops its databases and deletes its Redis keys.
  */
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -224,8 +239,13 @@ async function launch(bundle: string[], env: Record<string, string>, attempt = 1
   const child = new Child(bundle, env);
   owned.add(child.proc);
   void child.exited.then(({ code, signal }) => {
-    if (!stopping.has(child.proc))
-      process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process exited (${signal ?? code}): ${child.stderr.trim().slice(-600)}\n`);
+    if (!stopping.has(child.proc)) {
+      // An error's own line first: an ioredis ReplyError's dump (e.g. a CROSSSLOT's key list) can fill the tail.
+      const cause = /^\w*Error\b.*$/m.exec(child.stderr)?.[0];
+      process.stderr.write(
+        `a ${env.ROLE ?? env.BENCH_PART} process exited (${signal ?? code}): ${cause ? `${cause} … ` : ''}${child.stderr.trim().slice(-600)}\n`,
+      );
+    }
   });
   try {
     const [line] = await child.waitFor(/^\{.*\}$/, 120_000);
@@ -459,7 +479,7 @@ async function drive(
   rate: number,
   seconds: number,
   connections: number,
-  onStatus?: (status: number) => void,
+  onStatus?: (status: number, requestId: string | undefined) => void,
 ): Promise<autocannon.Result[]> {
   let n = 0;
   const perApi = rate / c.apis.length;
@@ -478,7 +498,12 @@ async function drive(
                 {
                   method: 'POST',
                   path: PATH,
-                  ...(onStatus ? { onResponse: (status: number) => onStatus(status) } : {}),
+                  ...(onStatus
+                    ? {
+                        onResponse: (status: number, _body: string, _ctx: object, headers?: IncomingHttpHeaders) =>
+                          onStatus(status, headers?.['x-request-id'] as string | undefined),
+                      }
+                    : {}),
                   setupRequest: (req) => {
                     const i = n++;
                     return {
@@ -947,8 +972,13 @@ interface FaultResult {
   faultS: number;
   debited: number;
   doubled: number;
-  /** 2xx answers with no debit in the store. */
+  /**
+   * 2xx answers (x-request-id, warm-up included) with no debit in the store; debits of requests no
+   * 2xx was seen for (those autocannon stopped waiting for at the end, up to its connections per
+   * drive, and any answered with an error after their debit).
+   */
   lost: number;
+  debitedNot2xx: number;
   /** Requests in the store with no debit: answered with an error after admission, left to the sweeper. */
   open: number;
   /** `tollgate ledger verify`'s summary line (balances and ledger against a replay of the store). */
@@ -967,20 +997,26 @@ interface NodesOptions {
   workspaces: number;
 }
 
-/** Starts the Redis of a --redis-nodes run, each redis-server capped alike; the bench stops it however it ends. */
-async function startNodes(o: NodesOptions): Promise<{ redis: BenchRedis; cap: CgroupThrottle | null }> {
+/** Starts the Redis of a --redis-nodes run; the bench stops it however it ends. */
+async function startNodes(o: NodesOptions): Promise<BenchRedis> {
   benchRedis = await startBenchRedis(o.primaries, o.replicas);
   const redis = benchRedis;
   redisEnv = redis.env;
   redisClient = () => redis.client();
-  let cap: CgroupThrottle | null = null;
-  if (o.share < 1 && o.cgroup) {
-    cap = new CgroupThrottle(o.cgroup, o.share, o.periodMs);
-    const release = () => cap!.release();
-    throttles.add(release);
-    for (const n of redis.nodes) cap.add(n.pid);
-  }
-  return { redis, cap };
+  return redis;
+}
+
+/**
+ * Caps every redis-server alike, each in a cgroup of its own (released however the bench ends).
+ * Applied once the processes have started and seeded their workspaces: seeding through a 1% Redis
+ * would take minutes and measures nothing.
+ */
+function capNodes(redis: BenchRedis, o: NodesOptions): CgroupThrottle | null {
+  if (o.share >= 1 || !o.cgroup) return null;
+  const cap = new CgroupThrottle(o.cgroup, o.share, o.periodMs);
+  throttles.add(() => cap.release());
+  for (const n of redis.nodes) cap.add(n.pid);
+  return cap;
 }
 
 async function stopNodes(cap: CgroupThrottle | null): Promise<void> {
@@ -1001,8 +1037,9 @@ async function drained(c: Cluster, ms: number): Promise<number | null> {
 
 /** One scaling round: the layout over `o.primaries` capped primaries, closed-loop load, per-node figures. */
 async function scalingRound(layout: Layout, bundle: string[], upstreamUrl: string, o: NodesOptions): Promise<ScalingResult> {
-  const { redis, cap } = await startNodes(o);
+  const redis = await startNodes(o);
   const c = await startCluster(layout, bundle, upstreamUrl, o.workspaces);
+  const cap = capNodes(redis, o);
   try {
     await drive(c, 0, 3, o.connections); // warm-up: JIT, pools, slots
     await drained(c, 30_000);
@@ -1055,13 +1092,14 @@ async function ledgerVerify(bundle: string[], env: Record<string, string>): Prom
   owned.delete(child.proc);
   const line = lines.find((l) => l.startsWith('verified ')) ?? `no summary (exit ${code}): ${child.stderr.trim().slice(-300)}`;
   return {
-    line: [line, ...lines.filter((l) => l.startsWith('  '))].join('; '),
+    // The summary and the first difference: a table cell, not the whole list.
+    line: [line, ...lines.filter((l) => l.startsWith('  ')).slice(0, 1)].join('; first: '),
     ok: code === 0 && lines.some((l) => / 0 differences$/.test(l)),
   };
 }
 
 /** Every debit in the store, by request: how many requests were debited once, twice, or opened and never debited. */
-async function debits(store: PostgresEventStore): Promise<{ debited: number; doubled: number; open: number }> {
+async function debits(store: PostgresEventStore): Promise<{ debited: number; doubled: number; open: number; ids: Set<string> }> {
   const byRequest = new Map<string, number>();
   const opened = new Set<string>();
   for (let at = 0n; ;) {
@@ -1079,6 +1117,7 @@ async function debits(store: PostgresEventStore): Promise<{ debited: number; dou
     debited: byRequest.size,
     doubled: [...byRequest.values()].filter((n) => n > 1).length,
     open: [...opened].filter((id) => !byRequest.has(id)).length,
+    ids: new Set(byRequest.keys()),
   };
 }
 
@@ -1092,10 +1131,13 @@ async function faultRound(
   rate: number,
   o: NodesOptions,
 ): Promise<FaultResult> {
-  const { redis, cap } = await startNodes(o);
+  const redis = await startNodes(o);
   const c = await startCluster(layout, bundle, upstreamUrl, o.workspaces);
+  const cap = capNodes(redis, o);
   try {
-    await drive(c, rate, 3, o.connections);
+    // Every 2xx since the seeding, the warm-up's too: each must have exactly one debit in the store.
+    const answered = new Set<string>();
+    const warm = await drive(c, rate, 3, o.connections, (status, id) => void (status >= 200 && status < 300 && id && answered.add(id)));
     const t0 = Date.now();
     const times503: number[] = [];
     const statuses: Record<string, number> = {};
@@ -1105,14 +1147,15 @@ async function faultRound(
       await fault(redis);
       faultS = (Date.now() - f0) / 1000;
     });
-    const results = await drive(c, rate, o.seconds, o.connections, (status) => {
-      if (status >= 200 && status < 300) return;
+    const results = await drive(c, rate, o.seconds, o.connections, (status, id) => {
+      if (status >= 200 && status < 300) return void (id && answered.add(id));
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (status === 503) times503.push(Date.now() - t0);
     });
     await faulted;
     await drained(c, 60_000);
     const ok = results.reduce((a, r) => a + r['2xx'], 0);
+    void warm;
     const d = await debits(c.store);
     const v = await ledgerVerify(bundle, {
       ...redisEnv,
@@ -1131,8 +1174,11 @@ async function faultRound(
       statuses,
       window503S: times503.length ? (times503[times503.length - 1] - times503[0]) / 1000 : null,
       faultS,
-      ...d,
-      lost: Math.max(0, ok - d.debited),
+      debited: d.debited,
+      doubled: d.doubled,
+      open: d.open,
+      lost: [...answered].filter((id) => !d.ids.has(id)).length,
+      debitedNot2xx: [...d.ids].filter((id) => !answered.has(id)).length,
       verify: v.line,
       verified: v.ok,
     };
@@ -1188,8 +1234,8 @@ function nodesTable(
       '',
       `Faults under open-loop load (${o.rate} requests/s offered), the fault a third of the way into ${o.seconds} s:`,
       '',
-      '| fault | took | requests | 2xx | non-2xx by status | 503 window | debited | doubled | lost (2xx, no debit) | opened, not debited | ledger verify |',
-      '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|',
+      '| fault | took | requests | 2xx | non-2xx by status | 503 window | debited (warm-up included) | doubled | lost (2xx, no debit) | debited, no 2xx seen | opened, not debited | ledger verify |',
+      '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|',
     );
     for (const r of fs)
       lines.push(
@@ -1197,13 +1243,16 @@ function nodesTable(
           Object.entries(r.statuses)
             .map(([k, v]) => `${k}: ${v}`)
             .join(', ') || 'none'
-        } | ${r.window503S === null ? 'none' : `${f(r.window503S, 1)} s`} | ${r.debited} | ${r.doubled} | ${r.lost} | ${r.open} | ${r.verified ? 'clean' : 'NOT clean'}: ${r.verify} |`,
+        } | ${r.window503S === null ? 'none' : `${f(r.window503S, 1)} s`} | ${r.debited} | ${r.doubled} | ${r.lost} | ${r.debitedNot2xx} | ${r.open} | ${r.verified ? 'clean' : 'NOT clean'}: ${r.verify} |`,
       );
   }
   return lines.join('\n');
 }
 
-/** --redis-nodes 1|3 [--redis-replicas 0|1] [--faults kill,reshard]. */
+/**
+ * --redis-nodes 1|3 [--redis-replicas 0|1] [--redis-share <0..1> (0.01)] [--faults kill,reshard,none]
+ * (default with replicas: kill,reshard; `none` is the same accounting with no fault, on any Redis).
+ */
 async function redisNodesMode(bundle: string[], upstreamUrl: string): Promise<string> {
   const primariesN = numberArg('redis-nodes', 1);
   const replicas = numberArg('redis-replicas', 0);
@@ -1222,13 +1271,16 @@ async function redisNodesMode(bundle: string[], upstreamUrl: string): Promise<st
     workspaces: numberArg('workspaces', 64),
   };
   if (share < 1) cfsQuota(share, o.periodMs);
-  const layout = parseLayouts(stringArg('layouts', '2x2x2'))[0];
+  // One partition by default: \`tollgate ledger verify\` compares at the unpartitioned checkpoint and
+  // reads 0 (every workspace differs) when PROJECTION_PARTITIONS > 1.
+  const layout = parseLayouts(stringArg('layouts', '2x1x1'))[0];
   spread = layout.partitions;
   const rate = numberArg('rate', 30);
   const faults = stringArg('faults', replicas ? 'kill,reshard' : '')
     .split(',')
     .filter(Boolean);
-  if (faults.length && (primariesN < 3 || !replicas)) throw new Error('--faults needs --redis-nodes 3 --redis-replicas 1');
+  if (faults.some((f) => f !== 'none') && (primariesN < 3 || !replicas))
+    throw new Error('--faults kill and reshard need --redis-nodes 3 --redis-replicas 1');
   const log = (s: string) => process.stderr.write(`${s}\n`);
   const loadStart = loadavg();
   const rs: ScalingResult[] = [];
@@ -1242,11 +1294,11 @@ async function redisNodesMode(bundle: string[], upstreamUrl: string): Promise<st
   }
   const fs: FaultResult[] = [];
   for (const name of faults) {
-    const fault = name === 'kill' ? killPrimary : name === 'reshard' ? reshard1000 : null;
-    if (!fault) throw new Error(`--faults: unknown fault "${name}" (kill, reshard)`);
+    const fault = name === 'kill' ? killPrimary : name === 'reshard' ? reshard1000 : name === 'none' ? async () => undefined : null;
+    if (!fault) throw new Error(`--faults: unknown fault "${name}" (kill, reshard, none)`);
     log(`fault run: ${name} at ${rate} requests/s …`);
     const res = await faultRound(
-      name === 'kill' ? 'SIGKILL a primary' : 'reshard 1,000 slots',
+      ({ kill: 'SIGKILL a primary', reshard: 'reshard 1,000 slots' } as Record<string, string>)[name] ?? 'none (the control)',
       fault,
       layout,
       bundle,
