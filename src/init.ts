@@ -8,7 +8,7 @@ import { SandboxGateway } from './billing/payments/sandbox';
 import { StripeGateway } from './billing/payments/stripe';
 import { liveChannel } from './billing/projections/usage/projection';
 import { LiveUsageHub } from './billing/projections/usage/live-hub';
-import { reloadQueue, type ReloadJobData } from './billing/workers/auto-reload/queue';
+import { reloadQueue, RELOAD_QUEUE, type ReloadJobData } from './billing/workers/auto-reload/queue';
 import { bullPrefix } from './platform/bullmq';
 import type { ModelBackend } from './inference/backend';
 import { DemoBackend } from './inference/demo/model';
@@ -29,12 +29,13 @@ import { connectRedis, redisTargetOf } from './platform/redis';
 import type { Services } from './services';
 import { accountsProtectedEvents } from './accounts/protected-events';
 import { webhooksProtectedEvents } from './webhooks/protected-events';
-import { deriveKey } from './platform/crypto/aead';
+import { lookupHasher } from './platform/crypto/lookup-key';
 import { WrappedKeyStore, type KeyStore } from './platform/crypto/key-store';
 import { resolveMasterKeys, type MasterKeys } from './platform/crypto/master-key';
 import { ProtectedStore } from './platform/crypto/protected-store';
 import { SqliteKeyRows } from './platform/crypto/sqlite-key-rows';
-import { createHmac } from 'node:crypto';
+import { SqlitePlaintextRows } from './platform/crypto/sqlite-plaintext-rows';
+import type { PlaintextRows } from './platform/crypto/seal-plaintext';
 
 /**
  * The composition root's half that builds things: every adapter is chosen here from the
@@ -110,6 +111,26 @@ export function openProtectedStore(config: KeyStoreConfig, say: (line: string) =
   return { store: new ProtectedStore(inner, keys, [...accountsProtectedEvents, ...webhooksProtectedEvents]), master };
 }
 
+/**
+ * The events table itself, for `tollgate events seal-plaintext` (src/platform/crypto/seal-plaintext.ts).
+ * EventStoreDB never rewrites an event: there the plain text goes only with a copy of the log.
+ */
+export function openPlaintextRows(config: EventStoreConfig): PlaintextRows {
+  if (config.EVENT_STORE === 'esdb') {
+    throw new Error('EVENT_STORE=esdb: EventStoreDB cannot rewrite an event in place (docs/SECURITY.md, "Migration of plain-text events")');
+  }
+  if (config.EVENT_STORE === 'postgres') {
+    if (!config.DATABASE_URL) throw new TypeError('DATABASE_URL is required when EVENT_STORE=postgres');
+    // Lazy: only the configured store's driver is loaded.
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const { PostgresPlaintextRows } =
+      require('./platform/crypto/postgres-plaintext-rows') as typeof import('./platform/crypto/postgres-plaintext-rows');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    return new PostgresPlaintextRows(config.DATABASE_URL);
+  }
+  return new SqlitePlaintextRows(join(config.DATA_DIR, 'events.sqlite'));
+}
+
 /** Stripe when STRIPE_SECRET_KEY is set; otherwise the sandbox (no network, no money). */
 function paymentGatewayOf(
   config: Pick<Config, 'STRIPE_SECRET_KEY' | 'STRIPE_API_URL' | 'STRIPE_MAX_NETWORK_RETRIES' | 'STRIPE_TIMEOUT_MS' | 'DATA_DIR'>,
@@ -155,11 +176,14 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   const metrics = new Metrics();
   const { store: sealed, master } = openProtectedStore(config, (line) => log.warn(line));
   const store = new ObservedStore(sealed, metrics);
-  const lookupKey = deriveKey(master.current.key, 'lookup');
   const extra: Redis[] = [];
   let redis: Redis;
+  let lookupHash: Services['lookupHash'];
   try {
     await store.ping();
+    // Another store's key stops the start here, in one line, instead of failing every sealed read.
+    await sealed.keys.checkMasterKey();
+    lookupHash = await lookupHasher(sealed.keys, master);
     redis = await connectRedis(redisTargetOf(config), 'main', {}, config.REDIS_CONNECT_TIMEOUT_MS);
   } catch (err) {
     await store.close().catch(() => undefined);
@@ -185,7 +209,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     metrics,
     storeWrites: store,
     keys: sealed.keys,
-    lookupHash: (value) => createHmac('sha256', lookupKey).update(value).digest('hex'),
+    lookupHash,
     gateway: observeGateway(paymentGatewayOf(config, redis, ks), metrics),
     model: () => (model ??= modelBackendOf(config)),
     search: searchOf(config),
@@ -193,7 +217,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
       // BullMQ wants maxRetriesPerRequest: null on its connections.
       queue ??= services
         .connectRedis('bullmq-queue', { maxRetriesPerRequest: null })
-        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config) }));
+        .then((r) => reloadQueue({ redis: r, prefix: bullPrefix(config, RELOAD_QUEUE) }));
       return queue;
     },
     now: () => new Date(),

@@ -9,7 +9,7 @@ export { KEY_PREFIX, keyShape, type KeyShape } from './key-secrets';
 export { hashKey, KeyIndex, keyRecordOf, type KeyRecord } from './projections/key-index/queries';
 export { keyIndexProjection } from './projections/key-index/projection';
 /** The key index's Redis layout, for the inference admission script. */
-export { KEY_FIELDS, KEY_RECORD_INFIX } from './projections/key-index/layout';
+export { KEY_FIELDS } from './projections/key-index/layout';
 export { keysOf } from './projections/api-keys/queries';
 export { auditKeys } from './projections/audit/queries';
 export { membership, workspaceInfo } from './projections/memberships/queries';

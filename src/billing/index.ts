@@ -12,6 +12,7 @@ export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './pr
 export { Reservations } from './projections/balances/reservations';
 /** The reserve function, for a script that reserves in the same round trip as its own work (`--@include reserve`). */
 export { reserveLua } from './projections/balances/reservation-scripts';
+export { reservationKeys } from './projections/balances/reservation-keys';
 export { reserveResultOf, type BudgetRefused, type ReserveReply, type ReserveResult } from './projections/balances/reserve-result';
 export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';

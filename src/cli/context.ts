@@ -42,8 +42,12 @@ export async function withStore<T>(fn: (store: EventStore) => Promise<T>): Promi
   let store: EventStore;
   try {
     // Through the seal, so `events read` shows personal fields and secrets opened, or erased.
-    store = (require('../init') as typeof import('../init')).openProtectedStore(c, (line) => process.stderr.write(line + '\n')).store;
+    const sealed = (require('../init') as typeof import('../init')).openProtectedStore(c, (line) =>
+      process.stderr.write(line + '\n'),
+    ).store;
+    store = sealed;
     await store.ping();
+    await sealed.keys.checkMasterKey();
   } catch (err) {
     fail(describeStartupError(err, c));
   }

@@ -45,5 +45,61 @@ export function eventsCommand(): Command {
         for await (const e of sub) process.stdout.write(line(e) + '\n');
       }),
     );
+  cmd
+    .command('seal-plaintext')
+    .description(
+      'seal, in place, the personal fields and secrets a release before encryption wrote in plain text, then compact the store (stop the service first; docs/SECURITY.md)',
+    )
+    .option('--batch <n>', 'events per transaction', '500')
+    .action((o: { batch: string }) => sealPlaintextCommand(Number(o.batch)));
   return cmd;
+}
+
+/** `tollgate events seal-plaintext`: progress on stderr, the outcome on stdout. */
+async function sealPlaintextCommand(batchSize: number): Promise<void> {
+  /* eslint-disable @typescript-eslint/no-require-imports -- lazy: `tollgate --help` loads no service */
+  const { loadConfig } = require('../platform/config') as typeof import('../platform/config');
+  const { describeStartupError } = require('../platform/startup-error') as typeof import('../platform/startup-error');
+  const init = require('../init') as typeof import('../init');
+  const { lookupHasher } = require('../platform/crypto/lookup-key') as typeof import('../platform/crypto/lookup-key');
+  const { sealPlaintext } = require('../platform/crypto/seal-plaintext') as typeof import('../platform/crypto/seal-plaintext');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  if (!Number.isInteger(batchSize) || batchSize < 1) fail('--batch must be a whole number of at least 1');
+  let c;
+  let opened;
+  let rows;
+  let lookupHash;
+  try {
+    c = loadConfig();
+    rows = init.openPlaintextRows(c);
+    opened = init.openProtectedStore(c, (line) => process.stderr.write(line + '\n'));
+    await opened.store.ping();
+    await opened.store.keys.checkMasterKey();
+    lookupHash = await lookupHasher(opened.store.keys, opened.master);
+  } catch (err) {
+    await opened?.store.close().catch(() => undefined);
+    await rows?.close().catch(() => undefined);
+    fail(describeStartupError(err, c));
+  }
+  let last = 0;
+  try {
+    const done = await sealPlaintext({
+      rows,
+      sealer: opened.store,
+      lookupHash,
+      batchSize,
+      progress(p) {
+        if (Date.now() - last < 1000 && p.sealed < p.total) return;
+        last = Date.now();
+        process.stderr.write(`sealed ${p.sealed} of ${p.total} plain-text events (${p.renamed} claim streams renamed)\n`);
+      },
+    });
+    await opened.store.close();
+    process.stderr.write(`compacting ${rows.where} …\n`);
+    await rows.compact();
+    process.stdout.write(`sealed ${done.sealed} plain-text events, renamed ${done.renamed} claim streams; ${rows.where} compacted\n`);
+  } finally {
+    await opened.store.close().catch(() => undefined);
+    await rows.close();
+  }
 }

@@ -76,6 +76,8 @@ export async function connectCluster(
   const cluster = new Cluster(seeds, {
     lazyConnect: true,
     enableAutoPipelining: false,
+    // SSUBSCRIBE (live usage) on the node serving the channel's slot.
+    shardedSubscribers: true,
     slotsRefreshTimeout: timeoutMs,
     clusterRetryStrategy: (times) => Math.min(times * 100, 2000),
     redisOptions: { connectionName: `tollgate:${name}`, maxRetriesPerRequest: 3, connectTimeout: timeoutMs, ...extra },
@@ -134,4 +136,50 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
       (e) => (clearTimeout(t), reject(e)),
     );
   });
+}
+
+/** Whether `redis` is a Redis Cluster client (REDIS_CLUSTER_NODES), handed out under the Redis type. */
+export function isCluster(redis: Redis): boolean {
+  return redis.isCluster;
+}
+
+/** The primaries' connections: a Cluster's masters, or the one Redis itself. SCAN, KEYS and keyspace events are per node. */
+export function primaries(redis: Redis): Redis[] {
+  return isCluster(redis) ? (redis as unknown as Cluster).nodes('master') : [redis];
+}
+
+/**
+ * SCAN MATCH `pattern` over every primary (never on a request path: admin tools, rebuild clean-up,
+ * the sweeper's index of workspaces). `each` gets each page with the node it came from.
+ */
+export async function scanAll(
+  redis: Redis,
+  pattern: string,
+  each: (node: Redis, keys: string[]) => Promise<void>,
+  count = 1000,
+): Promise<void> {
+  for (const node of primaries(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      cursor = next;
+      if (keys.length) await each(node, keys);
+    } while (cursor !== '0');
+  }
+}
+
+/**
+ * UNLINKs keys a scanAll page found on `node`: in one command on one Redis; on a cluster node one
+ * per key, pipelined (a page's keys span slots, and a multi-key UNLINK across slots is CROSSSLOT).
+ */
+export async function unlinkScanned(redis: Redis, node: Redis, keys: string[]): Promise<number> {
+  if (!isCluster(redis)) return node.unlink(...keys);
+  const p = node.pipeline();
+  for (const k of keys) p.unlink(k);
+  let n = 0;
+  for (const [err, v] of (await p.exec()) ?? []) {
+    if (err) throw err;
+    n += Number(v);
+  }
+  return n;
 }

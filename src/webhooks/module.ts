@@ -4,7 +4,7 @@ import type { Module, Services } from '../services';
 import { balanceAlertsProjection } from './balance-alerts/projection';
 import { balanceAlertReactor } from './balance-alerts/reactor';
 import { webhookRoutes } from './routes/webhook-routes';
-import { webhookQueue, type WebhookJobData } from './workers/delivery/queue';
+import { WEBHOOK_QUEUE, webhookQueue, type WebhookJobData } from './workers/delivery/queue';
 import { webhookReactor } from './workers/delivery/reactor';
 import { startWebhookWorker } from './workers/delivery/worker';
 
@@ -20,7 +20,7 @@ function queueOf(s: Services): () => Promise<Queue<WebhookJobData>> {
     if (!q) {
       q = s
         .connectRedis('webhook-queue', { maxRetriesPerRequest: null })
-        .then((redis) => webhookQueue({ redis, prefix: bullPrefix(s.config), config: s.config }));
+        .then((redis) => webhookQueue({ redis, prefix: bullPrefix(s.config, WEBHOOK_QUEUE), config: s.config }));
       queues.set(s, q);
     }
     return q;

@@ -53,7 +53,7 @@ export class Cluster {
   startApi(slot: number): void {
     const proc = new Proc(this.nextName('api', slot), 'api', true);
     const s = simServices(this.sh, proc);
-    s.progress = progressOf(s, this.projectionNames);
+    s.progress = progressOf(this.sh, proc, s, this.projectionNames);
     this.apis[slot] = new ApiProcess(this.world, proc, s, 30_000);
     proc.onCrash.push(() => this.restartLater(() => this.startApi(slot)));
   }
@@ -116,7 +116,7 @@ export class Cluster {
   startWorker(): void {
     const proc = new Proc(this.nextName('worker', 0), 'worker', true);
     const s = simServices(this.sh, proc);
-    s.progress = progressOf(s, ['balances']);
+    s.progress = progressOf(this.sh, proc, s, ['balances']);
     this.worker = { proc, s };
     const queue = this.sh.queue;
     const lockMs = 30_000;
@@ -152,7 +152,16 @@ export class Cluster {
         if (running) return;
         running = true;
         void sweepAbandoned(
-          { store: s.store, redis: s.redis, ks: s.ks, prices, now: s.now, newId: s.newId, log: s.log },
+          {
+            store: s.store,
+            redis: s.redis,
+            ks: s.ks,
+            prices,
+            now: s.now,
+            newId: s.newId,
+            log: s.log,
+            partitions: s.config.PROJECTION_PARTITIONS,
+          },
           { minAgeMs: s.config.SWEEPER_MIN_AGE_MS },
         )
           .catch(() => undefined)

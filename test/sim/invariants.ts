@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { RecordedEvent } from '../../src/platform/eventstore/port';
 import type { ChargeMade } from './ports';
 import { SimFailure } from './world';
@@ -21,6 +20,9 @@ export interface Attempt {
   received: string;
   /** Redis lost data (flush, rollback) while this attempt ran: the idempotency record may be gone. */
   redisLost: boolean;
+  /** Simulated ms when the attempt was sent and when it ended. */
+  startedAt: number;
+  endedAt?: number;
 }
 
 export interface Fold {
@@ -72,6 +74,28 @@ export function checkSafety(events: readonly RecordedEvent[], charges: readonly 
   const perLedger = new Map<string, number>();
   for (const c of charges) perLedger.set(c.metadata.ledger_id, (perLedger.get(c.metadata.ledger_id) ?? 0) + 1);
   for (const [id, n] of perLedger) if (n > 1) throw new SimFailure('charged-once-per-trigger', `${n} card charges for ledger entry ${id}`);
+  // A deposit retried with its Idempotency-Key (the callers' deposits carry it as their correlation id) is one deposit.
+  const depositsPerKey = new Map<string, number>();
+  const failedEntries = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'DepositRequested') {
+      const c = String(e.metadata.correlationId);
+      depositsPerKey.set(c, (depositsPerKey.get(c) ?? 0) + 1);
+      if (depositsPerKey.get(c)! > 1)
+        throw new SimFailure('one-deposit-per-idempotency-key', `${depositsPerKey.get(c)} deposits requested for the retries of ${c}`);
+    }
+    if (e.type === 'DepositFailed' || e.type === 'AutoReloadFailed') {
+      const d = e.data as { depositId?: string; reloadId?: string };
+      failedEntries.add(d.depositId ?? d.reloadId!);
+    }
+  }
+  // The card network's word against the ledger's: money taken for an entry the ledger says failed is lost to the customer.
+  for (const c of charges)
+    if (c.status === 'succeeded' && failedEntries.has(c.metadata.ledger_id))
+      throw new SimFailure(
+        'no-charge-for-a-failed-entry',
+        `the card was charged for ${c.metadata.ledger_id}, which the ledger records as failed`,
+      );
   const settled = new Map<string, number>();
   for (const e of events) {
     if (e.type !== 'DepositSucceeded' && e.type !== 'AutoReloadSucceeded') continue;
@@ -87,7 +111,7 @@ export function checkSafety(events: readonly RecordedEvent[], charges: readonly 
 }
 
 /** What callers were billed against what they got (after the schedule, when every attempt ended). */
-export function checkCallers(f: Fold, attempts: readonly Attempt[], events: readonly RecordedEvent[]): void {
+export function checkCallers(f: Fold, attempts: readonly Attempt[], events: readonly RecordedEvent[], sweeperMinAgeMs: number): void {
   const byOp = new Map<number, Attempt[]>();
   for (const a of attempts) byOp.set(a.op, [...(byOp.get(a.op) ?? []), a]);
   const finish = new Map<string, string>();
@@ -101,6 +125,13 @@ export function checkCallers(f: Fold, attempts: readonly Attempt[], events: read
     const debit = f.debits.get(rid)?.[0];
     if (!debit) continue;
     const out = (debit.data as { outputTokens: number }).outputTokens;
+    // A request answered (200) well within the sweeper's age was live all along: the sweeper must not have closed it.
+    if (a.outcome === 'ok' && finish.get(rid) === 'abandoned' && (a.endedAt ?? Infinity) - a.startedAt < sweeperMinAgeMs) {
+      throw new SimFailure(
+        'sweeper-leaves-live-requests',
+        `op ${a.op} attempt ${a.attempt} got its answer after ${(a.endedAt ?? 0) - a.startedAt} ms, yet request ${rid} was closed as abandoned`,
+      );
+    }
     // A non-streaming caller receives text only with the whole answer: one that left got none.
     if (out > 0 && finish.get(rid) === 'client_disconnected') {
       throw new SimFailure(
@@ -130,8 +161,7 @@ export function checkCallers(f: Fold, attempts: readonly Attempt[], events: read
 export async function checkLiveness(
   f: Fold,
   events: readonly RecordedEvent[],
-  admin: Redis,
-  prefix: string,
+  holds: { open(): Promise<string[]>; held(ws: string): Promise<bigint> },
   readBalance: (ws: string) => Promise<bigint>,
   redisLost: boolean,
 ): Promise<void> {
@@ -146,10 +176,12 @@ export async function checkLiveness(
       );
     throw new SimFailure('every-request-closed', `request ${rid} has no TokensDebited after the faults stopped`);
   }
-  const holds = await admin.keys(`${prefix}resv:*`);
-  for (const k of holds) {
-    const h = await admin.hgetall(k);
-    if (Object.keys(h).length) throw new SimFailure('no-hold-left', `${k.slice(prefix.length)} still holds ${JSON.stringify(h)}`);
+  // Through the reservations' own reads (not their key names): nothing held, nothing open.
+  const open = await holds.open();
+  if (open.length) throw new SimFailure('no-hold-left', `reservations still open: ${open.slice(0, 5).join(', ')}`);
+  for (const ws of f.balance.keys()) {
+    const held = await holds.held(ws);
+    if (held !== 0n) throw new SimFailure('no-hold-left', `workspace ${ws} still holds ${held} nano-USD`);
   }
   for (const [ws, b] of f.balance) {
     const projected = await readBalance(ws);

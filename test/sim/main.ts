@@ -1,3 +1,5 @@
+// First: a planted bug (--plant NAME) must patch its file before anything loads it.
+import { planted, plantApplied } from './planted/hook';
 import { fork } from 'node:child_process';
 import Redis from 'ioredis';
 import { RedisPool } from './redis-gate';
@@ -10,6 +12,7 @@ import { realTimers } from './sim-mode';
  * npm run sim -- --seed S --twice    the same seed twice: the trace hashes must be equal
  * npm run sim:swarm -- --seconds N [--workers W] [--from SEED]
  *                                    random seeds until the time is up; last line "N schedules, M failed"
+ * --plant NAME (either)              with a planted bug of planted/bugs.ts
  */
 
 function arg(name: string): string | undefined {
@@ -43,6 +46,7 @@ async function one(): Promise<void> {
   const r = await runSchedule(seed, env);
   process.stdout.write(`(${realTimers.dateNow() - t0} ms)\n`);
   report(r, process.argv.includes('--verbose'));
+  if (planted) process.stdout.write(`planted bug ${planted.name}${plantApplied() ? '' : ' (NOT LOADED: its file was never read)'}\n`);
   let code = r.ok ? 0 : 1;
   if (process.argv.includes('--twice')) {
     const again = await runSchedule(seed, env);
@@ -79,7 +83,10 @@ async function swarm(): Promise<void> {
   const started = realTimers.dateNow();
   await Promise.all(
     Array.from({ length: workers }, () => {
-      const child = fork(__filename, ['--worker'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(__filename, ['--worker', ...(planted ? ['--plant', planted.name] : [])], {
+        execArgv: process.execArgv,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       return new Promise<void>((resolve) => {
         child.on('message', (m: ScheduleResult | { ready: true }) => {
           if (!('ready' in m)) {

@@ -126,10 +126,13 @@ export class SimModel implements ModelBackend {
   }
 
   async *generate(params: GenerateParams): AsyncGenerator<string, 'stop' | 'length' | void, undefined> {
-    const chunks = this.world.rng.between(1, Math.min(params.maxTokens + 5, 40));
+    const words = this.world.rng.between(1, Math.min(params.maxTokens + 5, 40));
+    // Words arrive a few at a time (as a real upstream's chunks do): one step per chunk.
+    const per = this.world.rng.between(1, 6);
+    const chunks = Math.ceil(words / per);
     for (let i = 0; i < chunks; i++) {
       if (params.signal.aborted) return;
-      const word = await this.world.call(
+      const text = await this.world.call(
         'upstream',
         `chunk ${i + 1}/${chunks}`,
         null,
@@ -139,11 +142,13 @@ export class SimModel implements ModelBackend {
             this.cutNext--;
             throw new UpstreamError('upstream stream cut (simulated)');
           }
-          return ` ${WORDS[(params.seed + i) % WORDS.length]}`;
+          let out = '';
+          for (let w = i * per; w < Math.min(words, (i + 1) * per); w++) out += ` ${WORDS[(params.seed + w) % WORDS.length]}`;
+          return out;
         },
         () => new UpstreamError('upstream stream cut (simulated)', 502),
       );
-      yield word;
+      yield text;
     }
     return 'stop';
   }

@@ -37,9 +37,10 @@ export class RedisUnavailable extends Error {
   override readonly name = 'RedisUnavailable';
 }
 
-/** What one write holds: how many commands, and a label for the trace. */
-function describe(data: unknown): { n: number; label: string } {
+/** What one write holds: how many commands, a label for the trace, the channels it publishes to, and its bytes. */
+function describe(data: unknown): { n: number; label: string; published: Array<[string, string]>; bytes: Buffer } {
   const b = Buffer.isBuffer(data) ? data : Buffer.from(String(data));
+  const published: Array<[string, string]> = [];
   let i = 0;
   let n = 0;
   const names: string[] = [];
@@ -61,6 +62,7 @@ function describe(data: unknown): { n: number; label: string } {
     }
     n++;
     const name = args[0]?.toString('latin1').toLowerCase() ?? '?';
+    if (name === 'publish' && args[2]) published.push([args[1].toString('utf8'), args[2].toString('utf8')]);
     if (names.length < 4) {
       if (name === 'eval') names.push(`script:${createHash('sha1').update(args[1]).digest('hex').slice(0, 6)}`);
       else if (name === 'evalsha') names.push(`script:${args[1]?.toString('latin1').slice(0, 6)}`);
@@ -69,7 +71,7 @@ function describe(data: unknown): { n: number; label: string } {
     if (!firstKey && name !== 'eval' && name !== 'evalsha' && name !== 'multi' && args[1]) firstKey = args[1].toString('latin1');
   }
   const shown = names.join(',') + (n > names.length ? `,…(${n})` : '');
-  return { n, label: firstKey ? `${shown} ${firstKey.replace(/^sim:\d+:/, '')}` : shown };
+  return { n, label: firstKey ? `${shown} ${firstKey.replace(/^sim:\d+:/, '')}` : shown, published, bytes: b };
 }
 
 /** One gated connection. */
@@ -81,6 +83,7 @@ export class GatedRedis {
   constructor(
     readonly redis: Redis,
     private readonly world: () => World | null,
+    private readonly pubsub: SimPubSub,
   ) {
     const inner = redis as unknown as Internals;
     this.origWrite = inner.stream.write.bind(inner.stream);
@@ -92,8 +95,8 @@ export class GatedRedis {
         queueMicrotask(() => inner.commandQueue.clear());
         return true;
       }
-      const { n, label } = describe(data);
-      w.step('redis', label, this, REDIS_FAULTS, (o) => this.run(w, o, data, n));
+      const { n, label, published, bytes } = describe(data);
+      w.step('redis', label, this, REDIS_FAULTS, (o) => this.run(w, o, bytes, n, published));
       return true;
     };
   }
@@ -108,7 +111,7 @@ export class GatedRedis {
     return out;
   }
 
-  private async run(w: World, o: Outcome, data: unknown, n: number): Promise<void> {
+  private async run(w: World, o: Outcome, data: Buffer, n: number, published: Array<[string, string]>): Promise<void> {
     const items = this.head(n);
     if (o === 'unavailable') {
       for (let i = 0; i < n; i++) this.queue.shift();
@@ -131,6 +134,9 @@ export class GatedRedis {
     }
     this.origWrite(data);
     await Promise.allSettled(items.map((it) => it.command.promise));
+    // Announcements reach the subscribers once the write is applied (a PUBLISH in a MULTI whose EXEC
+    // failed is announced too: an announcement only makes a waiter look again).
+    for (const [channel, message] of published) this.pubsub.publish(w, channel, message);
     if (o === 'crash_after') w.crash(w.current(), 'redis write');
   }
 
@@ -145,6 +151,7 @@ export class GatedRedis {
  * one a dead process held is closed and replaced before the next schedule.
  */
 export class RedisPool {
+  readonly pubsub = new SimPubSub();
   private free: GatedRedis[] = [];
   private used: GatedRedis[] = [];
   world: World | null = null;
@@ -156,7 +163,7 @@ export class RedisPool {
   private async fresh(): Promise<GatedRedis> {
     const r = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     await r.connect();
-    const g = new GatedRedis(r, () => this.world);
+    const g = new GatedRedis(r, () => this.world, this.pubsub);
     // A broken connection fails the schedule it serves (a simulator defect), never the swarm worker.
     r.on('error', (err: Error) => {
       this.broken = err;
@@ -196,10 +203,13 @@ export class RedisPool {
 
   /** After a schedule: retired connections are closed, the others reset and returned. */
   async recycle(): Promise<void> {
+    this.pubsub.reset();
     const used = this.used;
     this.used = [];
     for (const g of used) {
-      if (g.redis.status !== 'ready') {
+      // A schedule that ended mid-flight (a failure thrown between steps) leaves commands queued whose
+      // writes never left: a reply would be matched to them, so such a connection is closed, not reused.
+      if (g.redis.status !== 'ready' || (g.redis as unknown as Internals).commandQueue.length > 0) {
         Redis.prototype.disconnect.call(g.redis);
         continue;
       }
@@ -219,5 +229,45 @@ export class RedisPool {
     await this.recycle();
     for (const g of this.free) Redis.prototype.disconnect.call(g.redis);
     this.free = [];
+  }
+}
+
+type Listener = (channel: string, message: string) => void;
+
+/**
+ * Redis pub/sub inside the simulation: a process's subscriber connection (only `on('message')` and
+ * `subscribe`) hears what a gated connection PUBLISHed, right after that write's step, in the order
+ * the subscribers subscribed, each as its own process (a dead one hears nothing).
+ */
+export class SimPubSub {
+  private subs: Array<{ owner: Proc; channels: Set<string>; listeners: Listener[] }> = [];
+
+  subscriber(owner: Proc): Redis {
+    const sub = { owner, channels: new Set<string>(), listeners: [] as Listener[] };
+    this.subs.push(sub);
+    const fake = {
+      on: (event: string, l: Listener) => {
+        if (event === 'message') sub.listeners.push(l);
+        return fake;
+      },
+      subscribe: async (...channels: string[]) => {
+        for (const c of channels) sub.channels.add(c);
+        return sub.channels.size;
+      },
+    };
+    return fake as unknown as Redis;
+  }
+
+  publish(w: World, channel: string, message: string): void {
+    for (const sub of this.subs) {
+      if (sub.owner.dead || !sub.channels.has(channel)) continue;
+      w.within(sub.owner, () => {
+        for (const l of sub.listeners) l(channel, message);
+      });
+    }
+  }
+
+  reset(): void {
+    this.subs = [];
   }
 }

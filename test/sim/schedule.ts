@@ -4,6 +4,8 @@ import { createWorkspace } from '../../src/accounts/usecases';
 import { attachPaymentMethod, configureAutoReload, makeDeposit } from '../../src/billing/usecases';
 import { getBalance } from '../../src/billing/projections/balances/queries';
 import { parseUsd } from '../../src/platform/money';
+import { Reservations } from '../../src/billing';
+import { Keyspace } from '../../src/platform/projections/keyspace';
 import type { CallOutcome } from './api';
 import { Cluster } from './cluster';
 import { type Attempt, checkCallers, checkLiveness, checkSafety } from './invariants';
@@ -205,7 +207,16 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
       const tries = idem ? rng.between(1, 3) : 1;
       for (let i = 0; i < tries; i++) {
         const api = pickApi();
-        const a: Attempt = { op: k, attempt: i, streaming, idempotencyKey: idem, outcome: 'pending', received: '', redisLost: false };
+        const a: Attempt = {
+          op: k,
+          attempt: i,
+          streaming,
+          idempotencyKey: idem,
+          outcome: 'pending',
+          received: '',
+          redisLost: false,
+          startedAt: world.now,
+        };
         attempts.push(a);
         const lossesBefore = redisLosses;
         let out: CallOutcome;
@@ -226,6 +237,7 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
             callerProc,
           );
         }
+        a.endedAt = world.now;
         if (redisLosses !== lossesBefore) a.redisLost = true;
         if (out.kind === 'answer') {
           a.status = out.status;
@@ -320,15 +332,18 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     const broken = env.pool.broken as Error | null;
     if (broken) throw new Error(`a Redis connection broke: ${broken.message}`);
     const f = checkSafety(store.all, gateway.charges);
-    checkCallers(f, attempts, store.all);
+    checkCallers(f, attempts, store.all, config.SWEEPER_MIN_AGE_MS);
     const reader = cluster.apis.find((a) => !a.proc.dead)!;
     mode.leave();
     env.pool.world = null;
+    const holds = new Reservations(env.admin, new Keyspace(config.REDIS_PREFIX));
     await checkLiveness(
       f,
       store.all,
-      env.admin,
-      prefix,
+      {
+        open: async () => (await holds.openBefore(Number.MAX_SAFE_INTEGER)).map((r) => r.requestId),
+        held: (ws) => holds.held(ws),
+      },
       async (ws) => (await getBalance(reader.s.readModels, ws)).balance,
       redisLosses > 0,
     );
@@ -344,6 +359,7 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
       result = finish(false, { invariant: open ? `known:after-redis-loss:${err.invariant}` : err.invariant, message: err.message });
     }
   } finally {
+    world.end();
     mode.leave();
     env.pool.world = null;
     await env.pool.recycle();

@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Config } from '../../src/platform/config';
 import { loadConfig } from '../../src/platform/config';
 import { createLogger, type Logger } from '../../src/platform/log';
@@ -52,8 +51,12 @@ export function simConfig(prefix: string, over: Record<string, string>): Config 
   );
 }
 
-/** A fake pub/sub connection: announcements never arrive, so RedisProgress polls (on virtual time). */
-const silentSubscriber = { on: () => undefined, subscribe: async () => 1 } as unknown as Redis;
+/**
+ * How often a read-your-writes waiter polls the checkpoints: the announcements arrive (the gate's
+ * SimPubSub), so the poll is the safety net only; at production's 50 ms most of a schedule's steps
+ * were polls of a waiter whose projector was down.
+ */
+const PROGRESS_POLL_MS = 1000;
 
 export function simServices(sh: Shared, proc: Proc): Services {
   const { world, config } = sh;
@@ -92,6 +95,6 @@ export function simServices(sh: Shared, proc: Proc): Services {
 }
 
 /** An api's or a worker's view of the projections' progress: the production RedisProgress, polling. */
-export function progressOf(s: Services, names: string[]): RedisProgress {
-  return new RedisProgress(silentSubscriber, s.redis, s.ks, names, s.config.PROJECTION_PARTITIONS);
+export function progressOf(sh: Shared, proc: Proc, s: Services, names: string[]): RedisProgress {
+  return new RedisProgress(sh.pool.pubsub.subscriber(proc), s.redis, s.ks, names, s.config.PROJECTION_PARTITIONS, PROGRESS_POLL_MS);
 }

@@ -68,9 +68,17 @@ export class SimFailure extends Error {
   }
 }
 
+/**
+ * One for every world of the process: work a finished schedule left behind (a chain of promises
+ * still running when its world ended) is known by its process, which `end` marked dead, so it can
+ * register no step or timer in the next schedule's world.
+ */
+const ALS = new AsyncLocalStorage<Proc>();
+
 export class World {
   readonly rng: Prng;
-  readonly als = new AsyncLocalStorage<Proc>();
+  readonly als = ALS;
+  private readonly procs = new Set<Proc>();
   readonly worldProc = new Proc('world', 'world', false);
   now = 0;
   /** Virtual time starts here (ms since the epoch): a fixed date, so month boundaries are seeded too. */
@@ -111,7 +119,16 @@ export class World {
 
   /** Runs `fn` as process `proc`: every step and timer it starts belongs to it. */
   within<T>(proc: Proc, fn: () => T): T {
+    this.procs.add(proc);
     return this.als.run(proc, fn);
+  }
+
+  /** The schedule is over: every process of it is dead, so nothing it left running reaches another world. */
+  end(): void {
+    for (const p of this.procs) p.dead = true;
+    this.worldProc.dead = true;
+    this.steps = [];
+    this.timers = [];
   }
 
   trace(line: string): void {

@@ -14,7 +14,7 @@ export async function untilLiveSubscribed(s: Services, workspaceId: string, bloc
   const deadline = Date.now() + timeoutMs;
   while (!blocks().some((b) => b.includes(id))) {
     if (Date.now() > deadline) throw new Error(`the live usage stream of ${workspaceId} never carried a probe`);
-    await s.redis.publish(channel, JSON.stringify({ probe: id }));
+    await s.redis.spublish(channel, JSON.stringify({ probe: id }));
     await new Promise((r) => setTimeout(r, 50));
   }
 }

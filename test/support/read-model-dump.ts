@@ -14,7 +14,8 @@ import { until } from './wait';
 export async function dumpReadModels(redis: Redis, prefix: string, names: string[]): Promise<Record<string, Record<string, unknown>>> {
   const ks = new Keyspace(prefix);
   const gens = await redis.mget(...names.map((n) => ks.active(n)));
-  const bases = names.map((n, i) => ks.genPrefix(n, gens[i] ?? '0'));
+  // A generation's own keys and its workspaces' keys ({ws:<id>} follows the second prefix).
+  const bases = names.flatMap((n, i) => [ks.genPrefix(n, gens[i] ?? '0'), ks.wsGenPrefix(n, gens[i] ?? '0') + '{ws:']);
   // One SCAN over the prefix's read-model keys (the Redis may hold many other keys), then pipelines.
   const keys: Array<{ key: string; name: string; rel: string }> = [];
   let cursor = '0';
@@ -23,8 +24,8 @@ export async function dumpReadModels(redis: Redis, prefix: string, names: string
     cursor = next;
     for (const key of page) {
       const i = bases.findIndex((b) => key.startsWith(b));
-      const rel = i < 0 ? '' : key.slice(bases[i].length);
-      if (i >= 0 && !rel.startsWith('__checkpoint')) keys.push({ key, name: names[i], rel });
+      const rel = i < 0 ? '' : (i % 2 ? '{ws:' : '') + key.slice(bases[i].length);
+      if (i >= 0 && !rel.startsWith('__checkpoint')) keys.push({ key, name: names[Math.floor(i / 2)], rel });
     }
   } while (cursor !== '0');
   const types = ((await redis.pipeline(keys.map((k) => ['type', k.key])).exec()) ?? []).map(([, t]) => t as string);

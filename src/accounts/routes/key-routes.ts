@@ -27,8 +27,8 @@ export async function keyListView(s: Services, workspaceId: string): Promise<z.i
   const [lastUsed, profiles, spend, monthSpend, holds] = await Promise.all([
     keysLastUsed(s.redis, s.ks, ids),
     profilesOf(s.readModels, [...new Set(keys.map((k) => k.createdBy))]),
-    keySpend(s.readModels, ids, (id) => periods[periodOf.get(id) ?? 'monthly']),
-    keySpend(s.readModels, ids, month),
+    keySpend(s.readModels, workspaceId, ids, (id) => periods[periodOf.get(id) ?? 'monthly']),
+    keySpend(s.readModels, workspaceId, ids, month),
     keyHolds(s.redis, s.ks, workspaceId, ids),
   ]);
   const now = nowDate.getTime();

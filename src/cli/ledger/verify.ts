@@ -5,6 +5,8 @@ import { streamPrefix } from '../../platform/streams';
 import type { EventStore } from '../../platform/eventstore/port';
 import type { Keyspace } from '../../platform/projections/keyspace';
 import { ReadModels } from '../../platform/projections/read-models';
+import { globEscape } from '../../platform/projections/generations';
+import { scanAll } from '../../platform/redis';
 import type { Services } from '../../services';
 import { allEvents } from './all-events';
 import { out } from './out';
@@ -27,15 +29,16 @@ export interface VerifyReport {
   negative: Array<{ workspaceId: string; lowest: string }>;
 }
 
-async function scanHashes(redis: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== '0');
-  return keys;
+/** Every key matching `pattern` on every primary, each with `read`'s reply (pipelined on the node that holds it). */
+async function scanRead(redis: Redis, pattern: string, read: 'hgetall' | 'get'): Promise<Array<[string, unknown]>> {
+  const out: Array<[string, unknown]> = [];
+  await scanAll(redis, pattern, async (node, keys) => {
+    const p = node.pipeline();
+    for (const k of keys) p[read](k);
+    const res = (await p.exec()) ?? [];
+    keys.forEach((k, i) => out.push([k, res[i]?.[1]]));
+  });
+  return out;
 }
 
 /** Reads one projection's per-workspace state together with its checkpoint (retried while it moves). */
@@ -64,21 +67,18 @@ async function snapshot(
 export async function verifyLedger(store: EventStore, redis: Redis, ks: Keyspace): Promise<VerifyReport> {
   const models = new ReadModels(redis, ks);
   const balances = await snapshot(models, BALANCES, async (gen) => {
-    const prefix = ks.rm(BALANCES, gen, 'ws', '');
-    const keys = await scanHashes(redis, `${prefix}*`);
+    // Each workspace's balances hash: rm:balances:{gen}:{ws:<id>} (its other keys go on after the tag).
+    const prefix = `${ks.wsGenPrefix(BALANCES, gen)}{ws:`;
     const out = new Map<string, Record<string, string>>();
-    const p = redis.pipeline();
-    for (const k of keys) p.hgetall(k);
-    const res = (await p.exec()) ?? [];
-    keys.forEach((k, i) => out.set(k.slice(prefix.length), (res[i]?.[1] as Record<string, string>) ?? {}));
+    for (const [k, v] of await scanRead(redis, `${globEscape(prefix)}*}`, 'hgetall'))
+      out.set(k.slice(prefix.length, -1), (v as Record<string, string>) ?? {});
     return out;
   });
   const ledger = await snapshot(models, LEDGER, async (gen) => {
     const prefix = ks.rm(LEDGER, gen, 'ws', '');
-    const keys = (await scanHashes(redis, `${prefix}*:balance`)).filter((k) => k.endsWith(':balance'));
     const out = new Map<string, Record<string, string>>();
-    const values = keys.length ? await redis.mget(...keys) : [];
-    keys.forEach((k, i) => out.set(k.slice(prefix.length, -':balance'.length), { balance: values[i] ?? '0' }));
+    for (const [k, v] of await scanRead(redis, `${globEscape(prefix)}*:balance`, 'get'))
+      if (k.endsWith(':balance')) out.set(k.slice(prefix.length, -':balance'.length), { balance: (v as string | null) ?? '0' });
     return out;
   });
 

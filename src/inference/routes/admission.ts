@@ -2,61 +2,52 @@ import type { Redis } from 'ioredis';
 import type { NanoUsd } from '../../platform/money';
 import type { PeriodIds } from '../../platform/budget-periods';
 import type { Keyspace } from '../../platform/projections/keyspace';
+import { ActiveGenerations } from '../../platform/projections/read-models';
 import { luaScript } from '../../platform/redis-scripts';
-import { KEY_FIELDS as F, KEY_RECORD_INFIX, KeyIndex, keyRecordOf, KeyRecord } from '../../accounts';
-import { reserveLua, ReserveReply, ReserveResult, reserveResultOf } from '../../billing';
-import { Counted, WINDOW_SECONDS } from './rate-limit';
+import { KeyIndex, KeyRecord } from '../../accounts';
+import { reservationKeys, reserveLua, ReserveReply, ReserveResult, reserveResultOf } from '../../billing';
+import { Counted, rateCounterKey, WINDOW_SECONDS } from './rate-limit';
 
 /**
- * Admission: everything a metered request needs from Redis before generation, in ONE script and
- * one round trip, for every key:
+ * Admission: everything a metered request needs from Redis before generation, in two round trips:
  *
- *   key lookup (the key index's active generation) → expiry (against the caller's clock, ARGV) →
- *   scope → the count in the key's rate-limit window → the reservation (balance, the key's budget
- *   and its creator's member budget, each in its period: billing's `reserve` include, the same
- *   function as the stand-alone reserve).
+ *   1. the key lookup (the key index's record by the secret's hash: KeyIndex.lookupHash, one
+ *      HGETALL on the key index's slot), then its expiry (against the caller's clock) and scope;
+ *   2. one script on the key's workspace's slot (./admit.lua): the count in the key's rate-limit
+ *      window, then the reservation (balance, the key's budget and its creator's member budget,
+ *      each in its period: billing's `reserve` include, the same function as the stand-alone
+ *      reserve), all atomic.
  *
- * The rate limit is decided there and only there (the key's limit, else the default: `limited`);
- * the headers and the 429 (./rate-limit.ts) show the script's verdict.
+ * Two trips because on a Redis Cluster the key index (one hash tag, looked up by the secret) and
+ * the workspace (its own tag) are on different slots; on one Redis it is the same path. The
+ * balances generation the script reads is the caller's (ActiveGenerations: a script on the
+ * workspace's slot cannot read the pointer).
  *
- * Each step stops the script with its verdict, so nothing after a refusal is written: an unknown,
- * expired or out-of-scope key is not counted, a request over its rate limit holds nothing. The
- * amount is the exact one (the prompt is counted before the script); without an amount (a request
- * whose body is invalid, or which searches the web first) the script stops after the count.
+ * The rate limit is decided in the script and only there (the key's limit, else the default:
+ * `limited`); the headers and the 429 (./rate-limit.ts) show the script's verdict.
  *
- * Expiry compares ISO strings: the key index stores expiresAt as Date.toISOString() writes it
- * (fixed width, UTC), so string order is time order.
+ * Each step stops with its verdict, so nothing after a refusal is written: an unknown, expired or
+ * out-of-scope key is not counted, a request over its rate limit holds nothing. The amount is the
+ * exact one (the prompt is counted before the script); without an amount (a request whose body is
+ * invalid, or which searches the web first) the script stops after the count.
  */
 const ADMIT = luaScript(
   'inference/routes/admit.lua',
   {
-    keys: ['keyIndexActive', 'balancesActive'],
+    keys: ['counter', 'balance', 'held', 'open'],
     args: [
-      'recordPrefix',
-      'keyHash',
-      'nowIso',
-      'scope',
-      'counterPrefix',
       'windowSeconds',
-      'defaultPerMinute',
+      'limit',
       /** '' : stop after the count. */
       'amount',
-      'balancesPrefix',
-      'sharedPrefix',
+      'wsId',
+      'keyId',
       'requestId',
       'nowMs',
       'daily',
       'weekly',
       'monthly',
     ],
-    constants: {
-      recordInfix: KEY_RECORD_INFIX,
-      fieldKeyId: F.keyId,
-      fieldWorkspaceId: F.workspaceId,
-      fieldScopes: F.scopes,
-      fieldExpiresAt: F.expiresAt,
-      fieldRateLimit: F.rateLimit,
-    },
   },
   [reserveLua],
 );
@@ -84,6 +75,7 @@ export type Admitted =
 
 export class Admission {
   private readonly script: ReturnType<typeof ADMIT.bind>;
+  private readonly gens: ActiveGenerations;
 
   constructor(
     redis: Redis,
@@ -95,34 +87,36 @@ export class Admission {
     private readonly balances = 'balances',
   ) {
     this.script = ADMIT.bind(redis, 'tollgateAdmit');
+    this.gens = new ActiveGenerations(redis, ks);
   }
 
   async admit(q: AdmitQuery): Promise<Admitted> {
-    const { activeKey, recordPrefix } = this.keys.location;
-    const [step, flat, count, msLeft, limit, reserved] = (await this.script(
-      { keyIndexActive: activeKey, balancesActive: this.ks.active(this.balances) },
+    const key = await this.keys.lookupHash(q.keyHash);
+    if (!key) return { step: 'unknown' };
+    if (key.expiresAt && key.expiresAt.getTime() <= q.now.getTime()) return { step: 'expired', key };
+    if (!key.scopes.includes(q.scope)) return { step: 'forbidden', key };
+    const r = reservationKeys((...p) => this.ks.shared(...p), key.workspaceId);
+    const gen = await this.gens.get(this.balances);
+    const [step, count, msLeft, limit, reserved] = (await this.script(
       {
-        recordPrefix,
-        keyHash: q.keyHash,
-        nowIso: q.now.toISOString(),
-        scope: q.scope,
-        counterPrefix: `${this.counterPrefix}:`,
+        counter: rateCounterKey(this.counterPrefix, key.workspaceId, key.keyId),
+        balance: this.ks.rmWs(this.balances, gen, key.workspaceId),
+        held: r.held,
+        open: r.open,
+      },
+      {
         windowSeconds: WINDOW_SECONDS,
-        defaultPerMinute: this.defaultPerMinute,
+        limit: key.rateLimit && key.rateLimit > 0 ? key.rateLimit : this.defaultPerMinute,
         amount: q.amount === null ? '' : q.amount.toString(),
-        balancesPrefix: this.ks.prefix + `rm:${this.balances}:`,
-        sharedPrefix: this.ks.prefix,
+        wsId: key.workspaceId,
+        keyId: key.keyId,
         requestId: q.requestId,
         nowMs: String(q.now.getTime()),
         daily: q.periods.daily,
         weekly: q.periods.weekly,
         monthly: q.periods.monthly,
       },
-    )) as [string, string[], number?, number?, number?, ReserveReply?];
-    const key = keyRecordOf(flat);
-    if (step === 'unknown' || !key) return { step: 'unknown' };
-    if (step === 'expired') return { step, key };
-    if (step === 'forbidden') return { step, key };
+    )) as [string, number, number, number, ReserveReply?];
     const counted = { count: Number(count), msLeft: Number(msLeft), limit: Number(limit), allowed: step !== 'limited' };
     return reserved ? { step: 'counted', key, counted, held: reserveResultOf(reserved) } : { step: 'counted', key, counted };
   }

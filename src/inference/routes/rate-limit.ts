@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { RequestHandler, Response } from 'express';
 import { apiKeyOf } from './auth';
 import { HttpError } from '../../platform/http/middleware/errors';
+import { wsTag } from '../../platform/projections/keyspace';
 
 /**
  * Requests per minute per API key, in Redis, shared by every inference route and every process:
@@ -14,13 +15,18 @@ import { HttpError } from '../../platform/http/middleware/errors';
  * x-ratelimit-reset-requests (OpenAI's names; the reset is a duration such as "42s"); a refusal is
  * 429 with Retry-After (seconds).
  *
- * The counter is rate-limiter-flexible's (RateLimiterRedis: the same key `{prefix}:{keyId}`, the same
- * fixed window from a key's first request), counted inside the admission script (./admit.lua) in two
- * commands, in the same round trip as the key lookup and the reservation; that script also decides
- * whether the request is within the limit.
+ * The counter is counted as rate-limiter-flexible's RateLimiterRedis counts (the same fixed window
+ * from a key's first request), under the key's workspace's hash tag (rateCounterKey), inside the
+ * admission script (./admit.lua) in two commands, in the same round trip as the reservation; that
+ * script also decides whether the request is within the limit.
  */
 
 export const WINDOW_SECONDS = 60;
+
+/** A key's counter: `{counterPrefix}:{ws:<id>}:{keyId}`, in its workspace's slot (the admission script's). */
+export function rateCounterKey(counterPrefix: string, workspaceId: string, keyId: string): string {
+  return `${counterPrefix}:${wsTag(workspaceId)}:${keyId}`;
+}
 
 /**
  * A request counted in its key's window by the admission script: the count so far, the milliseconds
@@ -75,7 +81,7 @@ export function applyRateVerdict(res: Response, r: RateVerdict): void {
 export function rateHeadersOnly(redis: Redis, counterPrefix: string, defaultPerMinute: number): RequestHandler {
   return async (_req, res, next) => {
     const key = apiKeyOf(res);
-    const counter = `${counterPrefix}:${key.keyId}`;
+    const counter = rateCounterKey(counterPrefix, key.workspaceId, key.keyId);
     const seen = await Promise.all([redis.get(counter), redis.pttl(counter)]).catch(() => undefined);
     if (seen) {
       const [count, ttl] = seen;

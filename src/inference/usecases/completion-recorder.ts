@@ -7,6 +7,9 @@ import type { Reservations } from '../../billing';
 import type { NanoUsd } from '../../platform/money';
 import type { Prepared } from './request-plan';
 
+/** What recording a request's completion needs of it. */
+export type Recordable = Pick<Prepared, 'facts' | 'reserved' | 'startedMs' | 'metadata'>;
+
 /** Writes a request's InferenceCompleted + TokensDebited, retrying while the store is down. */
 export class CompletionRecorder {
   /** Background retries of completions that could not be written at once (streams already sent). */
@@ -25,7 +28,7 @@ export class CompletionRecorder {
    * first: it is recorded either way. When the store stays down, a reply the caller already has is
    * retried in the background for a few minutes; otherwise the sweeper closes the request later.
    */
-  async append(p: Prepared, events: NewEvent[], keepTrying: boolean): Promise<boolean> {
+  async append(p: Recordable, events: NewEvent[], keepTrying: boolean): Promise<boolean> {
     const stream = streams.inference(p.facts.requestId);
     const attempt = async () => {
       try {
@@ -68,7 +71,7 @@ export class CompletionRecorder {
    * writes again, retried in the background. (If this process dies first, the sweeper closes it
    * as abandoned.)
    */
-  closeUnbilled(p: Prepared): void {
+  closeUnbilled(p: Recordable): void {
     const [done, debit] = completed(
       p.facts,
       this.prices,

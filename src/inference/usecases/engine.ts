@@ -5,7 +5,7 @@ import { DomainError } from '../../platform/errors';
 import { Prices, tokenCost } from '../metering';
 import { streams } from '../../platform/streams';
 import { EventMetadata, NewEvent } from '../../platform/eventstore/port';
-import { CompletionRecorder } from './completion-recorder';
+import { CompletionRecorder, type Recordable } from './completion-recorder';
 import { paymentRefusal, unavailableOnFailure } from './refusals';
 import type { ModelBackend } from '../backend';
 import { GenerationResult, runGeneration } from '../generate';
@@ -180,10 +180,11 @@ export class InferenceEngine {
       .then(
         () => undefined,
         async (err: unknown) => {
-          // Never serve unmetered: without InferenceRequested there is no generation.
-          await this.opts.reservations
-            .release(key.workspaceId, requestId)
-            .catch((e) => this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'));
+          // Never serve unmetered: without InferenceRequested there is no generation. The append may
+          // still have landed with its answer lost: only a request the store does not have is
+          // released here; one it has is closed unbilled (the projector releases its hold), and
+          // when the store cannot say, the hold stays for the sweeper, which decides the same way.
+          await this.settleUnconfirmed({ facts, reserved: plan.reserved, startedMs: plan.now.getTime(), metadata });
           throw err; // StoreUnavailable → 503 through the error mapper
         },
       );
@@ -253,6 +254,20 @@ export class InferenceEngine {
       costNanoUsd: BigInt(debit.data.amountNanoUsd),
       recorded,
     };
+  }
+
+  /** After a failed InferenceRequested append. */
+  private async settleUnconfirmed(p: Recordable): Promise<void> {
+    const { workspaceId, requestId } = p.facts;
+    const landed = await this.s.store.readStream(streams.inference(requestId)).then(
+      (events) => events.length > 0,
+      () => null,
+    );
+    if (landed === true) return this.completions.closeUnbilled(p);
+    if (landed === null) return;
+    await this.opts.reservations
+      .release(workspaceId, requestId)
+      .catch((e) => this.s.log.error({ err: e, requestId }, 'could not release a reservation (the sweeper will)'));
   }
 
   close(): void {

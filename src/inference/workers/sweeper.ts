@@ -8,7 +8,9 @@ import type { Logger } from '../../platform/log';
 import { BALANCES, Reservations } from '../../billing';
 import { Keyspace } from '../../platform/projections/keyspace';
 import { ReadModels } from '../../platform/projections/read-models';
+import { fnv1a, PartitionKeyspace } from '../../platform/projections/partitions';
 import type { Services } from '../../services';
+import { bullPrefix } from '../../platform/bullmq';
 
 /**
  * The sweeper: no reservation stays open after its request's process died.
@@ -31,6 +33,8 @@ export interface SweepDeps {
   now: () => Date;
   newId: () => string;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** PROJECTION_PARTITIONS (default 1): the balances checkpoint that says a debit was applied is its workspace's partition's. */
+  partitions?: number;
 }
 
 export interface SweepReport {
@@ -76,7 +80,10 @@ export async function sweepAbandoned(d: SweepDeps, opts: { minAgeMs: number; lim
         break;
       case 'debited': {
         const gen = await new ReadModels(d.redis, d.ks).gen(BALANCES);
-        const checkpoint = BigInt((await d.redis.get(d.ks.checkpoint(BALANCES, gen))) ?? '0');
+        // With partitions there is no whole-stream checkpoint: read the one of the partition that applies this workspace's events.
+        const n = d.partitions ?? 1;
+        const pks = new PartitionKeyspace(d.ks.prefix, n > 1 ? fnv1a(workspaceId) % n : 0, n);
+        const checkpoint = BigInt((await d.redis.get(pks.checkpoint(BALANCES, gen))) ?? '0');
         if (checkpoint >= decision.position) {
           await reservations.release(workspaceId, requestId);
           report.released++;
@@ -90,9 +97,9 @@ export async function sweepAbandoned(d: SweepDeps, opts: { minAgeMs: number; lim
 
 export const SWEEPER_QUEUE = 'inference-sweeper';
 
-/** The repeatable BullMQ job (queue prefix `${REDIS_PREFIX}bull`) that runs sweepAbandoned. */
+/** The repeatable BullMQ job (queue prefix bullPrefix(config, SWEEPER_QUEUE)) that runs sweepAbandoned. */
 export async function startSweeper(s: Services): Promise<{ close(): Promise<void> }> {
-  const prefix = `${s.config.REDIS_PREFIX}bull`;
+  const prefix = bullPrefix(s.config, SWEEPER_QUEUE);
   const queueConn = await s.connectRedis('sweeper-queue', { maxRetriesPerRequest: null });
   const workerConn = await s.connectRedis('sweeper-worker', { maxRetriesPerRequest: null });
   const queue = new Queue(SWEEPER_QUEUE, { connection: queueConn, prefix });
@@ -118,6 +125,7 @@ export async function startSweeper(s: Services): Promise<{ close(): Promise<void
     now: s.now,
     newId: s.newId,
     log,
+    partitions: s.config.PROJECTION_PARTITIONS,
   };
   const sweep = async () => {
     const report = await sweepAbandoned(deps, { minAgeMs: s.config.SWEEPER_MIN_AGE_MS });

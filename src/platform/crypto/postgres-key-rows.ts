@@ -38,6 +38,14 @@ export class PostgresKeyRows implements KeyRows {
     return r.rows;
   }
 
+  async masterKeyIds(): Promise<string[]> {
+    await this.init();
+    const r = await this.pool.query<{ id: string }>(
+      'SELECT DISTINCT master_key_id AS id FROM tollgate_data_keys WHERE wrapped IS NOT NULL',
+    );
+    return r.rows.map((x) => x.id);
+  }
+
   async insertIfAbsent(row: KeyRow): Promise<void> {
     await this.init();
     await this.pool.query(

@@ -27,6 +27,16 @@ export interface ProtectedEventType {
   /** The data key's owner, from the event's data: `user:{id}` for personal data, `workspace:{id}` for a workspace's secrets. */
   subject(data: Record<string, unknown>): string;
   fields: readonly string[];
+  /**
+   * For `tollgate events seal-plaintext` (./seal-plaintext.ts): where a stream named from a plain
+   * field before encryption moves (a released event of this type on it names it), or undefined
+   * when it keeps its name. `taken`: the name when `to` already exists.
+   */
+  renameLegacyStream?(
+    stream: string,
+    data: Record<string, unknown>,
+    lookupHash: (value: string) => string,
+  ): { to: string; taken: string } | undefined;
 }
 
 type Data = Record<string, unknown>;
@@ -53,34 +63,59 @@ export class ProtectedStore implements EventStore {
     }
   }
 
+  /** The protected event types, as released (`type`) and as stored (`storedAs`). */
+  get protectedTypes(): ProtectedEventType[] {
+    return [...this.byType.values()];
+  }
+
   get kind(): EventStore['kind'] {
     return this.inner.kind;
   }
 
-  async append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+  /** Not async: an append with no protected event is the inner store's own promise (the inference hot path). */
+  append(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     if (!events.some((e) => this.byType.has(e.type))) return this.inner.append(stream, events, opts);
+    return this.appendSealed(stream, events, opts);
+  }
+
+  private async appendSealed(stream: string, events: NewEvent[], opts: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     const sealed: NewEvent[] = [];
-    for (const e of events) sealed.push(await this.sealEvent(e));
+    for (const e of events) sealed.push(await this.seal(e));
     return this.inner.append(stream, sealed, opts);
   }
 
-  async readStream(stream: string, opts?: ReadStreamOptions): Promise<RecordedEvent[]> {
-    return this.openAll(await this.inner.readStream(stream, opts));
-  }
-
-  async readAll(opts?: ReadAllOptions): Promise<RecordedEvent[]> {
-    return this.openAll(await this.inner.readAll({ ...opts, decode: this.decodeSet(opts?.decode) }));
+  readAll(opts?: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.inner.readAll({ ...opts, decode: this.decodeSet(opts?.decode) }).then((events) => this.openAll(events, opts?.decode));
   }
 
   subscribeToAll(opts?: SubscribeOptions): Subscription {
     const sub = this.inner.subscribeToAll({ ...opts, decode: this.decodeSet(opts?.decode) });
-    const self = this;
+    // A plain iterator, not an async generator: an event of another type costs one Map lookup and
+    // no extra promise (the projector's hot path; docs/BENCHMARKS.md, "Personal data sealed").
     return {
       close: () => sub.close(),
-      async *[Symbol.asyncIterator]() {
-        for await (const e of sub) yield self.isProtected(e) ? (await self.openAll([e]))[0] : e;
+      [Symbol.asyncIterator]: () => {
+        const it = sub[Symbol.asyncIterator]();
+        return {
+          next: () =>
+            it
+              .next()
+              .then((r) =>
+                r.done || !this.isProtected(r.value)
+                  ? r
+                  : Promise.resolve(this.openAll([r.value], opts?.decode)).then(([value]) => ({ done: false as const, value })),
+              ),
+          return: async (value?: unknown) => {
+            await it.return?.(value);
+            return { done: true as const, value: undefined };
+          },
+        };
       },
     };
+  }
+
+  readStream(stream: string, opts?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    return this.inner.readStream(stream, opts).then((events) => this.openAll(events));
   }
 
   headPosition(): Promise<bigint> {
@@ -107,7 +142,8 @@ export class ProtectedStore implements EventStore {
     return this.byStored.has(e.type) || this.byType.has(e.type);
   }
 
-  private async sealEvent(e: NewEvent): Promise<NewEvent> {
+  /** The event as the store must hold it: a protected type as its stored version, fields sealed (null once the subject is erased). */
+  async seal(e: NewEvent): Promise<NewEvent> {
     const p = this.byType.get(e.type);
     if (!p) return e;
     const data = e.data as Data;
@@ -131,8 +167,11 @@ export class ProtectedStore implements EventStore {
     return { ...e, type: p.storedAs, data: out };
   }
 
-  /** One key lookup for the whole batch; events of other types are returned as they are (still lazily parsed). */
-  private async openAll(events: RecordedEvent[]): Promise<RecordedEvent[]> {
+  /**
+   * One key lookup for the whole batch; events of other types are returned as they are (still lazily
+   * parsed). A batch with no protected event is returned as it is, without an extra promise.
+   */
+  private openAll(events: RecordedEvent[], decode?: ReadonlySet<string>): RecordedEvent[] | Promise<RecordedEvent[]> {
     const subjects: string[] = [];
     for (const e of events) {
       const stored = this.byStored.get(e.type);
@@ -143,15 +182,34 @@ export class ProtectedStore implements EventStore {
       }
     }
     if (subjects.length === 0) return events;
-    const keys = await this.keys.get(subjects);
+    return this.keys.get(subjects).then((keys) => this.openWith(events, keys, decode));
+  }
+
+  private openWith(events: RecordedEvent[], keys: Map<string, Buffer | null>, decode?: ReadonlySet<string>): RecordedEvent[] {
     return events.map((e) => {
       const stored = this.byStored.get(e.type);
+      // A type the reader does not look into (ReadAllOptions.decode: a projector replaying): opened
+      // only if its data is read, as the adapters parse such events only when read.
+      if (stored && decode && !decode.has(stored.type)) return this.openLazily(e, stored, keys);
       if (stored) return this.openEvent(e, stored, keys);
       const plain = this.byType.get(e.type);
       // A plain-text event written before encryption: its subject's erasure still hides it.
       if (plain && keys.get(plain.subject(e.data as Data)) === null) return { ...e, data: erase(e.data as Data, plain.fields) };
       return e;
     });
+  }
+
+  private openLazily(e: RecordedEvent, p: ProtectedEventType, keys: Map<string, Buffer | null>): RecordedEvent {
+    let data: unknown;
+    let opened = false;
+    const open = () => {
+      if (!opened) data = this.openEvent(e, p, keys).data;
+      opened = true;
+      return data;
+    };
+    const out = { ...e, type: p.type };
+    Object.defineProperty(out, 'data', { enumerable: true, configurable: true, get: open });
+    return out as RecordedEvent;
   }
 
   private openEvent(e: RecordedEvent, p: ProtectedEventType, keys: Map<string, Buffer | null>): RecordedEvent {

@@ -23,17 +23,20 @@ export class SqliteKeyRows implements KeyRows {
     )`);
   }
 
+  /** One statement for any number of subjects (a JSON array): prepared once, not per call as an IN list would be. */
+  private readonly selectMany = () =>
+    (this.selectStatement ??= this.db.prepare(
+      'SELECT subject, master_key_id AS masterKeyId, wrapped FROM data_keys WHERE subject IN (SELECT value FROM json_each(?))',
+    ));
+  private selectStatement: Database.Statement | undefined;
+
   async select(subjects: readonly string[]): Promise<KeyRow[]> {
-    const out: KeyRow[] = [];
-    // 500 at a time: under SQLite's bound-parameter limit.
-    for (let i = 0; i < subjects.length; i += 500) {
-      const part = subjects.slice(i, i + 500);
-      const rows = this.db
-        .prepare(`SELECT subject, master_key_id AS masterKeyId, wrapped FROM data_keys WHERE subject IN (${part.map(() => '?').join(',')})`)
-        .all(...part) as KeyRow[];
-      out.push(...rows);
-    }
-    return out;
+    return this.selectMany().all(JSON.stringify(subjects)) as KeyRow[];
+  }
+
+  async masterKeyIds(): Promise<string[]> {
+    const rows = this.db.prepare('SELECT DISTINCT master_key_id AS id FROM data_keys WHERE wrapped IS NOT NULL').all() as { id: string }[];
+    return rows.map((r) => r.id);
   }
 
   async insertIfAbsent(r: KeyRow): Promise<void> {

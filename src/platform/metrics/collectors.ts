@@ -1,6 +1,9 @@
 import { Queue } from 'bullmq';
 import type { PlatformServices as Services } from '../services';
 import { projectionStatus } from '../projections/status';
+import { globEscape } from '../projections/generations';
+import { scanAll } from '../redis';
+import { bullPrefix } from '../bullmq';
 
 /**
  * Gauges read at scrape time from the source of truth: projection checkpoints and lag (Redis and
@@ -66,12 +69,17 @@ export async function registerCollectors(
     'Inference reservations currently held (requests in flight or awaiting the sweeper)',
     [],
     async (g) => {
-      g.set(await s.redis.zcard(s.ks.shared('resv-open')));
+      // Each workspace's index (resv-open:{ws:<id>}, billing's reservation keys), on every primary.
+      let n = 0;
+      await scanAll(s.redis, `${globEscape(s.ks.shared('resv-open'))}:{ws:*`, async (node, keys) => {
+        for (const k of keys) n += await node.zcard(k);
+      });
+      g.set(n);
     },
   );
 
   const conn = await s.connectRedis('metrics-queues', { maxRetriesPerRequest: null });
-  const queues = opts.queues.map((name) => new Queue(name, { connection: conn, prefix: `${s.config.REDIS_PREFIX}bull` }));
+  const queues = opts.queues.map((name) => new Queue(name, { connection: conn, prefix: bullPrefix(s.config, name) }));
   m.gauge('tollgate_queue_jobs', 'BullMQ jobs per queue and state (waiting, active, delayed, failed)', ['queue', 'state'], async (g) => {
     for (const q of queues) {
       const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'failed');

@@ -28,6 +28,7 @@ export function makeTx(
     multi,
     live,
     key: (...parts) => prefix + parts.join(':'),
+    wsKey: (workspaceId, ...parts) => ks.rmWs(name, gen, workspaceId, ...parts),
     sharedKey: (...parts) => ks.shared(...parts),
     hincrby: (key, field, delta) => batch.hincrby(key, field, delta),
     expireAt: (key, at) => batch.expireAt(key, at),

@@ -1,19 +1,21 @@
 import type { Redis } from 'ioredis';
 import { Keyspace } from './keyspace';
 import { luaScript } from '../redis-scripts';
+import { scanAll, unlinkScanned } from '../redis';
 
 const CLAIM_ORPHAN = luaScript('platform/projections/claim-orphan.lua', { keys: ['building', 'lock', 'active', 'pending'], args: ['gen'] });
 
-/** Deletes every key of one generation of a projection. */
+/** Deletes every key of one generation of a projection (its own and its workspaces', on every primary). */
 export async function dropGeneration(redis: Redis, ks: Keyspace, name: string, gen: string): Promise<number> {
-  let cursor = '0';
   let dropped = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${ks.genPrefix(name, gen)}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) dropped += await redis.unlink(...keys);
-  } while (cursor !== '0');
+  for (const pattern of [`${globEscape(ks.genPrefix(name, gen))}*`, `${globEscape(ks.wsGenPrefix(name, gen))}{ws:*`])
+    await scanAll(redis, pattern, async (node, keys) => void (dropped += await unlinkScanned(redis, node, keys)));
   return dropped;
+}
+
+/** `s` matched literally in a SCAN pattern. */
+export function globEscape(s: string): string {
+  return s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 
 /**

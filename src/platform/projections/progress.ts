@@ -29,6 +29,11 @@ export class RedisProgress implements ProjectionProgress {
     private readonly names: string[],
     /** PROJECTION_PARTITIONS: a write is applied once every partition's checkpoint passed it. */
     private readonly partitions = 1,
+    /**
+     * How often a waiter polls between announcements (the safety net for one missed): a simulation
+     * that delivers every announcement polls less often, so its schedules are not mostly polls.
+     */
+    private readonly pollMs = 50,
   ) {
     // With partitions, every partition's runner announces its OWN checkpoint on the one channel: a
     // partition with none of a write's events passes its position long before the partition that
@@ -90,7 +95,7 @@ export class RedisProgress implements ProjectionProgress {
     await this.poll();
     if (this.latest >= position) return true;
     return new Promise((resolve) => {
-      const poller = setInterval(() => void this.poll().catch(() => undefined), 50);
+      const poller = setInterval(() => void this.poll().catch(() => undefined), this.pollMs);
       const timer = setTimeout(() => done(false), timeoutMs);
       const w = { position, resolve: (ok: boolean) => done(ok) };
       const done = (ok: boolean) => {

@@ -9,8 +9,13 @@ import type { RecordedEvent } from '../eventstore/port';
  */
 export interface ProjectionTx {
   readonly multi: ChainableCommander;
-  /** A key inside this projection's generation, e.g. key('ws', wsId) → `tg:rm:balances:3:ws:<wsId>`. */
+  /** A key inside this projection's generation that is not per workspace, e.g. key('user', id) → `tg:rm:{users}:3:user:<id>`. */
   key(...parts: string[]): string;
+  /**
+   * A key of one workspace inside this projection's generation, under the workspace's hash tag:
+   * wsKey(wsId) → `tg:rm:balances:3:{ws:<wsId>}`, wsKey(wsId, 'key-spend', keyId) → `…{ws:<wsId>}:key-spend:<keyId>`.
+   */
+  wsKey(workspaceId: string, ...parts: string[]): string;
   /** A key outside any generation, shared with the api role (reservations, pub/sub channels). */
   sharedKey(...parts: string[]): string;
   /** False while rebuilding: live-only effects (pub/sub pushes) are skipped. */

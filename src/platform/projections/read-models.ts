@@ -2,8 +2,15 @@ import type { Redis } from 'ioredis';
 import { Keyspace } from './keyspace';
 import { luaScript } from '../redis-scripts';
 
-/** Builds a key in one generation of a read model. */
-export type KeyFn = (...parts: string[]) => string;
+/** Builds a key in one generation of a read model: not per workspace, or (`.ws`) of one workspace (ProjectionTx.key, wsKey). */
+export type KeyFn = ((...parts: string[]) => string) & { ws(workspaceId: string, ...parts: string[]): string };
+
+/** The KeyFn of generation `gen` of `name`. */
+export function keysIn(ks: Keyspace, name: string, gen: string): KeyFn {
+  return Object.assign((...parts: string[]) => ks.rm(name, gen, ...parts), {
+    ws: (workspaceId: string, ...parts: string[]) => ks.rmWs(name, gen, workspaceId, ...parts),
+  });
+}
 
 /** A read `ReadModels.read` makes: the command and its arguments (hgetall's reply becomes an object). */
 export type ReadCommand = ['get', string] | ['hget', string, string] | ['hgetall', string];
@@ -16,6 +23,44 @@ const READ_IN_GENERATION = luaScript('platform/projections/read-in-generation.lu
   args: ['gen', 'ifFirst'],
   rest: true,
 });
+
+/**
+ * How long a request-path caller (admission, the key lookup, reservations) uses a projection's
+ * active generation before it reads the pointer again. A script on a workspace's slot cannot read
+ * the pointer (another slot on a Redis Cluster), so the caller names the generation: after a
+ * rebuild switches one, a process reads the previous one for at most this long, and the previous
+ * one is dropped only after twice this (rebuild.ts DROP_GRACE_MS), so it is still there to read.
+ */
+export const GENERATION_CACHE_MS = 1000;
+
+/** The active generation of projections, read at most once per GENERATION_CACHE_MS each. */
+export class ActiveGenerations {
+  private readonly seen = new Map<string, { gen: string; at: number }>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly ks: Keyspace,
+    private readonly maxAgeMs = GENERATION_CACHE_MS,
+  ) {}
+
+  async get(name: string): Promise<string> {
+    const s = this.seen.get(name);
+    if (s && Date.now() - s.at < this.maxAgeMs) return s.gen;
+    return this.reload(name);
+  }
+
+  /** Reads the pointer now; true when the generation differs from the one used so far. */
+  async moved(name: string): Promise<boolean> {
+    const before = this.seen.get(name)?.gen;
+    return (await this.reload(name)) !== before;
+  }
+
+  private async reload(name: string): Promise<string> {
+    const gen = (await this.redis.get(this.ks.active(name))) ?? '0';
+    this.seen.set(name, { gen, at: Date.now() });
+    return gen;
+  }
+}
 
 /** Resolves a projection's active generation for queries. */
 export class ReadModels {
@@ -39,7 +84,7 @@ export class ReadModels {
   /** A function that builds keys in the active generation of `name`. */
   async keys(name: string): Promise<KeyFn> {
     const gen = await this.gen(name);
-    return (...parts: string[]) => this.ks.rm(name, gen, ...parts);
+    return keysIn(this.ks, name, gen);
   }
 
   /**
@@ -56,7 +101,7 @@ export class ReadModels {
     let gen = this.seen.get(name) ?? (await this.gen(name));
     for (let i = 0; ; i++) {
       const g = gen;
-      const commands = reads((...parts: string[]) => this.ks.rm(name, g, ...parts));
+      const commands = reads(keysIn(this.ks, name, g));
       const packed: string[] = [];
       for (const c of commands) packed.push(String(c.length), ...c);
       this.coalesce();

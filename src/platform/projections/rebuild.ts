@@ -4,6 +4,7 @@ import type { EventStore } from '../eventstore/port';
 import { Keyspace } from './keyspace';
 import type { Projection } from './projection';
 import { dropAbandonedGenerations, dropGeneration } from './generations';
+import { GENERATION_CACHE_MS } from './read-models';
 import { applyBatch } from './apply-batch';
 import { partitionKeyspaces } from './partitions';
 import { luaScript } from '../redis-scripts';
@@ -47,8 +48,12 @@ export class RebuildFenced extends Error {
 /** The lock outlives a crashed rebuild by at most this long; a live one renews it far more often. */
 const LOCK_TTL_MS = 15_000;
 const RENEW_EVERY_MS = 3_000;
-/** Readers that resolved the old generation just before the switch finish within this. */
-const DROP_GRACE_MS = 250;
+/**
+ * Readers that resolved the old generation before the switch finish within this: twice the time a
+ * request-path caller keeps a generation (read-models.ts GENERATION_CACHE_MS), so the generation
+ * it names is still there to read.
+ */
+const DROP_GRACE_MS = 2 * GENERATION_CACHE_MS;
 /** How long a finished generation waits for a live runner to take it over before switching itself. */
 const HANDOVER_MS = 3000;
 /** Attempts to switch without going behind a (late) live runner before switching anyway. */
@@ -57,10 +62,10 @@ const SWITCH_TRIES = 20;
 // The token is the generation the rebuild fills (its lock's `generation`).
 const RENEW = luaScript('platform/projections/rebuild-renew.lua', { keys: ['lock'], args: ['token', 'progress', 'ttlMs'] });
 const RELEASE = luaScript('platform/projections/rebuild-release.lua', { keys: ['lock'], args: ['token'] });
-/** genPrefix: the generations' key prefix (…rm:{name}:); force: '1' to switch even behind the live generation. */
+/** live: the generation the caller read as active, liveCheckpoint its checkpoint key; force: '1' to switch even behind it. */
 const SWITCH = luaScript('platform/projections/rebuild-switch.lua', {
-  keys: ['lock', 'active', 'building', 'pending'],
-  args: ['token', 'genPrefix', 'checkpoint', 'force'],
+  keys: ['lock', 'active', 'building', 'pending', 'liveCheckpoint'],
+  args: ['token', 'live', 'checkpoint', 'force'],
 });
 const OFFER = luaScript('platform/projections/rebuild-offer.lua', { keys: ['lock', 'pending'], args: ['token'] });
 
@@ -180,13 +185,20 @@ export async function rebuildProjection(opts: {
     const deadline = Date.now() + HANDOVER_MS;
     while ((await redis.get(ks.active(name))) !== gen && Date.now() < deadline) await sleep(10);
     // No live runner took it (none is running): switch here, after catching up with the store.
-    for (let attempt = 1; (await redis.get(ks.active(name))) !== gen; attempt++) {
+    for (let attempt = 1, live: string | null; (live = await redis.get(ks.active(name))) !== gen; attempt++) {
       await replay();
       const force = attempt >= SWITCH_TRIES ? '1' : '0';
+      const at = live ?? '0';
       const [code] = (await SWITCH.eval(
         redis,
-        { lock: ks.rebuildLock(name), active: ks.active(name), building: ks.building(name), pending: ks.pending(name) },
-        { token: gen, genPrefix: `${ks.prefix}rm:${name}:`, checkpoint: state.checkpoint.toString(), force },
+        {
+          lock: ks.rebuildLock(name),
+          active: ks.active(name),
+          building: ks.building(name),
+          pending: ks.pending(name),
+          liveCheckpoint: ks.checkpoint(name, at),
+        },
+        { token: gen, live: at, checkpoint: state.checkpoint.toString(), force },
       )) as [number, string];
       if (code === -1) throw new RebuildFenced(`the rebuild of ${name} (generation ${gen}) lost its lock before switching`);
     }

@@ -1,11 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { verifyLedger } from '../../../src/cli/ledger';
+import { moneyLines, reconcile, verifyLedger } from '../../../src/cli/ledger';
+import { readReceipt } from '../../../src/inference/usecases/receipts';
 import { ERASED } from '../../../src/platform/crypto/protected-store';
 import { streams } from '../../../src/platform/streams';
 import { profilesOf } from '../../../src/accounts';
 import { startTestServer, TestServer } from '../../support/harness';
-import { addMember, api, createWorkspace, fund, login, newUser, PASSWORD, policyVersionOf, signup, TestUser } from './helpers';
+import { attach, deposit } from '../../billing/e2e/helpers';
+import { addMember, api, createWorkspace, login, newUser, PASSWORD, policyVersionOf, signup, TestUser } from './helpers';
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../../../src/accounts/sessions/passwords';
 import type { ObservedStore } from '../../../src/platform/metrics/observed-store';
@@ -38,15 +40,25 @@ const count = (hay: Buffer, needle: string) => {
 
 const eventCount = async () => (await server.services.store.readAll()).length;
 
-async function world(): Promise<{ alice: TestUser; bob: TestUser; secrets: string[]; team: string }> {
+async function world(): Promise<{ alice: TestUser; bob: TestUser; secrets: string[]; team: string; requestId: string }> {
   const alice = await newUser(server, 'zeldaqx');
   const bob = await newUser(server, 'bob');
   const team = await createWorkspace(server, bob, 'Bob team');
   await addMember(server, bob, team, alice); // an invitation to alice's address
-  await fund(server, alice.personalWs);
-  expect((await api(server).post(`/v1/workspaces/${alice.personalWs}/keys`).set(alice.auth).send({ name: 'erasure key' })).status).toBe(
-    201,
-  );
+  // A card and a deposit through the (sandbox) payment gateway, so reconcile has a charge to match.
+  expect((await attach(server, alice, alice.personalWs)).status).toBe(200);
+  expect((await deposit(server, alice, alice.personalWs, '100')).status).toBe(201);
+  const key = await api(server).post(`/v1/workspaces/${alice.personalWs}/keys`).set(alice.auth).send({ name: 'erasure key' });
+  expect(key.status).toBe(201);
+  // A paid request: a debit on alice's ledger and a receipt, both to survive her erasure.
+  const call = await fetch(`${server.url}/external/api/inference`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.body.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ context: [{ type: 'Human', text: 'Hello' }], config: 'service_3_pi', max_tokens: 4 }),
+  });
+  expect(call.status).toBe(200);
+  await call.text();
+  const requestId = call.headers.get('x-request-id')!;
   const reg = await api(server)
     .post(`/v1/workspaces/${alice.personalWs}/webhooks`)
     .set(alice.auth)
@@ -54,11 +66,24 @@ async function world(): Promise<{ alice: TestUser; bob: TestUser; secrets: strin
   expect(reg.status).toBe(201);
   const rot = await api(server).post(`/v1/workspaces/${alice.personalWs}/webhooks/${reg.body.endpointId}/rotate-secret`).set(alice.auth);
   expect(rot.status).toBe(200);
-  return { alice, bob, team, secrets: [reg.body.secret, rot.body.secret] };
+  return { alice, bob, team, secrets: [reg.body.secret, rot.body.secret], requestId };
 }
 
-test('erasing a user: 0 matches of e-mail, name or webhook secret in the SQLite file and WAL, fields read as erased, ledger still balances, the address signs up again', async () => {
-  const { alice, secrets } = await world();
+test('erasing a user: 0 matches of e-mail, name or webhook secret in the SQLite file and WAL, fields read as erased, ledger verify, statements, reconcile and the receipt unchanged to the nano-dollar, the address signs up again', async () => {
+  const { alice, secrets, requestId } = await world();
+  const s = server.services;
+  await s.progress.waitFor(await s.store.headPosition(), 30_000);
+  // The money as finance sees it before: statement lines, reconciliation with the gateway, the receipt.
+  const money = async () => ({
+    statement: (await moneyLines(s.store, { workspaceId: alice.personalWs })).lines,
+    totals: (await moneyLines(s.store)).totals.get(alice.personalWs),
+    reconcile: await reconcile(s.store, s.gateway),
+    receipt: await readReceipt(s, requestId, { workspaceId: alice.personalWs }),
+  });
+  const moneyBefore = await money();
+  expect(moneyBefore.statement.length).toBeGreaterThanOrEqual(2); // the deposit and the request's debit
+  expect(moneyBefore.reconcile.differences).toEqual([]);
+  expect(moneyBefore.receipt).not.toBeNull();
   const before = await eventCount();
 
   // A wrong password: 403 and nothing written.
@@ -90,6 +115,8 @@ test('erasing a user: 0 matches of e-mail, name or webhook secret in the SQLite 
   const v = await verifyLedger(server.services.store, server.services.redis, server.services.ks);
   expect(v.differences).toEqual([]);
   expect(v.workspaces).toBeGreaterThan(0);
+  // Statements, reconciliation and the receipt are the same to the nano-dollar after the erasure.
+  expect(await money()).toEqual(moneyBefore);
 
   // The address is free again, for a new user.
   const again = await signup(server, alice.email, 'Someone Else');

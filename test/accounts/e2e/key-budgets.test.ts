@@ -1,3 +1,4 @@
+import { reservationKeys } from '../../../src/billing';
 import { randomUUID } from 'node:crypto';
 import { periodIdsAt, periodWindow } from '../../../src/platform/budget-periods';
 import { tokenCost } from '../../../src/inference/metering';
@@ -192,8 +193,8 @@ describe('a key budget at the inference endpoints', () => {
 
     // Watch the key's spend and holds at the same instant while the requests run.
     const month = new Date().toISOString().slice(0, 7);
-    const spendKey = (await s.readModels.keys('balances'))('key-spend', key.keyId);
-    const holdKey = s.ks.shared('resv', team);
+    const spendKey = (await s.readModels.keys('balances')).ws(team, 'key-spend', key.keyId);
+    const holdKey = reservationKeys((...p) => s.ks.shared(...p), team).held;
     let watching = true;
     let highest = 0n;
     const watcher = (async () => {

@@ -1,3 +1,4 @@
+import { reservationKeys } from '../../../src/billing';
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
@@ -86,7 +87,7 @@ describe('a key budget in the reserve script', () => {
     await debit(ws, keyId, a, 250n);
     const month = new Date().toISOString().slice(0, 7);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
-    expect((await keySpend(server.services.readModels, [keyId], month)).get(keyId)).toBe(250n);
+    expect((await keySpend(server.services.readModels, ws, [keyId], month)).get(keyId)).toBe(250n);
     expect((await r.reserve(ws, b, 751n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(false);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
     expect((await r.reserve(ws, b, 750n, 1, { keyId, periods: periodIdsAt(new Date()) })).ok).toBe(true);
@@ -94,7 +95,7 @@ describe('a key budget in the reserve script', () => {
     await r.release(ws, b);
     expect(await r.heldByKey(ws, keyId)).toBe(0n);
     // The key's sum is gone from the workspace's holds, not left at "0".
-    expect(await server.services.redis.hexists(server.services.ks.shared('resv', ws), `=k:${keyId}`)).toBe(0);
+    expect(await server.services.redis.hexists(reservationKeys((...p) => server.services.ks.shared(...p), ws).held, `=k:${keyId}`)).toBe(0);
     // Last month's spend does not count this month.
     expect((await r.reserve(ws, randomUUID(), 1000n, 1, { keyId, periods: periodIdsAt(new Date('1999-12-01T00:00:00Z')) })).ok).toBe(true);
   });

@@ -87,7 +87,7 @@ describe('key index', () => {
     expect(await index.lookup(s1)).toEqual({ ...base, expiresAt: new Date(until), rolledAway: true });
     // The old secret's record goes away by itself a day after its grace period.
     const redis = server.services.redis;
-    const oldKey = (await redis.keys(`${server.prefix}rm:keys:*:hash:${hashKey(s1)}`))[0];
+    const oldKey = (await redis.keys(`${server.prefix}rm:{keys}:*:hash:${hashKey(s1)}`))[0];
     expect(await redis.pexpiretime(oldKey)).toBe(Date.parse(until) + 24 * 3600 * 1000);
 
     await append(ws, 'RateLimitChanged', { workspaceId: ws, keyId, keyHash: hashKey(s2), requestsPerMinute: 700, by: 'op' });
@@ -111,7 +111,7 @@ describe('key index', () => {
 
     await append(ws, 'ApiKeyDeleted', { workspaceId: ws, keyId, keyHash: hashKey(s3), by: 'u1' });
     for (const s of [s1, s2, s3]) expect(await index.lookup(s)).toBeNull();
-    expect(await redis.keys(`${server.prefix}rm:keys:*:key:${keyId}`)).toEqual([]);
+    expect(await redis.keys(`${server.prefix}rm:{keys}:*:key:${keyId}`)).toEqual([]);
   });
 
   it('a roll of a key that is already gone changes nothing', async () => {

@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { MERGE_KEY } from '../../../src/accounts/projections/audit/projection';
 import { SETTLE } from '../../../src/accounts/projections/invitations/projection';
 import { DELETE_ROLLED, ROLL, SET_IF_EXISTS, SET_ON_ROLLED } from '../../../src/accounts/projections/key-index/projection';
-import { LOOKUP } from '../../../src/accounts/projections/key-index/queries';
+import { KeyIndex } from '../../../src/accounts/projections/key-index/queries';
+import { Keyspace } from '../../../src/platform/projections/keyspace';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
 
 // The accounts projections' Lua scripts, each called through its declaration on the real Redis.
@@ -91,13 +92,19 @@ describe('accounts projection scripts', () => {
 
   describe('key index: lookup', () => {
     it('reads the record in the active generation, generation 0 when none is active, and nothing for an unknown hash', async () => {
-      const [active, recordPrefix] = [key('active'), key('rm') + ':'];
-      await redis.hset(`${recordPrefix}0:hash:abc`, 'keyId', 'in-0');
-      await redis.hset(`${recordPrefix}7:hash:abc`, 'keyId', 'in-7');
-      expect(await LOOKUP.eval(redis, { active }, { recordPrefix, keyHash: 'abc' })).toEqual(['keyId', 'in-0']);
-      await redis.set(active, '7');
-      expect(await LOOKUP.eval(redis, { active }, { recordPrefix, keyHash: 'abc' })).toEqual(['keyId', 'in-7']);
-      expect(await LOOKUP.eval(redis, { active }, { recordPrefix, keyHash: 'unknown' })).toEqual([]);
+      const ks = new Keyspace(key('ks') + ':');
+      const index = new KeyIndex(redis, ks);
+      await redis.hset(ks.rm('keys', '0', 'hash', 'abc'), 'keyId', 'in-0', 'workspaceId', 'w');
+      await redis.hset(ks.rm('keys', '7', 'hash', 'abc'), 'keyId', 'in-7', 'workspaceId', 'w');
+      await redis.hset(ks.rm('keys', '7', 'hash', 'new'), 'keyId', 'only-in-7', 'workspaceId', 'w');
+      expect((await index.lookupHash('abc'))?.keyId).toBe('in-0');
+      await redis.set(ks.active('keys'), '7');
+      // A hash the generation last seen does not hold makes it read the pointer again at once.
+      expect((await index.lookupHash('new'))?.keyId).toBe('only-in-7');
+      expect((await index.lookupHash('abc'))?.keyId).toBe('in-7');
+      expect(await index.lookupHash('unknown')).toBeNull();
+      // A fresh lookup reads the active generation.
+      expect((await new KeyIndex(redis, ks).lookupHash('abc'))?.keyId).toBe('in-7');
     });
   });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { usd } from '../../../src/platform/money';
 import type { Queue } from 'bullmq';
-import { ReloadJobData, reloadQueue } from '../../../src/billing/workers/auto-reload';
+import { ReloadJobData, reloadQueue, RELOAD_QUEUE } from '../../../src/billing/workers/auto-reload';
 import { bullPrefix } from '../../../src/platform/bullmq';
 import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, billing, fundedUser, newUser, TestUser } from './helpers';
@@ -15,7 +15,10 @@ let server: TestServer;
 let jobs: Queue<ReloadJobData>;
 beforeAll(async () => {
   server = await startTestServer();
-  jobs = reloadQueue({ redis: await server.services.connectRedis('auto-reload-test'), prefix: bullPrefix(server.services.config) });
+  jobs = reloadQueue({
+    redis: await server.services.connectRedis('auto-reload-test'),
+    prefix: bullPrefix(server.services.config, RELOAD_QUEUE),
+  });
 });
 afterAll(async () => {
   await jobs?.close();

@@ -43,9 +43,9 @@ maybe('settlement under faults (PostgreSQL, separate api and projector processes
   afterAll(() => cluster.close());
 
   const held = async (ws: string) => ({
-    total: (await cluster.redis.hget(`${cluster.prefix}resv:${ws}`, '=total')) ?? '0',
+    total: (await cluster.redis.hget(`${cluster.prefix}resv:{ws:${ws}}`, '=total')) ?? '0',
     requests: Object.fromEntries(
-      Object.entries(await cluster.redis.hgetall(`${cluster.prefix}resv:${ws}`)).filter(([f]) => !f.startsWith('=')),
+      Object.entries(await cluster.redis.hgetall(`${cluster.prefix}resv:{ws:${ws}}`)).filter(([f]) => !f.startsWith('=')),
     ),
   });
   const streamOf = async (requestId: string) =>

@@ -40,7 +40,7 @@ async function openPaused(u: TestUser, ws: string): Promise<Paused> {
   const probe = (d: Buffer) => (through ||= d.toString().includes('"probe"'));
   res.on('data', probe);
   await until(
-    async () => (await server.services.redis.publish(channel, JSON.stringify({ probe: true })), through),
+    async () => (await server.services.redis.spublish(channel, JSON.stringify({ probe: true })), through),
     5000,
     'the stream to carry a message',
     50,
@@ -89,7 +89,7 @@ async function flood(ws: string, n: number, size: number, watch: ServerResponse)
   let published = 0;
   try {
     while (published < n && !watch.writableEnded && maxBuffered < 4 * 1024 * 1024) {
-      await server.services.redis.publish(channel, JSON.stringify({ i: published++, pad: 'x'.repeat(size) }));
+      await server.services.redis.spublish(channel, JSON.stringify({ i: published++, pad: 'x'.repeat(size) }));
       look();
       if (published % 8 === 0) await sleep(5);
     }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { stripeWebhook } from '../../../src/billing/routes/stripe-webhook-schemas';
-import { reloadQueue } from '../../../src/billing/workers/auto-reload';
+import { reloadQueue, RELOAD_QUEUE } from '../../../src/billing/workers/auto-reload';
 import { bullPrefix } from '../../../src/platform/bullmq';
 import { expectMatchesContract } from '../../support/contract';
 import { startTestServer, TestServer } from '../../support/harness';
@@ -303,7 +303,10 @@ test("a reload whose answer was lost is settled by the webhook; the worker's ret
   const reloadId = (succeeded[0].data as { reloadId: string }).reloadId;
   // The worker's retry (BullMQ backoff: 1 s, 2 s, ...) finds it settled and the job is done. Wait for
   // the job itself to be gone: a fixed 1.5 s could end before the retry ran on a loaded machine.
-  const jobs = reloadQueue({ redis: await server.services.connectRedis('webhooks-test'), prefix: bullPrefix(server.services.config) });
+  const jobs = reloadQueue({
+    redis: await server.services.connectRedis('webhooks-test'),
+    prefix: bullPrefix(server.services.config, RELOAD_QUEUE),
+  });
   try {
     await until(
       async () => !(await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized'])).some((j) => j?.data.workspaceId === u.personalWs),

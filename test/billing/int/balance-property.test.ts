@@ -190,7 +190,7 @@ test('ledger verify fails on a projection that drifted from the store', async ()
     paymentIntentId: 'pi_x',
     by: 'prop',
   });
-  const k = (await s.readModels.keys('balances'))('ws', ws);
+  const k = (await s.readModels.keys('balances')).ws(ws);
   await s.redis.hincrby(k, 'balance', 1); // one nano-dollar too many
   const v = await verifyLedger(s.store, s.redis, s.ks);
   expect(v.differences).toEqual([

@@ -123,17 +123,19 @@ test("keyBudgetAt reads the spend of the budget's period and never the key's who
   await debit(ws, keyId, 300n);
   const rm = server.services.readModels;
   // A long-lived key: many past periods in its spend hash.
-  const spendKey = (await rm.keys(BALANCES))('key-spend', keyId);
+  const spendKey = (await rm.keys(BALANCES)).ws(ws, 'key-spend', keyId);
   await rm.redis.hset(spendKey, Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`2020-old-${i}`, '5'])));
   const at = new Date();
   const read = jest.spyOn(rm, 'read');
   try {
-    const status = await keyBudgetAt(rm, keyId, at);
+    const status = await keyBudgetAt(rm, ws, keyId, at);
     expect(status).toMatchObject({ budget: 1000n, period: 'weekly', spent: 300n, window: { id: periodIdsAt(at).weekly } });
-    const commands = read.mock.calls.flatMap(([, reads]) => reads((...parts: string[]) => parts.join(':')));
+    const commands = read.mock.calls.flatMap(([, reads]) =>
+      reads(Object.assign((...parts: string[]) => parts.join(':'), { ws: (...parts: string[]) => parts.join(':') })),
+    );
     expect(commands.some(([cmd]) => cmd === 'hgetall')).toBe(false);
   } finally {
     read.mockRestore();
   }
-  expect(await keyBudgetAt(rm, randomUUID(), at)).toBeNull();
+  expect(await keyBudgetAt(rm, ws, randomUUID(), at)).toBeNull();
 });

@@ -88,7 +88,7 @@ test('verify: 0 differences, and a non-zero exit when a projection drifts', asyn
   const ok = tollgate('ledger', 'verify');
   expect(ok.code).toBe(0);
   expect(ok.stdout).toMatch(/: 0 differences/);
-  const key = (await server.services.readModels.keys('balances'))('ws', u.personalWs);
+  const key = (await server.services.readModels.keys('balances')).ws(u.personalWs);
   await server.services.redis.hincrby(key, 'balance', -1);
   try {
     const bad = tollgate('ledger', 'verify');

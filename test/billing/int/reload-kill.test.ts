@@ -13,7 +13,7 @@ import { handleCommand, readEvents } from '../../../src/platform/eventstore/comm
 import { StripeGateway } from '../../../src/billing/payments/stripe';
 import { getBalance } from '../../../src/billing/projections/balances/queries';
 import { reconcile, verifyLedger } from '../../../src/cli/ledger';
-import { reloadQueue } from '../../../src/billing/workers/auto-reload';
+import { reloadQueue, RELOAD_QUEUE } from '../../../src/billing/workers/auto-reload';
 import { bullPrefix } from '../../../src/platform/bullmq';
 import { until } from '../../support/wait';
 import { startTestServer, TestServer } from '../../support/harness';
@@ -219,7 +219,7 @@ class Lane {
     await this.killing;
     const jobs = reloadQueue({
       redis: await this.tg.services.connectRedis('kill-test-drain'),
-      prefix: bullPrefix(this.tg.services.config),
+      prefix: bullPrefix(this.tg.services.config, RELOAD_QUEUE),
     });
     try {
       await until(
@@ -236,7 +236,7 @@ class Lane {
   private async jobsReport(): Promise<string> {
     const jobs = reloadQueue({
       redis: await this.tg.services.connectRedis('kill-test-report'),
-      prefix: bullPrefix(this.tg.services.config),
+      prefix: bullPrefix(this.tg.services.config, RELOAD_QUEUE),
     });
     try {
       const all = await jobs.getJobs(['waiting', 'delayed', 'active', 'prioritized', 'failed', 'completed', 'paused', 'waiting-children']);
@@ -361,7 +361,7 @@ class Lane {
    */
   private async outcomeOf(reloadId: string): Promise<string> {
     const s = this.tg.services;
-    const jobs = reloadQueue({ redis: await s.connectRedis('kill-test-outcome'), prefix: bullPrefix(s.config) });
+    const jobs = reloadQueue({ redis: await s.connectRedis('kill-test-outcome'), prefix: bullPrefix(s.config, RELOAD_QUEUE) });
     const hangLimit = Date.now() + 600_000;
     let noJobSince: number | null = null;
     try {

@@ -3,22 +3,22 @@ import type { Redis } from 'ioredis';
 import { LiveUsageHub } from '../../../src/billing/projections/usage/live-hub';
 
 /**
- * A subscriber connection that behaves as ioredis does when Redis sends a SUBSCRIBE confirmation and
+ * A subscriber connection that behaves as ioredis does when Redis sends an SSUBSCRIBE confirmation and
  * a message in one read: the confirmation resolves `subscribe` and the message is emitted in the
- * same tick, before any `await subscribe(...)` resumes.
+ * same tick, before any `await ssubscribe(...)` resumes.
  */
 class SameReadSubscriber extends EventEmitter {
   subscribed: string[] = [];
-  subscribe(channel: string): Promise<number> {
+  ssubscribe(channel: string): Promise<number> {
     return new Promise((resolve) =>
       setImmediate(() => {
         this.subscribed.push(channel);
         resolve(1);
-        this.emit('message', channel, `first on ${channel}`);
+        this.emit('smessage', channel, `first on ${channel}`);
       }),
     );
   }
-  unsubscribe(): Promise<number> {
+  sunsubscribe(): Promise<number> {
     return Promise.resolve(0);
   }
 }

@@ -268,6 +268,35 @@ describe('tollgate keys and sealed fields', () => {
     expect(JSON.parse(secret.stdout.trim()).data.secret).toBe('whsec_clitest');
   });
 
+  test('serve with another master key than the store was written with stops at start: one line naming MASTER_KEY, non-zero (also the generated key file)', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'tollgate-cli-wrong-key-'));
+    try {
+      const { openProtectedStore } = await import('../../../src/init');
+      const right = randomBytes(32).toString('base64');
+      const { store: sealed } = openProtectedStore({ EVENT_STORE: 'sqlite', DATA_DIR: own, MASTER_KEY: right }, () => undefined);
+      const userId = randomUUID();
+      await sealed.append(
+        `user-${userId}`,
+        [{ id: randomUUID(), type: 'UserRegistered', data: { userId, email: `k-${userId}@example.com`, name: 'K', passwordHash: 'x' } }],
+        { expectedRevision: 'no_stream' },
+      );
+      await sealed.close();
+      const wrong = randomBytes(32).toString('base64');
+      for (const env of [{ MASTER_KEY: wrong }, {}] as Record<string, string>[]) {
+        // {}: no MASTER_KEY, so the key file generated under DATA_DIR, which is not the store's key either.
+        const r = await run(['serve'], { DATA_DIR: own, PORT: '0', ...env }, { real: true });
+        expectOneLineFailure(r, /^tollgate: invalid setting MASTER_KEY: .*not the master key of this store's data keys/);
+        expect(r.stderr).not.toContain(wrong);
+      }
+      // While rotating, the store's key as MASTER_KEY_PREVIOUS opens it: events read works.
+      const rotating = await run(['events', 'read', `user-${userId}`], { DATA_DIR: own, MASTER_KEY: wrong, MASTER_KEY_PREVIOUS: right });
+      expect(rotating.code).toBe(0);
+      expect(JSON.parse(rotating.stdout.trim()).data.name).toBe('K');
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+
   test('a MASTER_KEY that is not 32 bytes of base64: one line naming the setting, non-zero', async () => {
     const r = await run(['events', 'read', 'fx-0'], { MASTER_KEY: 'not-a-key' });
     expect(r.code).not.toBe(0);

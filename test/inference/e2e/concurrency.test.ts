@@ -1,3 +1,4 @@
+import { reservationKeys } from '../../../src/billing';
 import { tokenCost } from '../../../src/inference/metering';
 import { renderPrompt } from '../../../src/inference/prompt';
 import { countTokens } from '../../../src/inference/tokenizer';
@@ -25,8 +26,8 @@ test('500 parallel requests on a balance that covers about half: never below zer
   let lowest = initial;
   let watching = true;
   const reservations = new Reservations(s.redis, s.ks);
-  const balanceKey = (await s.readModels.keys('balances'))('ws', key.workspaceId);
-  const heldKey = s.ks.shared('resv', key.workspaceId);
+  const balanceKey = (await s.readModels.keys('balances')).ws(key.workspaceId);
+  const heldKey = reservationKeys((...p) => s.ks.shared(...p), key.workspaceId).held;
   const watcher = (async () => {
     while (watching) {
       // One MULTI: the balance and the holds at the same instant.

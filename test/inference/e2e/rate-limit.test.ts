@@ -1,3 +1,5 @@
+import { reservationKeys } from '../../../src/billing';
+import { rateCounterKey } from '../../../src/inference/routes/rate-limit';
 import type { TestServer } from '../../support/harness';
 import { authHeaders, fund, seedFundedKey, seedKey } from '../int/support/seed';
 import { startInferenceServer } from '../int/support/server';
@@ -115,29 +117,32 @@ describe('round trips to Redis before generation', () => {
     return seen;
   }
 
-  test('one script admits a request: key lookup, rate-limit count and reservation in a single round trip', async () => {
+  test("one script admits a request after the key's lookup: rate-limit count and reservation on the workspace's slot", async () => {
     const key = await seedFundedKey(server.services);
+    const counter = rateCounterKey(server.services.ks.shared('rl', 'inference'), key.workspaceId, key.keyId);
     const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
-    // The counter is never a script's own key: the admission script counts it.
-    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toEqual([]);
-    expect(scripts).toHaveLength(1);
+    // The admission script (its first key the key's counter) counts and holds: no script of its own for either.
+    expect(scripts).toEqual([counter]);
     const res = await post(INFER, key.secret, valid);
     expect(res.headers.get('x-ratelimit-remaining-requests')).toBe('98');
   });
 
-  test('a key with an expiry and several scopes is admitted in the same single trip; an expired one is not counted', async () => {
+  test('a key with an expiry and several scopes is admitted by the same one script; an expired one is not counted', async () => {
     const key = await seedKey(server.services, {
       expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
       scopes: ['billing', 'inference'],
     });
     await fund(server.services, key.workspaceId, { usd: '10' });
     const scripts = await scriptsOf(() => post(INFER, key.secret, valid));
-    expect(scripts).toHaveLength(1);
-    expect(scripts.filter((k) => k.includes(':rl:inference:'))).toEqual([]);
-    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${key.keyId}`)).toBe('1');
+    expect(scripts).toEqual([rateCounterKey(server.services.ks.shared('rl', 'inference'), key.workspaceId, key.keyId)]);
+    expect(await server.services.redis.get(rateCounterKey(server.services.ks.shared('rl', 'inference'), key.workspaceId, key.keyId))).toBe(
+      '1',
+    );
     const expired = await seedKey(server.services, { expiresAt: new Date(Date.now() - 1000).toISOString() });
     expect((await post(INFER, expired.secret, valid)).status).toBe(401);
-    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${expired.keyId}`)).toBeNull();
+    expect(
+      await server.services.redis.get(rateCounterKey(server.services.ks.shared('rl', 'inference'), expired.workspaceId, expired.keyId)),
+    ).toBeNull();
   });
 
   test('a long prompt is counted only once its key is known: two trips for a key this process has not admitted, then one', async () => {
@@ -153,7 +158,9 @@ describe('round trips to Redis before generation', () => {
   test('a key without the inference scope is refused (403) and not counted', async () => {
     const key = await seedKey(server.services, { scopes: ['billing'] });
     expect((await post(INFER, key.secret, valid)).status).toBe(403);
-    expect(await server.services.redis.get(`${server.services.ks.shared('rl', 'inference')}:${key.keyId}`)).toBeNull();
+    expect(
+      await server.services.redis.get(rateCounterKey(server.services.ks.shared('rl', 'inference'), key.workspaceId, key.keyId)),
+    ).toBeNull();
   });
 });
 
@@ -162,5 +169,7 @@ test('a request over its rate limit holds nothing: the admission script stops at
   expect((await post(INFER, key.secret, invalid)).status).toBe(422);
   const res = await post(INFER, key.secret, valid);
   expect(res.status).toBe(429);
-  expect(await server.services.redis.hget(server.services.ks.shared('resv', key.workspaceId), '=total')).toBeNull();
+  expect(
+    await server.services.redis.hget(reservationKeys((...p) => server.services.ks.shared(...p), key.workspaceId).held, '=total'),
+  ).toBeNull();
 });

@@ -53,6 +53,8 @@ let server: TestServer;
 let held: ReturnType<typeof gate>;
 let appendsHeld = 0;
 let appendsLanded = 0;
+/** The next InferenceRequested lands, then its caller is told it failed (an acknowledgement lost). */
+let loseAck = false;
 
 beforeAll(async () => {
   backend = new GatedBackend();
@@ -66,6 +68,7 @@ beforeAll(async () => {
       await held.opened;
       const done = await append(stream, events, opts);
       appendsLanded++;
+      if (loseAck) throw new StoreUnavailable('connection reset after COMMIT');
       return done;
     }
     return append(stream, events, opts);
@@ -79,6 +82,7 @@ beforeEach(() => {
   held = gate();
   appendsHeld = 0;
   appendsLanded = 0;
+  loseAck = false;
 });
 
 async function start(path: string, secret: string) {
@@ -146,6 +150,26 @@ describe.each(PATHS)('%s', (path) => {
     expect(backend.calls[0].signal.aborted).toBe(true);
     expect(await new Reservations(server.services.redis, server.services.ks).held(k.workspaceId)).toBe(0n);
     expect(await inferenceEvents(server.services, r.headers.get('x-request-id')!)).toEqual([]);
+  });
+
+  test('the commit lands but its acknowledgement is lost: 503, and the request is closed unbilled, its hold released', async () => {
+    // Found by the simulator (seed 13 of test/sim at its commit): the hold was released as if
+    // nothing had landed, and the recorded request was never closed (the sweeper finds requests by
+    // their holds).
+    const k = await seedFundedKey(server.services);
+    const { res } = await start(path, k.secret);
+    loseAck = true;
+    held.open();
+    const r = await res;
+    expect(r.status).toBe(503);
+    const rid = r.headers.get('x-request-id')!;
+    await until(async () => (await inferenceEvents(server.services, rid)).length === 3, 10_000, 'the request closed');
+    const events = await inferenceEvents(server.services, rid);
+    expect(events.map((e) => e.type)).toEqual(['InferenceRequested', 'InferenceCompleted', 'TokensDebited']);
+    expect(events[1].data).toMatchObject({ finishReason: 'store_unavailable' });
+    expect(events[2].data).toMatchObject({ amountNanoUsd: '0' });
+    const reservations = new Reservations(server.services.redis, server.services.ks);
+    await until(async () => (await reservations.held(k.workspaceId)) === 0n, 10_000, 'the hold released');
   });
 
   test('the commit fails while the upstream has sent nothing: the upstream call is cut off at once, not at its first chunk', async () => {

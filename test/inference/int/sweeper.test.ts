@@ -192,3 +192,29 @@ test('the sweep schedule comes back after Redis lost its data', async () => {
     await server.close();
   }
 });
+
+describe('sweepAbandoned over partitioned projections', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startInferenceServer({ PROJECTION_PARTITIONS: '3' });
+  });
+  afterAll(() => server.close());
+
+  // With partitions there is no whole-stream balances checkpoint: the sweeper read that key,
+  // found nothing (0) and left a stale hold "waiting" for ever. It reads the workspace's partition's.
+  test('a stale hold whose debit its partition already applied is released', async () => {
+    const s = server.services;
+    const key = await seedFundedKey(s, { usd: '1' });
+    const res = await fetch(`${server.url}/external/api/inference`, {
+      method: 'POST',
+      headers: authHeaders(key.secret),
+      body: JSON.stringify({ context: [{ type: 'Human', text: 'hi' }], config: 'service_3_pi', max_tokens: 3 }),
+    });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('x-request-id')!;
+    await settle(s);
+    await new Reservations(s.redis, s.ks).reserve(key.workspaceId, requestId, 1000n, Date.now() - HOUR);
+    expect(await sweepAbandoned({ ...deps(s), partitions: 3 }, { minAgeMs: 60_000 })).toMatchObject({ released: 1, closed: 0 });
+    expect(await new Reservations(s.redis, s.ks).held(key.workspaceId)).toBe(0n);
+  });
+});

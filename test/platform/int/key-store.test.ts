@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../../src/platform/config';
-import { keyId } from '../../../src/platform/crypto/aead';
+import { deriveKey, keyId } from '../../../src/platform/crypto/aead';
+import { lookupHasher } from '../../../src/platform/crypto/lookup-key';
 import { SubjectErased, WrappedKeyStore, type KeyRows } from '../../../src/platform/crypto/key-store';
 import { resolveMasterKeys, type MasterKey } from '../../../src/platform/crypto/master-key';
 import { PostgresKeyRows } from '../../../src/platform/crypto/postgres-key-rows';
@@ -52,12 +53,44 @@ describe.each(adapters)('the data-key store on %s', (name, rows) => {
     const after = new WrappedKeyStore(r, { current: next, source: 'MASTER_KEY' });
     expect((await after.get([subject])).get(subject)).toEqual(key);
 
+    // Another store's master key is refused at start, naming the setting; while rotating, the previous one opens it.
+    await expect(new WrappedKeyStore(r, { current: master(), source: 'MASTER_KEY' }).checkMasterKey()).rejects.toThrow(
+      /^invalid setting MASTER_KEY: MASTER_KEY is not the master key of this store's data keys/,
+    );
+    await expect(
+      new WrappedKeyStore(r, { current: master(), previous: next, source: 'MASTER_KEY' }).checkMasterKey(),
+    ).resolves.toBeUndefined();
+
     expect(await after.destroy(subject)).toBe(true);
     expect(await after.destroy(subject)).toBe(false);
     expect((await after.get([subject])).get(subject)).toBeNull();
     await expect(after.getOrCreate(subject)).rejects.toBeInstanceOf(SubjectErased);
     await after.close();
   });
+
+  (skip ? test.skip : test)(
+    'the lookup hash outlives a master-key rotation, and starts as the release that sealed first made it',
+    async () => {
+      const r = rows();
+      const old = master();
+      const before = await lookupHasher(new WrappedKeyStore(r, { current: old, source: 'MASTER_KEY' }), {
+        current: old,
+        source: 'MASTER_KEY',
+      });
+      // The claim streams a store written before this key was kept are named with HMAC(deriveKey(master, 'lookup')).
+      expect(before('email:a@example.com')).toBe(
+        createHmac('sha256', deriveKey(old.key, 'lookup')).update('email:a@example.com').digest('hex'),
+      );
+      const next = master();
+      const rotating = new WrappedKeyStore(r, { current: next, previous: old, source: 'MASTER_KEY' });
+      expect(await rotating.rewrapAll()).toBeGreaterThanOrEqual(1);
+      const after = new WrappedKeyStore(r, { current: next, source: 'MASTER_KEY' });
+      expect((await lookupHasher(after, { current: next, source: 'MASTER_KEY' }))('email:a@example.com')).toBe(
+        before('email:a@example.com'),
+      );
+      await after.close();
+    },
+  );
 });
 
 test('the protected store seals on append, opens on read, and an erased subject reads as erased; other events pass untouched', async () => {
@@ -83,8 +116,20 @@ test('the protected store seals on append, opens on read, and an erased subject 
     ['Other', { n: 1 }],
   ]);
   expect(readFileSync(file).toString('latin1') + readFileSync(`${file}-wal`).toString('latin1')).not.toContain('a very secret sentence');
+  // A reader that does not decode the type (a projector) gets it as released, opened when its data is read;
+  // a subscription opens it too.
+  const [lazy] = await store.readAll({ decode: new Set(['Other']) });
+  expect(lazy.type).toBe('Said');
+  expect(lazy.data).toEqual({ userId, words: 'a very secret sentence' });
+  const sub = store.subscribeToAll({ decode: new Set(['Said']) });
+  for await (const e of sub) {
+    expect([e.type, e.data]).toEqual(['Said', { userId, words: 'a very secret sentence' }]);
+    break;
+  }
+  await sub.close();
   await keys.destroy(`user:${userId}`);
   expect((await store.readAll())[0].data).toEqual({ userId, words: ERASED });
+  expect((await store.readAll({ decode: new Set(['Other']) }))[0].data).toEqual({ userId, words: ERASED });
   await store.close();
 });
 

@@ -45,7 +45,7 @@ describe('buildServices', () => {
   });
 
   it("builds one live-usage hub that connects on its first listener and fans a workspace's channel out", async () => {
-    const subscribers = async () => (await pub.pubsub('CHANNELS', `${prefix}usage-live*`)) as string[];
+    const subscribers = async () => (await pub.pubsub('SHARDCHANNELS', `${prefix}usage-live*`)) as string[];
     expect(await subscribers()).toEqual([]);
     const a: string[] = [];
     const b: string[] = [];
@@ -56,13 +56,13 @@ describe('buildServices', () => {
     const channel1 = liveChannel((...p) => s.ks.shared(...p), 'ws-1');
     expect((await subscribers()).sort()).toEqual([channel1, liveChannel((...p) => s.ks.shared(...p), 'ws-2')].sort());
     // Three listeners, two channels, one connection.
-    const counts = (await pub.pubsub('NUMSUB', channel1)) as [string, number];
+    const counts = (await pub.pubsub('SHARDNUMSUB', channel1)) as [string, number];
     expect(counts[1]).toBe(1);
-    await pub.publish(channel1, 'debit-1');
+    await pub.spublish(channel1, 'debit-1');
     await until(() => a.length === 1 && b.length === 1);
     expect(c).toEqual([]);
     stopA();
-    await pub.publish(channel1, 'debit-2');
+    await pub.spublish(channel1, 'debit-2');
     await until(() => b.length === 2);
     expect(a).toEqual(['debit-1']);
     stopB();

@@ -7,7 +7,7 @@ import { expectMatchesContract } from '../../support/contract';
 import * as c from '../../../src/webhooks/routes/webhook-schemas';
 import { balanceAlertReactor, crossingEventId } from '../../../src/webhooks/balance-alerts/reactor';
 import { runReplay } from '../../../src/webhooks/workers/delivery/replay';
-import { webhookQueue } from '../../../src/webhooks/workers/delivery/queue';
+import { webhookQueue, WEBHOOK_QUEUE } from '../../../src/webhooks/workers/delivery/queue';
 import { bullPrefix } from '../../../src/platform/bullmq';
 import { usd } from '../../../src/platform/money';
 import { streams } from '../../../src/platform/streams';
@@ -230,7 +230,11 @@ describe('replay from a point in time', () => {
     expect([again.status, again.body.replayId]).toEqual([200, replayId]);
     // The scan run again from the start (a worker killed mid-scan): its enqueue ledger stops every duplicate.
     const queueRedis = await server.services.connectRedis('test-queue', { maxRetriesPerRequest: null });
-    const queue = webhookQueue({ redis: queueRedis, prefix: bullPrefix(server.services.config), config: server.services.config });
+    const queue = webhookQueue({
+      redis: queueRedis,
+      prefix: bullPrefix(server.services.config, WEBHOOK_QUEUE),
+      config: server.services.config,
+    });
     // With the finished jobs' records gone (BullMQ keeps a bounded number), job ids alone would not stop a duplicate.
     await queue.clean(0, 10_000, 'completed');
     await server.services.redis.hset(server.services.ks.shared('webhooks', 'replay', replayId), { status: 'scanning', scannedTo: '' });
@@ -378,7 +382,11 @@ describe('replay limits (finding F-4)', () => {
       readStream: (stream: string, opts?: object) => (read.push(stream), store.readStream(stream, opts)),
     } as unknown as typeof store;
     const queueRedis = await server.services.connectRedis('test-queue-reads', { maxRetriesPerRequest: null });
-    const queue = webhookQueue({ redis: queueRedis, prefix: bullPrefix(server.services.config), config: server.services.config });
+    const queue = webhookQueue({
+      redis: queueRedis,
+      prefix: bullPrefix(server.services.config, WEBHOOK_QUEUE),
+      config: server.services.config,
+    });
     try {
       await server.services.redis.hset(server.services.ks.shared('webhooks', 'replay', started.body.replayId), {
         status: 'scanning',

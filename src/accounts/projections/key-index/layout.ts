@@ -1,9 +1,12 @@
 /**
- * The key index's Redis layout, written down once: the projection writes it, the lookups (the
- * queries, which also resolve where the records live, and the inference admission scripts) read it. Under the projection's generation:
+ * The key index's Redis layout, written down once: the projection writes it, the lookup (the
+ * queries: KeyIndex.lookupHash, which inference admission calls) reads it. Under the projection's
+ * generation, all under the key index's own hash tag (`{keys}`: a lookup knows only the secret's
+ * hash, not the workspace), so the projection's scripts that touch a rolled key's two records and
+ * its set run on one Redis Cluster slot:
  *
- *   rm:keys:{gen}:hash:{sha256hex}  hash: the key's record (KEY_FIELDS)
- *   rm:keys:{gen}:key:{keyId}       set: the hashes of a rolled key (current and previous secrets)
+ *   rm:{keys}:{gen}:hash:{sha256hex}  hash: the key's record (KEY_FIELDS)
+ *   rm:{keys}:{gen}:key:{keyId}       set: the hashes of a rolled key (current and previous secrets)
  */
 export const KEY_INDEX = 'keys';
 
@@ -14,12 +17,6 @@ export const keyIndexParts = {
   /** The hashes of a rolled key, by its id. */
   secrets: (keyId: string) => ['key', keyId] as const,
 };
-
-/**
- * What separates the generation from the key hash in a record's key: a Lua script that resolves
- * the generation itself builds `prefix .. gen .. KEY_RECORD_INFIX .. hash`.
- */
-export const KEY_RECORD_INFIX = ':hash:';
 
 /**
  * The fields of a record: keyId, workspaceId, name, scopes (comma list), expiresAt (ISO or ""),

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Keyspace } from '../../../platform/projections/keyspace';
-import { luaScript } from '../../../platform/redis-scripts';
-import { KEY_FIELDS as F, KEY_INDEX, KEY_RECORD_INFIX } from './layout';
+import { ActiveGenerations } from '../../../platform/projections/read-models';
+import { KEY_FIELDS as F, KEY_INDEX, keyIndexParts } from './layout';
 
 export interface KeyRecord {
   keyId: string;
@@ -20,30 +20,29 @@ export function hashKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-export const LOOKUP = luaScript('accounts/projections/key-index/lookup.lua', {
-  keys: ['active'],
-  args: ['recordPrefix', 'keyHash'],
-  constants: { recordInfix: KEY_RECORD_INFIX },
-});
-
 export class KeyIndex {
-  private readonly lookupScript: ReturnType<typeof LOOKUP.bind>;
+  private readonly gens: ActiveGenerations;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly ks: Keyspace,
   ) {
-    this.lookupScript = LOOKUP.bind(redis, 'tollgateKeyLookup');
+    this.gens = new ActiveGenerations(redis, ks);
   }
 
-  /** Where the record of a key hash lives: the active-generation key, then the prefix of the records. */
-  get location(): { activeKey: string; recordPrefix: string } {
-    return { activeKey: this.ks.active(KEY_INDEX), recordPrefix: this.ks.prefix + `rm:${KEY_INDEX}:` };
-  }
-
+  /**
+   * The record of a key hash: one HGETALL in the generation last seen active (the records are under
+   * the key index's own hash tag). A hash found nowhere reads the pointer again: if a rebuild
+   * switched the generation, the lookup is made again in the new one.
+   */
   async lookupHash(keyHash: string): Promise<KeyRecord | null> {
-    const { activeKey, recordPrefix } = this.location;
-    return keyRecordOf((await this.lookupScript({ active: activeKey }, { recordPrefix, keyHash })) as string[]);
+    for (;;) {
+      const gen = await this.gens.get(KEY_INDEX);
+      const found = keyRecordOf(
+        (await this.redis.call('HGETALL', this.ks.rm(KEY_INDEX, gen, ...keyIndexParts.record(keyHash)))) as string[],
+      );
+      if (found || !(await this.gens.moved(KEY_INDEX))) return found;
+    }
   }
 
   lookup(secret: string): Promise<KeyRecord | null> {

@@ -21,14 +21,17 @@ export const BALANCES = 'balances';
  * (./reserve.inc.lua). Counting every period, whatever period a budget has, lets a budget change
  * its period and still see what was spent.
  *
- *   rm:balances:{gen}:ws:{wsId}                        hash: balance, deposited, reloaded, debited
- *   rm:balances:{gen}:key-spend:{keyId}                hash: period id ("2026-11-25", "2026-W48", "2026-11") → nano-USD debited
- *   rm:balances:{gen}:key-budget:{keyId}               string: budget, nano-USD (absent: none)
- *   rm:balances:{gen}:key-budget-period:{keyId}        string: daily | weekly (absent: monthly)
- *   rm:balances:{gen}:key-owner:{keyId}                string: the user who created the key
- *   rm:balances:{gen}:member-spend:{wsId}:{userId}     hash: period id → nano-USD debited by the member's keys
- *   rm:balances:{gen}:member-budget:{wsId}:{userId}    string: budget, nano-USD (absent: none)
- *   rm:balances:{gen}:member-budget-period:{wsId}:{userId}  string: daily | weekly (absent: monthly)
+ * Every key is the workspace's (its hash tag `{ws:<wsId>}`: one slot, so the reserve script reads
+ * them all on one Redis Cluster node):
+ *
+ *   rm:balances:{gen}:{ws:<wsId>}                             hash: balance, deposited, reloaded, debited
+ *   rm:balances:{gen}:{ws:<wsId>}:key-spend:{keyId}           hash: period id ("2026-11-25", "2026-W48", "2026-11") → nano-USD debited
+ *   rm:balances:{gen}:{ws:<wsId>}:key-budget:{keyId}          string: budget, nano-USD (absent: none)
+ *   rm:balances:{gen}:{ws:<wsId>}:key-budget-period:{keyId}   string: daily | weekly (absent: monthly)
+ *   rm:balances:{gen}:{ws:<wsId>}:key-owner:{keyId}           string: the user who created the key
+ *   rm:balances:{gen}:{ws:<wsId>}:member-spend:{userId}       hash: period id → nano-USD debited by the member's keys
+ *   rm:balances:{gen}:{ws:<wsId>}:member-budget:{userId}      string: budget, nano-USD (absent: none)
+ *   rm:balances:{gen}:{ws:<wsId>}:member-budget-period:{userId}  string: daily | weekly (absent: monthly)
  */
 export const balancesProjection = projection<
   BillingEvent | TokensDebited | ApiKeyBudgetChanged | ApiKeyBudgetChangedV2 | MemberBudgetChanged | ApiKeyCreated
@@ -46,11 +49,16 @@ export const balancesProjection = projection<
   apply(event, tx) {
     switch (event.type) {
       case 'ApiKeyCreated':
-        tx.multi.set(tx.key('key-owner', event.data.keyId), event.data.createdBy);
+        tx.multi.set(tx.wsKey(event.data.workspaceId, 'key-owner', event.data.keyId), event.data.createdBy);
         return;
       case 'ApiKeyBudgetChanged': {
         const b = event.data.monthlyBudgetNanoUsd;
-        return setBudget(tx, ['key-budget', event.data.keyId], b === null ? null : { nanoUsd: b, period: DEFAULT_BUDGET_PERIOD });
+        return setBudget(
+          tx,
+          event.data.workspaceId,
+          ['key-budget', event.data.keyId],
+          b === null ? null : { nanoUsd: b, period: DEFAULT_BUDGET_PERIOD },
+        );
       }
       case 'ApiKeyBudgetChangedV2':
       case 'MemberBudgetChanged': {
@@ -58,16 +66,15 @@ export const balancesProjection = projection<
         const budget = d.budgetNanoUsd === null ? null : { nanoUsd: d.budgetNanoUsd, period: d.period ?? DEFAULT_BUDGET_PERIOD };
         return setBudget(
           tx,
-          event.type === 'MemberBudgetChanged'
-            ? ['member-budget', event.data.workspaceId, event.data.userId]
-            : ['key-budget', event.data.keyId],
+          d.workspaceId,
+          event.type === 'MemberBudgetChanged' ? ['member-budget', event.data.userId] : ['key-budget', event.data.keyId],
           budget,
         );
       }
       case 'DepositSucceeded':
       case 'AutoReloadSucceeded': {
         const d = event.data;
-        const key = tx.key('ws', d.workspaceId);
+        const key = tx.wsKey(d.workspaceId);
         tx.hincrby(key, 'balance', d.amountNanoUsd);
         tx.hincrby(key, event.type === 'DepositSucceeded' ? 'deposited' : 'reloaded', d.amountNanoUsd);
         return;
@@ -75,16 +82,16 @@ export const balancesProjection = projection<
       case 'TokensDebited': {
         const debit = event.data;
         const amount = BigInt(debit.amountNanoUsd);
-        const key = tx.key('ws', debit.workspaceId);
+        const key = tx.wsKey(debit.workspaceId);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
         const periods = periodIdsAt(new Date(event.created));
-        const keySpend = tx.key('key-spend', debit.keyId);
+        const keySpend = tx.wsKey(debit.workspaceId, 'key-spend', debit.keyId);
         for (const id of [periods.daily, periods.weekly, periods.monthly]) tx.hincrby(keySpend, id, amount);
         // The creator is in this generation (ApiKeyCreated above); the script adds to their spend.
         const spend = {
-          keyOwner: tx.key('key-owner', debit.keyId),
-          memberSpendPrefix: tx.key('member-spend', debit.workspaceId, ''),
+          keyOwner: tx.wsKey(debit.workspaceId, 'key-owner', debit.keyId),
+          memberSpendPrefix: tx.wsKey(debit.workspaceId, 'member-spend', ''),
           amount: debit.amountNanoUsd,
         };
         MEMBER_SPEND.each(tx, {}, { ...spend, ...periods });
@@ -108,9 +115,14 @@ export const MEMBER_SPEND = luaScript(
 );
 
 /** A budget's amount and, beside it, its period (absent for monthly, as budgets without one read). */
-function setBudget(tx: ProjectionTx, [name, ...id]: string[], budget: { nanoUsd: string; period: BudgetPeriod } | null): void {
-  const amount = tx.key(name, ...id);
-  const period = tx.key(`${name}-period`, ...id);
+function setBudget(
+  tx: ProjectionTx,
+  workspaceId: string,
+  [name, id]: [string, string],
+  budget: { nanoUsd: string; period: BudgetPeriod } | null,
+): void {
+  const amount = tx.wsKey(workspaceId, name, id);
+  const period = tx.wsKey(workspaceId, `${name}-period`, id);
   if (budget === null) {
     tx.multi.del(amount, period);
     return;

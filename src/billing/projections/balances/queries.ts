@@ -23,7 +23,7 @@ export interface Balance {
 }
 
 export async function getBalance(rm: ReadModels, workspaceId: string): Promise<Balance> {
-  const [found] = await rm.read(BALANCES, (k) => [['hgetall', k('ws', workspaceId)]]);
+  const [found] = await rm.read(BALANCES, (k) => [['hgetall', k.ws(workspaceId)]]);
   const h = (found as Record<string, string> | null) ?? {};
   const n = (v?: string) => BigInt(v ?? '0');
   return { balance: n(h.balance), deposited: n(h.deposited), reloaded: n(h.reloaded), debited: n(h.debited) };
@@ -35,6 +35,7 @@ export async function getBalance(rm: ReadModels, workspaceId: string): Promise<B
  */
 export async function keySpend(
   rm: ReadModels,
+  workspaceId: string,
   keyIds: string[],
   periodId: string | ((keyId: string) => string),
 ): Promise<Map<string, NanoUsd>> {
@@ -42,7 +43,7 @@ export async function keySpend(
   if (!keyIds.length) return out;
   const k = await rm.keys(BALANCES);
   const p = rm.redis.pipeline();
-  for (const id of keyIds) p.hget(k('key-spend', id), typeof periodId === 'string' ? periodId : periodId(id));
+  for (const id of keyIds) p.hget(k.ws(workspaceId, 'key-spend', id), typeof periodId === 'string' ? periodId : periodId(id));
   const res = (await p.exec()) ?? [];
   keyIds.forEach((id, i) => out.set(id, BigInt((res[i]?.[1] as string | null) ?? '0')));
   return out;
@@ -83,9 +84,9 @@ export async function memberBudgets(
   const held = reservationKeys((...p) => ks.shared(...p), workspaceId).held;
   const p = rm.redis.pipeline();
   for (const u of userIds)
-    p.get(k('member-budget', workspaceId, u))
-      .get(k('member-budget-period', workspaceId, u))
-      .hgetall(k('member-spend', workspaceId, u))
+    p.get(k.ws(workspaceId, 'member-budget', u))
+      .get(k.ws(workspaceId, 'member-budget-period', u))
+      .hgetall(k.ws(workspaceId, 'member-spend', u))
       .hget(held, heldByMemberField(u));
   const res = ((await p.exec()) ?? []).map((r) => r[1]);
   userIds.forEach((u, i) => {
@@ -117,6 +118,7 @@ export async function memberBudgets(
  */
 export async function keyBudgetAt(
   rm: ReadModels,
+  workspaceId: string,
   keyId: string,
   at: Date,
 ): Promise<{ budget: NanoUsd; period: BudgetPeriod; spent: NanoUsd; window: ReturnType<typeof periodWindow> } | null> {
@@ -124,9 +126,9 @@ export async function keyBudgetAt(
   const [budget, period, ...spends] = (await rm.read(
     BALANCES,
     (k) => [
-      ['get', k('key-budget', keyId)],
-      ['get', k('key-budget-period', keyId)],
-      ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k('key-spend', keyId), ids[p]]),
+      ['get', k.ws(workspaceId, 'key-budget', keyId)],
+      ['get', k.ws(workspaceId, 'key-budget-period', keyId)],
+      ...BUDGET_PERIODS.map((p): ReadCommand => ['hget', k.ws(workspaceId, 'key-spend', keyId), ids[p]]),
       // A key without a budget (most keys) costs its budget's GET alone: this runs for every debit.
     ],
     { ifFirst: true },

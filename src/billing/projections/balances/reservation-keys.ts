@@ -1,15 +1,21 @@
+import { wsTag } from '../../../platform/projections/keyspace';
+
 /**
  * Open reservations live outside the projection's generations (they belong to requests in
  * flight, not to history), beside it under shared keys:
  *
- *   resv:{wsId}   hash, the workspace's holds (./reserve.inc.lua):
+ * Both carry the workspace's hash tag ({ws:<wsId>}: src/platform/projections/keyspace.ts), so the
+ * scripts touch them on one Redis Cluster slot with the workspace's balances:
+ *
+ *   resv:{ws:<wsId>}   hash, the workspace's holds (./reserve.inc.lua):
  *                   {requestId}    "amount" or "amount\0keyId" or "amount\0keyId\0userId": the hold
  *                                  (nano-USD) and the key and key creator (member budget) it counts against
  *                   =total         sum of the holds
  *                   =k:{keyId}     sum of that key's holds
  *                   =m:{userId}    sum of the holds of that member's keys
  *                 A sum is deleted when it reaches 0, so a workspace holding nothing has no hash.
- *   resv-open     sorted set "wsId:requestId" scored by reservation time (ms), for the sweeper
+ *   resv-open:{ws:<wsId>}  sorted set "wsId:requestId" scored by reservation time (ms), for the
+ *                 sweeper (which finds each workspace's by a SCAN of every primary)
  *
  * One hash, not a hash per role and a string per sum (as before issue 31): a hold's release is an
  * HGET, an HINCRBY per sum, one HDEL and the ZREM, and every sum moves in the hash the scripts are
@@ -18,8 +24,8 @@
  */
 export function reservationKeys(shared: (...parts: string[]) => string, workspaceId: string) {
   return {
-    held: shared('resv', workspaceId),
-    open: shared('resv-open'),
+    held: shared('resv', wsTag(workspaceId)),
+    open: shared('resv-open', wsTag(workspaceId)),
   };
 }
 

@@ -8,12 +8,12 @@ import { luaInclude, luaScript } from '../../../platform/redis-scripts';
  */
 export const reserveLua = luaInclude('billing/projections/balances/reserve.inc.lua');
 
-/** active: the balances active generation; genPrefix: the generations' prefix ("{prefix}rm:balances:"); keyId '' for none. */
+/** balance: the workspace's balances key in the active generation (reserve.inc.lua's `base`); keyId '' for none. */
 export const RESERVE = luaScript(
   'billing/projections/balances/reserve.lua',
   {
-    keys: ['active', 'held', 'open'],
-    args: ['genPrefix', 'wsId', 'requestId', 'amount', 'nowMs', 'keyId', 'daily', 'weekly', 'monthly'],
+    keys: ['balance', 'held', 'open'],
+    args: ['wsId', 'requestId', 'amount', 'nowMs', 'keyId', 'daily', 'weekly', 'monthly'],
   },
   [reserveLua],
 );

@@ -2,6 +2,9 @@ import type { Redis } from 'ioredis';
 import type { NanoUsd } from '../../../platform/money';
 import type { PeriodIds } from '../../../platform/budget-periods';
 import { Keyspace } from '../../../platform/projections/keyspace';
+import { globEscape } from '../../../platform/projections/generations';
+import { ActiveGenerations } from '../../../platform/projections/read-models';
+import { scanAll } from '../../../platform/redis';
 import { HELD_TOTAL, heldByKeyField, heldByMemberField, releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE, RESERVE, TO_PENDING } from './reservation-scripts';
 import { reserveResultOf, type ReserveReply, type ReserveResult } from './reserve-result';
@@ -21,12 +24,14 @@ export class Reservations {
   private readonly reserveScript: ReturnType<typeof RESERVE.bind>;
   private readonly releaseScript: ReturnType<typeof RELEASE.bind>;
   private readonly pendingScript: ReturnType<typeof TO_PENDING.bind>;
+  private readonly gens: ActiveGenerations;
 
   constructor(
     private readonly redis: Redis,
     private readonly ks: Keyspace,
     private readonly projection = 'balances',
   ) {
+    this.gens = new ActiveGenerations(redis, ks);
     this.reserveScript = RESERVE.bind(redis, 'tollgateReserve');
     this.releaseScript = RELEASE.bind(redis, 'tollgateRelease');
     this.pendingScript = TO_PENDING.bind(redis, 'tollgatePending');
@@ -41,9 +46,8 @@ export class Reservations {
     if (amount < 0n) throw new RangeError('a reservation cannot be negative');
     const k = this.keys(workspaceId);
     const reply = (await this.reserveScript(
-      { active: this.ks.active(this.projection), held: k.held, open: k.open },
+      { balance: this.ks.rmWs(this.projection, await this.gens.get(this.projection), workspaceId), held: k.held, open: k.open },
       {
-        genPrefix: this.ks.prefix + `rm:${this.projection}:`,
         wsId: workspaceId,
         requestId,
         amount: amount.toString(),
@@ -87,12 +91,28 @@ export class Reservations {
     return BigInt((await this.redis.hget(this.keys(workspaceId).held, HELD_TOTAL)) ?? '0');
   }
 
-  /** Reservations older than `beforeMs`, as [workspaceId, requestId] pairs (for the sweeper). */
+  /**
+   * Reservations older than `beforeMs`, as [workspaceId, requestId] pairs (for the sweeper): each
+   * workspace's index (resv-open:{ws:<id>}) found by a SCAN of every primary. Not on a request path.
+   */
   async openBefore(beforeMs: number, limit = 500): Promise<Array<{ workspaceId: string; requestId: string }>> {
-    const members = await this.redis.zrangebyscore(this.ks.shared('resv-open'), '-inf', String(beforeMs), 'LIMIT', 0, limit);
-    return members.map((m) => {
-      const i = m.indexOf(':');
-      return { workspaceId: m.slice(0, i), requestId: m.slice(i + 1) };
-    });
+    const out: Array<{ workspaceId: string; requestId: string }> = [];
+    for (const index of await this.openIndexes()) {
+      if (out.length >= limit) break;
+      const members = await this.redis.zrangebyscore(index, '-inf', String(beforeMs), 'LIMIT', 0, limit - out.length);
+      for (const m of members) {
+        const i = m.indexOf(':');
+        out.push({ workspaceId: m.slice(0, i), requestId: m.slice(i + 1) });
+      }
+    }
+    return out;
+  }
+
+  /** Every workspace's index of open reservations. */
+  private async openIndexes(): Promise<string[]> {
+    const found: string[] = [];
+    const head = reservationKeys((...p) => this.ks.shared(...p), '').open.replace(/\{ws:\}$/, '');
+    await scanAll(this.redis, `${globEscape(head)}{ws:*`, async (_, keys) => void found.push(...keys));
+    return found;
   }
 }

@@ -6,9 +6,10 @@
 -- undoes every hold it made. All arithmetic is Redis's int64 (HINCRBY) and decimal strings: Lua
 -- numbers are doubles and would round amounts above 2^53 nano-USD.
 --
--- base is the balances generation's prefix ("{prefix}rm:balances:{gen}"), keyId '' for none,
+-- base is the workspace's balances key in the generation the caller names ("{prefix}rm:balances:{gen}:{ws:<wsId>}":
+-- the budgets, spend and key owners are keys under it, all in the workspace's slot), keyId '' for none,
 -- periods the id of each period now ({daily, weekly, monthly}: src/platform/budget-periods.ts) and
--- k the reservation keys (reservation_keys below, or reservationKeys in ./reservation-keys.ts).
+-- k the reservation keys (reservationKeys in ./reservation-keys.ts).
 -- Returns {1, balance, held} | {0, balance, held}
 --       | {2, balance, held, budget, spent, heldByOthers, period}          (the key's budget refused)
 --       | {3, balance, held, budget, spent, heldByOthers, period, userId}  (the member's budget refused)
@@ -67,7 +68,7 @@ local function over_budget(budgetKey, periodKey, spendKey, held, heldField, held
 end
 local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   local h = k.held
-  local balance = redis.call('HGET', base .. ':ws:' .. wsId, 'balance') or '0'
+  local balance = redis.call('HGET', base, 'balance') or '0'
   local held = exact(h, '=total', redis.call('HINCRBY', h, '=total', amount))
   if not ge(balance, held) then
     return {0, balance, unhold(h, '=total', amount)}
@@ -87,7 +88,7 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
     if owner then
       local memberField = '=m:' .. owner
       local memberHeld = redis.call('HINCRBY', h, memberField, amount)
-      local m = wsId .. ':' .. owner
+      local m = owner
       refused = over_budget(base .. ':member-budget:' .. m, base .. ':member-budget-period:' .. m, base .. ':member-spend:' .. m, h, memberField, memberHeld, periods)
       if refused then
         local others = unhold(h, memberField, amount)
@@ -100,11 +101,4 @@ local function reserve(base, wsId, requestId, amount, nowMs, keyId, periods, k)
   redis.call('HSET', h, requestId, record)
   redis.call('ZADD', k.open, nowMs, wsId .. ':' .. requestId)
   return {1, balance, held}
-end
-
--- reservationKeys (./reservation-keys.ts) in Lua, from the shared prefix (REDIS_PREFIX) and a
--- workspace id: the same names. Only the admission script uses it: it learns the workspace from the
--- key record it reads, so it cannot be given these keys.
-local function reservation_keys(prefix, wsId)
-  return {held = prefix .. 'resv:' .. wsId, open = prefix .. 'resv-open'}
 end

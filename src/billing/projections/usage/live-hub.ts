@@ -5,6 +5,8 @@ import { accessEndedMessage } from './access-ended';
  * The reading side of the usage projection's live channel (`liveChannel`): one Redis subscriber
  * connection per process, opened on the first listener and fanned out to every listener of a
  * workspace (the /usage/live SSE clients). Built once per process in buildServices (`s.liveUsage`).
+ * Sharded pub/sub (SSUBSCRIBE, SPUBLISH: Redis 7), a channel per workspace: on a Redis Cluster the
+ * workspace's node serves it (ioredis's `shardedSubscribers`), on one Redis it is the same.
  */
 export class LiveUsageHub {
   private sub: Promise<Redis> | null = null;
@@ -27,15 +29,15 @@ export class LiveUsageHub {
   async endSession(workspaceIds: readonly string[], userId: string, sessionHash: string): Promise<void> {
     if (!this.publisher || workspaceIds.length === 0) return;
     const msg = accessEndedMessage({ userId, reason: 'logged_out', session: sessionHash });
-    const p = this.publisher.pipeline();
-    for (const ws of workspaceIds) p.publish(this.channelOf(ws), msg);
-    await p.exec();
+    // One command each, not a pipeline: on a Redis Cluster the workspaces' channels are on different nodes.
+    const publisher = this.publisher;
+    await Promise.all(workspaceIds.map((ws) => publisher.spublish(this.channelOf(ws), msg)));
   }
 
   private connection(): Promise<Redis> {
     if (!this.sub) {
       this.sub = this.connect().then((r) => {
-        r.on('message', (channel: string, msg: string) => {
+        r.on('smessage', (channel: string, msg: string) => {
           for (const fn of this.channels.get(channel)?.fns ?? []) fn(msg);
         });
         return r;
@@ -56,7 +58,7 @@ export class LiveUsageHub {
     const r = await this.connection();
     let c = this.channels.get(channel);
     if (!c) {
-      const entry = { fns: new Set<(msg: string) => void>(), ready: r.subscribe(channel).then(() => undefined) };
+      const entry = { fns: new Set<(msg: string) => void>(), ready: r.ssubscribe(channel).then(() => undefined) };
       entry.ready.catch(() => {
         if (this.channels.get(channel) === entry) this.channels.delete(channel);
       });
@@ -67,7 +69,7 @@ export class LiveUsageHub {
     const stop = () => {
       if (!entry.fns.delete(fn) || entry.fns.size > 0 || this.channels.get(channel) !== entry) return;
       this.channels.delete(channel);
-      void r.unsubscribe(channel).catch(() => undefined);
+      void r.sunsubscribe(channel).catch(() => undefined);
     };
     try {
       await entry.ready;

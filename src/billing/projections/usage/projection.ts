@@ -5,6 +5,7 @@ import { accessEndedMessage } from './access-ended';
 import { projection, type ProjectionTx } from '../../../platform/projections/projection';
 import { BATCH_RUNTIME } from '../../../platform/projections/batch-writes';
 import { luaScript } from '../../../platform/redis-scripts';
+import { wsTag } from '../../../platform/projections/keyspace';
 
 export const USAGE = 'usage';
 
@@ -58,7 +59,11 @@ export interface UsageLiveEvent {
   at: string;
 }
 
-export const liveChannel = (sharedKey: (...p: string[]) => string, workspaceId: string) => sharedKey('usage-live', workspaceId);
+/**
+ * A workspace's live channel, a shard channel (SPUBLISH/SSUBSCRIBE) under the workspace's hash tag:
+ * on a Redis Cluster it is served by the workspace's node alone, not broadcast over the cluster bus.
+ */
+export const liveChannel = (sharedKey: (...p: string[]) => string, workspaceId: string) => sharedKey('usage-live', wsTag(workspaceId));
 
 const STORED: readonly StoredGranularity[] = ['minute', 'hour'];
 
@@ -73,7 +78,7 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
     if (event.type === 'MemberRemoved' || event.type === 'MemberLeft') {
       const reason = event.type === 'MemberRemoved' ? 'removed' : 'left';
       if (tx.live)
-        tx.multi.publish(liveChannel(tx.sharedKey, event.data.workspaceId), accessEndedMessage({ userId: event.data.userId, reason }));
+        tx.multi.spublish(liveChannel(tx.sharedKey, event.data.workspaceId), accessEndedMessage({ userId: event.data.userId, reason }));
       return;
     }
     const d = event.data;
@@ -100,7 +105,7 @@ export const usageProjection = projection<TokensDebited | InferenceRequested | A
         costNanoUsd: d.amountNanoUsd,
         at: event.created,
       };
-      tx.multi.publish(liveChannel(tx.sharedKey, d.workspaceId), JSON.stringify(live));
+      tx.multi.spublish(liveChannel(tx.sharedKey, d.workspaceId), JSON.stringify(live));
     }
   },
 });

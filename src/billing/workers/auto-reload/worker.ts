@@ -98,7 +98,7 @@ export async function startReloadWorkerFor(s: Services, opts: ReloadWorkerOption
       log: s.log.child({ part: 'auto-reload' }),
       workerRedis: await s.connectRedis('bullmq-worker', { maxRetriesPerRequest: null }),
       queueRedis: await s.connectRedis('bullmq-worker-queue', { maxRetriesPerRequest: null }),
-      prefix: bullPrefix(s.config),
+      prefix: bullPrefix(s.config, RELOAD_QUEUE),
     },
     opts,
   );

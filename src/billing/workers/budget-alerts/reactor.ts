@@ -33,7 +33,7 @@ export function keyBudgetAlertReactor(deps: { readModels: ReadModels; redis: Red
     async react(event) {
       const d = event.data;
       if (BigInt(d.amountNanoUsd) <= 0n) return;
-      const status = await keyBudgetAt(deps.readModels, d.keyId, new Date(event.created));
+      const status = await keyBudgetAt(deps.readModels, d.workspaceId, d.keyId, new Date(event.created));
       if (!status || status.budget <= 0n) return;
       for (const t of THRESHOLDS) {
         if (status.spent * 100n < status.budget * BigInt(t.percent)) continue;

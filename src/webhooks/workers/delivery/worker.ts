@@ -33,7 +33,7 @@ export async function startWebhookWorker(
     },
     {
       connection: await s.connectRedis('webhook-worker', { maxRetriesPerRequest: null }),
-      prefix: bullPrefix(s.config),
+      prefix: bullPrefix(s.config, WEBHOOK_QUEUE),
       concurrency: opts.concurrency ?? 8,
       lockDuration: opts.lockDurationMs ?? 30_000,
       stalledInterval: opts.stalledIntervalMs ?? 30_000,

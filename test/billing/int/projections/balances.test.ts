@@ -52,8 +52,8 @@ describe('balances projection', () => {
         debit('q3', '100', '2026-03-31T23:00:00.000Z'),
       )
       .then(async ({ readModels }) => {
-        expect(await keySpend(readModels, ['k1'], '2026-02')).toEqual(new Map([['k1', 300n]]));
-        expect((await keySpend(readModels, ['k1'], '2026-03')).get('k1')).toBe(300n);
+        expect(await keySpend(readModels, 'w1', ['k1'], '2026-02')).toEqual(new Map([['k1', 300n]]));
+        expect((await keySpend(readModels, 'w1', ['k1'], '2026-03')).get('k1')).toBe(300n);
       }));
 
   test("a key's budget is set, changed and removed", () =>
@@ -78,8 +78,8 @@ describe('balances projection', () => {
       )
       .then(async ({ readModels }) => {
         const k = await readModels.keys('balances');
-        expect(await readModels.redis.get(k('key-budget', 'k1'))).toBeNull();
-        expect(await readModels.redis.get(k('key-budget', 'k2'))).toBe('700');
+        expect(await readModels.redis.get(k.ws('w1', 'key-budget', 'k1'))).toBeNull();
+        expect(await readModels.redis.get(k.ws('w1', 'key-budget', 'k2'))).toBe('700');
       }));
 
   test("a debit counts in its day, its ISO week (Monday, UTC) and its month, for the key and for the key's creator", () =>
@@ -131,11 +131,11 @@ describe('balances projection', () => {
         { ...debit('q3', '50', '2026-03-02T10:00:00.000Z'), data: { ...debit('q3', '50', '').data, keyId: 'k2' } },
       )
       .then(async ({ readModels, ks }) => {
-        expect((await keySpend(readModels, ['k1'], '2026-03-01')).get('k1')).toBe(300n);
-        expect((await keySpend(readModels, ['k1'], '2026-03-02')).get('k1')).toBe(200n);
-        expect((await keySpend(readModels, ['k1'], '2026-W09')).get('k1')).toBe(300n);
-        expect((await keySpend(readModels, ['k1'], '2026-W10')).get('k1')).toBe(200n);
-        expect((await keySpend(readModels, ['k1'], '2026-03')).get('k1')).toBe(500n);
+        expect((await keySpend(readModels, 'w1', ['k1'], '2026-03-01')).get('k1')).toBe(300n);
+        expect((await keySpend(readModels, 'w1', ['k1'], '2026-03-02')).get('k1')).toBe(200n);
+        expect((await keySpend(readModels, 'w1', ['k1'], '2026-W09')).get('k1')).toBe(300n);
+        expect((await keySpend(readModels, 'w1', ['k1'], '2026-W10')).get('k1')).toBe(200n);
+        expect((await keySpend(readModels, 'w1', ['k1'], '2026-03')).get('k1')).toBe(500n);
         // Bob's budget sees both of his keys, in its own period (the week of 2026-03-02).
         const bob = (await memberBudgets(readModels, ks, 'w1', ['bob', 'ann'], new Date('2026-03-04T00:00:00Z'))).get('bob');
         expect(bob).toEqual({
@@ -208,8 +208,11 @@ describe('balances projection', () => {
       .then(async ({ readModels }) => {
         const k = await readModels.keys('balances');
         const r = readModels.redis;
-        expect([await r.get(k('key-budget', 'k1')), await r.get(k('key-budget-period', 'k1'))]).toEqual(['100', 'daily']);
-        expect([await r.get(k('key-budget', 'k2')), await r.get(k('key-budget-period', 'k2'))]).toEqual(['300', null]);
-        expect([await r.get(k('member-budget', 'w1', 'bob')), await r.get(k('member-budget-period', 'w1', 'bob'))]).toEqual([null, null]);
+        expect([await r.get(k.ws('w1', 'key-budget', 'k1')), await r.get(k.ws('w1', 'key-budget-period', 'k1'))]).toEqual(['100', 'daily']);
+        expect([await r.get(k.ws('w1', 'key-budget', 'k2')), await r.get(k.ws('w1', 'key-budget-period', 'k2'))]).toEqual(['300', null]);
+        expect([await r.get(k.ws('w1', 'member-budget', 'bob')), await r.get(k.ws('w1', 'member-budget-period', 'bob'))]).toEqual([
+          null,
+          null,
+        ]);
       }));
 });

@@ -7,14 +7,14 @@ import { loadConfig } from '../../../../src/platform/config';
 import { createLogger } from '../../../../src/platform/log';
 import { buildServices } from '../../../../src/init';
 import { bullPrefix } from '../../../../src/platform/bullmq';
-import { webhookQueue } from '../../../../src/webhooks/workers/delivery/queue';
+import { webhookQueue, WEBHOOK_QUEUE } from '../../../../src/webhooks/workers/delivery/queue';
 import { startWebhookWorker } from '../../../../src/webhooks/workers/delivery/worker';
 
 async function run(): Promise<void> {
   const config = loadConfig({ ROLE: 'worker', LOG_LEVEL: process.env.CHILD_LOG_LEVEL ?? 'silent' });
   const s = await buildServices(config, createLogger(config.LOG_LEVEL, { role: 'worker' }));
   const redis = await s.connectRedis('webhook-queue', { maxRetriesPerRequest: null });
-  const queue = webhookQueue({ redis, prefix: bullPrefix(config), config });
+  const queue = webhookQueue({ redis, prefix: bullPrefix(config, WEBHOOK_QUEUE), config });
   await startWebhookWorker(s, { queue: async () => queue, lockDurationMs: 1000, stalledIntervalMs: 300 });
 }
 
