@@ -112,6 +112,33 @@ test('the live stream is text/event-stream and its usage events parse with the d
   ]);
 });
 
+test('credit grants and credit notes answer as documented', async () => {
+  const u = await newUser(server, 'credited');
+  const ws = u.personalWs;
+  await attach(server, u, ws);
+  await deposit(server, u, ws, '100');
+  const op = { Authorization: `Bearer ${OPERATOR}` };
+  const grant = (body: object, key = randomUUID()) =>
+    api(server).post(`/admin/workspaces/${ws}/credit-grants`).set(op).set('Idempotency-Key', key).send(body);
+  await conforms(b.grantCredit, await grant({ amount: '5', note: 'welcome' }), 201);
+  await conforms(b.grantCredit, await grant({ amount: '0' }), 422);
+  await conforms(b.grantCredit, await api(server).post(`/admin/workspaces/${ws}/credit-grants`).set(u.auth).send({ amount: '5' }), 403);
+  await conforms(b.listCreditGrants, await api(server).get(`/v1/workspaces/${ws}/billing/credit-grants`).set(u.auth), 200);
+  const requestId = await debit(server.services, ws, { keyId: 'key-n', inputTokens: 10, outputTokens: 5 });
+  const note = (id: string, body: object, key = randomUUID()) =>
+    api(server).post(`/admin/workspaces/${ws}/requests/${id}/credit-notes`).set(op).set('Idempotency-Key', key).send(body);
+  await conforms(b.issueCreditNote, await note(requestId, { amount: '0.00002', reason: 'slow' }), 201);
+  await conforms(b.issueCreditNote, await note(requestId, { amount: '1', reason: 'too much' }), 422);
+  await conforms(b.issueCreditNote, await note(randomUUID(), { amount: '0.00001', reason: 'unknown' }), 404);
+  await conforms(
+    b.issueCreditNote,
+    await api(server).post(`/admin/workspaces/${ws}/requests/${requestId}/credit-notes`).set(u.auth).send({ amount: '1', reason: 'x' }),
+    403,
+  );
+  await conforms(b.listCreditGrants, await api(server).get(`/v1/workspaces/${ws}/billing/credit-grants`).set(u.auth), 200);
+  await conforms(b.ledger, await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth), 200);
+});
+
 test('the tour called every route the billing area documents', () => {
   const notCalled = missed(b.routes);
   expect(notCalled).toEqual([]);
