@@ -32,6 +32,7 @@ import { webhooksProtectedEvents } from './webhooks/protected-events';
 import { lookupHasher } from './platform/crypto/lookup-key';
 import { WrappedKeyStore, type KeyStore } from './platform/crypto/key-store';
 import { resolveMasterKeys, type MasterKeys } from './platform/crypto/master-key';
+import { resolveSigningKeys } from './platform/crypto/signing-key';
 import { ProtectedStore } from './platform/crypto/protected-store';
 import { SqliteKeyRows } from './platform/crypto/sqlite-key-rows';
 import { SqlitePlaintextRows } from './platform/crypto/sqlite-plaintext-rows';
@@ -176,6 +177,13 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
   const metrics = new Metrics();
   const { store: sealed, master } = openProtectedStore(config, (line) => log.warn(line));
   const store = new ObservedStore(sealed, metrics);
+  let signingKeys;
+  try {
+    signingKeys = resolveSigningKeys(config, (line) => log.warn(line))!;
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
   const extra: Redis[] = [];
   let redis: Redis;
   let lookupHash: Services['lookupHash'];
@@ -209,6 +217,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     metrics,
     storeWrites: store,
     keys: sealed.keys,
+    signingKeys,
     lookupHash,
     gateway: observeGateway(paymentGatewayOf(config, redis, ks), metrics),
     model: () => (model ??= modelBackendOf(config)),

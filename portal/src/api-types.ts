@@ -24,6 +24,7 @@ import type {
 } from '../../src/accounts/routes/schemas';
 import type {
   billingViewBody,
+  creditGrantView,
   depositPending,
   depositSucceeded,
   ledgerEntryView,
@@ -60,6 +61,7 @@ export type RolledKey = z.output<typeof keyRolled>;
 export type Billing = z.output<typeof billingViewBody>;
 export type LedgerEntry = z.output<typeof ledgerEntryView>;
 export type LedgerPage = z.output<typeof ledgerPageBody>;
+export type CreditGrant = z.output<typeof creditGrantView>;
 // Monthly statements: GET …/statements, …/statements/:month
 export type Statement = z.output<typeof statementBody>;
 export type StatementMonths = z.output<typeof statementMonthsBody>;

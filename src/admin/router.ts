@@ -1,34 +1,20 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { RequestHandler, Router } from 'express';
+import { Router } from 'express';
 import { RebuildFenced, rebuildProjection, RebuildRunning, rebuildStatus } from '../platform/projections/rebuild';
 import { projectionStatus } from '../platform/projections/status';
 import { projectionsOf, type Module, type Services } from '../services';
-import { eraseUser as eraseAccount, setRateLimit as setKeyRateLimit } from '../accounts';
+import { eraseUser as eraseAccount, readSession, setRateLimit as setKeyRateLimit } from '../accounts';
+import { requireOperator } from '../platform/http/middleware/operator';
 import { mount } from '../platform/http/mount';
 import { HttpError } from '../platform/http/middleware/errors';
 import { adminMetrics, eraseUser, listProjections, rebuild, setRateLimit } from './schemas';
 
-const digest = (v: string) => createHash('sha256').update(v).digest();
-
-/** Bearer ADMIN_TOKEN, compared in constant time. Without ADMIN_TOKEN, /admin does not exist (404). */
-function requireOperator(s: Services): RequestHandler {
-  const expected = s.config.ADMIN_TOKEN ? digest(s.config.ADMIN_TOKEN) : null;
-  return (req, _res, next) => {
-    if (!expected) return next(new HttpError(404, 'Not Found'));
-    const m = /^Bearer (.+)$/.exec(req.header('authorization') ?? '');
-    if (!m || !timingSafeEqual(digest(m[1]), expected)) {
-      return next(
-        new HttpError(401, 'An operator token is required: Authorization: Bearer <ADMIN_TOKEN>', { 'WWW-Authenticate': 'Bearer' }),
-      );
-    }
-    next();
-  };
-}
-
 /** Operators: projection status and rebuild, a key's request rate, erasing a user. */
 export function adminRouter(s: Services, modules: readonly Module[]): Router {
   const r = Router();
-  r.use('/admin', requireOperator(s));
+  r.use(
+    '/admin',
+    requireOperator(s.config.ADMIN_TOKEN, async (token) => (await readSession(s, token)) !== null),
+  );
 
   mount(r, listProjections, async (_req, res) => {
     const names = projectionsOf(s, modules).map((p) => p.name);

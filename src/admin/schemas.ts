@@ -33,6 +33,7 @@ export const projectionRow = z
 
 const OPERATOR = {
   401: { description: 'The operator token is missing or wrong', headers: { 'WWW-Authenticate': '`Bearer`' } },
+  403: { description: "A signed-in user's session token: operators only", schema: z.object({ detail: z.string() }) },
   404: { description: 'ADMIN_TOKEN is unset: /admin does not exist' },
 };
 

@@ -55,5 +55,31 @@ export type RecordReloadOutcome = {
   data: { workspaceId: string; reloadId: string; outcome: ChargeOutcome };
 };
 
+/** An operator grants credit. `grantId` is derived from the Idempotency-Key: the same key finds the same grant. */
+export type GrantCredit = {
+  type: 'GrantCredit';
+  data: {
+    workspaceId: string;
+    grantId: string;
+    amount: NanoUsd;
+    priority: number;
+    expiresAt: string | null;
+    note: string;
+    by: string;
+    now: string;
+    rules: BillingRules;
+  };
+};
+
+/** Record a grant's expiry; nothing before `expiresAt` (by `now`), nothing a second time. */
+export type ExpireCredit = { type: 'ExpireCredit'; data: { workspaceId: string; grantId: string; now: string } };
+
 export type BillingCommand =
-  AttachPaymentMethod | RequestDeposit | RecordDepositOutcome | ConfigureAutoReload | TriggerReload | RecordReloadOutcome;
+  | AttachPaymentMethod
+  | RequestDeposit
+  | RecordDepositOutcome
+  | ConfigureAutoReload
+  | TriggerReload
+  | RecordReloadOutcome
+  | GrantCredit
+  | ExpireCredit;

@@ -9,6 +9,8 @@ import type {
   AutoReloadSuspended,
   AutoReloadTriggered,
   BillingEvent,
+  CreditExpired,
+  CreditGranted,
   DepositFailed,
   DepositRequested,
   DepositSucceeded,
@@ -16,6 +18,7 @@ import type {
 } from './events';
 import { MAX_RELOADS_PER_MONTH, minimumDeposit, reloadBlocker, suspensionReason, validateCharge } from './rules';
 import { evolve } from './evolve';
+import { MAX_PRIORITY, MIN_PRIORITY, NEVER_MS, PAID_PRIORITY } from './grants';
 import { type BillingState, initialBillingState } from './state';
 
 /**
@@ -110,9 +113,62 @@ export function decide(command: BillingCommand, state: BillingState): BillingEve
       if (rec.status !== 'in_flight') return [];
       return reloadOutcome(c.workspaceId, rec.reloadId, rec.amount.toString(), c.outcome);
     }
+    case 'GrantCredit':
+      return grantCredit(command.data, state);
+    case 'ExpireCredit': {
+      const c = command.data;
+      const g = state.grants.get(c.grantId);
+      if (!g) throw notFound(`No credit grant ${c.grantId}`);
+      if (g.expiredAt || g.expiresAt === null || Date.parse(g.expiresAt) > Date.parse(c.now)) return [];
+      return [
+        { type: 'CreditExpired', data: { workspaceId: c.workspaceId, grantId: g.grantId, expiresAt: g.expiresAt } } satisfies CreditExpired,
+      ];
+    }
     default:
       return assertNever(command);
   }
+}
+
+function grantCredit(c: Extract<BillingCommand, { type: 'GrantCredit' }>['data'], state: BillingState): CreditGranted[] {
+  const existing = state.grants.get(c.grantId);
+  if (existing) {
+    if (
+      existing.amount !== c.amount ||
+      existing.priority !== c.priority ||
+      existing.expiresAt !== c.expiresAt ||
+      existing.note !== c.note
+    ) {
+      throw conflict('This Idempotency-Key was already used for another credit grant; use a new key for a new grant');
+    }
+    return [];
+  }
+  validateCharge(c.amount, c.rules, 'amount');
+  if (!Number.isInteger(c.priority) || c.priority < MIN_PRIORITY || c.priority > MAX_PRIORITY) {
+    throw invalid(
+      `priority must be a whole number from ${MIN_PRIORITY} to ${MAX_PRIORITY} (lower is drawn first; deposits are ${PAID_PRIORITY})`,
+      'priority',
+    );
+  }
+  if (c.expiresAt !== null) {
+    const ms = Date.parse(c.expiresAt);
+    if (!(ms > Date.parse(c.now))) throw invalid('expiresAt must be in the future', 'expiresAt');
+    if (ms >= NEVER_MS) throw invalid('expiresAt is too far in the future', 'expiresAt');
+  }
+  return [
+    {
+      type: 'CreditGranted',
+      data: {
+        workspaceId: c.workspaceId,
+        grantId: c.grantId,
+        category: 'promotional',
+        amountNanoUsd: c.amount.toString(),
+        priority: c.priority,
+        expiresAt: c.expiresAt === null ? null : new Date(c.expiresAt).toISOString(),
+        note: c.note,
+        by: c.by,
+      },
+    },
+  ];
 }
 
 function configureAutoReload(

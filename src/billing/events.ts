@@ -77,6 +77,37 @@ export type DepositRequested = Event<
   }
 >;
 
+/**
+ * Added with credit grants (docs/BILLING.md, "Credit grants"). An operator granted the workspace
+ * credit of its own kind: it adds to the balance and is drawn down by debits in the grant order
+ * (./grants.ts). Deposits and reloads keep their own events; they are read as paid grants that never
+ * expire. `grantId` is derived from the operator's Idempotency-Key.
+ */
+export type CreditGranted = Event<
+  'CreditGranted',
+  {
+    workspaceId: string;
+    grantId: string;
+    category: 'promotional';
+    amountNanoUsd: string;
+    /** Lower is drawn first (1–100; paid credit is 50). */
+    priority: number;
+    /** ISO UTC; null: never expires. */
+    expiresAt: string | null;
+    note: string;
+    /** Who granted it: 'operator' for the admin API. */
+    by: string;
+  }
+>;
+
+/**
+ * A grant's expiry was recorded: whatever the grant has left at this point of the log leaves the
+ * balance (the amount is the fold's, not written here, so a replay cannot disagree with it).
+ * Appended by the expiry worker once the service clock passed `expiresAt` and no hold admitted
+ * before then is still open (workers/credit-expiry).
+ */
+export type CreditExpired = Event<'CreditExpired', { workspaceId: string; grantId: string; expiresAt: string }>;
+
 /** Every event of billing-{workspaceId}: what its evolve folds and its decide emits. */
 export type BillingEvent =
   | PaymentMethodAttached
@@ -87,7 +118,9 @@ export type BillingEvent =
   | AutoReloadTriggered
   | AutoReloadSucceeded
   | AutoReloadFailed
-  | AutoReloadSuspended;
+  | AutoReloadSuspended
+  | CreditGranted
+  | CreditExpired;
 
 /**
  * A key's spend in one budget period reached 80% (or 100%) of its budget. One per key, period and

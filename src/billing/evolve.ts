@@ -1,6 +1,6 @@
 import { assertNever, type EventRecord, recorded } from '../platform/event';
 import type { BillingEvent } from './events';
-import { type BillingState, type DepositRecord, initialBillingState, monthOf, type ReloadRecord } from './state';
+import { type BillingState, type CreditGrantRecord, type DepositRecord, initialBillingState, monthOf, type ReloadRecord } from './state';
 
 /**
  * How each event of billing-{workspaceId} changes its state. `evolve` never mutates: it returns a
@@ -131,6 +131,27 @@ export function evolve(state: BillingState, event: EventRecord<BillingEvent>): B
     }
     case 'AutoReloadSuspended':
       return { ...state, suspended: { reloadId: event.data.reloadId, reason: event.data.reason, at: event.created } };
+    case 'CreditGranted': {
+      const d = event.data;
+      if (state.grants.has(d.grantId)) return state;
+      const g: CreditGrantRecord = {
+        grantId: d.grantId,
+        category: d.category,
+        amount: BigInt(d.amountNanoUsd),
+        priority: d.priority,
+        expiresAt: d.expiresAt,
+        note: d.note,
+        by: d.by,
+        grantedAt: event.created,
+        expiredAt: null,
+      };
+      return { ...state, workspaceId: d.workspaceId, grants: withEntry(state.grants, d.grantId, g) };
+    }
+    case 'CreditExpired': {
+      const g = state.grants.get(event.data.grantId);
+      if (!g || g.expiredAt) return state;
+      return { ...state, grants: withEntry(state.grants, g.grantId, { ...g, expiredAt: event.created }) };
+    }
     default:
       return assertNever(event);
   }

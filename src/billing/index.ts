@@ -10,10 +10,17 @@ export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
 export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/queries';
 export { Reservations } from './projections/balances/reservations';
+export { budgetStack, type BudgetLayer } from './projections/balances/budget-stack';
 /** The reserve function, for a script that reserves in the same round trip as its own work (`--@include reserve`). */
 export { reserveLua } from './projections/balances/reservation-scripts';
 export { reservationKeys } from './projections/balances/reservation-keys';
-export { reserveResultOf, type BudgetRefused, type ReserveReply, type ReserveResult } from './projections/balances/reserve-result';
+export {
+  reserveResultOf,
+  type BudgetRefused,
+  type ReserveReply,
+  type ReserveResult,
+  type TightestLeft,
+} from './projections/balances/reserve-result';
 export { LEDGER } from './projections/ledger/projection';
 export { monthlyStatement, monthRange } from './statement';
 export type { PaymentGateway } from './payments/port';

@@ -1,15 +1,23 @@
 import { assertNever, type EventRecord } from '../platform/event';
 import type { NanoUsd } from '../platform/money';
-import type { AutoReloadSucceeded, DepositSucceeded } from './events';
+import type { AutoReloadSucceeded, CreditExpired, CreditGranted, DepositSucceeded } from './events';
+import { type Draw, GrantBook, grantOf } from './grants';
 import type { TokensDebited } from '../inference/events';
 
 /**
- * The money ledger as finance replays it from the event store: deposits and reloads add, debits
- * subtract, per workspace, exactly (bigint nano-USD). The balances projection must always equal
+ * The money ledger as finance replays it from the event store: deposits, reloads and granted credit
+ * add, debits and expiries subtract, per workspace, exactly (bigint nano-USD), and each debit's
+ * split over the grants (./grants.ts). The balances projection must always equal
  * this fold; `tollgate ledger verify` checks that it does.
  */
-export type MoneyEvent = DepositSucceeded | AutoReloadSucceeded | TokensDebited;
-export const MONEY_EVENTS: ReadonlySet<string> = new Set<MoneyEvent['type']>(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']);
+export type MoneyEvent = DepositSucceeded | AutoReloadSucceeded | CreditGranted | CreditExpired | TokensDebited;
+export const MONEY_EVENTS: ReadonlySet<string> = new Set<MoneyEvent['type']>([
+  'DepositSucceeded',
+  'AutoReloadSucceeded',
+  'CreditGranted',
+  'CreditExpired',
+  'TokensDebited',
+]);
 /** Narrows a stored event to a money event. */
 export const isMoney = (e: EventRecord): e is EventRecord<MoneyEvent> => MONEY_EVENTS.has(e.type);
 
@@ -17,10 +25,10 @@ export interface MoneyLine {
   position: bigint;
   at: string;
   workspaceId: string;
-  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'TokensDebited';
-  /** depositId, reloadId or requestId. */
+  type: MoneyEvent['type'];
+  /** depositId, reloadId, grantId or requestId. */
   ref: string;
-  /** Signed: + deposits and reloads, − debits. */
+  /** Signed: + deposits, reloads and grants, − debits and expiries. */
   amount: NanoUsd;
   /** The workspace's balance after this line. */
   balance: NanoUsd;
@@ -29,22 +37,45 @@ export interface MoneyLine {
   model?: string;
   inputTokens?: number;
   outputTokens?: number;
+  /** CreditGranted: its category; the grants a debit drew from (grants.ts). */
+  category?: string;
+  expiresAt?: string | null;
+  drawn?: Draw[];
 }
 
 export interface WorkspaceTotals {
   balance: NanoUsd;
   deposited: NanoUsd;
   reloaded: NanoUsd;
+  /** Granted by operators (CreditGranted), and taken out at expiry (CreditExpired). */
+  granted: NanoUsd;
+  expired: NanoUsd;
   debited: NanoUsd;
   /** The lowest balance the workspace ever had (negative means the ledger went below zero). */
   lowest: NanoUsd;
 }
 
-const emptyTotals = (): WorkspaceTotals => ({ balance: 0n, deposited: 0n, reloaded: 0n, debited: 0n, lowest: 0n });
+const emptyTotals = (): WorkspaceTotals => ({
+  balance: 0n,
+  deposited: 0n,
+  reloaded: 0n,
+  granted: 0n,
+  expired: 0n,
+  debited: 0n,
+  lowest: 0n,
+});
 
 /** Folds money events in store order; `apply` returns the ledger line an event makes, or null. */
 export class LedgerReplay {
   readonly totals = new Map<string, WorkspaceTotals>();
+  /** Each workspace's grants, drawn down as the projections' Lua books draw them. */
+  readonly books = new Map<string, GrantBook>();
+
+  book(workspaceId: string): GrantBook {
+    let b = this.books.get(workspaceId);
+    if (!b) this.books.set(workspaceId, (b = new GrantBook()));
+    return b;
+  }
 
   apply(e: EventRecord): MoneyLine | null {
     if (!isMoney(e)) return null;
@@ -75,6 +106,25 @@ export class LedgerReplay {
         };
         break;
       }
+      case 'CreditGranted': {
+        const d = e.data;
+        line = {
+          ...base,
+          workspaceId: d.workspaceId,
+          type: 'CreditGranted',
+          ref: d.grantId,
+          amount: BigInt(d.amountNanoUsd),
+          category: d.category,
+          expiresAt: d.expiresAt,
+        };
+        break;
+      }
+      case 'CreditExpired': {
+        const d = e.data;
+        const left = this.book(d.workspaceId).expire(d.grantId);
+        line = { ...base, workspaceId: d.workspaceId, type: 'CreditExpired', ref: d.grantId, amount: -left };
+        break;
+      }
       case 'TokensDebited': {
         const d = e.data;
         line = {
@@ -87,17 +137,22 @@ export class LedgerReplay {
           model: d.config,
           inputTokens: d.inputTokens,
           outputTokens: d.outputTokens,
+          drawn: this.book(d.workspaceId).draw(BigInt(d.amountNanoUsd), e.created).draws,
         };
         break;
       }
       default:
         return assertNever(e);
     }
+    if (e.type === 'DepositSucceeded' || e.type === 'AutoReloadSucceeded' || e.type === 'CreditGranted')
+      this.book(line.workspaceId).add(grantOf(e));
     let t = this.totals.get(line.workspaceId);
     if (!t) this.totals.set(line.workspaceId, (t = emptyTotals()));
     t.balance += line.amount;
     if (line.type === 'DepositSucceeded') t.deposited += line.amount;
     else if (line.type === 'AutoReloadSucceeded') t.reloaded += line.amount;
+    else if (line.type === 'CreditGranted') t.granted += line.amount;
+    else if (line.type === 'CreditExpired') t.expired -= line.amount;
     else t.debited -= line.amount;
     if (t.balance < t.lowest) t.lowest = t.balance;
     return { ...line, balance: t.balance };

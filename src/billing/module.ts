@@ -7,6 +7,7 @@ import { usageProjection } from './projections/usage/projection';
 import type { Module, Services } from '../services';
 import { autoReloadReactor, RELOAD_QUEUE, ReloadWorkerOptions, startReloadWorkerFor } from './workers/auto-reload';
 import { keyBudgetAlertReactor } from './workers/budget-alerts/reactor';
+import { startCreditExpiryWorker } from './workers/credit-expiry/worker';
 import { stripeWebhookRoutes } from './routes/stripe-webhook';
 import { billingRoutes } from './routes/billing-routes';
 import { usageRoutes } from './routes/usage-routes';
@@ -33,7 +34,8 @@ export function billingModuleWith(workerOptions: ReloadWorkerOptions = {}): Modu
     },
     async startWorkers(s: Services) {
       const running = await startReloadWorkerFor(s, workerOptions);
-      return { close: () => running.close() };
+      const expiry = startCreditExpiryWorker(s);
+      return { close: () => Promise.all([running.close(), expiry.close()]).then(() => undefined) };
     },
     queues: [RELOAD_QUEUE],
   };

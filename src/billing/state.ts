@@ -58,6 +58,20 @@ export interface Suspension {
   at: string;
 }
 
+/** A grant an operator made (CreditGranted); deposits and reloads are the paid grants. */
+export interface CreditGrantRecord {
+  grantId: string;
+  category: 'promotional';
+  amount: NanoUsd;
+  priority: number;
+  expiresAt: string | null;
+  note: string;
+  by: string;
+  grantedAt: string;
+  /** When its expiry was recorded (CreditExpired), else null. */
+  expiredAt: string | null;
+}
+
 export interface BillingState {
   readonly workspaceId: string | null;
   readonly customerId: string | null;
@@ -74,6 +88,8 @@ export interface BillingState {
   readonly reloads: ReadonlyMap<string, ReloadRecord>;
   /** Per UTC month: amounts of reloads triggered and not failed (in flight or succeeded). */
   readonly reloadedByMonth: ReadonlyMap<string, NanoUsd>;
+  /** Operator grants by grantId. */
+  readonly grants: ReadonlyMap<string, CreditGrantRecord>;
 }
 
 export function initialBillingState(): BillingState {
@@ -89,6 +105,7 @@ export function initialBillingState(): BillingState {
     inFlight: null,
     reloads: new Map(),
     reloadedByMonth: new Map(),
+    grants: new Map(),
   };
 }
 

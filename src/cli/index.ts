@@ -4,6 +4,7 @@ import { eventsCommand } from './events';
 import { keysCommand } from './keys';
 import { ledgerCommand } from './ledger';
 import { projectionsCommand } from './projections';
+import { receiptsCommand } from './receipts';
 
 const ROLES = ['all', 'api', 'projector', 'worker'];
 
@@ -32,6 +33,7 @@ export function program(opts: CliOptions = {}): Command {
   p.addCommand(eventsCommand());
   p.addCommand(ledgerCommand());
   p.addCommand(keysCommand());
+  p.addCommand(receiptsCommand());
   return p;
 }
 

@@ -60,6 +60,8 @@ export interface Outcome {
  * - every finish bills the prompt and the reply's tokens (a caller who disconnects pays for what
  *   was generated up to then; a failed upstream after partial output, for that output);
  * - an upstream that failed before producing anything bills nothing: no reply, no charge;
+ * - an empty completion (the model finished with no output) bills nothing either: the zero-charge
+ *   rule of docs/USAGE-POLICY.md;
  * - `abandoned` (the sweeper closing a request whose process died) bills the prompt only: the
  *   prompt reached the model, the reply was lost with the process;
  * - `store_unavailable` bills nothing: a non-streaming caller whose reply could not be recorded
@@ -76,7 +78,9 @@ export function billedTokens(
 ): { inputTokens: number; outputTokens: number } {
   let output = Math.max(0, Math.min(outcome.outputTokens, facts.maxTokens));
   let input = facts.promptTokens;
-  if (outcome.finishReason === 'upstream_error' && output === 0) input = 0;
+  if ((outcome.finishReason === 'upstream_error' || outcome.finishReason === 'stop' || outcome.finishReason === 'length') && output === 0) {
+    input = 0;
+  }
   if (outcome.finishReason === 'abandoned') output = 0;
   if (outcome.finishReason === 'store_unavailable' || outcome.finishReason === 'superseded') input = output = 0;
   if (tokenCost(prices, input, output) > reserved) {

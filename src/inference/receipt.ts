@@ -7,6 +7,14 @@ import type { Endpoint, FinishReason, InferenceCompleted, InferenceRequested, Mo
  * asked and held, what was billed at which prices, how it ended, and where the debit sits in the
  * ledger, so any call can be checked against the ledger. Money as USD decimal strings.
  */
+export interface ReceiptSignature {
+  alg: 'EdDSA';
+  /** The JWKS key id (RFC 7638 thumbprint) of the key that signed. */
+  kid: string;
+  /** The Ed25519 signature of the canonical form (./receipt-signature.ts), base64url. */
+  value: string;
+}
+
 export interface Receipt {
   requestId: string;
   workspaceId: string;
@@ -29,7 +37,9 @@ export interface Receipt {
   requestedAt: string;
   completedAt: string | null;
   /** The TokensDebited in the event store: its global position (the ledger's order) and its event id. */
-  debit: { position: string; eventId: string } | null;
+  debit: { position: string; eventId: string; at: string } | null;
+  /** Ed25519 over the canonical form (./receipt-signature.ts), with the JWKS key id; null while open. */
+  signature: ReceiptSignature | null;
 }
 
 export function receiptOf(events: RecordedEvent[], key: { name?: string; last4?: string } = {}): Receipt | null {
@@ -63,6 +73,7 @@ export function receiptOf(events: RecordedEvent[], key: { name?: string; last4?:
     durationMs: done?.data.durationMs ?? null,
     requestedAt: req.created,
     completedAt: (done ?? debit)?.created ?? null,
-    debit: debit ? { position: debit.position.toString(), eventId: debit.id } : null,
+    debit: debit ? { position: debit.position.toString(), eventId: debit.id, at: debit.created } : null,
+    signature: null,
   };
 }

@@ -84,6 +84,21 @@ export const envSchema = z
     MASTER_KEY: masterKey.optional(),
     /** The master key before a rotation: still unwraps data keys until `tollgate keys rotate-master` re-wrapped them. */
     MASTER_KEY_PREVIOUS: masterKey.optional(),
+    /**
+     * Signs inference receipts (Ed25519; its 32-byte seed in base64, `openssl rand -base64 32`).
+     * Unset: a key generated once in `${DATA_DIR}/receipt-signing.key`. Every api process needs the same one.
+     */
+    RECEIPT_SIGNING_KEY: masterKey.optional(),
+    /** Public keys (base64url, comma-separated) of retired signing keys: still in the JWKS, so old receipts verify. */
+    RECEIPT_SIGNING_KEYS_RETIRED: z
+      .string()
+      .refine(
+        (s) =>
+          s.split(',').every((k) => Buffer.from(k.trim(), 'base64url').length === 32 && /^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(k.trim())),
+        'must be comma-separated 32-byte public keys in base64url (the JWKS `x` values)',
+      )
+      .transform((s) => s.split(',').map((k) => k.trim()))
+      .optional(),
     /** With EVENT_STORE=esdb, the data keys' PostgreSQL database; unset: `${DATA_DIR}/keys.sqlite`. */
     KEY_STORE_DATABASE_URL: postgresUrl.optional(),
 

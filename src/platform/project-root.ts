@@ -36,6 +36,7 @@ export const RESERVED_PREFIXES = [
   '/metrics',
   '/portal',
   '/openapi.json',
+  '/.well-known',
   '/docs',
 ];
 

@@ -1,6 +1,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Config } from './config';
 import type { KeyStore } from './crypto/key-store';
+import type { SigningKeys } from './crypto/signing-key';
 import type { EventStore } from './eventstore/port';
 import type { Logger } from './log';
 import type { Metrics } from './metrics/metrics';
@@ -33,6 +34,8 @@ export interface PlatformServices {
   storeWrites: { readonly lastAppendFailure: AppendFailure | null };
   /** The data keys of subjects (users, workspaces' secrets): erasure destroys one (docs/SECURITY.md). */
   keys: KeyStore;
+  /** The Ed25519 keys that sign receipts (RECEIPT_SIGNING_KEY, else generated under DATA_DIR) and the retired ones still published. */
+  signingKeys: SigningKeys;
   /** HMAC-SHA256 (hex) with a secret derived from the master key: stream names that must not be reversible (email-{…}). */
   lookupHash(value: string): string;
   now: () => Date;

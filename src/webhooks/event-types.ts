@@ -19,6 +19,8 @@ export const WEBHOOK_EVENT_TYPES = {
   'member.removed': 'MemberRemoved',
   'member.left': 'MemberLeft',
   'balance.below_threshold': 'BalanceThresholdCrossed',
+  'credit.granted': 'CreditGranted',
+  'credit.expired': 'CreditExpired',
 } as const;
 
 export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;

@@ -6,7 +6,7 @@
  * With BENCH_SEED_KEYS=n (an api process) it first seeds n funded keys, each in a workspace of its
  * own, and lists them so that taking them in turn spreads the load evenly over BENCH_SPREAD
  * partitions (workspace ids are drawn until each partition has its share). It exits on SIGTERM, and when its stdin closes (the
- * bench died without stopping it).
+ * bench died without stopping it). BENCH_PART=verify runs `tollgate ledger verify` instead and exits.
  */
 import { randomUUID } from 'node:crypto';
 import { fnv1a } from '../../src/platform/projections/partitions';
@@ -56,4 +56,10 @@ async function role(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ port: running.port ?? 0, metricsPort: running.metricsPort ?? 0, projections, secrets })}\n`);
 }
 
-void (process.env.BENCH_PART === 'upstream' ? upstream() : role());
+/** `tollgate ledger verify`, configured by the environment as the processes are (bench:cluster's fault runs). */
+async function verify(): Promise<void> {
+  const { program } = await import('../../src/cli');
+  await program().parseAsync(['node', 'tollgate', 'ledger', 'verify']);
+}
+
+void (process.env.BENCH_PART === 'upstream' ? upstream() : process.env.BENCH_PART === 'verify' ? verify() : role());

@@ -15,6 +15,7 @@
  *            --staggered (signal only: each projector's window apart)
  *            --cost-rate <req/s> (30) --cost-seconds <s> (8; 0 skips the cost phase)
  *            --redis-url <url>: use that Redis (with a prefix of its own) instead of a private one
+ *   npm run bench:cluster -- --redis-nodes 1|3 [--redis-replicas 0|1]: Redis scaling instead (below, "--redis-nodes")
  *   BENCH_PROJECTOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>": node options for the projector processes alone
  *
  * Each layout round gets a fresh PostgreSQL database (BENCH_DATABASE_URL, TEST_DATABASE_URL or
@@ -52,12 +53,26 @@
  * of every process (/proc/<pid>/stat), Redis's included when it is private. What the same processes
  * do in an idle window of the same length (lease renewals, readiness polls) is subtracted first.
  *
+ * --redis-nodes 1|3 [--redis-replicas 0|1] (./redis-nodes.ts): is Redis what scales? One private
+ * redis-server (REDIS_URL) or a Redis Cluster of 3 primaries (REDIS_CLUSTER_NODES, started by
+ * test/support/redis-cluster.ts), each redis-server in a cgroup of its own with the same CPU quota
+ * (--redis-share, 0.01 of a core; applied once the processes have seeded) so that Redis is the wall;
+ * the first --layouts entry (2x1x1) runs unthrottled under a closed loop (--connections per api, 8),
+ * and the table gives the requests/s served, Redis CPU and commands per request per node and in all
+ * (INFO cpu, INFO commandstats) and the busiest primary's share. --faults (with --redis-replicas 1:
+ * kill,reshard by default; `none` anywhere, as a control) then run each under open-loop load
+ * (--rate): a primary SIGKILLed (until its replica serves its slots), or 1,000 slots resharded with
+ * redis-cli, a third of the way in; then the 503s callers saw, the debits in the store (none
+ * doubled, every 2xx debited) and `tollgate ledger verify` (balances and ledger against a replay).
+ * --write replaces "## Redis nodes, last run" in docs/BENCHMARKS.md.
+ *
  * The bench stops its children on exit (SIGCONT then SIGTERM, SIGKILL on a hard exit; a child also
  * exits when its stdin closes), removes its cgroups, drops its databases and deletes its Redis keys.
  */
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +81,7 @@ import { PostgresEventStore } from '../../src/platform/eventstore/postgres';
 import { Keyspace } from '../../src/platform/projections/keyspace';
 import { projectionStatus } from '../../src/platform/projections/status';
 import { bundleChild, Child } from '../support/child-process';
+import { BenchRedis, failedOver, nodeStats, primaries, reshard, startBenchRedis, statDelta } from './redis-nodes';
 import { CgroupCpu, CgroupThrottle, cfsQuota, defaultPeriodMs, detectCgroupCpu, removeStale, ThrottleStat, writable } from './cpu-throttle';
 import { createTestDatabase, TestDatabase as Database } from '../support/postgres';
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
@@ -109,6 +125,12 @@ const stopping = new Set<ChildProcess>();
 const databases = new Set<Database>();
 const prefixes = new Set<string>();
 let redisUrl = '';
+/** How the api and projector processes reach Redis: REDIS_URL, or REDIS_CLUSTER_NODES (--redis-nodes). */
+let redisEnv: Record<string, string> = {};
+/** The bench's own client of that Redis (an ioredis Cluster on a cluster). */
+let redisClient = (): Redis => new Redis(redisUrl);
+/** --redis-nodes: the redis-servers the bench started (stopped last, however the bench ends). */
+let benchRedis: BenchRedis | null = null;
 /** The private redis-server, stopped last (the prefixes are cleaned through it first). */
 let redisServer: ChildProcess | null = null;
 
@@ -142,6 +164,8 @@ async function cleanUp(): Promise<void> {
   if (redisUrl) for (const p of prefixes) await cleanupPrefix(redisUrl, p).catch(() => undefined);
   prefixes.clear();
   if (redisServer) await stopProcess(redisServer);
+  if (benchRedis) await benchRedis.stop().catch(() => undefined);
+  benchRedis = null;
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -215,8 +239,13 @@ async function launch(bundle: string[], env: Record<string, string>, attempt = 1
   const child = new Child(bundle, env);
   owned.add(child.proc);
   void child.exited.then(({ code, signal }) => {
-    if (!stopping.has(child.proc))
-      process.stderr.write(`a ${env.ROLE ?? env.BENCH_PART} process exited (${signal ?? code}): ${child.stderr.trim().slice(-600)}\n`);
+    if (!stopping.has(child.proc)) {
+      // An error's own line first: an ioredis ReplyError's dump (e.g. a CROSSSLOT's key list) can fill the tail.
+      const cause = /^\w*Error\b.*$/m.exec(child.stderr)?.[0];
+      process.stderr.write(
+        `a ${env.ROLE ?? env.BENCH_PART} process exited (${signal ?? code}): ${cause ? `${cause} … ` : ''}${child.stderr.trim().slice(-600)}\n`,
+      );
+    }
   });
   try {
     const [line] = await child.waitFor(/^\{.*\}$/, 120_000);
@@ -256,7 +285,7 @@ async function startCluster(layout: Layout, bundle: string[], upstreamUrl: strin
     ROLE: role,
     EVENT_STORE: 'postgres',
     DATABASE_URL: db.url,
-    REDIS_URL: redisUrl,
+    ...redisEnv,
     REDIS_PREFIX: prefix,
     PROJECTION_PARTITIONS: String(layout.partitions),
     HOST: '127.0.0.1',
@@ -277,7 +306,7 @@ async function startCluster(layout: Layout, bundle: string[], upstreamUrl: strin
   const apis: Part[] = [await launch(bundle, { ...env('api'), BENCH_SEED_KEYS: String(workspaces), BENCH_SPREAD: String(spread) })];
   for (let i = 1; i < layout.apis; i++) apis.push(await launch(bundle, env('api')));
   const store = new PostgresEventStore({ connectionString: db.url, poolSize: 2 });
-  const redis = new Redis(redisUrl);
+  const redis = redisClient();
   return { layout, db, prefix, apis, projectors, secrets: apis[0].secrets, store, redis, projections: apis[0].projections };
 }
 
@@ -287,7 +316,7 @@ async function stopCluster(c: Cluster): Promise<void> {
   await c.store.close();
   await c.db.drop().catch((err) => process.stderr.write(`could not drop ${c.db.name}: ${(err as Error).message}\n`));
   databases.delete(c.db);
-  await cleanupPrefix(redisUrl, c.prefix).catch(() => undefined);
+  if (redisUrl) await cleanupPrefix(redisUrl, c.prefix).catch(() => undefined);
   prefixes.delete(c.prefix);
 }
 
@@ -445,7 +474,13 @@ async function appendsOf(p: Part): Promise<number> {
 }
 
 /** autocannon at `rate` req/s against each api in turn of `c.apis` (rate split evenly), keys in turn. */
-async function drive(c: Cluster, rate: number, seconds: number, connections: number): Promise<autocannon.Result[]> {
+async function drive(
+  c: Cluster,
+  rate: number,
+  seconds: number,
+  connections: number,
+  onStatus?: (status: number, requestId: string | undefined) => void,
+): Promise<autocannon.Result[]> {
   let n = 0;
   const perApi = rate / c.apis.length;
   return Promise.all(
@@ -457,11 +492,18 @@ async function drive(c: Cluster, rate: number, seconds: number, connections: num
               url: `http://127.0.0.1:${api.port}`,
               connections,
               duration: seconds,
-              overallRate: perApi,
+              // rate 0: closed loop, each connection sends its next request when the last is answered.
+              ...(rate > 0 ? { overallRate: perApi } : {}),
               requests: [
                 {
                   method: 'POST',
                   path: PATH,
+                  ...(onStatus
+                    ? {
+                        onResponse: (status: number, _body: string, _ctx: object, headers?: IncomingHttpHeaders) =>
+                          onStatus(status, headers?.['x-request-id'] as string | undefined),
+                      }
+                    : {}),
                   setupRequest: (req) => {
                     const i = n++;
                     return {
@@ -887,7 +929,411 @@ function table(r: Report): string {
   return lines.join('\n');
 }
 
+// ---------------------------------------------------------------- --redis-nodes: scaling and faults
+
+interface NodeFigures {
+  port: number;
+  role: string;
+  /** redis-server CPU (INFO cpu) and commands executed (INFO commandstats), per request served. */
+  cpuMsPerRequest: number;
+  callsPerRequest: number;
+  /** Of the periods it ran in, the share in which it used its whole quota. */
+  quotaSpent: number | null;
+}
+
+interface ScalingResult {
+  redis: string;
+  requests: number;
+  /** 2xx per second over the loaded window (closed loop: what the capped Redis let through). */
+  rps: number;
+  p50: number;
+  p99: number;
+  bad: number;
+  nodes: NodeFigures[];
+  /** Every node's CPU (ms) and commands per request. */
+  cpuMsPerRequest: number;
+  callsPerRequest: number;
+  /** The busiest primary's share of all primaries' CPU, and of their commands. */
+  busiestCpuShare: number;
+  busiestCallShare: number;
+  /** Time for the projectors to apply everything after the load (null: not within 30 s). */
+  drainS: number | null;
+}
+
+/** A fault run: what callers saw around the fault, and whether the money is whole afterwards. */
+interface FaultResult {
+  fault: string;
+  requests: number;
+  ok: number;
+  /** Non-2xx answers by status, and the window from the first to the last 503 (s). */
+  statuses: Record<string, number>;
+  window503S: number | null;
+  /** How long the fault itself took (failover to cluster_state:ok, or the reshard). */
+  faultS: number;
+  debited: number;
+  doubled: number;
+  /**
+   * 2xx answers (x-request-id, warm-up included) with no debit in the store; debits of requests no
+   * 2xx was seen for (those autocannon stopped waiting for at the end, up to its connections per
+   * drive, and any answered with an error after their debit).
+   */
+  lost: number;
+  debitedNot2xx: number;
+  /** Requests in the store with no debit: answered with an error after admission, left to the sweeper. */
+  open: number;
+  /** `tollgate ledger verify`'s summary line (balances and ledger against a replay of the store). */
+  verify: string;
+  verified: boolean;
+}
+
+interface NodesOptions {
+  primaries: number;
+  replicas: number;
+  share: number;
+  periodMs: number;
+  cgroup: CgroupCpu | null;
+  connections: number;
+  seconds: number;
+  workspaces: number;
+}
+
+/** Starts the Redis of a --redis-nodes run; the bench stops it however it ends. */
+async function startNodes(o: NodesOptions): Promise<BenchRedis> {
+  benchRedis = await startBenchRedis(o.primaries, o.replicas);
+  const redis = benchRedis;
+  redisEnv = redis.env;
+  redisClient = () => redis.client();
+  return redis;
+}
+
+/**
+ * Caps every redis-server alike, each in a cgroup of its own (released however the bench ends).
+ * Applied once the processes have started and seeded their workspaces: seeding through a 1% Redis
+ * would take minutes and measures nothing.
+ */
+function capNodes(redis: BenchRedis, o: NodesOptions): CgroupThrottle | null {
+  if (o.share >= 1 || !o.cgroup) return null;
+  const cap = new CgroupThrottle(o.cgroup, o.share, o.periodMs);
+  throttles.add(() => cap.release());
+  for (const n of redis.nodes) cap.add(n.pid);
+  return cap;
+}
+
+async function stopNodes(cap: CgroupThrottle | null): Promise<void> {
+  if (cap) cap.release();
+  if (benchRedis) await benchRedis.stop();
+  benchRedis = null;
+}
+
+async function drained(c: Cluster, ms: number): Promise<number | null> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    const s = await sampleLag(c).catch(() => null);
+    if (s && s.events.every((e) => e === 0)) return (Date.now() - t0) / 1000;
+    await sleep(200);
+  }
+  return null;
+}
+
+/** One scaling round: the layout over `o.primaries` capped primaries, closed-loop load, per-node figures. */
+async function scalingRound(layout: Layout, bundle: string[], upstreamUrl: string, o: NodesOptions): Promise<ScalingResult> {
+  const redis = await startNodes(o);
+  const c = await startCluster(layout, bundle, upstreamUrl, o.workspaces);
+  const cap = capNodes(redis, o);
+  try {
+    await drive(c, 0, 3, o.connections); // warm-up: JIT, pools, slots
+    await drained(c, 30_000);
+    const s0 = await nodeStats(redis.nodes);
+    const q0 = cap?.stats() ?? null;
+    const results = await drive(c, 0, o.seconds, o.connections);
+    const drainS = await drained(c, 30_000);
+    const s1 = await nodeStats(redis.nodes);
+    const q1 = cap?.stats() ?? null;
+    const d = statDelta(s0, s1);
+    const ok = results.reduce((a, r) => a + r['2xx'], 0);
+    const requests = results.reduce((a, r) => a + r.requests.total, 0);
+    const per = (x: number) => x / Math.max(1, ok);
+    const masters = d.filter((n) => n.role === 'master');
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    return {
+      redis: `${o.primaries} primar${o.primaries > 1 ? 'ies' : 'y'}${o.replicas ? ` + ${o.replicas} replica each` : ''}`,
+      requests,
+      rps: ok / o.seconds,
+      p50: Math.max(...results.map((r) => r.latency.p50)),
+      p99: Math.max(...results.map((r) => r.latency.p99)),
+      bad: requests - ok,
+      nodes: d.map((n, i) => ({
+        port: n.port,
+        role: n.role,
+        cpuMsPerRequest: per(n.cpuMs),
+        callsPerRequest: per(n.calls),
+        quotaSpent:
+          q0 && q1 ? (q1[i].periods - q0[i].periods ? (q1[i].throttled - q0[i].throttled) / (q1[i].periods - q0[i].periods) : 0) : null,
+      })),
+      cpuMsPerRequest: per(sum(d.map((n) => n.cpuMs))),
+      callsPerRequest: per(sum(d.map((n) => n.calls))),
+      busiestCpuShare: Math.max(...masters.map((n) => n.cpuMs)) / Math.max(1e-9, sum(masters.map((n) => n.cpuMs))),
+      busiestCallShare: Math.max(...masters.map((n) => n.calls)) / Math.max(1, sum(masters.map((n) => n.calls))),
+      drainS,
+    };
+  } finally {
+    await stopCluster(c);
+    await stopNodes(cap);
+  }
+}
+
+/** Runs `tollgate ledger verify` as the operator would (a child configured like the processes). */
+async function ledgerVerify(bundle: string[], env: Record<string, string>): Promise<{ line: string; ok: boolean }> {
+  const child = new Child(bundle, { ...env, BENCH_PART: 'verify' });
+  owned.add(child.proc);
+  const lines: string[] = [];
+  child.onLine = (l) => lines.push(l);
+  const { code } = await child.exited;
+  owned.delete(child.proc);
+  const line = lines.find((l) => l.startsWith('verified ')) ?? `no summary (exit ${code}): ${child.stderr.trim().slice(-300)}`;
+  return {
+    // The summary and the first difference: a table cell, not the whole list.
+    line: [line, ...lines.filter((l) => l.startsWith('  ')).slice(0, 1)].join('; first: '),
+    ok: code === 0 && lines.some((l) => / 0 differences$/.test(l)),
+  };
+}
+
+/** Every debit in the store, by request: how many requests were debited once, twice, or opened and never debited. */
+async function debits(store: PostgresEventStore): Promise<{ debited: number; doubled: number; open: number; ids: Set<string> }> {
+  const byRequest = new Map<string, number>();
+  const opened = new Set<string>();
+  for (let at = 0n; ;) {
+    const page = (await store.readAll({ fromPosition: at, maxCount: 5000 })).filter((e) => e.position > at);
+    if (!page.length) break;
+    for (const e of page) {
+      const id = (e.data as { requestId?: string }).requestId;
+      if (!id) continue;
+      if (e.type === 'InferenceRequested') opened.add(id);
+      if (e.type === 'TokensDebited') byRequest.set(id, (byRequest.get(id) ?? 0) + 1);
+    }
+    at = page[page.length - 1].position;
+  }
+  return {
+    debited: byRequest.size,
+    doubled: [...byRequest.values()].filter((n) => n > 1).length,
+    open: [...opened].filter((id) => !byRequest.has(id)).length,
+    ids: new Set(byRequest.keys()),
+  };
+}
+
+/** A fault under open-loop load: `fault` runs a third of the way in; then drain, count debits, verify. */
+async function faultRound(
+  name: string,
+  fault: (redis: BenchRedis) => Promise<void>,
+  layout: Layout,
+  bundle: string[],
+  upstreamUrl: string,
+  rate: number,
+  o: NodesOptions,
+): Promise<FaultResult> {
+  const redis = await startNodes(o);
+  const c = await startCluster(layout, bundle, upstreamUrl, o.workspaces);
+  const cap = capNodes(redis, o);
+  try {
+    // Every 2xx since the seeding, the warm-up's too: each must have exactly one debit in the store.
+    const answered = new Set<string>();
+    const warm = await drive(c, rate, 3, o.connections, (status, id) => void (status >= 200 && status < 300 && id && answered.add(id)));
+    const t0 = Date.now();
+    const times503: number[] = [];
+    const statuses: Record<string, number> = {};
+    let faultS = 0;
+    const faulted = sleep((o.seconds * 1000) / 3).then(async () => {
+      const f0 = Date.now();
+      await fault(redis);
+      faultS = (Date.now() - f0) / 1000;
+    });
+    const results = await drive(c, rate, o.seconds, o.connections, (status, id) => {
+      if (status >= 200 && status < 300) return void (id && answered.add(id));
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (status === 503) times503.push(Date.now() - t0);
+    });
+    await faulted;
+    await drained(c, 60_000);
+    const ok = results.reduce((a, r) => a + r['2xx'], 0);
+    void warm;
+    const d = await debits(c.store);
+    const v = await ledgerVerify(bundle, {
+      ...redisEnv,
+      REDIS_PREFIX: c.prefix,
+      EVENT_STORE: 'postgres',
+      DATABASE_URL: c.db.url,
+      PROJECTION_PARTITIONS: String(layout.partitions),
+      LOG_LEVEL: 'error',
+    });
+    const errors = results.reduce((a, r) => a + r.errors + r.timeouts, 0);
+    if (errors) statuses['errors/timeouts'] = errors;
+    return {
+      fault: name,
+      requests: results.reduce((a, r) => a + r.requests.total, 0),
+      ok,
+      statuses,
+      window503S: times503.length ? (times503[times503.length - 1] - times503[0]) / 1000 : null,
+      faultS,
+      debited: d.debited,
+      doubled: d.doubled,
+      open: d.open,
+      lost: [...answered].filter((id) => !d.ids.has(id)).length,
+      debitedNot2xx: [...d.ids].filter((id) => !answered.has(id)).length,
+      verify: v.line,
+      verified: v.ok,
+    };
+  } finally {
+    await stopCluster(c);
+    await stopNodes(cap);
+  }
+}
+
+/** SIGKILL the primary serving the most slots; resolves once the cluster is ok again (its replica took over). */
+async function killPrimary(redis: BenchRedis): Promise<void> {
+  const [victim] = (await primaries(redis.nodes)).sort((a, b) => b.slots - a.slots);
+  const node = redis.nodes.find((n) => n.port === victim.port)!;
+  process.kill(node.pid, 'SIGKILL');
+  await failedOver(redis.nodes, node.port, 60_000);
+}
+
+/** `redis-cli --cluster reshard` of 1,000 slots from the first primary to the second, under load. */
+async function reshard1000(redis: BenchRedis): Promise<void> {
+  const ps = await primaries(redis.nodes);
+  await reshard(ps[0].port, ps[0].id, ps[1].id, 1000);
+}
+
+function nodesTable(
+  machine: string,
+  loadStart: number[],
+  o: NodesOptions & { throttleWhy: string; rate: number },
+  rs: ScalingResult[],
+  fs: FaultResult[],
+): string {
+  const f = (n: number, d = 2) => n.toFixed(d);
+  const pct = (x: number) => `${Math.round(x * 100)}%`;
+  const lines = [
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine}; load average at the start ${loadStart.map((x) => f(x)).join(' / ')}, at the end ${loadavg()
+      .map((x) => f(x))
+      .join(' / ')}. ` +
+      `PostgreSQL event store (a fresh database per round), instant upstream, ${o.workspaces} workspaces, projectors unthrottled. ` +
+      (o.share < 1 && o.cgroup
+        ? `Every redis-server in a cgroup of its own with a ${o.share * 100}% CPU quota (${o.throttleWhy}; ${f(o.share * o.periodMs, 1)} ms per ${o.periodMs} ms). `
+        : 'redis-servers not capped. ') +
+      `Closed loop: ${o.connections} connections per api, ${o.seconds} s after 3 s of warm-up. Redis figures from each node's INFO cpu and INFO commandstats, from the start of the load to the projectors' catching up, per 2xx request.`,
+    '',
+    '| Redis | requests/s (2xx) | p50 ms | p99 ms | non-2xx + errors | Redis CPU ms/request, all nodes | commands/request, all nodes | busiest primary: CPU share / command share | per node: CPU ms/request, commands/request, quota used up | caught up after |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+  ];
+  for (const r of rs)
+    lines.push(
+      `| ${r.redis} | ${f(r.rps, 1)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${r.bad} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.callsPerRequest, 1)} | ${pct(r.busiestCpuShare)} / ${pct(r.busiestCallShare)} | ` +
+        `${r.nodes.map((n) => `${n.port} (${n.role}): ${f(n.cpuMsPerRequest, 3)}, ${f(n.callsPerRequest, 1)}${n.quotaSpent === null ? '' : `, ${pct(n.quotaSpent)}`}`).join('; ')} | ${r.drainS === null ? 'not within 30 s' : `${f(r.drainS, 1)} s`} |`,
+    );
+  if (fs.length) {
+    lines.push(
+      '',
+      `Faults under open-loop load (${o.rate} requests/s offered), the fault a third of the way into ${o.seconds} s:`,
+      '',
+      '| fault | took | requests | 2xx | non-2xx by status | 503 window | debited (warm-up included) | doubled | lost (2xx, no debit) | debited, no 2xx seen | opened, not debited | ledger verify |',
+      '|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|',
+    );
+    for (const r of fs)
+      lines.push(
+        `| ${r.fault} | ${f(r.faultS, 1)} s | ${r.requests} | ${r.ok} | ${
+          Object.entries(r.statuses)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(', ') || 'none'
+        } | ${r.window503S === null ? 'none' : `${f(r.window503S, 1)} s`} | ${r.debited} | ${r.doubled} | ${r.lost} | ${r.debitedNot2xx} | ${r.open} | ${r.verified ? 'clean' : 'NOT clean'}: ${r.verify} |`,
+      );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * --redis-nodes 1|3 [--redis-replicas 0|1] [--redis-share <0..1> (0.01)] [--faults kill,reshard,none]
+ * (default with replicas: kill,reshard; `none` is the same accounting with no fault, on any Redis).
+ */
+async function redisNodesMode(bundle: string[], upstreamUrl: string): Promise<string> {
+  const primariesN = numberArg('redis-nodes', 1);
+  const replicas = numberArg('redis-replicas', 0);
+  if (![1, 3].includes(primariesN) || ![0, 1].includes(replicas)) throw new Error('--redis-nodes must be 1 or 3, --redis-replicas 0 or 1');
+  const share = numberArg('redis-share', 0.01);
+  const cg = chooseThrottle(stringArg('throttle', 'auto'));
+  if (share < 1 && cg.throttle !== 'cgroup') throw new Error(`--redis-share needs the cgroup throttle: ${cg.why}`);
+  const o: NodesOptions = {
+    primaries: primariesN,
+    replicas,
+    share,
+    periodMs: numberArg('period-ms', defaultPeriodMs(share)),
+    cgroup: cg.cgroup,
+    connections: numberArg('connections', 8),
+    seconds: numberArg('duration', 15),
+    workspaces: numberArg('workspaces', 64),
+  };
+  if (share < 1) cfsQuota(share, o.periodMs);
+  // One partition by default: \`tollgate ledger verify\` compares at the unpartitioned checkpoint and
+  // reads 0 (every workspace differs) when PROJECTION_PARTITIONS > 1.
+  const layout = parseLayouts(stringArg('layouts', '2x1x1'))[0];
+  spread = layout.partitions;
+  const rate = numberArg('rate', 30);
+  const faults = stringArg('faults', replicas ? 'kill,reshard' : '')
+    .split(',')
+    .filter(Boolean);
+  if (faults.some((f) => f !== 'none') && (primariesN < 3 || !replicas))
+    throw new Error('--faults kill and reshard need --redis-nodes 3 --redis-replicas 1');
+  const log = (s: string) => process.stderr.write(`${s}\n`);
+  const loadStart = loadavg();
+  const rs: ScalingResult[] = [];
+  for (let r = 0; r < numberArg('rounds', 1); r++) {
+    log(`round ${r + 1}: ${layoutName(layout)} over ${primariesN} Redis node(s), each capped at ${share * 100}% …`);
+    const res = await scalingRound(layout, bundle, upstreamUrl, o);
+    log(
+      `  ${res.rps.toFixed(1)} requests/s, Redis ${res.cpuMsPerRequest.toFixed(3)} ms CPU and ${res.callsPerRequest.toFixed(1)} commands per request, busiest primary ${Math.round(res.busiestCpuShare * 100)}% of the CPU`,
+    );
+    rs.push(res);
+  }
+  const fs: FaultResult[] = [];
+  for (const name of faults) {
+    const fault = name === 'kill' ? killPrimary : name === 'reshard' ? reshard1000 : name === 'none' ? async () => undefined : null;
+    if (!fault) throw new Error(`--faults: unknown fault "${name}" (kill, reshard, none)`);
+    log(`fault run: ${name} at ${rate} requests/s …`);
+    const res = await faultRound(
+      ({ kill: 'SIGKILL a primary', reshard: 'reshard 1,000 slots' } as Record<string, string>)[name] ?? 'none (the control)',
+      fault,
+      layout,
+      bundle,
+      upstreamUrl,
+      rate,
+      o,
+    );
+    log(`  ${JSON.stringify(res)}`);
+    fs.push(res);
+  }
+  const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}`;
+  return nodesTable(machine, loadStart, { ...o, throttleWhy: cg.why, rate }, rs, fs);
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--redis-nodes')) {
+    const bundle = bundleChild(join(__dirname, 'cluster-role.ts'));
+    try {
+      const upstream = await launch(bundle.args, { BENCH_PART: 'upstream' });
+      const text = await redisNodesMode(bundle.args, `http://127.0.0.1:${upstream.port}/v1`);
+      process.stdout.write(`${text}\n`);
+      if (process.argv.includes('--write'))
+        replaceDocSection(
+          'Redis nodes, last run',
+          `\`npm run bench:cluster -- ${process.argv
+            .slice(2)
+            .filter((a) => a !== '--write')
+            .join(' ')}\` (test/bench/cluster.bench.ts).\n\n${text}\n`,
+        );
+    } finally {
+      await cleanUp();
+      bundle.dispose();
+    }
+    return;
+  }
   const layouts = parseLayouts(stringArg('layouts', '2x1x1,2x2x2'));
   spread = Math.max(...layouts.map((l) => l.partitions));
   const o = {

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { signingKeyOfSeed } from '../../src/platform/crypto/signing-key';
 import type { Config } from '../../src/platform/config';
 import { loadConfig } from '../../src/platform/config';
 import { createLogger, type Logger } from '../../src/platform/log';
@@ -88,6 +89,7 @@ export function simServices(sh: Shared, proc: Proc): Services {
     // The simulated store holds no personal data (no sign-ups, no webhooks): no data keys, and
     // lookups hashed under a fixed key so a seed replays the same stream names.
     keys: undefined as never,
+    signingKeys: { current: signingKeyOfSeed(Buffer.alloc(32, 7)), retired: [], source: 'RECEIPT_SIGNING_KEY' },
     lookupHash: (value) => createHmac('sha256', 'tollgate-sim').update(value).digest('hex'),
     close: async () => undefined,
   };

@@ -16,6 +16,7 @@ export const PURE_FILES = [
   'billing/events.ts',
   'billing/evolve.ts',
   'billing/funding-rule.ts',
+  'billing/grants.ts',
   'billing/ids.ts',
   'billing/ledger.ts',
   'billing/rules.ts',

@@ -8,11 +8,21 @@ import { Redis } from 'ioredis';
 
 const run = promisify(execFile);
 
-/** A Redis Cluster of primaries on free ports, each in a temp dir of its own, with no persistence. */
+/** A Redis Cluster on free ports, each node in a temp dir of its own, with no persistence. */
 export interface RedisClusterHandle {
-  /** `127.0.0.1:<port>` of each primary (REDIS_CLUSTER_NODES). */
+  /** `127.0.0.1:<port>` of every node, primaries and replicas (REDIS_CLUSTER_NODES). */
   nodes: string[];
   stop(): Promise<void>;
+}
+
+export interface RedisClusterOptions {
+  /** false: leave the nodes as they start, cluster nodes that serve no slot (default true). */
+  create?: boolean;
+  /** Replicas per primary (default 0): `primaries × (1 + replicas)` nodes in all. */
+  replicas?: number;
+  /** cluster-node-timeout: how long a primary may not answer before its replica takes over (default 5000). */
+  nodeTimeoutMs?: number;
+  timeoutMs?: number;
 }
 
 async function freePorts(n: number): Promise<number[]> {
@@ -35,7 +45,7 @@ async function freePorts(n: number): Promise<number[]> {
  * One cluster node. It runs under a shell that kills it when this process's end of its stdin
  * closes: a test run that is killed (SIGKILL, a crashed jest) leaves no redis-server behind.
  */
-function startNode(port: number, dir: string): ChildProcess {
+function startNode(port: number, dir: string, nodeTimeoutMs: number): ChildProcess {
   const args = [
     '--port',
     String(port),
@@ -48,7 +58,7 @@ function startNode(port: number, dir: string): ChildProcess {
     '--cluster-config-file',
     join(dir, 'nodes.conf'),
     '--cluster-node-timeout',
-    '5000',
+    String(nodeTimeoutMs),
     '--save',
     "''",
     '--appendonly',
@@ -92,6 +102,21 @@ async function clusterState(port: number): Promise<string> {
   }
 }
 
+/** A primary (or a node that is not a replica) is "in sync" by definition; a replica once its link to its primary is up. */
+async function inSync(port: number): Promise<boolean> {
+  const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  r.on('error', () => undefined);
+  try {
+    await r.connect();
+    const info = await r.info('replication');
+    return !/^role:slave/m.test(info) || /^master_link_status:up/m.test(info);
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
+}
+
 async function waitFor(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
@@ -101,15 +126,15 @@ async function waitFor(what: string, ms: number, check: () => Promise<boolean>):
 }
 
 /**
- * Starts `primaries` cluster-enabled redis-servers, joins them with `redis-cli --cluster create`
- * (no replicas) and resolves once every node says cluster_state:ok. With `create: false` the nodes
- * are left as they start: cluster nodes that serve no slot.
+ * Starts `primaries` cluster-enabled redis-servers (and `replicas` more per primary), joins them
+ * with `redis-cli --cluster create` and resolves once every node says cluster_state:ok. With
+ * `create: false` the nodes are left as they start: cluster nodes that serve no slot.
  */
-export async function startRedisCluster(primaries = 3, opts: { create?: boolean; timeoutMs?: number } = {}): Promise<RedisClusterHandle> {
-  const { create = true, timeoutMs = 60_000 } = opts;
-  const ports = await freePorts(primaries);
+export async function startRedisCluster(primaries = 3, opts: RedisClusterOptions = {}): Promise<RedisClusterHandle> {
+  const { create = true, replicas = 0, nodeTimeoutMs = 5000, timeoutMs = 60_000 } = opts;
+  const ports = await freePorts(primaries * (1 + replicas));
   const dirs = ports.map((p) => mkdtempSync(join(tmpdir(), `tollgate-cluster-${p}-`)));
-  const procs = ports.map((p, i) => startNode(p, dirs[i]));
+  const procs = ports.map((p, i) => startNode(p, dirs[i], nodeTimeoutMs));
   const stop = async () => {
     await Promise.all(
       procs.map(
@@ -133,9 +158,14 @@ export async function startRedisCluster(primaries = 3, opts: { create?: boolean;
     }
     const nodes = ports.map((p) => `127.0.0.1:${p}`);
     if (!create) return { nodes, stop };
-    await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], { timeout: timeoutMs });
+    await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', String(replicas), '--cluster-yes'], {
+      timeout: timeoutMs,
+    });
     for (const port of ports)
       await waitFor(`node ${port} did not reach cluster_state:ok`, timeoutMs, async () => (await clusterState(port)) === 'ok');
+    // A replica that has not synced once cannot take over (its data is too old to be elected), and
+    // the first sync waits out repl-diskless-sync-delay (5 s): a cluster with replicas is ready after it.
+    if (replicas) for (const port of ports) await waitFor(`node ${port} did not sync with its primary`, timeoutMs, () => inSync(port));
     return { nodes, stop };
   } catch (err) {
     await stop();

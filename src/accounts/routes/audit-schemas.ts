@@ -44,7 +44,7 @@ export const auditActor = z.discriminatedUnion('type', [
 ]);
 
 export const auditTarget = z.object({
-  type: z.enum(['workspace', 'member', 'invitation', 'apiKey', 'paymentMethod', 'deposit', 'autoReload', 'webhookEndpoint']),
+  type: z.enum(['workspace', 'member', 'invitation', 'apiKey', 'paymentMethod', 'deposit', 'autoReload', 'webhookEndpoint', 'creditGrant']),
   id: z.string(),
   name: z.string().optional(),
   email: z.string().optional(),

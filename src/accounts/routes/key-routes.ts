@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { budgetLeft } from '../budget';
 import { periodIdsAt, periodWindow } from '../../platform/budget-periods';
 import { formatUsd } from '../../platform/money';
-import { keyHolds, keySpend } from '../../billing';
+import { budgetStack, keyHolds, keySpend } from '../../billing';
 import { requireAcceptedPolicy } from '../policy/routes';
 import { keysOf } from '../projections/api-keys/queries';
 import { profilesOf } from '../projections/users/queries';
@@ -12,7 +12,7 @@ import { requireMember, requireSession, userOf, workspaceOf } from '../sessions/
 import { HttpError } from '../../platform/http/middleware/errors';
 import { mount } from '../../platform/http/mount';
 import { metaOf } from './common';
-import { createKey, deleteKey, keyCreated, keyList, keyView, listKeys, pastExpiry } from './key-schemas';
+import { createKey, deleteKey, keyBudgets, keyCreated, keyList, keyView, listKeys, pastExpiry } from './key-schemas';
 import { keysLastUsed } from '../key-last-used';
 import * as uc from '../usecases';
 
@@ -99,6 +99,30 @@ export function keyRoutes(s: Services): Router {
         createdBy: { userId: user.userId, name: user.name },
         secret: key.secret,
       } satisfies z.input<typeof keyCreated>);
+  });
+
+  mount(r, keyBudgets, session, member, async (_req, res, { params: { keyId } }) => {
+    const { workspaceId } = workspaceOf(res);
+    const key = (await keysOf(s.readModels, workspaceId)).find((k) => k.keyId === keyId);
+    if (!key) throw new HttpError(404, 'API key not found');
+    const layers = await budgetStack(s, { workspaceId, keyId, createdBy: key.createdBy }, s.now());
+    const tightest = layers.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    const usdOrNull = (n: bigint | null) => (n === null ? null : formatUsd(n));
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({
+      keyId,
+      layers: layers.map((l) => ({
+        scope: l.scope,
+        limit: formatUsd(l.limit),
+        period: l.period,
+        spent: usdOrNull(l.spent),
+        held: formatUsd(l.held),
+        remaining: formatUsd(l.remaining),
+        resetsAt: l.resetsAt,
+        ...(l.userId ? { userId: l.userId } : {}),
+      })),
+      tightest: { scope: tightest.scope, remaining: formatUsd(tightest.remaining) },
+    });
   });
 
   mount(r, deleteKey, session, member, async (_req, res, { params: { keyId } }) => {

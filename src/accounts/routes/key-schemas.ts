@@ -234,4 +234,43 @@ export const updateKey = route({
   },
 });
 
-export const keyContracts: RouteContract[] = [listKeys, createKey, deleteKey, rollKey, updateKey];
+export const budgetLayerView = z
+  .object({
+    scope: z.enum(['balance', 'key', 'member']).describe('The workspace balance, the key’s budget, or its creator’s member budget'),
+    limit: z
+      .string()
+      .regex(/^-?\d+(\.\d{1,9})?$/)
+      .describe('The balance itself for `balance` (negative if the ledger went below zero); the budget for the others'),
+    period: z.enum(BUDGET_PERIODS).nullable().describe('The budget’s period (UTC); null for the balance'),
+    spent: usdAmount.nullable().describe('Spent in the current period; null for the balance'),
+    held: usdAmount.describe('Held by requests in flight that count against this layer'),
+    remaining: usdAmount.describe('What the next request can still hold (never negative)'),
+    resetsAt: z.string().nullable().describe('When the period ends and spending starts again from zero; null for the balance'),
+    userId: z.string().optional().describe('The member, for `member`'),
+  })
+  .meta({ id: 'BudgetLayer' });
+
+export const keyBudgets = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/keys/:keyId/budgets',
+  summary: 'Every budget layer that applies to a key, in the order admission checks them',
+  description:
+    'The balance, then the key’s budget, then its creator’s member budget (a budget layer only when that budget is set), each with its limit, spend in the current period, what requests in flight hold, what is left and when it resets. `tightest` is the layer with the least left: the most the next request may hold. Read-only; the same figures the 402 of a refused request shows.',
+  tags: ['API keys'],
+  security: ['session'],
+  params: keyParams,
+  responses: {
+    200: {
+      description: 'The layers, in enforcement order',
+      schema: z.object({
+        keyId: z.string(),
+        layers: z.array(budgetLayerView),
+        tightest: z.object({ scope: z.enum(['balance', 'key', 'member']), remaining: usdAmount }),
+      }),
+    },
+    ...memberErrors,
+    404: problem('Workspace or API key not found'),
+  },
+});
+
+export const keyContracts: RouteContract[] = [listKeys, createKey, deleteKey, rollKey, updateKey, keyBudgets];

@@ -10,7 +10,11 @@ import { ledgerPage } from '../projections/ledger/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
 import { mount } from '../../platform/http/mount';
-import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, makeDeposit } from '../usecases';
+import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, grantCredit, makeDeposit } from '../usecases';
+import { creditGrantsOf, type GrantView } from '../projections/grants/queries';
+import { readSession, workspaceInfo } from '../../accounts';
+import { requireOperator } from '../../platform/http/middleware/operator';
+import { HttpError } from '../../platform/http/middleware/errors';
 import {
   attachPaymentMethod as attachPaymentMethodRoute,
   autoReloadView,
@@ -21,8 +25,11 @@ import {
   depositPending,
   depositSucceeded,
   depositView,
+  creditGrantView,
+  grantCredit as grantCreditRoute,
   ledger,
   ledgerPageBody,
+  listCreditGrants,
   listDeposits,
   makeDeposit as makeDepositRoute,
   paymentMethodAttached,
@@ -46,10 +53,26 @@ export function depositJson(d: DepositView): z.input<typeof depositView> {
   };
 }
 
+export function grantJson(g: GrantView): z.input<typeof creditGrantView> {
+  return {
+    grantId: g.grantId,
+    category: g.category,
+    source: g.source,
+    amount: formatUsd(BigInt(g.amountNanoUsd)),
+    remaining: formatUsd(g.remaining),
+    expired: g.expired === null ? null : formatUsd(g.expired),
+    priority: g.priority,
+    expiresAt: g.expiresAt,
+    grantedAt: g.grantedAt,
+    status: g.status,
+    ...(g.note !== undefined ? { note: g.note } : {}),
+  };
+}
+
 export async function billingView(s: Services, workspaceId: string): Promise<z.input<typeof billingViewBody>> {
   const now = s.now().toISOString();
   const [bal, settings, held] = await Promise.all([
-    getBalance(s.readModels, workspaceId),
+    getBalance(s.readModels, workspaceId, s.now()),
     getBillingSettings(s.readModels, workspaceId, now.slice(0, 7)),
     new Reservations(s.redis, s.ks).held(workspaceId),
   ]);
@@ -69,6 +92,8 @@ export async function billingView(s: Services, workspaceId: string): Promise<z.i
     available: formatUsd(available < 0n ? 0n : available),
     deposited: formatUsd(bal.deposited),
     reloaded: formatUsd(bal.reloaded),
+    granted: formatUsd(bal.granted),
+    expired: formatUsd(bal.expired),
     spent: formatUsd(bal.debited),
     funded: funding({ paymentMethod: settings.paymentMethod, deposited: bal.deposited }, rules.initialDeposit).funded,
     initialDeposit: formatUsd(rules.initialDeposit),
@@ -168,6 +193,28 @@ export function billingRoutes(s: Services): Router {
       total: page.total,
       nextCursor: page.next === null ? null : String(page.next),
     } satisfies z.input<typeof ledgerPageBody>);
+  });
+
+  const operator = requireOperator(s.config.ADMIN_TOKEN, async (token) => (await readSession(s, token)) !== null);
+  mount(r, grantCreditRoute, operator, async (_req, res, { params, headers: { 'Idempotency-Key': key }, body }) => {
+    if (!(await workspaceInfo(s.readModels, params.ws))) throw new HttpError(404, `No workspace ${params.ws}`);
+    const g = await grantCredit(s, {
+      workspaceId: params.ws,
+      idempotencyKey: key,
+      amount: parseUsd(body.amount),
+      priority: body.priority,
+      expiresAt: body.expiresAt ?? null,
+      note: body.note,
+      metadata: { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
+    });
+    if (g.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    const view = (await creditGrantsOf(s.readModels, params.ws, s.now())).find((v) => v.grantId === g.grantId)!;
+    res.status(201).json({ grant: grantJson(view) });
+  });
+
+  mount(r, listCreditGrants, session, member, async (_req, res) => {
+    const grants = await creditGrantsOf(s.readModels, workspaceOf(res).workspaceId, s.now());
+    res.json({ grants: grants.map(grantJson) });
   });
 
   /** The deposits of the workspace (requested, succeeded, failed), newest first. */

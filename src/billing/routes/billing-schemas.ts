@@ -43,6 +43,8 @@ export const billingViewBody = z.object({
   available: usd,
   deposited: usd,
   reloaded: usd,
+  granted: usd.describe('Promotional credit granted by operators (GET …/billing/credit-grants lists every grant)'),
+  expired: usd.describe('What expiring grants took out of the balance'),
   spent: usd,
   funded: z.boolean(),
   initialDeposit: usd,
@@ -71,10 +73,10 @@ export const ledgerEntryView = z.object({
   /** Global position of the event: a stable, ordered id. */
   position: z.string(),
   at: z.string(),
-  type: z.enum(['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited']),
-  /** depositId, reloadId or requestId. */
+  type: z.enum(['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted', 'CreditExpired', 'TokensDebited']),
+  /** depositId, reloadId, grantId or requestId. */
   ref: z.string(),
-  /** Signed nano-USD: + for deposits and reloads, − for debits. */
+  /** Signed nano-USD: + for deposits, reloads and granted credit, − for debits and expiries. */
   amountNanoUsd: z.string(),
   balanceNanoUsd: z.string(),
   paymentIntentId: z.string().optional(),
@@ -83,6 +85,15 @@ export const ledgerEntryView = z.object({
   model: z.string().optional(),
   inputTokens: z.number().optional(),
   outputTokens: z.number().optional(),
+  category: z.string().optional().describe('CreditGranted: the kind of credit (promotional)'),
+  priority: z.number().int().optional().describe('CreditGranted: its draw priority (lower first; deposits 50)'),
+  expiresAt: z.string().nullable().optional().describe('CreditGranted: when what is left of it expires (null: never)'),
+  drawn: z
+    .array(z.object({ grantId: z.string(), amountNanoUsd: z.string() }))
+    .optional()
+    .describe(
+      'TokensDebited: the grants the debit was paid from, in draw order (a deposit or reload is the grant of its id). Entries projected before grants existed have none until the ledger is rebuilt.',
+    ),
   /** amountNanoUsd and balanceNanoUsd in USD. */
   amount: usd,
   balance: usd,
@@ -168,6 +179,8 @@ export const attachPaymentMethod = route({
 
 const KEY_REQUIRED =
   'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never charges twice';
+const GRANT_KEY_REQUIRED =
+  'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never grants twice';
 const REPLAYED = { 'Idempotent-Replayed': '`true` when this is the answer of an earlier request with the same Idempotency-Key' };
 
 export const makeDeposit = route({
@@ -249,8 +262,86 @@ export const ledger = route({
   responses: { 200: { description: 'One page of the ledger', schema: ledgerPageBody }, ...memberErrors, 422: invalidInput() },
 });
 
+// ---- credit grants ------------------------------------------------------------------------------
+
+export const creditGrantView = z
+  .object({
+    grantId: z.string(),
+    category: z
+      .enum(['paid', 'promotional'])
+      .describe('`paid`: a deposit or reload (never expires); `promotional`: granted by an operator'),
+    source: z.enum(['deposit', 'reload', 'operator']),
+    amount: usd.describe('What was granted'),
+    remaining: usd.describe('What is left to draw on (0 once used up or expired)'),
+    expired: usd.nullable().describe('What its expiry took out of the balance; null while it has not expired'),
+    priority: z.number().int().describe('Draw order: lower first (deposits and reloads are 50), then the soonest expiry, then the oldest'),
+    expiresAt: z.string().nullable(),
+    grantedAt: z.string(),
+    status: z.enum(['active', 'used', 'expired']),
+    note: z.string().optional(),
+  })
+  .meta({ id: 'CreditGrant' });
+
+export const creditGrantBody = z.object({
+  amount: cents('amount').refine((v) => !isUsd(v) || parseUsd(v) > 0n, 'amount must be more than 0'),
+  expiresAt: z
+    .union([z.iso.datetime({ offset: true, error: 'expiresAt must be an ISO-8601 time, such as 2027-01-31T00:00:00Z' }), z.null()])
+    .optional()
+    .describe('When what is left of it expires; absent or null: never'),
+  priority: z
+    .number({ error: 'priority must be a whole number from 1 to 100' })
+    .int('priority must be a whole number from 1 to 100')
+    .min(1, 'priority must be a whole number from 1 to 100')
+    .max(100, 'priority must be a whole number from 1 to 100')
+    .default(10)
+    .describe('Lower is drawn first; deposits and reloads are 50. Default 10: before paid credit'),
+  note: z.string().max(500, 'note must be at most 500 characters').default('').describe('Why it was granted (shown to the workspace)'),
+});
+
+export const grantCredit = route({
+  method: 'post',
+  path: '/admin/workspaces/:ws/credit-grants',
+  summary: 'Grant a workspace promotional credit (operators)',
+  description:
+    'Adds credit of its own kind, drawn by priority, then soonest expiry, then oldest; what is left at `expiresAt` leaves the balance. ' +
+    'Needs an Idempotency-Key header: the same key again answers the same grant (Idempotent-Replayed: true); with another body, 409.',
+  tags: ['admin', 'Billing'],
+  security: ['operatorToken'],
+  params: wsParams,
+  headers: z.object({
+    'Idempotency-Key': z
+      .string({ error: GRANT_KEY_REQUIRED })
+      .min(1, GRANT_KEY_REQUIRED)
+      .max(255, GRANT_KEY_REQUIRED)
+      .regex(/^[\x21-\x7e]+$/, GRANT_KEY_REQUIRED),
+  }),
+  body: creditGrantBody,
+  responses: {
+    201: { description: 'Granted', schema: z.object({ grant: creditGrantView }), headers: REPLAYED },
+    401: { description: 'The operator token is missing or wrong', headers: { 'WWW-Authenticate': '`Bearer`' } },
+    403: problem("A signed-in user's session token: operators only"),
+    404: problem('No such workspace (or ADMIN_TOKEN is unset)'),
+    409: problem('The Idempotency-Key was used for another grant'),
+    422: invalidInput(),
+  },
+});
+
+export const listCreditGrants = route({
+  method: 'get',
+  path: '/v1/workspaces/:ws/billing/credit-grants',
+  summary: 'The workspace’s credit grants with what each has left, newest first',
+  description:
+    'Every credit is a grant: deposits and reloads (paid, never expire) and promotional credit an operator granted. The balance is the sum of the `remaining` amounts.',
+  tags: ['Billing'],
+  security: ['session'],
+  params: wsParams,
+  responses: { 200: { description: 'The grants', schema: z.object({ grants: z.array(creditGrantView) }) }, ...memberErrors },
+});
+
 export const routes: RouteContract[] = [
   showBilling,
+  grantCredit,
+  listCreditGrants,
   attachPaymentMethod,
   makeDeposit,
   listDeposits,

@@ -52,10 +52,11 @@ export function statementPdf(st: Statement): Promise<Buffer> {
     doc.moveDown();
     row(doc, ['Opening balance', usd(st.openingBalance)], [50, 300], { bold: true });
     doc.moveDown(0.5);
-    doc.font('Helvetica-Bold').fontSize(11).text('Deposits and reloads');
+    doc.font('Helvetica-Bold').fontSize(11).text('Deposits, reloads and credit grants');
     row(doc, ['Time', 'Kind', 'Payment reference', 'Amount'], [50, 190, 250, 430], { bold: true });
     for (const c of st.credits) row(doc, [c.at, c.kind, c.paymentReference ?? c.reference, usd(c.amount)], [50, 190, 250, 430]);
     if (!st.credits.length) row(doc, ['None this month', ''], [50, 300]);
+    for (const e of st.expiries) row(doc, [e.at, 'expiry', e.reference, usd(`-${e.amount}`)], [50, 190, 250, 430]);
     doc.moveDown(0.5);
     doc.font('Helvetica-Bold').fontSize(11).text('Usage per key and config');
     row(doc, ['Key', 'Config', 'Requests', 'Tokens in / out', 'Cost'], [50, 200, 320, 380, 460], { bold: true });
@@ -76,13 +77,16 @@ export function statementPdf(st: Statement): Promise<Buffer> {
     doc.moveDown(0.5);
     row(doc, ['Deposits', usd(st.totals.deposits)], [50, 300]);
     row(doc, ['Reloads', usd(st.totals.reloads)], [50, 300]);
-    row(doc, ['Usage (debits)', usd(st.totals.debits)], [50, 300]);
+    row(doc, ['Credit grants', usd(st.totals.grants)], [50, 300]);
+    row(doc, ['Usage and expiries (debits)', usd(st.totals.debits)], [50, 300]);
     row(doc, ['Closing balance', usd(st.closingBalance)], [50, 300], { bold: true });
     doc.moveDown();
     doc
       .font('Helvetica')
       .fontSize(8)
-      .text('Opening balance + deposits + reloads − usage = closing balance. Amounts are exact (nano-USD precision).');
+      // ASCII '-': the PDF's standard Helvetica has no U+2212 (it printed as a broken glyph).
+      .text('Opening balance + deposits + reloads + grants - usage - expiries = closing balance. Amounts are exact (nano-USD precision).')
+      .text(`Inference receipts this month: ${st.receipts.count}; SHA-256 digest over them: ${st.receipts.value}`);
   });
 }
 

@@ -53,14 +53,18 @@ async function statementJson(s: Services, name: string, st: MonthlyStatement): P
       paymentReference: c.paymentReference,
       amount: formatUsd(c.amount),
     })),
+    expiries: st.expiries.map((e) => ({ at: e.at, reference: e.ref, amount: formatUsd(e.amount) })),
     usage: st.usage.map((u) => ({ ...u, keyName: names.get(u.keyId) ?? null, cost: formatUsd(u.cost) })),
     totals: {
       deposits: formatUsd(st.deposited),
       reloads: formatUsd(st.reloaded),
-      credits: formatUsd(st.deposited + st.reloaded),
-      debits: formatUsd(st.debited),
+      grants: formatUsd(st.granted),
+      credits: formatUsd(st.deposited + st.reloaded + st.granted),
+      expiries: formatUsd(st.expired),
+      debits: formatUsd(st.debited + st.expired),
     },
     closingBalance: formatUsd(st.closing),
+    receipts: st.receipts,
   };
 }
 
@@ -68,6 +72,7 @@ function statementCsv(st: z.input<typeof statementBody>): string {
   let out = csvLine(STATEMENT_CSV_COLUMNS);
   out += csvLine(['opening_balance', st.periodStart, '', '', '', '', '', '', '', st.openingBalance]);
   for (const c of st.credits) out += csvLine([c.kind, c.at, c.reference, c.paymentReference, '', '', '', '', '', c.amount]);
+  for (const e of st.expiries) out += csvLine(['expiry', e.at, e.reference, '', '', '', '', '', '', `-${e.amount}`.replace(/^-0$/, '0')]);
   for (const u of st.usage)
     out += csvLine(['usage', '', '', '', u.keyId, u.config, u.requests, u.inputTokens, u.outputTokens, `-${u.cost}`.replace(/^-0$/, '0')]);
   out += csvLine(['total_credits', '', '', '', '', '', '', '', '', st.totals.credits]);

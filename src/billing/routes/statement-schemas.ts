@@ -31,12 +31,15 @@ export const statementBody = z.object({
   credits: z.array(
     z.object({
       at: z.string(),
-      kind: z.enum(['deposit', 'reload']),
-      reference: z.string().describe('depositId or reloadId'),
+      kind: z.enum(['deposit', 'reload', 'grant']).describe('`grant`: promotional credit an operator granted'),
+      reference: z.string().describe('depositId, reloadId or grantId'),
       paymentReference: z.string().nullable().describe('The payment provider’s reference (Stripe PaymentIntent id)'),
       amount: usd,
     }),
   ),
+  expiries: z
+    .array(z.object({ at: z.string(), reference: z.string().describe('The grantId'), amount: usd.describe('What the expiry took out') }))
+    .describe('Grants whose expiry was recorded in the month'),
   usage: z.array(
     z.object({
       keyId: z.string(),
@@ -48,8 +51,24 @@ export const statementBody = z.object({
       cost: usd,
     }),
   ),
-  totals: z.object({ deposits: usd, reloads: usd, credits: usd, debits: usd }),
+  totals: z.object({
+    deposits: usd,
+    reloads: usd,
+    grants: usd,
+    credits: usd.describe('deposits + reloads + grants'),
+    expiries: usd,
+    debits: usd.describe('usage + expiries'),
+  }),
   closingBalance: usd.describe('openingBalance + totals.credits − totals.debits'),
+  receipts: z
+    .object({
+      algorithm: z.literal('sha256'),
+      count: z.number().int().describe('Inference receipts (TokensDebited events) of the month'),
+      value: z.string().describe('hex'),
+    })
+    .describe(
+      'A digest over the month’s inference receipts: SHA-256 of one line per receipt in ledger order, `debit.position requestId key.keyId inputTokens outputTokens cost` separated by tabs, each ended by a newline (docs/INFERENCE.md, "Receipts in the monthly statement")',
+    ),
 });
 
 export const statementMonthsBody = z.object({

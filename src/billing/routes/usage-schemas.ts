@@ -138,6 +138,11 @@ export const usageSeries = route({
   },
 });
 
+/** The last frame when the server ends the stream (access ended, or a reader too far behind), as `event: closed`. */
+export const usageLiveClosed = z
+  .object({ detail: z.string() })
+  .meta({ id: 'UsageLiveClosed', description: 'Sent as `event: closed` when the server ends the stream, then it ends' });
+
 export const usageLive = route({
   method: 'get',
   path: '/v1/workspaces/:ws/usage/live',
@@ -148,7 +153,11 @@ export const usageLive = route({
   security: ['session'],
   params: wsParams,
   responses: {
-    200: { description: 'The stream', contentType: 'text/event-stream', eventSchema: usageLiveEvent },
+    200: {
+      description: 'The stream: `event: usage` frames, and `event: closed` last when it ends on the server’s side',
+      contentType: 'text/event-stream',
+      eventSchema: z.union([usageLiveEvent, usageLiveClosed]),
+    },
     ...memberErrors,
     429: problem('Too many live streams open at once (Retry-After)'),
   },

@@ -12,3 +12,4 @@ export { workspaceFunding } from './workspace-funding';
 export { billingRules } from './configured-rules';
 export { settleFromPayment, type SettleVerdict } from './settle-payment';
 export { depositReceipt, monthlyStatementOf, type DepositReceipt } from './statements';
+export { expireCredit, grantCredit, grantIdFor } from './credit-grants';

@@ -52,7 +52,7 @@ interface Credit {
 export async function reconcile(store: EventStore, gateway: PaymentGateway): Promise<ReconcileReport> {
   const credits = new Map<string, Credit>(); // by PaymentIntent id
   const streamsSeen = new Set<string>();
-  for await (const e of allEvents(store)) {
+  for await (const e of allEvents(store, { progress: 'reconcile' })) {
     if (!e.stream.startsWith(streamPrefix.billing)) continue;
     streamsSeen.add(e.stream);
     const d = e.data as { workspaceId: string; depositId?: string; reloadId?: string; paymentIntentId?: string; amountNanoUsd?: string };

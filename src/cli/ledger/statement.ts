@@ -11,8 +11,10 @@ import { out } from './out';
 
 // `ledger statement` and `ledger export`: the money lines replayed from the event store.
 
-export interface StatementLine extends Omit<MoneyLine, 'amount' | 'balance' | 'position'> {
+export interface StatementLine extends Omit<MoneyLine, 'amount' | 'balance' | 'position' | 'drawn'> {
   position: string;
+  /** A debit's split over the grants it drew from. */
+  drawn?: Array<{ grantId: string; amount: string; amountNanoUsd: string }>;
   amount: string;
   balance: string;
   amountNanoUsd: string;
@@ -21,11 +23,11 @@ export interface StatementLine extends Omit<MoneyLine, 'amount' | 'balance' | 'p
 
 export async function moneyLines(
   store: EventStore,
-  opts: { workspaceId?: string; from?: string; to?: string } = {},
+  opts: { workspaceId?: string; from?: string; to?: string; progress?: string } = {},
 ): Promise<{ lines: MoneyLine[]; totals: Map<string, WorkspaceTotals> }> {
   const replay = new LedgerReplay();
   const lines: MoneyLine[] = [];
-  for await (const e of allEvents(store)) {
+  for await (const e of allEvents(store, { progress: opts.progress })) {
     // The running balance needs every earlier line, so filters apply after the fold.
     const line = replay.apply(e);
     if (!line) continue;
@@ -37,14 +39,18 @@ export async function moneyLines(
   return { lines, totals: replay.totals };
 }
 
-export const toStatementLine = (l: MoneyLine): StatementLine => ({
+export const toStatementLine = ({ drawn, ...l }: MoneyLine): StatementLine => ({
   ...l,
   position: l.position.toString(),
   amount: formatUsd(l.amount),
   balance: formatUsd(l.balance),
   amountNanoUsd: l.amount.toString(),
   balanceNanoUsd: l.balance.toString(),
+  ...(drawn ? { drawn: drawn.map((d) => ({ grantId: d.grantId, amount: formatUsd(d.amount), amountNanoUsd: d.amount.toString() })) } : {}),
 });
+
+/** A debit's split as one CSV cell: `grantId:nanoUsd` joined by `;`. */
+const drawnCell = (l: MoneyLine) => (l.drawn ?? []).map((d) => `${d.grantId}:${d.amount}`).join(';');
 
 const CSV_COLUMNS = [
   'position',
@@ -61,6 +67,7 @@ const CSV_COLUMNS = [
   'model',
   'input_tokens',
   'output_tokens',
+  'drawn_from',
 ];
 
 function csvCell(v: unknown): string {
@@ -84,6 +91,7 @@ export function csvRow(l: MoneyLine): string {
     l.model,
     l.inputTokens,
     l.outputTokens,
+    drawnCell(l),
   ]
     .map(csvCell)
     .join(',');
@@ -97,7 +105,11 @@ export const csvHeader = () => CSV_COLUMNS.join(',');
  * StatementBuilder from a replay of the event store rather than from the ledger read model.
  */
 export async function printStatement(s: Services, o: { workspace: string; json?: boolean; month?: string }): Promise<void> {
-  const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace });
+  // A mistyped id must not look like an empty statement: the workspace's own stream says it exists.
+  if (!(await s.store.readStream(streams.workspace(o.workspace), { maxCount: 1 })).length) {
+    fail(`no workspace ${o.workspace} in the event store (check the id: tollgate events read workspace-<id>)`);
+  }
+  const { lines, totals } = await moneyLines(s.store, { workspaceId: o.workspace, progress: 'statement' });
   if (o.month !== undefined) return printMonth(o.workspace, o.month, lines, o.json);
   const t = totals.get(o.workspace);
   const st = fold(await readEvents<BillingEvent>(s.store, streams.billing(o.workspace)));
@@ -113,6 +125,8 @@ export async function printStatement(s: Services, o: { workspace: string; json?:
           totals: {
             deposited: formatUsd(t?.deposited ?? 0n),
             reloaded: formatUsd(t?.reloaded ?? 0n),
+            granted: formatUsd(t?.granted ?? 0n),
+            expired: formatUsd(t?.expired ?? 0n),
             debited: formatUsd(t?.debited ?? 0n),
             balance: formatUsd(t?.balance ?? 0n),
           },
@@ -138,21 +152,27 @@ export async function printStatement(s: Services, o: { workspace: string; json?:
         l.type.padEnd(20),
         (sign + formatUsd(l.amount)).padStart(18),
         formatUsd(l.balance).padStart(18),
-        l.paymentIntentId ?? (l.keyId ? `${l.ref} key ${l.keyId} ${l.model} ${l.inputTokens}+${l.outputTokens} tokens` : l.ref),
+        l.paymentIntentId ??
+          (l.keyId
+            ? `${l.ref} key ${l.keyId} ${l.model} ${l.inputTokens}+${l.outputTokens} tokens${drawnText(l)}`
+            : `${l.ref}${l.category ? ` ${l.category}` : ''}${l.expiresAt ? ` expires ${l.expiresAt}` : ''}`),
       ].join('  '),
     );
   }
   out(
-    `deposits ${formatUsd(t?.deposited ?? 0n)}  reloads ${formatUsd(t?.reloaded ?? 0n)}  debits ${formatUsd(t?.debited ?? 0n)}  closing balance ${formatUsd(t?.balance ?? 0n)}  (${lines.length} lines; ${failed} failed charges moved no money)`,
+    `deposits ${formatUsd(t?.deposited ?? 0n)}  reloads ${formatUsd(t?.reloaded ?? 0n)}  grants ${formatUsd(t?.granted ?? 0n)}  expired ${formatUsd(t?.expired ?? 0n)}  debits ${formatUsd(t?.debited ?? 0n)}  closing balance ${formatUsd(t?.balance ?? 0n)}  (${lines.length} lines; ${failed} failed charges moved no money)`,
   );
 }
+
+const drawnText = (l: MoneyLine) =>
+  l.drawn?.length ? ` from ${l.drawn.map((d) => `${d.grantId} ${formatUsd(d.amount)}`).join(', ')}` : '';
 
 /** Prints every money line (optionally of one workspace and a time range) as CSV or JSON lines. */
 export async function printExport(s: Services, o: { format: string; workspace?: string; from?: string; to?: string }): Promise<void> {
   if (o.format !== 'csv' && o.format !== 'jsonl') fail(`unknown --format "${o.format}"; use csv or jsonl`);
   for (const t of [o.from, o.to]) if (t !== undefined && Number.isNaN(Date.parse(t))) fail(`"${t}" is not an ISO-8601 time`);
   const iso = (t?: string) => (t === undefined ? undefined : new Date(t).toISOString());
-  const { lines } = await moneyLines(s.store, { workspaceId: o.workspace, from: iso(o.from), to: iso(o.to) });
+  const { lines } = await moneyLines(s.store, { workspaceId: o.workspace, from: iso(o.from), to: iso(o.to), progress: 'export' });
   if (o.format === 'csv') {
     out(csvHeader());
     for (const l of lines) out(csvRow(l));
@@ -166,6 +186,8 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
     opening: formatUsd(st.opening),
     deposits: formatUsd(st.deposited),
     reloads: formatUsd(st.reloaded),
+    grants: formatUsd(st.granted),
+    expiries: formatUsd(st.expired),
     debits: formatUsd(st.debited),
     closing: formatUsd(st.closing),
   };
@@ -179,7 +201,9 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
           periodEnd: st.periodEnd,
           ...money,
           credits: st.credits.map((c) => ({ ...c, amount: formatUsd(c.amount) })),
+          expiries: st.expiries.map((e) => ({ ...e, amount: formatUsd(e.amount) })),
           usage: st.usage.map((u) => ({ ...u, cost: formatUsd(u.cost) })),
+          receipts: st.receipts,
         },
         null,
         2,
@@ -190,7 +214,13 @@ function printMonth(workspaceId: string, month: string, lines: MoneyLine[], json
   out(`Statement for workspace ${workspaceId}, ${month} (UTC; USD; replayed from the event store)`);
   out(`opening balance ${money.opening}`);
   for (const c of st.credits) out(`  ${c.at}  ${c.kind.padEnd(7)}  +${formatUsd(c.amount)}  ${c.paymentReference ?? c.ref}`);
+  for (const e of st.expiries) out(`  ${e.at}  expiry   -${formatUsd(e.amount)}  ${e.ref}`);
   for (const u of st.usage)
-    out(`  usage  key ${u.keyId}  ${u.config}  ${u.requests} requests  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`);
-  out(`deposits ${money.deposits}  reloads ${money.reloads}  debits ${money.debits}  closing balance ${money.closing}`);
+    out(
+      `  usage  key ${u.keyId}  ${u.config}  ${u.requests} ${u.requests === 1 ? 'request' : 'requests'}  ${u.inputTokens}+${u.outputTokens} tokens  -${formatUsd(u.cost)}`,
+    );
+  out(
+    `deposits ${money.deposits}  reloads ${money.reloads}  grants ${money.grants}  expiries ${money.expiries}  debits ${money.debits}  closing balance ${money.closing}`,
+  );
+  out(`receipts ${st.receipts.count}  sha256 ${st.receipts.value}`);
 }

@@ -8,6 +8,7 @@ import type { Admission, Admitted } from './admission';
 import { paymentRefusal } from '../usecases/refusals';
 import { bearerSecret, expiredKey, forbidden, INFERENCE_SCOPE, KEYS_UNAVAILABLE, OnKeyUsed, unknownKey } from './auth';
 import { applyRateVerdict, rateVerdict } from './rate-limit';
+import { setBudgetRemaining } from './usage-headers';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -68,9 +69,15 @@ export function admitter(d: AdmitDeps) {
     plan ??= d.engine.count(rendered!);
     const given = req.header('x-request-id');
     const input = { requestId, key, endpoint, ...(given && SAFE_ID.test(given) ? { clientRequestId: given } : {}) };
-    if (!passed.held) return d.engine.prepare({ ...input, request: plan.request }, plan);
+    if (!passed.held) {
+      const prepared = await d.engine.prepare({ ...input, request: plan.request }, plan);
+      setBudgetRemaining(res, prepared.tightest);
+      return prepared;
+    }
     const refusal = paymentRefusal(key, plan.reserved, passed.held, now);
     if (refusal) throw refusal;
+    // From the reserve script's own reply: no read beyond admission.
+    if (passed.held.ok) setBudgetRemaining(res, passed.held.tightest);
     return d.engine.record(input, plan);
   };
 }

@@ -1,6 +1,7 @@
 import { ResponseContract } from '../../platform/http/contract';
 import { z } from 'zod';
 import { openAiErrorBody } from './response-schemas';
+import { BUDGET_HEADERS } from './usage-headers';
 
 /** The answers the inference area's contracts share: headers, and failures by status. */
 
@@ -23,9 +24,13 @@ export const REPLAYED = {
  */
 function failureHeaders(status: number, metered: boolean): Record<string, string> {
   const rate = metered ? RATE_LIMIT : {};
+  // A generation that fails after its hold (502, 503) keeps the remaining-budget headers admission set.
+  const budget = metered ? BUDGET_HEADERS : {};
   if (status === 401) return { ...REQUEST_ID, ...CHALLENGE };
   if (status === 429) return { ...REQUEST_ID, ...rate, ...RETRY };
-  if (status === 409 || status === 503) return { ...REQUEST_ID, ...rate, ...RETRY };
+  if (status === 503) return { ...REQUEST_ID, ...rate, ...budget, ...RETRY };
+  if (status === 502) return { ...REQUEST_ID, ...rate, ...budget };
+  if (status === 409) return { ...REQUEST_ID, ...rate, ...RETRY };
   if (status !== 403 && status !== 413) return { ...REQUEST_ID, ...rate };
   return REQUEST_ID;
 }

@@ -1,12 +1,13 @@
 import type { Router } from 'express';
 import { requireMember, requireSession, workspaceOf } from '../../accounts/routes';
 import { mount } from '../../platform/http/mount';
-import { HttpError } from '../../platform/http/middleware/errors';
+import { HttpError, methodNotAllowed } from '../../platform/http/middleware/errors';
 import type { Services } from '../../services';
 import { countRequest } from '../usecases/count';
 import { readReceipt } from '../usecases/receipts';
 import { apiKeyOf } from './auth';
-import { countTokens, keyReceipt, workspaceReceipt } from './caller-schemas';
+import { countTokens, jwks, keyReceipt, workspaceReceipt } from './caller-schemas';
+import { jwksOf } from '../../platform/crypto/signing-key';
 import type { RouteKit } from './route-kit';
 
 /** The receipts (members, and the key itself) and the token count (./caller-schemas.ts). */
@@ -30,6 +31,13 @@ export function mountCallerRoutes(r: Router, s: Services, kit: RouteKit): void {
     res.setHeader('Cache-Control', 'no-store');
     res.json(receipt);
   });
+
+  // Public and cacheable for a while: a rotation adds a key, and old keys stay listed.
+  mount(r, jwks, (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.json(jwksOf(s.signingKeys));
+  });
+  r.all(jwks.path, methodNotAllowed('GET', 'HEAD'));
 
   // Counted in the key's rate limit like a call, billed nothing.
   mount(r, countTokens, ...kit.counted, (_req, res, { body: request }) => {

@@ -55,10 +55,42 @@ export const receiptBody = z
       .object({
         position: z.string().describe('Global position of the TokensDebited event in the event store (the ledger order)'),
         eventId: z.string(),
+        at: z.string().describe('When the TokensDebited was recorded: the month of the statement whose receipts digest counts it'),
       })
       .nullable(),
+    signature: z
+      .object({
+        alg: z.literal('EdDSA'),
+        kid: z.string().describe('The id of the signing key in GET /.well-known/jwks.json'),
+        value: z.string().describe('Ed25519 signature of the canonical form (docs/INFERENCE.md, "Verifying a receipt"), base64url'),
+      })
+      .nullable()
+      .describe('Null while the request is open'),
   })
   .meta({ id: 'RequestReceipt' });
+
+const jwk = z.object({
+  kty: z.literal('OKP'),
+  crv: z.literal('Ed25519'),
+  x: z.string().describe('The public key, base64url'),
+  kid: z.string().describe('RFC 7638 thumbprint of the key'),
+  alg: z.literal('EdDSA'),
+  use: z.literal('sig'),
+});
+
+export const jwks = route({
+  method: 'get',
+  path: '/.well-known/jwks.json',
+  summary: 'The public keys that sign receipts (JWKS)',
+  description:
+    'The current receipt signing key first, then every retired key still published, so receipts signed before a rotation verify. Keep a copy to verify receipts offline.',
+  tags: ['inference'],
+  security: [],
+  responses: {
+    200: { description: 'The key set', schema: z.object({ keys: z.array(jwk) }).meta({ id: 'ReceiptKeySet' }) },
+    405: { description: 'Another method than GET or HEAD' },
+  },
+});
 
 export const workspaceReceipt = route({
   method: 'get',
@@ -137,4 +169,4 @@ export const countTokens = route({
   },
 });
 
-export const callerRoutes: RouteContract[] = [keyReceipt, countTokens, workspaceReceipt];
+export const callerRoutes: RouteContract[] = [keyReceipt, countTokens, workspaceReceipt, jwks];

@@ -5,4 +5,5 @@ export const PATHS = {
   openai: '/external/api/inference/openai',
   chat: '/external/api/inference/openai/v1/chat/completions',
   models: '/external/api/inference/openai/v1/models',
+  responses: '/external/api/inference/openai/v1/responses',
 } as const;

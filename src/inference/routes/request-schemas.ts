@@ -10,7 +10,7 @@ import { canonicalTimeZone } from '../timezone';
  * detail list (loc starting with "body").
  */
 
-const unit = (name: string, def: number) =>
+export const unit = (name: string, def: number) =>
   z
     .number({ error: `${name} must be a number` })
     .min(0, { error: `${name} must be between 0 and 1` })
@@ -18,7 +18,7 @@ const unit = (name: string, def: number) =>
     .nullish()
     .transform((v) => v ?? def);
 
-const maxTokens = z
+export const maxTokens = z
   .number({ error: 'max_tokens must be an integer' })
   .int({ error: 'max_tokens must be an integer' })
   .min(1, { error: 'max_tokens must be greater than 0' })
@@ -32,7 +32,7 @@ const metaString = z
   .max(LIMITS.metadataLength, { error: `at most ${LIMITS.metadataLength} characters` })
   .nullish();
 
-const metadataSchema = z
+export const metadataSchema = z
   .object({
     user_firstname: metaString,
     user_timezone: z
@@ -73,7 +73,7 @@ const contextEntrySchema = z.object({
   ts,
 });
 
-const seed = z
+export const seed = z
   .number({ error: 'seed must be an integer' })
   .int({ error: 'seed must be an integer' })
   .min(Number.MIN_SAFE_INTEGER)

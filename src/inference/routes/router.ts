@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { Services } from '../../services';
 import { mountOpenAiRoutes } from './openai-routes';
 import { mountCallerRoutes } from './caller-routes';
+import { mountResponsesRoute } from './responses-routes';
 import { deferValidation, mount } from '../../platform/http/mount';
 import { methodNotAllowed } from '../../platform/http/middleware/errors';
 import { endBrokenStream, routeKit, RouterDeps, streamFailure } from './route-kit';
@@ -18,6 +19,7 @@ export type { RouterDeps } from './route-kit';
  *        data: {"created","idx","index","text"}; a failure after the stream started ends it with
  *        event: error / data: {"detail": "…"}
  *   POST /external/api/inference/openai/v1/chat/completions       OpenAI chat completions
+ *   POST /external/api/inference/openai/v1/responses              OpenAI Responses API (text)
  *   GET  /external/api/inference/openai/v1/models                 the two configs
  * Every response carries x-request-id: the inference request id (the `requestId` of its events).
  */
@@ -77,6 +79,7 @@ export function inferenceRouter(s: Services, deps: RouterDeps): Router {
 
   mountCallerRoutes(r, s, kit);
   mountOpenAiRoutes(r, s, kit);
+  mountResponsesRoute(r, s, kit);
   r.all([inference.path, streaming.path], methodNotAllowed('POST'));
   return r;
 }

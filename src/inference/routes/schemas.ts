@@ -15,8 +15,9 @@ import {
 import { PATHS } from './paths';
 import { inferenceUsage } from './usage-headers';
 import { AUTH_FAILURES, failures, GENERATION_FAILURES, idempotencyHeader, ok, RATE_LIMIT, REPLAYED, REQUEST_ID } from './answers';
-import { USAGE_HEADERS } from './usage-headers';
+import { BUDGET_HEADERS, USAGE_HEADERS } from './usage-headers';
 import { callerRoutes } from './caller-schemas';
+import { responses } from './responses-schemas';
 
 export * from './request-schemas';
 export * from './response-schemas';
@@ -39,7 +40,7 @@ export const inference = route({
   responses: {
     200: ok('The whole reply; what it cost is in the x-usage-* headers', {
       schema: inferenceResponse,
-      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED },
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...BUDGET_HEADERS, ...REPLAYED },
     }),
     ...failures(false, GENERATION_FAILURES, true),
   },
@@ -68,7 +69,7 @@ export const streaming = route({
     200: ok('The reply, piece by piece', {
       contentType: 'text/event-stream',
       eventSchema: z.union([inferenceChunk, streamError, inferenceUsage]),
-      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...REPLAYED },
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...BUDGET_HEADERS, ...REPLAYED },
     }),
     ...failures(false, GENERATION_FAILURES, true),
   },
@@ -89,7 +90,7 @@ export const chatCompletions = route({
   bodyRequired: true,
   responses: {
     200: ok('The completion (JSON), or its chunks when `stream` is true', {
-      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...REPLAYED },
+      headers: { ...REQUEST_ID, ...RATE_LIMIT, ...USAGE_HEADERS, ...BUDGET_HEADERS, ...REPLAYED },
       schema: chatCompletion,
       also: [{ contentType: 'text/event-stream', eventSchema: z.union([chatCompletionChunk, openAiStreamError]) }],
     }),
@@ -132,4 +133,4 @@ export const getModel = route({
   },
 });
 
-export const routes: RouteContract[] = [inference, streaming, chatCompletions, listModels, getModel, ...callerRoutes];
+export const routes: RouteContract[] = [inference, streaming, chatCompletions, responses, listModels, getModel, ...callerRoutes];

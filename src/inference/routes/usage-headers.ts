@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { formatUsd } from '../../platform/money';
 import type { Executed } from '../usecases/engine';
+import type { TightestLeft } from '../../billing';
 
 /**
  * What one call cost, told to the caller in the answer itself. The figures are those of the
@@ -15,6 +16,23 @@ export const USAGE_HEADERS = {
   'x-usage-output-tokens': 'Output tokens billed (the TokensDebited outputTokens)',
   'x-usage-cost-usd': 'What this call cost, USD as an exact decimal string (the TokensDebited amount)',
 } as const;
+
+/**
+ * The tightest of the layers a request counts against (the balance, the key's budget, its creator's
+ * member budget), once this request was held: what the next request may hold at most. On every
+ * generation answer the admission held money for (GET …/keys/{id}/budgets lists every layer).
+ */
+export const BUDGET_HEADERS = {
+  'x-budget-remaining-usd':
+    'What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string',
+  'x-budget-remaining-scope': '`balance`, `key` or `member`: which layer that is',
+} as const;
+
+export function setBudgetRemaining(res: Response, tightest: TightestLeft | undefined): void {
+  if (!tightest) return;
+  res.setHeader('x-budget-remaining-usd', formatUsd(tightest.remaining));
+  res.setHeader('x-budget-remaining-scope', tightest.scope);
+}
 
 export function setUsageHeaders(res: Response, out: Executed): void {
   res.setHeader('x-usage-input-tokens', String(out.inputTokens));

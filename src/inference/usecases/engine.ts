@@ -115,7 +115,9 @@ export class InferenceEngine {
     );
     const refused = paymentRefusal(key, plan.reserved, held, plan.now);
     if (refused) throw refused;
-    return this.record(input, plan);
+    const prepared = await this.record(input, plan);
+    if (held.ok) prepared.tightest = held.tightest;
+    return prepared;
   }
 
   /** The plan with web search results, as many as fit in the window (none if the search failed). */

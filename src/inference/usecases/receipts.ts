@@ -2,6 +2,7 @@ import { auditKeys } from '../../accounts';
 import { streams } from '../../platform/streams';
 import type { Services } from '../../services';
 import { Receipt, receiptOf } from '../receipt';
+import { signReceipt } from '../receipt-signature';
 
 /**
  * Request ids are the uuids the service gives (x-request-id), lower case; a uuid is the same id in
@@ -23,5 +24,6 @@ export async function readReceipt(s: Services, requestId: string, owner: { works
   const bare = receiptOf(events);
   if (!bare || bare.workspaceId !== owner.workspaceId || (owner.keyId !== undefined && bare.key.keyId !== owner.keyId)) return null;
   const names = await auditKeys(s.readModels, [bare.key.keyId]).catch(() => new Map<string, { name?: string; last4?: string }>());
-  return receiptOf(events, names.get(bare.key.keyId));
+  const receipt = receiptOf(events, names.get(bare.key.keyId))!;
+  return { ...receipt, signature: signReceipt(receipt, s.signingKeys.current) };
 }

@@ -1,3 +1,4 @@
+import type { TightestLeft } from '../../billing';
 import type { KeyRecord } from '../../accounts';
 import type { EventMetadata } from '../../platform/eventstore/port';
 import type { NanoUsd } from '../../platform/money';
@@ -42,6 +43,8 @@ export interface Prepared {
   searched: boolean;
   /** InferenceRequested's append, started by `record`: resolves once it landed, rejects (hold released) if it failed. */
   committed: Promise<void>;
+  /** The layer with the least left once this request was held, as the reserve script found it (the remaining-budget header). */
+  tightest?: TightestLeft;
 }
 
 export interface Executed {

@@ -148,6 +148,8 @@ test('keys and the audit log answer as documented', async () => {
     422,
   );
   await conforms(k.updateKey, await api(server).patch(`/v1/workspaces/${ws}/keys/${key.body.keyId}`).set(ann.auth).send({}), 422);
+  await conforms(k.keyBudgets, await api(server).get(`/v1/workspaces/${ws}/keys/${key.body.keyId}/budgets`).set(ann.auth), 200);
+  await conforms(k.keyBudgets, await api(server).get(`/v1/workspaces/${ws}/keys/unknown/budgets`).set(ann.auth), 404);
   await conforms(
     k.rollKey,
     await api(server).post(`/v1/workspaces/${ws}/keys/${key.body.keyId}/roll`).set(ann.auth).send({ gracePeriodSeconds: 60 }),

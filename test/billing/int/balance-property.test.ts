@@ -157,7 +157,14 @@ test('projected balance = replay, never below zero, reservations exact (fast-che
       for (const e of await s.store.readAll()) replay.apply(e);
       const r = replay.get(ws);
       const projected = await getBalance(s.readModels, ws);
-      expect(projected).toEqual({ balance: r.balance, deposited: r.deposited, reloaded: r.reloaded, debited: r.debited });
+      expect(projected).toEqual({
+        balance: r.balance,
+        deposited: r.deposited,
+        reloaded: r.reloaded,
+        granted: r.granted,
+        expired: r.expired,
+        debited: r.debited,
+      });
       expect(r.lowest >= 0n).toBe(true);
       expect(await ledgerBalance(s.readModels, ws)).toBe(r.balance);
       const page = await ledgerPage(s.readModels, ws, 0, 1000);

@@ -6,6 +6,9 @@ import { startTestServer, TestServer } from '../../support/harness';
 import { api, attach, deposit, newUser, TestUser } from '../e2e/helpers';
 import { debit } from '../../support/debit';
 import { BUNDLE_NODE_PATH, bundleChild } from '../../support/child-process';
+import { grantCredit } from '../../../src/billing/usecases';
+import { expireDueCredits } from '../../../src/billing/workers/credit-expiry/worker';
+import { allEvents } from '../../../src/cli/ledger/all-events';
 
 /** `tollgate ledger …` as finance runs it: the real CLI in its own process, over the service's store and Redis. */
 let server: TestServer;
@@ -65,7 +68,9 @@ test('statement: every money event with its running balance, replayed from the s
     ['TokensDebited', '-0.00003', '99.99997'],
     ['DepositSucceeded', '10.25', '110.24997'],
   ]);
-  expect(s.totals).toEqual({ deposited: '110.25', reloaded: '0', debited: '0.00003', balance: '110.24997' });
+  expect(s.totals).toEqual({ deposited: '110.25', reloaded: '0', granted: '0', expired: '0', debited: '0.00003', balance: '110.24997' });
+  // The debit was paid from the first deposit (a paid grant named by its deposit id).
+  expect(s.lines[1].drawn).toEqual([{ grantId: s.lines[0].ref, amount: '0.00003', amountNanoUsd: '30000' }]);
   const text = tollgate('ledger', 'statement', '--workspace', u.personalWs);
   expect(text.stdout).toMatch(/closing balance 110\.24997/);
 });
@@ -75,12 +80,12 @@ test('export --format csv: one row per money event, exact amounts', () => {
   expect(r.code).toBe(0);
   const rows = r.stdout.trim().split('\n');
   expect(rows[0]).toBe(
-    'position,time,workspace_id,type,reference,amount_usd,balance_usd,amount_nano_usd,balance_nano_usd,payment_intent_id,key_id,model,input_tokens,output_tokens',
+    'position,time,workspace_id,type,reference,amount_usd,balance_usd,amount_nano_usd,balance_nano_usd,payment_intent_id,key_id,model,input_tokens,output_tokens,drawn_from',
   );
   expect(rows).toHaveLength(4);
   const debitRow = rows[2].split(',');
   expect(debitRow.slice(3, 9)).toEqual(['TokensDebited', debitRow[4], '-0.00003', '99.99997', '-30000', '99999970000']);
-  expect(debitRow.slice(10)).toEqual(['key-1', 'service_3_pi', '4', '2']);
+  expect(debitRow.slice(10)).toEqual(['key-1', 'service_3_pi', '4', '2', `${rows[1].split(',')[4]}:30000`]);
   expect(tollgate('ledger', 'export', '--format', 'xml').code).toBe(1);
 });
 
@@ -121,4 +126,92 @@ test('reconcile: deposits against the gateway (sandbox); a credit the gateway ne
   const bad = tollgate('ledger', 'reconcile');
   expect(bad.code).toBe(1);
   expect(bad.stdout).toMatch(/missing_at_gateway: workspace .* entry d-forged payment pi_forged/);
+});
+
+test('statement: a mistyped workspace id exits non-zero with one line', () => {
+  const r = tollgate('ledger', 'statement', '--workspace', randomUUID());
+  expect(r.code).not.toBe(0);
+  expect(r.stdout).toBe('');
+  expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(/no workspace .* in the event store/);
+});
+
+test('verify stays at 0 differences over a history with promotional grants, a drawdown across them and an expiry', async () => {
+  const s = server.services;
+  const v = await newUser(server, 'granted');
+  const ws = v.personalWs;
+  await attach(server, v, ws);
+  await deposit(server, v, ws, '100');
+  const now = s.now();
+  const soon = new Date(now.getTime() + 60_000).toISOString();
+  await grantCredit(s, {
+    workspaceId: ws,
+    idempotencyKey: 'a',
+    amount: 500_000_000n,
+    priority: 10,
+    expiresAt: soon,
+    note: 'trial',
+    metadata: {},
+  });
+  await grantCredit(s, {
+    workspaceId: ws,
+    idempotencyKey: 'b',
+    amount: 200_000_000n,
+    priority: 60,
+    expiresAt: null,
+    note: 'apology',
+    metadata: {},
+  });
+  await debit(s, ws, { amountNanoUsd: 300_000_000n });
+  const realNow = s.now;
+  try {
+    s.now = () => new Date(Date.parse(soon) + 1);
+    expect(await expireDueCredits(s)).toBe(1);
+  } finally {
+    s.now = realNow;
+  }
+  await debit(s, ws, { amountNanoUsd: 400_000_000n });
+  const st = JSON.parse(tollgate('ledger', 'statement', '--workspace', ws, '--json').stdout);
+  expect(st.lines.map((l: { type: string; amountNanoUsd: string }) => [l.type, l.amountNanoUsd])).toEqual([
+    ['DepositSucceeded', '100000000000'],
+    ['CreditGranted', '500000000'],
+    ['CreditGranted', '200000000'],
+    ['TokensDebited', '-300000000'],
+    ['CreditExpired', '-200000000'],
+    ['TokensDebited', '-400000000'],
+  ]);
+  // The promotion (priority 10) first; after its expiry, the deposit (50) before the apology (60).
+  expect(st.lines[5].drawn.map((d: { amountNanoUsd: string }) => d.amountNanoUsd)).toEqual(['400000000']);
+  expect(st.lines[5].drawn[0].grantId).toBe(st.lines[0].ref);
+  expect(st.totals).toMatchObject({ granted: '0.7', expired: '0.2', debited: '0.7', balance: '99.8' });
+  const ok = tollgate('ledger', 'verify', '--json');
+  expect(ok.code).toBe(0);
+  expect(JSON.parse(ok.stdout).differences).toEqual([]);
+  // A drifted grant in the balances book is a difference of its own.
+  const key = (await s.readModels.keys('balances')).ws(ws);
+  const grantB = st.lines[2].ref as string;
+  await s.redis.hincrby(key, `g:${grantB}`, -1);
+  try {
+    const bad = tollgate('ledger', 'verify', '--json');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout).differences).toEqual([
+      { workspaceId: ws, projection: 'balances', field: `grant ${grantB}`, replayed: '200000000', projected: '199999999' },
+    ]);
+  } finally {
+    await s.redis.hincrby(key, `g:${grantB}`, 1);
+  }
+});
+
+test('progress: verify, statement, export and reconcile draw the rebuild bar on a terminal (stderr), nothing on a pipe', async () => {
+  const written: string[] = [];
+  const tty = { isTTY: true, columns: 120, write: (c: string) => (written.push(c), true) };
+  let n = 0;
+  for await (const e of allEvents(server.services.store, { progress: 'verify', progressStream: tty })) if (e) n++;
+  expect(n).toBeGreaterThan(0);
+  expect(written.join('')).toMatch(/verify \[[^\]]*\] 100% \| (\d+)\/\1 positions/);
+  // Spawned with pipes, as a script or a cron job runs them: stderr stays empty.
+  for (const args of [['verify'], ['statement', '--workspace', u.personalWs], ['export', '--format', 'csv'], ['reconcile']]) {
+    const r = tollgate('ledger', ...args);
+    expect({ args, stderr: r.stderr }).toEqual({ args, stderr: '' });
+  }
 });

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { MEMBER_SPEND } from '../../../src/billing/projections/balances/projection';
 import { FAIL, SETTLE } from '../../../src/billing/projections/billing-settings/projection';
-import { APPEND } from '../../../src/billing/projections/ledger/projection';
+import { ENTRY } from '../../../src/billing/projections/ledger/projection';
 import { BatchWrites } from '../../../src/platform/projections/batch-writes';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
 
@@ -18,14 +18,35 @@ describe('billing projection scripts', () => {
   });
 
   describe('ledger append', () => {
+    // A credit is a grant (op 'grant', a draw-order key naming it), a debit is op 'debit' with the amount debited.
+    let grants = 0;
     const append = (balance: string, entries: string, amount: bigint) =>
-      APPEND.eval(redis, { balance, entries }, { amount: amount.toString(), head: '{"balance":"', tail: '"}' });
+      ENTRY.eval(
+        redis,
+        {},
+        {
+          op: amount >= 0n ? 'grant' : 'debit',
+          book: `${balance}:book`,
+          order: `${balance}:order`,
+          balance,
+          entries,
+          key: `050|9999999999999|${String(++grants).padStart(20, '0')}|g${grants}`,
+          amount: (amount >= 0n ? amount : -amount).toString(),
+          atMs: '1764000000000',
+          head: '{"balance":"',
+          tail: '"}',
+        },
+      );
+    const entryOf = (e: string) => JSON.parse(e.replace(/,"drawn":\[.*\]/, '')) as { balance: string };
 
     it('starts a missing balance at 0 and splices the running balance into each entry, negative included', async () => {
       const [balance, entries] = [key('balance'), key('entries')];
       expect(await append(balance, entries, 500n)).toBe(1);
       expect(await append(balance, entries, -700n)).toBe(2);
-      expect(await redis.lrange(entries, 0, -1)).toEqual(['{"balance":"500"}', '{"balance":"-200"}']);
+      expect(await redis.lrange(entries, 0, -1)).toEqual([
+        '{"balance":"500"}',
+        `{"balance":"-200","drawn":[{"grantId":"g${grants - 1}","amountNanoUsd":"500"}]}`,
+      ]);
       expect(await redis.get(balance)).toBe('-200');
     });
 
@@ -37,7 +58,7 @@ describe('billing projection scripts', () => {
       await append(balance, entries, 1n);
       await append(balance, entries, 2n ** 62n);
       await append(balance, entries, -(2n ** 62n) - 2n ** 54n);
-      const got = (await redis.lrange(entries, 0, -1)).map((e) => JSON.parse(e).balance);
+      const got = (await redis.lrange(entries, 0, -1)).map((e) => entryOf(e).balance);
       expect(got).toEqual([
         (2n ** 53n - 1n).toString(),
         (2n ** 53n).toString(),

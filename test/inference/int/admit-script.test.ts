@@ -178,8 +178,8 @@ describe.each(REDIS_TARGETS)('on $name', (target) => {
         'evalsha',
         'incrby',
         'pttl', // the rate-limit window
-        'hget',
-        'hincrby', // the balance (in the balances' generation last seen), the workspace's holds
+        'hmget',
+        'hincrby', // the balance and the grants' expiries beside it (in the balances' generation last seen), the workspace's holds
         'hincrby',
         'get',
         'get', // the key's holds, its budget, its creator

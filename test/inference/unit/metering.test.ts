@@ -36,6 +36,7 @@ describe('what is billed', () => {
     ['upstream_error', 0, { inputTokens: 0, outputTokens: 0 }],
     ['abandoned', 0, { inputTokens: 100, outputTokens: 0 }],
     ['stop', 80, { inputTokens: 100, outputTokens: 50 }], // never above max_tokens
+    ['stop', 0, { inputTokens: 0, outputTokens: 0 }], // an empty completion costs nothing (USAGE-POLICY.md)
   ] as const)('%s with %i output tokens', (finishReason, outputTokens, expected) => {
     expect(billedTokens(prices, facts, { finishReason, outputTokens }, reserved)).toEqual(expected);
   });

@@ -112,6 +112,19 @@ test('signup to a receipt, with the generated client only', async () => {
   const byMember = await session.GET('/v1/workspaces/{ws}/requests/{requestId}', { params: { path: { ws, requestId } } });
   expect(byMember.data!.debit?.position).toBe(byKey.data!.debit?.position);
 
+  // The Responses API, its budget header, the key's budget stack and the signed receipt's key set.
+  const response = await key.POST('/external/api/inference/openai/v1/responses', {
+    params: { header: { 'Idempotency-Key': randomUUID() } },
+    body: { model: 'service_3_pi', input: 'Hi', max_output_tokens: 10 },
+  });
+  const responseUsage = response.data && 'usage' in response.data ? response.data.usage : undefined;
+  expect(responseUsage?.cost).toMatch(/^\d/);
+  expect(response.response.headers.get('x-budget-remaining-scope')).toBe('balance');
+  const budgets = await session.GET('/v1/workspaces/{ws}/keys/{keyId}/budgets', { params: { path: { ws, keyId: created.data!.keyId } } });
+  expect(budgets.data!.layers.map((l) => l.scope)).toEqual(['balance']);
+  const jwks = await anonymous.GET('/.well-known/jwks.json');
+  expect(jwks.data!.keys.map((k) => k.kid)).toContain(byKey.data!.signature?.kid);
+
   const notAnId = await key.GET('/external/api/inference/requests/{requestId}', { params: { path: { requestId: 'nope' } } });
   expect(notAnId.response.status).toBe(422);
   expect(notAnId.error).toBeDefined();

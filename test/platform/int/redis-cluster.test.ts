@@ -123,3 +123,33 @@ test('a plain Redis named in REDIS_CLUSTER_NODES stops the start with one line n
   expect(err).toBeInstanceOf(RedisUnavailable);
   expect(describeStartupError(err)).toContain(`Redis at ${node} is not a cluster node (REDIS_CLUSTER_NODES=${node})`);
 });
+
+test('a cluster started with replicas is ready only once every replica has synced, so a SIGKILLed primary is taken over', async () => {
+  // bench:cluster --redis-replicas 1 kills a primary under load: a replica that never synced would not be elected.
+  const cluster = await startRedisCluster(3, { replicas: 1, nodeTimeoutMs: 1000 });
+  const clients: Redis[] = [];
+  const at = (node: string) => {
+    const r = direct(node);
+    clients.push(r);
+    return r;
+  };
+  try {
+    const infos = await Promise.all(cluster.nodes.map((n) => at(n).info('replication')));
+    const replicas = infos.filter((i) => /^role:slave/m.test(i));
+    expect(replicas).toHaveLength(3);
+    for (const i of replicas) expect(i).toMatch(/^master_link_status:up/m);
+    const r = infos.findIndex((i) => /^role:slave/m.test(i));
+    const primaryPort = /^master_port:(\d+)/m.exec(infos[r])![1];
+    const primary = at(`127.0.0.1:${primaryPort}`);
+    const pid = Number(/^process_id:(\d+)/m.exec(await primary.info('server'))![1]);
+    process.kill(pid, 'SIGKILL');
+    const survivor = at(cluster.nodes[r]);
+    for (let i = 0; !/^role:master/m.test(await survivor.info('replication')); i++) {
+      if (i > 300) throw new Error('the replica did not take over within 30 s');
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  } finally {
+    for (const c of clients) c.disconnect();
+    await cluster.stop();
+  }
+});

@@ -61,7 +61,7 @@ const scripts = luaFiles.filter((f) => !f.endsWith('.inc.lua') && f !== RUNTIME_
 
 test('there are scripts to check (the walk finds the .lua files)', () => {
   expect(scripts.length).toBeGreaterThan(30);
-  expect([...helpersByInclude().keys()].sort()).toEqual(['batch-runtime', 'reserve']);
+  expect([...helpersByInclude().keys()].sort()).toEqual(['batch-runtime', 'grant-book', 'reserve']);
 });
 
 describe.each(scripts)('%s', (file) => {

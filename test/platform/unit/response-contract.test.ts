@@ -50,3 +50,27 @@ test('paths no contract serves, and the last-resort 500, are not checked', () =>
   expect(contractProblems({ ...json(404, { detail: 'Not Found' }), path: '/no/such/route' })).toEqual([]);
   expect(contractProblems(json(500, { detail: 'Internal Server Error' }))).toEqual([]);
 });
+
+test('a stream: each data frame is checked against the item schema ([DONE] aside); a media type with parameters matches its type', () => {
+  const stream = (frames: string[]): RecordedAnswer => ({
+    method: 'post',
+    path: '/external/api/inference/openai/v1/responses',
+    status: 200,
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': 'r1' },
+    body: frames.join(''),
+  });
+  const delta = { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Hi', logprobs: [] };
+  const frame = (v: unknown) => `event: x\ndata: ${JSON.stringify(v)}\n\n`;
+  expect(contractProblems(stream([frame({ ...delta, sequence_number: 0 }), 'data: [DONE]\n\n']))).toEqual([]);
+  expect(contractProblems(stream([frame({ ...delta, sequence_number: 0 }), frame({ ...delta, delta: 1, sequence_number: 1 })]))).toEqual([
+    expect.stringMatching(/→ 200: a stream frame does not match/),
+  ]);
+  const metrics: RecordedAnswer = {
+    method: 'get',
+    path: '/admin/metrics',
+    status: 200,
+    headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'x-request-id': 'r1' },
+    body: '# HELP x\n',
+  };
+  expect(contractProblems(metrics)).toEqual([]);
+});

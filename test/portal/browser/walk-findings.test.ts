@@ -167,6 +167,16 @@ describe.each(SIZES)('walk findings at $label size', ({ label, viewport, phone }
     await page.getByText('Payment method saved.').waitFor();
     await press(page.getByRole('button', { name: 'Deposit $20.00' }));
     await page.getByText('Deposit of $20.00 succeeded.').waitFor();
+    // Disarmed after the success: a second click would have been a second charge (a fresh Idempotency-Key).
+    const disarmed = page.getByRole('button', { name: 'Deposited: edit the amount for another' });
+    await disarmed.waitFor();
+    expect(await disarmed.isDisabled()).toBe(true);
+    // The statement's amounts stay on screen, a card per line on a phone, not in a scroll box.
+    const closing = page.getByTestId('statement-closing');
+    await closing.scrollIntoViewIfNeeded();
+    const box = (await closing.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+    expect(await closing.isVisible()).toBe(true);
     await page.getByText('Payment method saved.').waitFor({ state: 'detached' });
     // The playground calls left a balance finer than a cent.
     const exact = (await billing()).balance;

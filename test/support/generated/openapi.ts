@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/external/api/inference/openai/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OpenAI-compatible response (the Responses API), text only
+         * @description `model` names a config (service_3_pi, service_3_productivity); any other name is served by the default. `input` is a string or a list of messages with text content; `instructions`, `max_output_tokens`, `temperature`, `top_p` apply as in chat completions. With `stream: true` the answer is text/event-stream of typed events (`event: response.created` … `response.completed`, or `response.incomplete` at max_output_tokens); a failure after the stream started sends `event: error`. Metered, rate limited and idempotent like chat completions; `usage.cost` is what the call cost. Tools, stored conversations (`previous_response_id`), background mode and non-text formats or parts are refused with 400. Nothing is stored.
+         */
+        post: operations["postExternalApiInferenceOpenaiV1Responses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/external/api/inference/openai/v1/models": {
         parameters: {
             query?: never;
@@ -152,6 +172,26 @@ export interface paths {
          * @description Read from the request's events: the key, config and endpoint, tokens and prices billed, cost, hold, finish reason, times and ledger position.
          */
         get: operations["getV1WorkspacesWsRequestsRequestId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that sign receipts (JWKS)
+         * @description The current receipt signing key first, then every retired key still published, so receipts signed before a rotation verify. Keep a copy to verify receipts offline.
+         */
+        get: operations["getWellKnownJwksJson"];
         put?: never;
         post?: never;
         delete?: never;
@@ -568,6 +608,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{ws}/keys/{keyId}/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every budget layer that applies to a key, in the order admission checks them
+         * @description The balance, then the key’s budget, then its creator’s member budget (a budget layer only when that budget is set), each with its limit, spend in the current period, what requests in flight hold, what is left and when it resets. `tightest` is the layer with the least left: the most the next request may hold. Read-only; the same figures the 402 of a refused request shows.
+         */
+        get: operations["getV1WorkspacesWsKeysKeyIdBudgets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{ws}/audit": {
         parameters: {
             query?: never;
@@ -600,6 +660,46 @@ export interface paths {
          * @description The workspace's billing at a glance, in decimal USD strings: balance, what running calls hold (`reserved`), what is available, and what was deposited, reloaded and spent; the card on file and the auto-reload settings.
          */
         get: operations["getV1WorkspacesWsBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/workspaces/{ws}/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant a workspace promotional credit (operators)
+         * @description Adds credit of its own kind, drawn by priority, then soonest expiry, then oldest; what is left at `expiresAt` leaves the balance. Needs an Idempotency-Key header: the same key again answers the same grant (Idempotent-Replayed: true); with another body, 409.
+         */
+        post: operations["postAdminWorkspacesWsCreditGrants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{ws}/billing/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace’s credit grants with what each has left, newest first
+         * @description Every credit is a grant: deposits and reloads (paid, never expire) and promotional credit an operator granted. The balance is the sum of the `remaining` amounts.
+         */
+        get: operations["getV1WorkspacesWsBillingCreditGrants"];
         put?: never;
         post?: never;
         delete?: never;
@@ -867,7 +967,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint; the answer shows its signing secret once
-         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left, balance.below_threshold. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
+         * @description Event types: deposit.succeeded, deposit.failed, auto_reload.succeeded, auto_reload.failed, auto_reload.suspended, key.created, key.rolled, key.deleted, key.budget_80_percent, key.budget_100_percent, member.joined, member.removed, member.left, balance.below_threshold, credit.granted, credit.expired. The URL must be http(s) and resolve to a public address unless the operator set WEBHOOKS_ALLOW_PRIVATE_TARGETS.
          */
         post: operations["postV1WorkspacesWsWebhooks"];
         delete?: never;
@@ -1422,6 +1522,164 @@ export interface components {
                 budget?: components["schemas"]["BudgetRefusal"];
             };
         };
+        Response: {
+            /** @description resp_<request id> */
+            id: string;
+            /** @constant */
+            object: "response";
+            created_at: number;
+            /** @enum {string} */
+            status: "in_progress" | "completed" | "incomplete";
+            error: null;
+            /** @description Set when the reply stopped at max_output_tokens */
+            incomplete_details: {
+                /** @constant */
+                reason: "max_output_tokens";
+            } | null;
+            instructions: string | null;
+            max_output_tokens: number | null;
+            /** @enum {string} */
+            model: "service_3_pi" | "service_3_productivity";
+            output: {
+                /** @constant */
+                type: "message";
+                /** @description msg_<request id> */
+                id: string;
+                /** @enum {string} */
+                status: "in_progress" | "completed" | "incomplete";
+                /** @constant */
+                role: "assistant";
+                content: {
+                    /** @constant */
+                    type: "output_text";
+                    text: string;
+                    annotations: unknown[];
+                    logprobs: unknown[];
+                }[];
+            }[];
+            parallel_tool_calls: boolean;
+            previous_response_id: null;
+            /**
+             * @description Responses are never stored
+             * @constant
+             */
+            store: false;
+            temperature: number;
+            top_p: number;
+            text: {
+                format: {
+                    /** @constant */
+                    type: "text";
+                };
+            };
+            /** @constant */
+            tool_choice: "none";
+            tools: unknown[];
+            /** @constant */
+            truncation: "disabled";
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description Null until the response is complete (in the stream’s first events) */
+            usage: components["schemas"]["ResponseUsage"] | null;
+        };
+        ResponseUsage: {
+            input_tokens: number;
+            input_tokens_details: {
+                /** @constant */
+                cached_tokens: 0;
+            };
+            output_tokens: number;
+            output_tokens_details: {
+                /** @constant */
+                reasoning_tokens: 0;
+            };
+            total_tokens: number;
+            /** @description What the call cost, USD as an exact decimal string (the TokensDebited amount) */
+            cost: string;
+        };
+        ResponseStreamEvent: {
+            /** @enum {string} */
+            type: "response.created" | "response.in_progress" | "response.completed" | "response.incomplete";
+            response: components["schemas"]["Response"];
+            sequence_number: number;
+        } | {
+            /** @enum {string} */
+            type: "response.output_item.added" | "response.output_item.done";
+            /** @constant */
+            output_index: 0;
+            item: {
+                /** @constant */
+                type: "message";
+                /** @description msg_<request id> */
+                id: string;
+                /** @enum {string} */
+                status: "in_progress" | "completed" | "incomplete";
+                /** @constant */
+                role: "assistant";
+                content: {
+                    /** @constant */
+                    type: "output_text";
+                    text: string;
+                    annotations: unknown[];
+                    logprobs: unknown[];
+                }[];
+            };
+            sequence_number: number;
+        } | {
+            /** @enum {string} */
+            type: "response.content_part.added" | "response.content_part.done";
+            item_id: string;
+            /** @constant */
+            output_index: 0;
+            /** @constant */
+            content_index: 0;
+            part: {
+                /** @constant */
+                type: "output_text";
+                text: string;
+                annotations: unknown[];
+                logprobs: unknown[];
+            };
+            sequence_number: number;
+        } | {
+            /** @constant */
+            type: "response.output_text.delta";
+            item_id: string;
+            /** @constant */
+            output_index: 0;
+            /** @constant */
+            content_index: 0;
+            delta: string;
+            logprobs: unknown[];
+            sequence_number: number;
+        } | {
+            /** @constant */
+            type: "response.output_text.done";
+            item_id: string;
+            /** @constant */
+            output_index: 0;
+            /** @constant */
+            content_index: 0;
+            text: string;
+            logprobs: unknown[];
+            sequence_number: number;
+        } | {
+            error: {
+                message: string;
+                type: string;
+                /** @description `budget_exceeded` for a budget refusal, `invalid_api_key` for a 401 */
+                code: string | null;
+                budget?: components["schemas"]["BudgetRefusal"];
+            };
+            detail: string;
+            /** @constant */
+            type: "error";
+            code: string | null;
+            message: string;
+            param: null;
+            sequence_number: number;
+        };
         ModelList: {
             /** @constant */
             object: "list";
@@ -1484,6 +1742,17 @@ export interface components {
                 /** @description Global position of the TokensDebited event in the event store (the ledger order) */
                 position: string;
                 eventId: string;
+                /** @description When the TokensDebited was recorded: the month of the statement whose receipts digest counts it */
+                at: string;
+            } | null;
+            /** @description Null while the request is open */
+            signature: {
+                /** @constant */
+                alg: "EdDSA";
+                /** @description The id of the signing key in GET /.well-known/jwks.json */
+                kid: string;
+                /** @description Ed25519 signature of the canonical form (docs/INFERENCE.md, "Verifying a receipt"), base64url */
+                value: string;
             } | null;
         };
         TokenCount: {
@@ -1500,6 +1769,70 @@ export interface components {
             max_cost: string | null;
             /** @description Web search may add results to the prompt at call time (more tokens than counted here) */
             web_search: boolean;
+        };
+        ReceiptKeySet: {
+            keys: {
+                /** @constant */
+                kty: "OKP";
+                /** @constant */
+                crv: "Ed25519";
+                /** @description The public key, base64url */
+                x: string;
+                /** @description RFC 7638 thumbprint of the key */
+                kid: string;
+                /** @constant */
+                alg: "EdDSA";
+                /** @constant */
+                use: "sig";
+            }[];
+        };
+        BudgetLayer: {
+            /**
+             * @description The workspace balance, the key’s budget, or its creator’s member budget
+             * @enum {string}
+             */
+            scope: "balance" | "key" | "member";
+            /** @description The balance itself for `balance` (negative if the ledger went below zero); the budget for the others */
+            limit: string;
+            /** @description The budget’s period (UTC); null for the balance */
+            period: ("daily" | "weekly" | "monthly") | null;
+            /** @description Spent in the current period; null for the balance */
+            spent: string | null;
+            /** @description Held by requests in flight that count against this layer */
+            held: string;
+            /** @description What the next request can still hold (never negative) */
+            remaining: string;
+            /** @description When the period ends and spending starts again from zero; null for the balance */
+            resetsAt: string | null;
+            /** @description The member, for `member` */
+            userId?: string;
+        };
+        CreditGrant: {
+            grantId: string;
+            /**
+             * @description `paid`: a deposit or reload (never expires); `promotional`: granted by an operator
+             * @enum {string}
+             */
+            category: "paid" | "promotional";
+            /** @enum {string} */
+            source: "deposit" | "reload" | "operator";
+            /** @description What was granted */
+            amount: string;
+            /** @description What is left to draw on (0 once used up or expired) */
+            remaining: string;
+            /** @description What its expiry took out of the balance; null while it has not expired */
+            expired: string | null;
+            /** @description Draw order: lower first (deposits and reloads are 50), then the soonest expiry, then the oldest */
+            priority: number;
+            expiresAt: string | null;
+            grantedAt: string;
+            /** @enum {string} */
+            status: "active" | "used" | "expired";
+            note?: string;
+        };
+        /** @description Sent as `event: closed` when the server ends the stream, then it ends */
+        UsageLiveClosed: {
+            detail: string;
         };
         ProjectionStatus: {
             name: string;
@@ -1657,6 +1990,10 @@ export interface operations {
                     "x-usage-output-tokens"?: string;
                     /** @description What this call cost, USD as an exact decimal string (the TokensDebited amount) */
                     "x-usage-cost-usd"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -1800,6 +2137,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1819,6 +2160,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1879,6 +2224,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2022,6 +2371,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2041,6 +2394,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2111,6 +2468,10 @@ export interface operations {
                     "x-usage-output-tokens"?: string;
                     /** @description What this call cost, USD as an exact decimal string (the TokensDebited amount) */
                     "x-usage-cost-usd"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
@@ -2255,6 +2616,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2274,6 +2639,253 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    postExternalApiInferenceOpenaiV1Responses: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the call safe to retry: the same key and the same request within IDEMPOTENCY_WINDOW_SECONDS (24 h by default) answer the recorded reply again (streamed again if streamed), with Idempotent-Replayed: true, and are billed once. A key used with another request: 422; while the first call runs: 409 with Retry-After. 1 to 255 visible ASCII characters (a uuid). */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    model?: string | null;
+                    input: string | {
+                        /** @constant */
+                        type?: "message";
+                        /** @enum {string} */
+                        role: "system" | "developer" | "user" | "assistant";
+                        content: string | {
+                            /** @enum {string} */
+                            type: "input_text" | "output_text" | "text";
+                            text: string;
+                        }[];
+                    }[];
+                    instructions?: string | null;
+                    max_output_tokens?: number | null;
+                    temperature?: number | null;
+                    top_p?: number | null;
+                    stream?: boolean | null;
+                    seed?: number | null;
+                    web_search?: boolean | null;
+                    metadata?: {
+                        user_firstname?: string | null;
+                        user_timezone?: string | null;
+                        user_country?: string | null;
+                        user_region?: string | null;
+                        user_city?: string | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The response (JSON), or its events when `stream` is true */
+            200: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description Prompt tokens billed (the TokensDebited inputTokens) */
+                    "x-usage-input-tokens"?: string;
+                    /** @description Output tokens billed (the TokensDebited outputTokens) */
+                    "x-usage-output-tokens"?: string;
+                    /** @description What this call cost, USD as an exact decimal string (the TokensDebited amount) */
+                    "x-usage-cost-usd"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
+                    /** @description `true` when this is the recorded answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                    "text/event-stream": components["schemas"]["ResponseStreamEvent"];
+                };
+            };
+            /** @description An unsupported feature (tools, previous_response_id, background, text.format, non-text parts), or a prompt over the context window */
+            400: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The API key is missing, malformed, unknown, deleted, rolled away or expired (WWW-Authenticate: Bearer) */
+            401: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description `Bearer`: the scheme the route expects */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Insufficient balance, or the key's monthly budget is spent */
+            402: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The key lacks the inference scope */
+            403: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still running (Retry-After) */
+            409: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Request body too large (over 2 MB) */
+            413: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description A field breaks the contract, a bad Idempotency-Key, or an Idempotency-Key used before with a different request */
+            422: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The key's rate limit (requests per minute) is reached */
+            429: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The model upstream failed before any text was sent */
+            502: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description The event store, Redis or the read models are unavailable; nothing is billed */
+            503: {
+                headers: {
+                    /** @description This request's id: the requestId of its events and of the playground's cost lookup */
+                    "x-request-id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    /** @description Requests per minute the key may send (its window's limit) */
+                    "x-ratelimit-limit-requests"?: string;
+                    /** @description Requests left in the key's current window */
+                    "x-ratelimit-remaining-requests"?: string;
+                    /** @description When the window resets, e.g. `12s` */
+                    "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2345,6 +2957,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2435,6 +3051,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2673,6 +3293,10 @@ export interface operations {
                     "x-ratelimit-remaining-requests"?: string;
                     /** @description When the window resets, e.g. `12s` */
                     "x-ratelimit-reset-requests"?: string;
+                    /** @description What is left of the tightest layer this request counts against (balance, key budget, member budget) once this request was held, USD as an exact decimal string */
+                    "x-budget-remaining-usd"?: string;
+                    /** @description `balance`, `key` or `member`: which layer that is */
+                    "x-budget-remaining-scope"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2735,6 +3359,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getWellKnownJwksJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptKeySet"];
+                };
+            };
+            /** @description Another method than GET or HEAD */
+            405: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4819,6 +5476,62 @@ export interface operations {
             };
         };
     };
+    getV1WorkspacesWsKeysKeyIdBudgets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The layers, in enforcement order */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keyId: string;
+                        layers: components["schemas"]["BudgetLayer"][];
+                        tightest: {
+                            /** @enum {string} */
+                            scope: "balance" | "key" | "member";
+                            /** @description USD, a decimal string */
+                            remaining: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace or API key not found */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getV1WorkspacesWsAudit: {
         parameters: {
             query?: {
@@ -4873,7 +5586,7 @@ export interface operations {
                             action: string;
                             target: {
                                 /** @enum {string} */
-                                type: "workspace" | "member" | "invitation" | "apiKey" | "paymentMethod" | "deposit" | "autoReload" | "webhookEndpoint";
+                                type: "workspace" | "member" | "invitation" | "apiKey" | "paymentMethod" | "deposit" | "autoReload" | "webhookEndpoint" | "creditGrant";
                                 id: string;
                                 name?: string;
                                 email?: string;
@@ -4971,6 +5684,10 @@ export interface operations {
                         deposited: string;
                         /** @description USD, a decimal string */
                         reloaded: string;
+                        /** @description Promotional credit granted by operators (GET …/billing/credit-grants lists every grant) */
+                        granted: string;
+                        /** @description What expiring grants took out of the balance */
+                        expired: string;
                         /** @description USD, a decimal string */
                         spent: string;
                         funded: boolean;
@@ -4997,6 +5714,170 @@ export interface operations {
                             /** @description USD, a decimal string */
                             reloadedThisMonth: string;
                         } | null;
+                    };
+                };
+            };
+            /** @description Not authenticated, or the session expired */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace not found, or the caller is not a member */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminWorkspacesWsCreditGrants: {
+        parameters: {
+            query?: never;
+            header: {
+                "Idempotency-Key": string;
+            };
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    amount: string;
+                    /** @description When what is left of it expires; absent or null: never */
+                    expiresAt?: string | null;
+                    /**
+                     * @description Lower is drawn first; deposits and reloads are 50. Default 10: before paid credit
+                     * @default 10
+                     */
+                    priority?: number;
+                    /**
+                     * @description Why it was granted (shown to the workspace)
+                     * @default
+                     */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Granted */
+            201: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grant: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator token is missing or wrong */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such workspace (or ADMIN_TOKEN is unset) */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another grant */
+            409: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A value breaks a documented constraint */
+            422: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    getV1WorkspacesWsBillingCreditGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grants */
+            200: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grants: components["schemas"]["CreditGrant"][];
                     };
                 };
             };
@@ -5271,6 +6152,10 @@ export interface operations {
                             deposited: string;
                             /** @description USD, a decimal string */
                             reloaded: string;
+                            /** @description Promotional credit granted by operators (GET …/billing/credit-grants lists every grant) */
+                            granted: string;
+                            /** @description What expiring grants took out of the balance */
+                            expired: string;
                             /** @description USD, a decimal string */
                             spent: string;
                             funded: boolean;
@@ -5578,7 +6463,7 @@ export interface operations {
                             position: string;
                             at: string;
                             /** @enum {string} */
-                            type: "DepositSucceeded" | "AutoReloadSucceeded" | "TokensDebited";
+                            type: "DepositSucceeded" | "AutoReloadSucceeded" | "CreditGranted" | "CreditExpired" | "TokensDebited";
                             ref: string;
                             amountNanoUsd: string;
                             balanceNanoUsd: string;
@@ -5588,6 +6473,17 @@ export interface operations {
                             model?: string;
                             inputTokens?: number;
                             outputTokens?: number;
+                            /** @description CreditGranted: the kind of credit (promotional) */
+                            category?: string;
+                            /** @description CreditGranted: its draw priority (lower first; deposits 50) */
+                            priority?: number;
+                            /** @description CreditGranted: when what is left of it expires (null: never) */
+                            expiresAt?: string | null;
+                            /** @description TokensDebited: the grants the debit was paid from, in draw order (a deposit or reload is the grant of its id). Entries projected before grants existed have none until the ledger is rebuilt. */
+                            drawn?: {
+                                grantId: string;
+                                amountNanoUsd: string;
+                            }[];
                             /** @description USD, a decimal string */
                             amount: string;
                             /** @description USD, a decimal string */
@@ -5747,7 +6643,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream */
+            /** @description The stream: `event: usage` frames, and `event: closed` last when it ends on the server’s side */
             200: {
                 headers: {
                     /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
@@ -5766,7 +6662,7 @@ export interface operations {
                         cost: string;
                         costNanoUsd: string;
                         at: string;
-                    };
+                    } | components["schemas"]["UsageLiveClosed"];
                 };
             };
             /** @description Not authenticated, or the session expired */
@@ -5898,13 +6794,24 @@ export interface operations {
                         openingBalance: string;
                         credits: {
                             at: string;
-                            /** @enum {string} */
-                            kind: "deposit" | "reload";
-                            /** @description depositId or reloadId */
+                            /**
+                             * @description `grant`: promotional credit an operator granted
+                             * @enum {string}
+                             */
+                            kind: "deposit" | "reload" | "grant";
+                            /** @description depositId, reloadId or grantId */
                             reference: string;
                             /** @description The payment provider’s reference (Stripe PaymentIntent id) */
                             paymentReference: string | null;
                             /** @description USD, a decimal string */
+                            amount: string;
+                        }[];
+                        /** @description Grants whose expiry was recorded in the month */
+                        expiries: {
+                            at: string;
+                            /** @description The grantId */
+                            reference: string;
+                            /** @description What the expiry took out */
                             amount: string;
                         }[];
                         usage: {
@@ -5923,12 +6830,25 @@ export interface operations {
                             /** @description USD, a decimal string */
                             reloads: string;
                             /** @description USD, a decimal string */
+                            grants: string;
+                            /** @description deposits + reloads + grants */
                             credits: string;
                             /** @description USD, a decimal string */
+                            expiries: string;
+                            /** @description usage + expiries */
                             debits: string;
                         };
                         /** @description openingBalance + totals.credits − totals.debits */
                         closingBalance: string;
+                        /** @description A digest over the month’s inference receipts: SHA-256 of one line per receipt in ledger order, `debit.position requestId key.keyId inputTokens outputTokens cost` separated by tabs, each ended by a newline (docs/INFERENCE.md, "Receipts in the monthly statement") */
+                        receipts: {
+                            /** @constant */
+                            algorithm: "sha256";
+                            /** @description Inference receipts (TokensDebited events) of the month */
+                            count: number;
+                            /** @description hex */
+                            value: string;
+                        };
                     };
                     "text/csv": string;
                     "application/pdf": string;
@@ -7256,6 +8176,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
             404: {
                 headers: {
@@ -7307,6 +8240,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
                 };
             };
             /** @description No such projection (or ADMIN_TOKEN is unset) */
@@ -7367,6 +8313,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
                 };
             };
             /** @description ADMIN_TOKEN is unset: /admin does not exist */
@@ -7440,6 +8399,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
             /** @description No such workspace or key */
             404: {
                 headers: {
@@ -7495,6 +8467,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string;
+                    };
                 };
             };
             /** @description No such user (or already erased) */
@@ -7856,9 +8841,11 @@ export interface operations {
                     "text/plain; version=0.0.4; charset=utf-8": string;
                 };
             };
-            /** @description Anything but GET /metrics */
+            /** @description Anything but GET /metrics there; on the API port /metrics is not served (404, with the x-request-id every API answer carries) */
             404: {
                 headers: {
+                    /** @description On the API port only: the id of the request */
+                    "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

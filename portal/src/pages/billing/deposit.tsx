@@ -14,6 +14,9 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
   const min = billing.minimumDeposit;
   const [amount, setAmount] = useState(first ? min : '50');
   const [checked, setChecked] = useState(false);
+  // After a deposit succeeds the button stays disarmed until the amount is edited: a second click
+  // on the same form would otherwise be a new deposit (it has a fresh Idempotency-Key) and charge again.
+  const [disarmed, setDisarmed] = useState(false);
   const msg = useCardMessages(actions);
   // One Idempotency-Key per intended deposit: a retry after a network error reuses it, so the
   // card is never charged twice; a successful deposit starts a new one.
@@ -39,6 +42,7 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
       if (r.deposit.status === 'succeeded') {
         msg.setOutcome({ kind: 'success', text: `Deposit of ${usd(r.deposit.amount)} succeeded.` });
         idem.current = crypto.randomUUID();
+        setDisarmed(true);
       } else {
         // 202: the provider did not answer in time; the same key settles it on retry.
         msg.setOutcome({ kind: 'info', text: ('detail' in r && r.detail) || 'The deposit is pending.' });
@@ -61,6 +65,7 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
       msg.clear();
       return;
     }
+    if (disarmed) return;
     if (lastAmount.current !== check.value) {
       idem.current = crypto.randomUUID();
       lastAmount.current = check.value;
@@ -94,13 +99,20 @@ export function Deposit({ billing, isAdmin, onChanged, actions }: CardProps) {
                 value={amount}
                 onInput={(e) => {
                   setAmount(val(e));
+                  setDisarmed(false);
                   msg.clear();
                 }}
               />
             )}
           </Field>
-          <button type="submit" class="button button-primary" disabled={busy}>
-            {busy ? 'Charging…' : check.ok ? `Deposit ${usd(check.value)}` : 'Deposit'}
+          <button type="submit" class="button button-primary" disabled={busy || disarmed}>
+            {busy
+              ? 'Charging…'
+              : disarmed
+                ? 'Deposited: edit the amount for another'
+                : check.ok
+                  ? `Deposit ${usd(check.value)}`
+                  : 'Deposit'}
           </button>
         </>
       )}

@@ -7,6 +7,7 @@ import { AutoReload } from './auto-reload';
 import { BalanceSummary } from './balance';
 import type { Actions } from './card-messages';
 import { Deposit } from './deposit';
+import { Grants } from './grants';
 import { Ledger } from './ledger';
 import { Statements } from './statements';
 import { PaymentMethod } from './payment-method';
@@ -58,6 +59,7 @@ export function BillingPage() {
             <Deposit billing={b} isAdmin={isAdmin} onChanged={changed} actions={actions} />
           </div>
           <AutoReload billing={b} isAdmin={isAdmin} onChanged={changed} actions={actions} />
+          <Grants tick={ledgerTick} />
           <Statements tick={ledgerTick} />
           <Ledger tick={ledgerTick} />
         </>

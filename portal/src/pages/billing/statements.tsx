@@ -61,19 +61,20 @@ export function Statements({ tick }: { tick: number }) {
             <Loading what="Loading the statement" />
           ) : (
             <div class="table-wrap">
-              <table class="table" aria-label={`Statement ${st.month}`}>
+              {/* table-stack: one card per line on a phone, the amount labelled, nothing hidden in a scroll box. */}
+              <table class="table table-stack" aria-label={`Statement ${st.month}`}>
                 <tbody>
                   <tr>
                     <th scope="row">Opening balance</th>
                     <td />
-                    <td class="num" data-testid="statement-opening">
+                    <td class="num" data-label="Amount" data-testid="statement-opening">
                       {usd(st.openingBalance, { maxDecimals: 9 })}
                     </td>
                   </tr>
                   {st.credits.map((c) => (
                     <tr key={c.reference}>
-                      <th scope="row">{c.kind === 'deposit' ? 'Deposit' : 'Auto-reload'}</th>
-                      <td>
+                      <th scope="row">{c.kind === 'deposit' ? 'Deposit' : c.kind === 'reload' ? 'Auto-reload' : 'Credit grant'}</th>
+                      <td data-label="Details">
                         {dateTime(c.at)} · {c.paymentReference ?? c.reference}
                         {c.kind === 'deposit' && (
                           <>
@@ -84,25 +85,41 @@ export function Statements({ tick }: { tick: number }) {
                           </>
                         )}
                       </td>
-                      <td class="num">+{usd(c.amount, { maxDecimals: 9 })}</td>
+                      <td class="num" data-label="Amount">
+                        +{usd(c.amount, { maxDecimals: 9 })}
+                      </td>
+                    </tr>
+                  ))}
+                  {st.expiries.map((e) => (
+                    <tr key={`expiry-${e.reference}`}>
+                      <th scope="row">Credit expired</th>
+                      <td data-label="Details">
+                        {dateTime(e.at)} · {e.reference}
+                      </td>
+                      <td class="num" data-label="Amount">
+                        −{usd(e.amount, { maxDecimals: 9 })}
+                      </td>
                     </tr>
                   ))}
                   {st.usage.map((u) => (
                     <tr key={`${u.keyId}-${u.config}`}>
                       <th scope="row">Usage</th>
-                      <td>
-                        key {u.keyName ?? u.keyId.slice(0, 8)} · {u.config} · {integer(u.requests)} requests · {integer(u.inputTokens)} in /{' '}
-                        {integer(u.outputTokens)} out
+                      <td data-label="Details">
+                        key {u.keyName ?? u.keyId.slice(0, 8)} · {u.config} · {integer(u.requests)}{' '}
+                        {u.requests === 1 ? 'request' : 'requests'} · {integer(u.inputTokens)} in / {integer(u.outputTokens)} out
                       </td>
-                      <td class="num">−{usd(u.cost, { maxDecimals: 9 })}</td>
+                      <td class="num" data-label="Amount">
+                        −{usd(u.cost, { maxDecimals: 9 })}
+                      </td>
                     </tr>
                   ))}
                   <tr>
                     <th scope="row">Closing balance</th>
-                    <td class="muted">
-                      opening + {usd(st.totals.credits, { maxDecimals: 9 })} credits − {usd(st.totals.debits, { maxDecimals: 9 })} usage
+                    <td class="muted" data-label="Details">
+                      opening + {usd(st.totals.credits, { maxDecimals: 9 })} credits − {usd(st.totals.debits, { maxDecimals: 9 })} usage and
+                      expiries
                     </td>
-                    <td class="num" data-testid="statement-closing">
+                    <td class="num" data-label="Amount" data-testid="statement-closing">
                       {usd(st.closingBalance, { maxDecimals: 9 })}
                     </td>
                   </tr>

@@ -10,7 +10,7 @@ import type { RecordedEvent } from '../../../platform/eventstore/port';
  * this file does not know never do. Names of people and keys are resolved when the log is read.
  */
 export interface AuditTarget {
-  type: 'workspace' | 'member' | 'invitation' | 'apiKey' | 'paymentMethod' | 'deposit' | 'autoReload' | 'webhookEndpoint';
+  type: 'workspace' | 'member' | 'invitation' | 'apiKey' | 'paymentMethod' | 'deposit' | 'autoReload' | 'webhookEndpoint' | 'creditGrant';
   id: string;
   name?: string;
   email?: string;
@@ -142,6 +142,16 @@ const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping 
     action: 'billing.auto_reload_suspended',
     target: { type: 'autoReload', id: str(d.reloadId) },
     details: { reason: d.reason },
+  }),
+  CreditGranted: (d) => ({
+    action: 'billing.credit_granted',
+    target: { type: 'creditGrant', id: str(d.grantId) },
+    details: { amount: usdOf(d.amountNanoUsd), category: d.category, priority: d.priority, expiresAt: d.expiresAt, note: d.note },
+  }),
+  CreditExpired: (d) => ({
+    action: 'billing.credit_expired',
+    target: { type: 'creditGrant', id: str(d.grantId) },
+    details: { expiresAt: d.expiresAt },
   }),
   // Webhook administration (stream webhooks-{ws}; named as strings: the webhooks area depends on this one).
   // The signing secret is in two of these events and never in an entry.

@@ -8,11 +8,14 @@ import { luaScript } from '../../../platform/redis-scripts';
 import { BATCH_RUNTIME } from '../../../platform/projections/batch-writes';
 import { releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE } from './reservation-scripts';
+import { drawOrderKey, expiryMember, grantMeta, grantOf } from '../../grants';
+import { grantBookLua } from '../grants/grant-book';
+import { wsTag } from '../../../platform/projections/keyspace';
 
 export const BALANCES = 'balances';
 
 /**
- * Balance per workspace = deposits + reloads − debits, in nano-USD (HINCRBY is exact in int64;
+ * Balance per workspace = deposits + reloads + grants − debits − expiries, in nano-USD (HINCRBY is exact in int64;
  * a batch's increments are summed as bigint first: tx.hincrby).
  * Applying a TokensDebited also releases the request's reservation and adds the debit to its key's
  * spend and to its key creator's spend, in every period (day, week, month: the period ids of the
@@ -24,7 +27,11 @@ export const BALANCES = 'balances';
  * Every key is the workspace's (its hash tag `{ws:<wsId>}`: one slot, so the reserve script reads
  * them all on one Redis Cluster node):
  *
- *   rm:balances:{gen}:{ws:<wsId>}                             hash: balance, deposited, reloaded, debited
+ *   rm:balances:{gen}:{ws:<wsId>}                             hash: balance, deposited, reloaded, granted, expired, debited,
+ *                                                             and the grant book: 'g:<grantId>' → left, 'expiring' (../grants)
+ *   rm:balances:{gen}:{ws:<wsId>}:grant-order                 sorted set: the draw order of the grants with something left
+ *   rm:balances:{gen}:{ws:<wsId>}:grants                      hash: grantId → JSON (what was granted), '<grantId>:expired' → amount
+ *   {prefix}credit-expiry:{ws:<wsId>} (shared)                sorted set 'wsId grantId' by expiresAt (ms): the expiry worker's to-do
  *   rm:balances:{gen}:{ws:<wsId>}:key-spend:{keyId}           hash: period id ("2026-11-25", "2026-W48", "2026-11") → nano-USD debited
  *   rm:balances:{gen}:{ws:<wsId>}:key-budget:{keyId}          string: budget, nano-USD (absent: none)
  *   rm:balances:{gen}:{ws:<wsId>}:key-budget-period:{keyId}   string: daily | weekly (absent: monthly)
@@ -40,6 +47,8 @@ export const balancesProjection = projection<
   handles: [
     'DepositSucceeded',
     'AutoReloadSucceeded',
+    'CreditGranted',
+    'CreditExpired',
     'TokensDebited',
     'ApiKeyBudgetChanged',
     'ApiKeyBudgetChangedV2',
@@ -72,12 +81,27 @@ export const balancesProjection = projection<
         );
       }
       case 'DepositSucceeded':
-      case 'AutoReloadSucceeded': {
+      case 'AutoReloadSucceeded':
+      case 'CreditGranted': {
         const d = event.data;
         const key = tx.wsKey(d.workspaceId);
         tx.hincrby(key, 'balance', d.amountNanoUsd);
-        tx.hincrby(key, event.type === 'DepositSucceeded' ? 'deposited' : 'reloaded', d.amountNanoUsd);
-        return;
+        tx.hincrby(key, FIELD_OF[event.type], d.amountNanoUsd);
+        const grant = grantOf(event);
+        tx.multi.hset(tx.wsKey(d.workspaceId, 'grants'), grant.grantId, JSON.stringify(grantMeta(grant, event)));
+        if (grant.expiresAt !== null) {
+          tx.multi.zadd(
+            creditExpiryKey(tx.sharedKey, d.workspaceId),
+            Date.parse(grant.expiresAt),
+            expiryMember(d.workspaceId, grant.grantId),
+          );
+        }
+        return bookCall(tx, d.workspaceId, 'add', drawOrderKey(grant), d.amountNanoUsd, event.created);
+      }
+      case 'CreditExpired': {
+        const d = event.data;
+        tx.multi.zrem(creditExpiryKey(tx.sharedKey, d.workspaceId), expiryMember(d.workspaceId, d.grantId));
+        return bookCall(tx, d.workspaceId, 'expire', d.grantId, '0', event.created);
       }
       case 'TokensDebited': {
         const debit = event.data;
@@ -85,6 +109,7 @@ export const balancesProjection = projection<
         const key = tx.wsKey(debit.workspaceId);
         tx.hincrby(key, 'balance', -amount);
         tx.hincrby(key, 'debited', amount);
+        bookCall(tx, debit.workspaceId, 'draw', '', debit.amountNanoUsd, event.created);
         const periods = periodIdsAt(new Date(event.created));
         const keySpend = tx.wsKey(debit.workspaceId, 'key-spend', debit.keyId);
         for (const id of [periods.daily, periods.weekly, periods.monthly]) tx.hincrby(keySpend, id, amount);
@@ -106,6 +131,37 @@ export const balancesProjection = projection<
     }
   },
 });
+
+const FIELD_OF = { DepositSucceeded: 'deposited', AutoReloadSucceeded: 'reloaded', CreditGranted: 'granted' } as const;
+
+/**
+ * The grant book (../grants/grant-book.inc.lua) lives in the workspace's hash beside its balance, so
+ * the admission script reads the balance and the grants' expiries from one key it already reads.
+ */
+export const BALANCES_GRANTS = luaScript(
+  'billing/projections/grants/balances-grants.lua',
+  { keys: [], args: ['op', 'book', 'order', 'meta', 'key', 'amount', 'atMs'] },
+  [grantBookLua],
+);
+
+/** The expiry worker's to-do for one workspace: 'wsId grantId' by expiresAt (ms), in the workspace's slot. */
+export const creditExpiryKey = (shared: (...parts: string[]) => string, workspaceId: string) => shared('credit-expiry', wsTag(workspaceId));
+
+function bookCall(tx: ProjectionTx, ws: string, op: 'add' | 'draw' | 'expire', key: string, amount: string, at: string): void {
+  BALANCES_GRANTS.each(
+    tx,
+    {},
+    {
+      op,
+      book: tx.wsKey(ws),
+      order: tx.wsKey(ws, 'grant-order'),
+      meta: tx.wsKey(ws, 'grants'),
+      key,
+      amount,
+      atMs: String(Date.parse(at)).padStart(13, '0'),
+    },
+  );
+}
 
 /** keyOwner: the key-owner key; memberSpendPrefix: + userId; the debit's amount and its period ids. */
 export const MEMBER_SPEND = luaScript(

@@ -16,17 +16,38 @@ import { heldByKeyField, heldByMemberField, reservationKeys } from './reservatio
 /** The balances read model's queries: a workspace's balance, each key's spend and holds, the budgets' status. */
 
 export interface Balance {
+  /** The sum of the unexpired grants' remaining amounts at `now`: what the admission script holds against. */
   balance: NanoUsd;
   deposited: NanoUsd;
   reloaded: NanoUsd;
+  /** Granted by operators; taken out by recorded expiries. */
+  granted: NanoUsd;
+  expired: NanoUsd;
   debited: NanoUsd;
 }
 
-export async function getBalance(rm: ReadModels, workspaceId: string): Promise<Balance> {
+/** The workspace's balance at `now` (by default the projected one, grants past expiry included until their expiry is recorded). */
+export async function getBalance(rm: ReadModels, workspaceId: string, now?: Date): Promise<Balance> {
   const [found] = await rm.read(BALANCES, (k) => [['hgetall', k.ws(workspaceId)]]);
   const h = (found as Record<string, string> | null) ?? {};
   const n = (v?: string) => BigInt(v ?? '0');
-  return { balance: n(h.balance), deposited: n(h.deposited), reloaded: n(h.reloaded), debited: n(h.debited) };
+  let balance = n(h.balance);
+  // As the admission script (reserve.inc.lua, spendable) does: a grant past its expiry counts for nothing.
+  if (now && h.expiring) {
+    for (const entry of h.expiring.split(' ')) {
+      const [ms, id] = [Number(entry.slice(0, 13)), entry.slice(14)];
+      if (ms <= now.getTime()) balance -= n(h[`g:${id}`]);
+    }
+    if (balance < 0n && n(h.balance) >= 0n) balance = 0n;
+  }
+  return {
+    balance,
+    deposited: n(h.deposited),
+    reloaded: n(h.reloaded),
+    granted: n(h.granted),
+    expired: n(h.expired),
+    debited: n(h.debited),
+  };
 }
 
 /**

@@ -14,8 +14,14 @@ export interface BudgetRefused {
   userId?: string;
 }
 
+/** The layer with the least left once a request is held (balance, key budget, member budget), and what is left of it. */
+export interface TightestLeft {
+  scope: 'balance' | 'key' | 'member';
+  remaining: NanoUsd;
+}
+
 export type ReserveResult =
-  | { ok: true; balance: NanoUsd; held: NanoUsd }
+  | { ok: true; balance: NanoUsd; held: NanoUsd; tightest?: TightestLeft }
   | { ok: false; balance: NanoUsd; held: NanoUsd; available: NanoUsd; budget?: undefined }
   /** The balance covered it, a budget did not. */
   | { ok: false; balance: NanoUsd; held: NanoUsd; available: NanoUsd; budget: BudgetRefused };
@@ -27,7 +33,19 @@ export function reserveResultOf([ok, balance, held, budget, spent, others, perio
   const b = BigInt(balance);
   const h = BigInt(held);
   const verdict = Number(ok);
-  if (verdict === 1) return { ok: true, balance: b, held: h };
+  if (verdict === 1) {
+    // On success the reply's tail is keyBudget, keyUsed, memberBudget, memberUsed ('' without that budget).
+    let tightest: TightestLeft = { scope: 'balance', remaining: b - h };
+    for (const [scope, limit, used] of [
+      ['key', budget, spent],
+      ['member', others, period],
+    ] as const) {
+      if (!limit) continue;
+      const left = BigInt(limit) - BigInt(used ?? '0');
+      if (left < tightest.remaining) tightest = { scope, remaining: left };
+    }
+    return { ok: true, balance: b, held: h, tightest: { ...tightest, remaining: tightest.remaining > 0n ? tightest.remaining : 0n } };
+  }
   if (verdict === 2 || verdict === 3) {
     const refused: BudgetRefused = {
       scope: verdict === 2 ? 'key' : 'member',

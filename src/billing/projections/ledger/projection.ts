@@ -2,6 +2,9 @@ import { type MoneyEvent } from '../../ledger';
 import { assertNever, type EventRecord } from '../../../platform/event';
 import { projection } from '../../../platform/projections/projection';
 import { luaScript } from '../../../platform/redis-scripts';
+import { drawOrderKey } from '../../grants';
+import { grantOf } from '../../grants';
+import { grantBookLua } from '../grants/grant-book';
 
 export const LEDGER = 'ledger';
 
@@ -11,6 +14,8 @@ export const LEDGER = 'ledger';
  *
  *   rm:ledger:{gen}:ws:{wsId}:entries   list of JSON LedgerEntry
  *   rm:ledger:{gen}:ws:{wsId}:balance   running balance (nano-USD integer string)
+ *   rm:ledger:{gen}:ws:{wsId}:book      the ledger's own grant book (../grants/grant-book.inc.lua), and
+ *   rm:ledger:{gen}:ws:{wsId}:order     its draw order: which grants each debit drew from ("drawn")
  *
  * The running balance is computed inside the MULTI by a script: INCRBY, then GET for the exact
  * string (INCRBY's reply reaches Lua as a double and would round above 2^53), spliced into the JSON.
@@ -20,10 +25,10 @@ export interface LedgerEntry {
   position: string;
   /** ISO-8601 time the event was recorded. */
   at: string;
-  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'TokensDebited';
-  /** depositId, reloadId or requestId. */
+  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'CreditGranted' | 'CreditExpired' | 'TokensDebited';
+  /** depositId, reloadId, grantId or requestId (a deposit's or reload's grant has its id). */
   ref: string;
-  /** Signed nano-USD: + for deposits and reloads, − for debits. */
+  /** Signed nano-USD: + for deposits, reloads and grants, − for debits and expiries. */
   amountNanoUsd: string;
   balanceNanoUsd: string;
   paymentIntentId?: string;
@@ -32,13 +37,20 @@ export interface LedgerEntry {
   model?: string;
   inputTokens?: number;
   outputTokens?: number;
+  /** CreditGranted: its kind, draw priority and expiry. */
+  category?: string;
+  priority?: number;
+  expiresAt?: string | null;
+  /** TokensDebited: the grants it was paid from, in draw order (their sum is the debit unless the ledger ran dry). */
+  drawn?: Array<{ grantId: string; amountNanoUsd: string }>;
 }
 
-/** Appends one money event's entry with the running balance after it (run once per event: tx.evalEach). */
-export const APPEND = luaScript('billing/projections/ledger/append.lua', {
-  keys: ['balance', 'entries'],
-  args: ['amount', 'head', 'tail'],
-});
+/** Appends one money event's entry with the running balance after it, and keeps the ledger's grant book (once per event: tx.evalEach). */
+export const ENTRY = luaScript(
+  'billing/projections/ledger/entry.lua',
+  { keys: [], args: ['op', 'book', 'order', 'balance', 'entries', 'key', 'amount', 'atMs', 'head', 'tail'] },
+  [grantBookLua],
+);
 
 export function ledgerEntryOf(event: EventRecord<MoneyEvent>): Omit<LedgerEntry, 'balanceNanoUsd'> {
   const base = { position: event.position.toString(), at: event.created };
@@ -58,6 +70,22 @@ export function ledgerEntryOf(event: EventRecord<MoneyEvent>): Omit<LedgerEntry,
       const d = event.data;
       return { ...base, type: 'AutoReloadSucceeded', ref: d.reloadId, amountNanoUsd: d.amountNanoUsd, paymentIntentId: d.paymentIntentId };
     }
+    case 'CreditGranted': {
+      const d = event.data;
+      return {
+        ...base,
+        type: 'CreditGranted',
+        ref: d.grantId,
+        amountNanoUsd: d.amountNanoUsd,
+        by: d.by,
+        category: d.category,
+        priority: d.priority,
+        expiresAt: d.expiresAt,
+      };
+    }
+    case 'CreditExpired':
+      // The amount is what the grant had left: the projection's book knows it (entry.lua).
+      return { ...base, type: 'CreditExpired', ref: event.data.grantId, amountNanoUsd: '' };
     case 'TokensDebited': {
       const d = event.data;
       return {
@@ -94,6 +122,16 @@ export function ledgerEntryJsonHead(event: EventRecord<MoneyEvent>): string {
       const d = event.data;
       return `${base}${opt('ref', d.reloadId)}${opt('amountNanoUsd', d.amountNanoUsd)}${opt('paymentIntentId', d.paymentIntentId)},"balanceNanoUsd":"`;
     }
+    case 'CreditGranted': {
+      const d = event.data;
+      return (
+        `${base}${opt('ref', d.grantId)}${opt('amountNanoUsd', d.amountNanoUsd)}${opt('by', d.by)}${opt('category', d.category)}` +
+        `${opt('priority', d.priority)}${opt('expiresAt', d.expiresAt)},"balanceNanoUsd":"`
+      );
+    }
+    case 'CreditExpired':
+      // entry.lua writes the amount, then the balance.
+      return `${base}${opt('ref', event.data.grantId)},"amountNanoUsd":"`;
     case 'TokensDebited': {
       const d = event.data;
       return (
@@ -118,13 +156,23 @@ function negated(amount: string): string {
 
 export const ledgerProjection = projection<MoneyEvent>()({
   name: LEDGER,
-  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'TokensDebited'],
+  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted', 'CreditExpired', 'TokensDebited'],
   apply(event, tx) {
     const ws = event.data.workspaceId;
-    // balanceNanoUsd goes last: the script splices the exact running balance in, then `"}`.
+    // balanceNanoUsd goes last: the script splices the exact running balance in, then `"}` (or the debit's "drawn").
     const head = ledgerEntryJsonHead(event);
-    const amount = event.type === 'TokensDebited' ? negated(event.data.amountNanoUsd) : event.data.amountNanoUsd;
+    const common = {
+      book: tx.key('ws', ws, 'book'),
+      order: tx.key('ws', ws, 'order'),
+      balance: tx.key('ws', ws, 'balance'),
+      entries: tx.key('ws', ws, 'entries'),
+      atMs: String(Date.parse(event.created)).padStart(13, '0'),
+      head,
+      tail: '"}',
+    };
     // Once per event, in order, all of a batch's entries in one EVAL (tx.evalEach).
-    APPEND.each(tx, { balance: tx.key('ws', ws, 'balance'), entries: tx.key('ws', ws, 'entries') }, { amount, head, tail: '"}' });
+    if (event.type === 'TokensDebited') ENTRY.each(tx, {}, { ...common, op: 'debit', key: '', amount: event.data.amountNanoUsd });
+    else if (event.type === 'CreditExpired') ENTRY.each(tx, {}, { ...common, op: 'expire', key: event.data.grantId, amount: '0' });
+    else ENTRY.each(tx, {}, { ...common, op: 'grant', key: drawOrderKey(grantOf(event)), amount: event.data.amountNanoUsd });
   },
 });

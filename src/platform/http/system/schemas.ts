@@ -57,7 +57,11 @@ export const scrape = route({
       contentType: 'text/plain; version=0.0.4; charset=utf-8',
       schema: z.string(),
     },
-    404: { description: 'Anything but GET /metrics' },
+    404: {
+      description:
+        'Anything but GET /metrics there; on the API port /metrics is not served (404, with the x-request-id every API answer carries)',
+      headers: { 'x-request-id': 'On the API port only: the id of the request' },
+    },
   },
 });
 

@@ -21,6 +21,8 @@ const STREAM_OF: Record<WebhookEventType, 'workspace' | 'billing' | 'balance-ale
   'member.removed': 'workspace',
   'member.left': 'workspace',
   'balance.below_threshold': 'balance-alerts',
+  'credit.granted': 'billing',
+  'credit.expired': 'billing',
 };
 
 /** The stream's events with a position in [from, to], read a page at a time (positions grow with revisions). */

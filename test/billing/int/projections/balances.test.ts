@@ -39,9 +39,18 @@ describe('balances projection', () => {
           balance: 9007199254744993n,
           deposited: 9007199254740993n,
           reloaded: 5000n,
+          granted: 0n,
+          expired: 0n,
           debited: 1000n,
         });
-        expect(await getBalance(readModels, 'other')).toEqual({ balance: 0n, deposited: 0n, reloaded: 0n, debited: 0n });
+        expect(await getBalance(readModels, 'other')).toEqual({
+          balance: 0n,
+          deposited: 0n,
+          reloaded: 0n,
+          granted: 0n,
+          expired: 0n,
+          debited: 0n,
+        });
       }));
 
   test("a key's spend is counted per UTC month of the debit", () =>
