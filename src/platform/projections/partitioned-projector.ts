@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log';
 import { PartitionLease } from './partition-lease';
-import { forPartition, ownedBy, partitionKeyspaces, PartitionKeyspace, reactorForPartition } from './partitions';
+import { forPartition, ownedBy, partitionKeyspaces, PartitionKeyspace, partitionMembersKey, reactorForPartition } from './partitions';
 import type { RunnerOptions } from './runner';
 import { ProjectionRunner } from './runner';
 
@@ -69,7 +69,7 @@ export class PartitionedProjector {
   }
 
   private get membersKey(): string {
-    return `${this.opts.prefix}proj:partition:${this.opts.partitions}:members`;
+    return partitionMembersKey(this.opts.prefix, this.opts.partitions);
   }
 
   /** Heartbeat, renew, give up extras, take free partitions up to a fair share. */
