@@ -63,7 +63,7 @@ export class SandboxGateway implements PaymentGateway {
   }
 
   private save(record: PaymentRecord, answer?: string): void {
-    this.append({ record: { ...record, amountNanoUsd: record.amountNanoUsd.toString() }, ...(answer ? { answer } : {}) });
+    this.appendLine({ record: { ...record, amountNanoUsd: record.amountNanoUsd.toString() }, ...(answer ? { answer } : {}) });
   }
 
   /** The refunds in the file by their idempotency key. */
@@ -132,11 +132,11 @@ export class SandboxGateway implements PaymentGateway {
       if (theirs) return result(theirs);
       throw new GatewayUnavailable(`A refund with the key ${req.idempotencyKey} is in progress`);
     }
-    this.append({ refund: line });
+    this.appendLine({ refund: line });
     return result(line);
   }
 
-  private append(line: PaymentLine | { refund: RefundLine }): void {
+  private appendLine(line: PaymentLine | { refund: RefundLine }): void {
     const fd = openSync(this.file, 'a');
     try {
       writeSync(fd, JSON.stringify(line) + '\n');

@@ -60,10 +60,9 @@ export class ActiveGenerations {
     return this.reload(name);
   }
 
-  /** Reads the pointer now; true when the generation differs from the one used so far. */
-  async moved(name: string): Promise<boolean> {
-    const before = this.seen.get(name)?.gen;
-    return (await this.reload(name)) !== before;
+  /** A generation the caller found active by other means (a script that read the pointer). */
+  saw(name: string, gen: string): void {
+    this.seen.set(name, { gen, at: this.now() });
   }
 
   private async reload(name: string): Promise<string> {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { streams } from '../../../src/platform/streams';
 import { hotPathReadModels } from '../../support/hot-path';
-import { hashKey, KeyIndex } from '../../../src/accounts/projections/key-index/queries';
+import { hashKey, KeyIndex, LOOKUP } from '../../../src/accounts/projections/key-index/queries';
+import { keyIndexParts } from '../../../src/accounts/projections/key-index/layout';
 import { startTestServer, TestServer } from '../../support/harness';
 
 let server: TestServer;
@@ -132,5 +133,52 @@ describe('key index', () => {
     });
     expect(await index.lookup(s1)).toBeNull();
     expect(await index.lookup(s2)).toBeNull();
+  });
+});
+
+describe('the key lookup after a rebuild switched the generation', () => {
+  // The lookup names the generation its cache last saw (a script on the key index's slot could not
+  // read a pointer elsewhere on a Redis Cluster, and the cache saves a round trip); the lookup script
+  // reads the pointer too, so a key is never found in a generation that is no longer active.
+  it('finds nothing in the replaced generation while the cache still names it', async () => {
+    const { redis, ks } = server.services;
+    const hash = hashKey(`tg_${randomUUID().replace(/-/g, '')}`);
+    const realActive = (await redis.get(ks.active('keys'))) ?? '0';
+    // A clock that stands still: the cache would name the generation it saw first for ever.
+    const index = new KeyIndex(redis, ks, () => 0);
+    const old = `old-${randomUUID()}`;
+    const fresh = `new-${randomUUID()}`;
+    const recordIn = (gen: string) => ks.rm('keys', gen, ...keyIndexParts.record(hash));
+    await redis.hset(recordIn(old), { keyId: 'k1', workspaceId: 'w1', name: 'n', scopes: 'inference' });
+    try {
+      await redis.set(ks.active('keys'), old);
+      expect((await index.lookupHash(hash))?.keyId).toBe('k1');
+      // A rebuild switches to a generation where the key was deleted; the replaced one still holds it.
+      await redis.set(ks.active('keys'), fresh);
+      expect(await index.lookupHash(hash)).toBeNull();
+      // And a key only in the new generation is found at once, though the cache named the old one.
+      await redis.hset(recordIn(fresh), { keyId: 'k2', workspaceId: 'w1', name: 'n', scopes: 'inference' });
+      expect((await index.lookupHash(hash))?.keyId).toBe('k2');
+    } finally {
+      await redis.set(ks.active('keys'), realActive);
+      await redis.del(recordIn(old), recordIn(fresh));
+    }
+  });
+
+  it('the lookup script answers the active generation alone when the guess is stale', async () => {
+    const { redis, ks } = server.services;
+    const active = `${ks.prefix}lookup-test:{keys}:active`;
+    const record = `${ks.prefix}lookup-test:{keys}:record`;
+    const run = LOOKUP.bind(redis, 'tollgateKeyLookupTest');
+    await redis.set(active, '7');
+    await redis.hset(record, { keyId: 'k' });
+    try {
+      expect(await run({ active, record }, { gen: '6' })).toEqual(['7']);
+      expect(await run({ active, record }, { gen: '7' })).toEqual(['7', ['keyId', 'k']]);
+      await redis.del(active);
+      expect(await run({ active, record }, { gen: '0' })).toEqual(['0', ['keyId', 'k']]);
+    } finally {
+      await redis.del(active, record);
+    }
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Keyspace } from '../../../platform/projections/keyspace';
 import { ActiveGenerations, type MsClock } from '../../../platform/projections/read-models';
+import { luaScript } from '../../../platform/redis-scripts';
 import { KEY_FIELDS as F, KEY_INDEX, keyIndexParts } from './layout';
 
 export interface KeyRecord {
@@ -20,8 +21,14 @@ export function hashKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
+/** How many times a lookup follows a generation that moved under it before it gives up. */
+const SWITCHES_FOLLOWED = 5;
+
+export const LOOKUP = luaScript('accounts/projections/key-index/lookup.lua', { keys: ['active', 'record'], args: ['gen'] });
+
 export class KeyIndex {
   private readonly gens: ActiveGenerations;
+  private readonly script: ReturnType<typeof LOOKUP.bind>;
 
   constructor(
     private readonly redis: Redis,
@@ -30,20 +37,24 @@ export class KeyIndex {
     now: MsClock = Date.now,
   ) {
     this.gens = new ActiveGenerations(redis, ks, now);
+    this.script = LOOKUP.bind(redis, 'tollgateKeyLookup');
   }
 
   /**
-   * The record of a key hash: one HGETALL in the generation last seen active (the records are under
-   * the key index's own hash tag). A hash found nowhere reads the pointer again: if a rebuild
-   * switched the generation, the lookup is made again in the new one.
+   * The record of a key hash: one script, in the generation last seen active (the pointer and the
+   * records share the key index's hash tag). The script reads the pointer too and answers only in
+   * the generation active now, so a key deleted after a rebuild switched the generation is not found
+   * in the replaced one while a cache still names it (a deleted key must fail at once).
    */
   async lookupHash(keyHash: string): Promise<KeyRecord | null> {
-    for (;;) {
-      const gen = await this.gens.get(KEY_INDEX);
-      const found = keyRecordOf(
-        (await this.redis.call('HGETALL', this.ks.rm(KEY_INDEX, gen, ...keyIndexParts.record(keyHash)))) as string[],
-      );
-      if (found || !(await this.gens.moved(KEY_INDEX))) return found;
+    let gen = await this.gens.get(KEY_INDEX);
+    for (let i = 0; ; i++) {
+      const record = this.ks.rm(KEY_INDEX, gen, ...keyIndexParts.record(keyHash));
+      const [active, flat] = (await this.script({ active: this.ks.active(KEY_INDEX), record }, { gen })) as [string, string[]?];
+      if (active === gen) return keyRecordOf(flat ?? []);
+      if (i >= SWITCHES_FOLLOWED) throw new Error(`key index: its generation kept switching (last ${active})`);
+      this.gens.saw(KEY_INDEX, active);
+      gen = active;
     }
   }
 
