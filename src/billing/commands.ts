@@ -74,6 +74,15 @@ export type GrantCredit = {
 /** Record a grant's expiry; nothing before `expiresAt` (by `now`), nothing a second time. */
 export type ExpireCredit = { type: 'ExpireCredit'; data: { workspaceId: string; grantId: string; now: string } };
 
+/**
+ * Credit part or all of a request's cost. `requestCost` is the request's debit, read from its own
+ * stream by the caller (decide is pure); the decider holds the notes of this stream against it.
+ */
+export type IssueCreditNote = {
+  type: 'IssueCreditNote';
+  data: { workspaceId: string; creditNoteId: string; requestId: string; requestCost: NanoUsd; amount: NanoUsd; reason: string; by: string };
+};
+
 export type BillingCommand =
   | AttachPaymentMethod
   | RequestDeposit
@@ -82,4 +91,5 @@ export type BillingCommand =
   | TriggerReload
   | RecordReloadOutcome
   | GrantCredit
-  | ExpireCredit;
+  | ExpireCredit
+  | IssueCreditNote;

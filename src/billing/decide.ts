@@ -1,6 +1,6 @@
 import { conflict, invalid, notFound } from '../platform/errors';
 import { assertNever } from '../platform/event';
-import { formatUsd } from '../platform/money';
+import { formatUsd, type NanoUsd } from '../platform/money';
 import type { BillingCommand, ChargeOutcome } from './commands';
 import type {
   AutoReloadConfigured,
@@ -11,6 +11,7 @@ import type {
   BillingEvent,
   CreditExpired,
   CreditGranted,
+  CreditNoteIssued,
   DepositFailed,
   DepositRequested,
   DepositSucceeded,
@@ -124,9 +125,49 @@ export function decide(command: BillingCommand, state: BillingState): BillingEve
         { type: 'CreditExpired', data: { workspaceId: c.workspaceId, grantId: g.grantId, expiresAt: g.expiresAt } } satisfies CreditExpired,
       ];
     }
+    case 'IssueCreditNote':
+      return issueCreditNote(command.data, state);
     default:
       return assertNever(command);
   }
+}
+
+/** What earlier credit notes already gave back of a request's cost. */
+export function creditedOf(state: BillingState, requestId: string): NanoUsd {
+  let sum = 0n;
+  for (const n of state.creditNotes.values()) if (n.requestId === requestId) sum += n.amount;
+  return sum;
+}
+
+function issueCreditNote(c: Extract<BillingCommand, { type: 'IssueCreditNote' }>['data'], state: BillingState): CreditNoteIssued[] {
+  const existing = state.creditNotes.get(c.creditNoteId);
+  if (existing) {
+    if (existing.amount !== c.amount || existing.requestId !== c.requestId || existing.reason !== c.reason) {
+      throw conflict('This Idempotency-Key was already used for another credit note; use a new key for a new credit note');
+    }
+    return [];
+  }
+  if (c.amount <= 0n) throw invalid('amount must be more than 0', 'amount');
+  const left = c.requestCost - creditedOf(state, c.requestId);
+  if (c.amount > left) {
+    throw invalid(
+      `amount must be at most ${formatUsd(left > 0n ? left : 0n)} USD: the request's cost (${formatUsd(c.requestCost)} USD) less its earlier credit notes`,
+      'amount',
+    );
+  }
+  return [
+    {
+      type: 'CreditNoteIssued',
+      data: {
+        workspaceId: c.workspaceId,
+        creditNoteId: c.creditNoteId,
+        requestId: c.requestId,
+        amountNanoUsd: c.amount.toString(),
+        reason: c.reason,
+        by: c.by,
+      },
+    },
+  ];
 }
 
 function grantCredit(c: Extract<BillingCommand, { type: 'GrantCredit' }>['data'], state: BillingState): CreditGranted[] {

@@ -108,6 +108,26 @@ export type CreditGranted = Event<
  */
 export type CreditExpired = Event<'CreditExpired', { workspaceId: string; grantId: string; expiresAt: string }>;
 
+/**
+ * Added with credit notes (docs/BILLING.md, "Credit notes"). An operator credited the workspace part
+ * or all of one request's cost: a grant of category `credit_note` (`creditNoteId` is its grant id,
+ * derived from the operator's Idempotency-Key) that never expires and is drawn down like any other
+ * grant, at priority 40 (before paid credit, which stays refundable). The amount is at most the
+ * request's cost less the credit notes before it (the decider checks it on this stream's revision).
+ */
+export type CreditNoteIssued = Event<
+  'CreditNoteIssued',
+  {
+    workspaceId: string;
+    creditNoteId: string;
+    /** The request credited (its inference-{requestId} stream holds the debit). */
+    requestId: string;
+    amountNanoUsd: string;
+    reason: string;
+    by: string;
+  }
+>;
+
 /** Every event of billing-{workspaceId}: what its evolve folds and its decide emits. */
 export type BillingEvent =
   | PaymentMethodAttached
@@ -120,7 +140,8 @@ export type BillingEvent =
   | AutoReloadFailed
   | AutoReloadSuspended
   | CreditGranted
-  | CreditExpired;
+  | CreditExpired
+  | CreditNoteIssued;
 
 /**
  * A key's spend in one budget period reached 80% (or 100%) of its budget. One per key, period and

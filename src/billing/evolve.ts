@@ -1,6 +1,14 @@
 import { assertNever, type EventRecord, recorded } from '../platform/event';
 import type { BillingEvent } from './events';
-import { type BillingState, type CreditGrantRecord, type DepositRecord, initialBillingState, monthOf, type ReloadRecord } from './state';
+import {
+  type BillingState,
+  type CreditGrantRecord,
+  type CreditNoteRecord,
+  type DepositRecord,
+  initialBillingState,
+  monthOf,
+  type ReloadRecord,
+} from './state';
 
 /**
  * How each event of billing-{workspaceId} changes its state. `evolve` never mutates: it returns a
@@ -151,6 +159,19 @@ export function evolve(state: BillingState, event: EventRecord<BillingEvent>): B
       const g = state.grants.get(event.data.grantId);
       if (!g || g.expiredAt) return state;
       return { ...state, grants: withEntry(state.grants, g.grantId, { ...g, expiredAt: event.created }) };
+    }
+    case 'CreditNoteIssued': {
+      const d = event.data;
+      if (state.creditNotes.has(d.creditNoteId)) return state;
+      const note: CreditNoteRecord = {
+        creditNoteId: d.creditNoteId,
+        requestId: d.requestId,
+        amount: BigInt(d.amountNanoUsd),
+        reason: d.reason,
+        by: d.by,
+        issuedAt: event.created,
+      };
+      return { ...state, workspaceId: d.workspaceId, creditNotes: withEntry(state.creditNotes, d.creditNoteId, note) };
     }
     default:
       return assertNever(event);

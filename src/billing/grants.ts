@@ -1,12 +1,13 @@
 import type { NanoUsd } from '../platform/money';
-import type { AutoReloadSucceeded, CreditGranted, DepositSucceeded } from './events';
+import type { AutoReloadSucceeded, CreditGranted, CreditNoteIssued, DepositSucceeded } from './events';
 
 /**
  * Credit grants and their drawdown, pure: what the ledger replay folds, and what the two Lua
  * copies of the book (projections/grant-book.inc.lua, in the balances and the ledger read models)
  * must agree with. Every credit is a grant: deposits and reloads are `paid` grants that never
  * expire (their events are unchanged: DepositSucceeded, AutoReloadSucceeded), operators grant
- * `promotional` credit (CreditGranted).
+ * `promotional` credit (CreditGranted) and issue credit notes against a request (CreditNoteIssued,
+ * category `credit_note`, never expiring).
  *
  * A debit draws from the grants in the draw order: priority (lower first), then the soonest expiry
  * (never-expiring last), then the oldest (store position). The split depends only on the log: the
@@ -16,13 +17,15 @@ import type { AutoReloadSucceeded, CreditGranted, DepositSucceeded } from './eve
  * "A grant that expires under a hold").
  */
 
-export type GrantCategory = 'paid' | 'promotional';
+export type GrantCategory = 'paid' | 'promotional' | 'credit_note';
 
 /** Deposits and reloads draw in the middle: operators may put credit before (1–49) or after (51–100) them. */
 export const PAID_PRIORITY = 50;
 export const MIN_PRIORITY = 1;
 export const MAX_PRIORITY = 100;
 export const DEFAULT_GRANT_PRIORITY = 10;
+/** Credit notes draw before paid credit: what a workspace paid stays refundable the longest. */
+export const CREDIT_NOTE_PRIORITY = 40;
 /** Expiry of a grant that never expires, in the draw-order key (ms; 13 digits like every real one). */
 export const NEVER_MS = 9_999_999_999_999;
 
@@ -110,8 +113,13 @@ export class GrantBook {
   }
 }
 
-export type GrantEvent = DepositSucceeded | AutoReloadSucceeded | CreditGranted;
-export const GRANT_EVENTS: ReadonlySet<string> = new Set<GrantEvent['type']>(['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted']);
+export type GrantEvent = DepositSucceeded | AutoReloadSucceeded | CreditGranted | CreditNoteIssued;
+export const GRANT_EVENTS: ReadonlySet<string> = new Set<GrantEvent['type']>([
+  'DepositSucceeded',
+  'AutoReloadSucceeded',
+  'CreditGranted',
+  'CreditNoteIssued',
+]);
 
 /** The grant an event makes: deposits and reloads are paid grants that never expire, named by their deposit or reload id. */
 export function grantOf(e: GrantEvent & { position: bigint; created: string }): Omit<Grant, 'remaining' | 'expired'> {
@@ -123,6 +131,8 @@ export function grantOf(e: GrantEvent & { position: bigint; created: string }): 
       return { ...base, grantId: e.data.reloadId, category: 'paid', priority: PAID_PRIORITY, expiresAt: null };
     case 'CreditGranted':
       return { ...base, grantId: e.data.grantId, category: e.data.category, priority: e.data.priority, expiresAt: e.data.expiresAt };
+    case 'CreditNoteIssued':
+      return { ...base, grantId: e.data.creditNoteId, category: 'credit_note', priority: CREDIT_NOTE_PRIORITY, expiresAt: null };
   }
 }
 
@@ -137,6 +147,8 @@ export interface GrantMeta {
   /** deposit, reload or operator */
   source: 'deposit' | 'reload' | 'operator';
   note?: string;
+  /** A credit note: the request it credits (its reason is the note). */
+  requestId?: string;
 }
 
 export function grantMeta(g: Omit<Grant, 'remaining' | 'expired'>, e?: GrantEvent): GrantMeta {
@@ -150,6 +162,7 @@ export function grantMeta(g: Omit<Grant, 'remaining' | 'expired'>, e?: GrantEven
     grantedAt: g.at,
     source,
     ...(e?.type === 'CreditGranted' ? { note: e.data.note } : {}),
+    ...(e?.type === 'CreditNoteIssued' ? { note: e.data.reason, requestId: e.data.requestId } : {}),
   };
 }
 

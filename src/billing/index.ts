@@ -6,6 +6,9 @@
 export { fold } from './evolve';
 export type { BillingState } from './state';
 export { workspaceFunding } from './usecases/workspace-funding';
+/** The credit notes of one request: its receipt shows them. */
+export { creditNotesOf } from './usecases/credit-notes';
+export type { CreditNoteRecord } from './state';
 export { LedgerReplay, type MoneyLine, type WorkspaceTotals } from './ledger';
 export { BALANCES, balancesProjection } from './projections/balances/projection';
 export { keyHolds, keySpend, memberBudgets, type MemberBudgetStatus } from './projections/balances/queries';

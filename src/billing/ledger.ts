@@ -1,6 +1,6 @@
 import { assertNever, type EventRecord } from '../platform/event';
 import type { NanoUsd } from '../platform/money';
-import type { AutoReloadSucceeded, CreditExpired, CreditGranted, DepositSucceeded } from './events';
+import type { AutoReloadSucceeded, CreditExpired, CreditGranted, CreditNoteIssued, DepositSucceeded } from './events';
 import { type Draw, GrantBook, grantOf } from './grants';
 import type { TokensDebited } from '../inference/events';
 
@@ -10,11 +10,12 @@ import type { TokensDebited } from '../inference/events';
  * split over the grants (./grants.ts). The balances projection must always equal
  * this fold; `tollgate ledger verify` checks that it does.
  */
-export type MoneyEvent = DepositSucceeded | AutoReloadSucceeded | CreditGranted | CreditExpired | TokensDebited;
+export type MoneyEvent = DepositSucceeded | AutoReloadSucceeded | CreditGranted | CreditNoteIssued | CreditExpired | TokensDebited;
 export const MONEY_EVENTS: ReadonlySet<string> = new Set<MoneyEvent['type']>([
   'DepositSucceeded',
   'AutoReloadSucceeded',
   'CreditGranted',
+  'CreditNoteIssued',
   'CreditExpired',
   'TokensDebited',
 ]);
@@ -37,8 +38,11 @@ export interface MoneyLine {
   model?: string;
   inputTokens?: number;
   outputTokens?: number;
-  /** CreditGranted: its category; the grants a debit drew from (grants.ts). */
+  /** CreditGranted and CreditNoteIssued: its category; the grants a debit drew from (grants.ts). */
   category?: string;
+  /** CreditNoteIssued: the request it credits and why. */
+  requestId?: string;
+  reason?: string;
   expiresAt?: string | null;
   drawn?: Draw[];
 }
@@ -47,7 +51,7 @@ export interface WorkspaceTotals {
   balance: NanoUsd;
   deposited: NanoUsd;
   reloaded: NanoUsd;
-  /** Granted by operators (CreditGranted), and taken out at expiry (CreditExpired). */
+  /** Granted by operators (CreditGranted, and credit notes: CreditNoteIssued), and taken out at expiry (CreditExpired). */
   granted: NanoUsd;
   expired: NanoUsd;
   debited: NanoUsd;
@@ -119,6 +123,21 @@ export class LedgerReplay {
         };
         break;
       }
+      case 'CreditNoteIssued': {
+        const d = e.data;
+        line = {
+          ...base,
+          workspaceId: d.workspaceId,
+          type: 'CreditNoteIssued',
+          ref: d.creditNoteId,
+          amount: BigInt(d.amountNanoUsd),
+          category: 'credit_note',
+          expiresAt: null,
+          requestId: d.requestId,
+          reason: d.reason,
+        };
+        break;
+      }
       case 'CreditExpired': {
         const d = e.data;
         const left = this.book(d.workspaceId).expire(d.grantId);
@@ -144,14 +163,14 @@ export class LedgerReplay {
       default:
         return assertNever(e);
     }
-    if (e.type === 'DepositSucceeded' || e.type === 'AutoReloadSucceeded' || e.type === 'CreditGranted')
+    if (e.type === 'DepositSucceeded' || e.type === 'AutoReloadSucceeded' || e.type === 'CreditGranted' || e.type === 'CreditNoteIssued')
       this.book(line.workspaceId).add(grantOf(e));
     let t = this.totals.get(line.workspaceId);
     if (!t) this.totals.set(line.workspaceId, (t = emptyTotals()));
     t.balance += line.amount;
     if (line.type === 'DepositSucceeded') t.deposited += line.amount;
     else if (line.type === 'AutoReloadSucceeded') t.reloaded += line.amount;
-    else if (line.type === 'CreditGranted') t.granted += line.amount;
+    else if (line.type === 'CreditGranted' || line.type === 'CreditNoteIssued') t.granted += line.amount;
     else if (line.type === 'CreditExpired') t.expired -= line.amount;
     else t.debited -= line.amount;
     if (t.balance < t.lowest) t.lowest = t.balance;

@@ -72,6 +72,16 @@ export interface CreditGrantRecord {
   expiredAt: string | null;
 }
 
+/** A credit note an operator issued against a request (CreditNoteIssued). */
+export interface CreditNoteRecord {
+  creditNoteId: string;
+  requestId: string;
+  amount: NanoUsd;
+  reason: string;
+  by: string;
+  issuedAt: string;
+}
+
 export interface BillingState {
   readonly workspaceId: string | null;
   readonly customerId: string | null;
@@ -90,6 +100,8 @@ export interface BillingState {
   readonly reloadedByMonth: ReadonlyMap<string, NanoUsd>;
   /** Operator grants by grantId. */
   readonly grants: ReadonlyMap<string, CreditGrantRecord>;
+  /** Credit notes by creditNoteId, in the order issued. */
+  readonly creditNotes: ReadonlyMap<string, CreditNoteRecord>;
 }
 
 export function initialBillingState(): BillingState {
@@ -106,6 +118,7 @@ export function initialBillingState(): BillingState {
     reloads: new Map(),
     reloadedByMonth: new Map(),
     grants: new Map(),
+    creditNotes: new Map(),
   };
 }
 

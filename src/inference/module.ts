@@ -49,18 +49,20 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
       const c = s.config;
       const search = opts.search === undefined ? s.search : (opts.search ?? undefined);
       const prices = { inputNanoUsdPerToken: c.PRICE_INPUT_NANO_USD_PER_TOKEN, outputNanoUsdPerToken: c.PRICE_OUTPUT_NANO_USD_PER_TOKEN };
+      // The request path's clock: the generation caches age on it, as the idempotency leases do.
+      const clock = () => s.now().getTime();
       const replies = new IdempotencyStore(
         s.redis,
         s.ks,
         c.IDEMPOTENCY_WINDOW_SECONDS * 1000,
         opts.idempotencyLeaseMs ?? 30_000,
-        () => s.now().getTime(),
+        clock,
         s.newId,
       );
       const engine = new InferenceEngine(s, {
         backend: opts.backend ?? s.model(),
         ...(search ? { search } : {}),
-        reservations: new Reservations(s.redis, s.ks),
+        reservations: new Reservations(s.redis, s.ks, clock),
         prices,
         timeoutMs: c.INFERENCE_TIMEOUT_MS,
         searchTimeoutMs: c.SEARXNG_TIMEOUT_MS,
@@ -68,11 +70,11 @@ export function createInferenceModule(opts: InferenceModuleOptions = {}): Module
       });
       // Its completion recorder retries in the background: stop that before the store closes.
       s.onClose(() => engine.close());
-      const keys = new KeyIndex(s.redis, s.ks);
+      const keys = new KeyIndex(s.redis, s.ks, clock);
       return inferenceRouter(s, {
         engine,
         keys,
-        admission: new Admission(s.redis, s.ks, keys, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE),
+        admission: new Admission(s.redis, s.ks, keys, s.ks.shared('rl', 'inference'), c.RATE_LIMIT_PER_MINUTE, clock),
         ratePerMinute: c.RATE_LIMIT_PER_MINUTE,
         rateCounterPrefix: s.ks.shared('rl', 'inference'),
         onKeyUsed: lastUsedToucher(s),

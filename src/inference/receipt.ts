@@ -38,6 +38,12 @@ export interface Receipt {
   completedAt: string | null;
   /** The TokensDebited in the event store: its global position (the ledger's order) and its event id. */
   debit: { position: string; eventId: string; at: string } | null;
+  /**
+   * Credit notes operators issued against this request (billing-{ws}: CreditNoteIssued), oldest
+   * first, and their sum. Not signed: a note comes after the receipt's debit and does not change it.
+   */
+  creditNotes: Array<{ creditNoteId: string; amount: string; reason: string; issuedAt: string }>;
+  credited: string;
   /** Ed25519 over the canonical form (./receipt-signature.ts), with the JWKS key id; null while open. */
   signature: ReceiptSignature | null;
 }
@@ -74,6 +80,8 @@ export function receiptOf(events: RecordedEvent[], key: { name?: string; last4?:
     requestedAt: req.created,
     completedAt: (done ?? debit)?.created ?? null,
     debit: debit ? { position: debit.position.toString(), eventId: debit.id, at: debit.created } : null,
+    creditNotes: [],
+    credited: formatUsd(0n),
     signature: null,
   };
 }

@@ -1,6 +1,7 @@
 import { accountsModule } from '../../src/accounts/module';
 import { billingModuleWith } from '../../src/billing/module';
 import { PartitionedProjector } from '../../src/platform/projections/partitioned-projector';
+import { partitionKeyspaces, partitionMembersKey } from '../../src/platform/projections/partitions';
 import { sweepAbandoned } from '../../src/inference/workers/sweeper';
 import { chargeAutoReload } from '../../src/billing/usecases';
 import { projectionsOf, reactorsOf, type Module, type Services } from '../../src/services';
@@ -97,12 +98,17 @@ export class Cluster {
     });
   }
 
-  /** Redis's lease TTL on simulated time: the leases held by `owner` are deleted (expired). */
+  /**
+   * Redis's lease TTL on simulated time: the leases held by `owner` are deleted (expired), and its
+   * heartbeat leaves the members set, as it has by then in production (both are PROJECTION_LEASE_MS
+   * old). Left there, a dead projector still counted among the members when the faults stop cuts
+   * the others' fair share, and a partition stays unowned after its lease is gone.
+   */
   async expireLeasesNow(owner: string): Promise<void> {
     const { config } = this.sh;
     const n = config.PROJECTION_PARTITIONS;
-    for (let i = 0; i < n; i++) {
-      const key = `${config.REDIS_PREFIX}proj:partition:${i}of${n}:lease`;
+    await this.sh.admin.zrem(partitionMembersKey(config.REDIS_PREFIX, n), owner);
+    for (const { lease: key } of partitionKeyspaces(config.REDIS_PREFIX, n)) {
       await this.sh.admin.eval(
         "if redis.call('GET', KEYS[1]) and string.find(redis.call('GET', KEYS[1]), ARGV[1], 1, true) then return redis.call('DEL', KEYS[1]) end return 0",
         1,

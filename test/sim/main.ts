@@ -12,7 +12,11 @@ import { realTimers } from './sim-mode';
  * npm run sim -- --seed S --twice    the same seed twice: the trace hashes must be equal
  * npm run sim:swarm -- --seconds N [--workers W] [--from SEED]
  *                                    random seeds until the time is up; last line "N schedules, M failed"
- * --plant NAME (either)              with a planted bug of planted/bugs.ts
+ * npm run sim -- --seed S --search N --expect INVARIANT
+ *                                    seeds S … S+N-1 in turn until one fails with INVARIANT:
+ *                                    "search: caught by seed X" (its report above), or
+ *                                    "search: no seed in S..S+N-1 breaks INVARIANT" (exit 1)
+ * --plant NAME (any)                 with a planted bug of planted/bugs.ts
  */
 
 function arg(name: string): string | undefined {
@@ -36,6 +40,33 @@ function report(r: ScheduleResult, verbose: boolean): void {
   process.stdout.write(
     `seed ${r.seed}: ${what}\n  trace hash ${r.hash}; ${r.steps} steps, ${r.ops} client operations, ${r.apis} api, ${r.projectors} projectors, ${Math.round(r.virtualMs / 1000)} s simulated\n`,
   );
+}
+
+/**
+ * The first seed from --seed on that breaks --expect (a planted bug's seed moves whenever the
+ * money path's sequence of commands changes: test/sim/int/planted.test.ts re-finds it this way).
+ */
+async function search(): Promise<void> {
+  const from = Number(arg('seed') ?? '1');
+  const n = Number(arg('search'));
+  const expect = arg('expect') ?? '';
+  const env = await environment(`${process.pid}`);
+  let code = 1;
+  for (let seed = from; seed < from + n; seed++) {
+    const r = await runSchedule(seed, env);
+    if (!r.ok && r.failure!.invariant === expect) {
+      report(r, false);
+      process.stdout.write(`search: caught by seed ${seed}\n`);
+      code = 0;
+      break;
+    }
+    process.stdout.write(`seed ${seed}: ${r.ok ? 'ok' : `FAILED ${r.failure!.invariant}`}\n`);
+  }
+  if (code) process.stdout.write(`search: no seed in ${from}..${from + n - 1} breaks ${expect}\n`);
+  if (planted) process.stdout.write(`planted bug ${planted.name}${plantApplied() ? '' : ' (NOT LOADED: its file was never read)'}\n`);
+  await env.pool.close();
+  env.admin.disconnect();
+  process.exit(code);
 }
 
 async function one(): Promise<void> {
@@ -154,4 +185,5 @@ async function swarm(): Promise<void> {
 
 if (process.argv.includes('--worker')) void worker();
 else if (process.argv.includes('--swarm')) void swarm();
+else if (process.argv.includes('--search')) void search();
 else void one();

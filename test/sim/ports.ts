@@ -1,6 +1,14 @@
 import type { Queue } from 'bullmq';
-import type { AttachedPaymentMethod, ChargeRequest, ChargeResult, PaymentGateway, PaymentRecord } from '../../src/billing/payments/port';
-import { GatewayUnavailable, toCents } from '../../src/billing/payments/port';
+import type {
+  AttachedPaymentMethod,
+  ChargeRequest,
+  ChargeResult,
+  PaymentGateway,
+  PaymentRecord,
+  RefundRequest,
+  RefundResult,
+} from '../../src/billing/payments/port';
+import { GatewayRejected, GatewayUnavailable, toCents } from '../../src/billing/payments/port';
 import { type GenerateParams, type ModelBackend, UpstreamError } from '../../src/inference/backend';
 import type { ModelConfig } from '../../src/inference/events';
 import type { ReloadJobData } from '../../src/billing/workers/auto-reload/queue';
@@ -40,6 +48,29 @@ export class SimGateway implements PaymentGateway {
     paymentMethodId: string;
   }): Promise<AttachedPaymentMethod> {
     return { paymentMethodId: req.paymentMethodId, brand: 'visa', last4: '4242', customerId: req.customerId };
+  }
+
+  private readonly refundsByKey = new Map<string, RefundResult>();
+
+  /** Refunds are not simulated with faults: kept per key, at most what the charge took. */
+  async refund(req: RefundRequest): Promise<RefundResult> {
+    const known = this.refundsByKey.get(req.idempotencyKey);
+    if (known) return known;
+    const rec = this.records.get(req.paymentIntentId);
+    if (!rec || rec.status !== 'succeeded')
+      throw new GatewayRejected('charge_not_refundable', `No succeeded payment ${req.paymentIntentId}`);
+    let refunded = 0n;
+    for (const r of this.refundsByKey.values()) if (r.paymentIntentId === req.paymentIntentId) refunded += r.amountNanoUsd;
+    if (req.amountNanoUsd > rec.amountNanoUsd - refunded)
+      throw new GatewayRejected('amount_too_large', 'Refund amount is greater than the unrefunded amount');
+    const r: RefundResult = {
+      refundId: `re_sim_${this.refundsByKey.size + 1}`,
+      paymentIntentId: req.paymentIntentId,
+      amountNanoUsd: req.amountNanoUsd,
+      status: 'succeeded',
+    };
+    this.refundsByKey.set(req.idempotencyKey, r);
+    return r;
   }
 
   charge(req: ChargeRequest): Promise<ChargeResult> {

@@ -329,6 +329,9 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     world.trace('CLOCK JUMP past the sweeper age');
     await world.run(world.now + 3 * config.SWEEPER_INTERVAL_MS);
 
+    // A guard's throw that the code swallowed (an api answers 503) is a defect of its own.
+    const nondeterminism = mode.nondeterminismCaught();
+    if (nondeterminism) throw new SimFailure('no-nondeterminism', nondeterminism);
     const broken = env.pool.broken as Error | null;
     if (broken) throw new Error(`a Redis connection broke: ${broken.message}`);
     const f = checkSafety(store.all, gateway.charges);
@@ -349,7 +352,11 @@ export async function runSchedule(seed: number, env: RunEnv): Promise<ScheduleRe
     );
     result = finish(true);
   } catch (err) {
-    if (!(err instanceof SimFailure)) {
+    const nondeterminism = mode.nondeterminismCaught();
+    if (nondeterminism) {
+      // The root cause of whatever broke after it: src/ read the real clock or randomness.
+      result = finish(false, { invariant: 'no-nondeterminism', message: nondeterminism });
+    } else if (!(err instanceof SimFailure)) {
       world.trace(`ERROR ${(err as Error).stack ?? String(err)}`);
       result = finish(false, { invariant: 'simulator-error', message: (err as Error).message });
     } else {

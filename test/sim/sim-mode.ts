@@ -2,6 +2,7 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const crypto = require('node:crypto') as typeof import('node:crypto');
 import { sep } from 'node:path';
+import { Prng } from './prng';
 import type { World } from './world';
 
 /**
@@ -19,6 +20,15 @@ export class Nondeterminism extends Error {
 const SRC = `${sep}src${sep}`;
 let world: World | null = null;
 let installed = false;
+/** Bytes for src/'s crypto.randomBytes (key secrets, tokens): a generator of the world's seed, apart from its draws. */
+let secretBytes: Prng | null = null;
+/** The first nondeterminism caught since `enter` (the caller may have swallowed the throw: a 503). */
+let caught: string | null = null;
+
+/** What the guard threw first in this world, if anything: the schedule fails on it (schedule.ts). */
+export function nondeterminismCaught(): string | null {
+  return caught;
+}
 
 /** The file of the function that called the function that calls this. */
 function callerFile(): string {
@@ -40,7 +50,9 @@ function guarded<F extends (...a: never[]) => unknown>(name: string, real: F): F
     if (world) {
       const file = callerFile();
       if (file.includes(SRC) && !file.includes(`${sep}node_modules${sep}`)) {
-        throw new Nondeterminism(`${name} called from ${file} in simulation: take it from Services (now, newId) instead`);
+        const message = `${name} called from ${file} in simulation: take it from Services (now, newId) instead`;
+        caught ??= message;
+        throw new Nondeterminism(message);
       }
     }
     return real.apply(this, args);
@@ -57,6 +69,7 @@ const real = {
   dateNow: Date.now,
   random: Math.random,
   randomUUID: crypto.randomUUID,
+  randomBytes: crypto.randomBytes,
 };
 
 interface VirtualHandle {
@@ -123,11 +136,26 @@ export function install(): void {
   Date.now = guarded('Date.now', real.dateNow);
   Math.random = guarded('Math.random', real.random);
   crypto.randomUUID = guarded('crypto.randomUUID', real.randomUUID);
+  // A key's secret is random bytes, and its hash names the key's record in Redis (and so a step of
+  // the trace): src/ gets them from the seed, so a seed's trace hash is the same in every run.
+  crypto.randomBytes = function (this: unknown, ...args: unknown[]) {
+    if (world && secretBytes && typeof args[1] !== 'function') {
+      const file = callerFile();
+      if (file.includes(SRC) && !file.includes(`${sep}node_modules${sep}`)) {
+        const out = Buffer.alloc(Number(args[0]));
+        for (let i = 0; i < out.length; i++) out[i] = secretBytes.next() & 0xff;
+        return out;
+      }
+    }
+    return (real.randomBytes as (...a: unknown[]) => Buffer).apply(this, args);
+  } as typeof crypto.randomBytes;
 }
 
 export function enter(w: World): void {
   install();
   world = w;
+  caught = null;
+  secretBytes = new Prng((w.seed ^ 0x5ec2e75) >>> 0);
 }
 
 export function leave(): void {

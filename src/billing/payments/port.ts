@@ -51,6 +51,23 @@ export interface PaymentRecord {
   failureMessage?: string | null;
 }
 
+/** Gives back part or all of a succeeded payment. The key is derived from the ledger (`refund-{refundId}`). */
+export interface RefundRequest {
+  idempotencyKey: string;
+  paymentIntentId: string;
+  /** Whole cents, at most what the payment has not refunded yet (the gateway refuses more). */
+  amountNanoUsd: NanoUsd;
+  metadata: Record<string, string>;
+}
+
+export interface RefundResult {
+  refundId: string;
+  paymentIntentId: string;
+  amountNanoUsd: NanoUsd;
+  /** Card refunds are `succeeded` at once in Stripe's test mode and the sandbox; `pending` may follow for some methods. */
+  status: 'succeeded' | 'pending' | 'failed';
+}
+
 export interface PaymentGateway {
   readonly kind: GatewayKind;
   /** Creates the workspace's customer when `customerId` is null (stripe), attaches the card and makes it the default. */
@@ -59,6 +76,8 @@ export interface PaymentGateway {
   charge(req: ChargeRequest): Promise<ChargeResult>;
   retrieve(paymentIntentId: string): Promise<PaymentRecord>;
   cancel(paymentIntentId: string): Promise<PaymentRecord>;
+  /** Throws GatewayRejected for more than the payment has left to refund; GatewayUnavailable when the outcome is unknown. */
+  refund(req: RefundRequest): Promise<RefundResult>;
   /** Every payment the gateway holds for this service (reconcile). */
   listPayments(): AsyncIterable<PaymentRecord>;
   close?(): Promise<void>;

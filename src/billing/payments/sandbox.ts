@@ -2,7 +2,18 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../../platform/projections/keyspace';
-import { AttachedPaymentMethod, ChargeRequest, ChargeResult, GatewayRejected, PaymentGateway, PaymentRecord, toCents } from './port';
+import {
+  AttachedPaymentMethod,
+  ChargeRequest,
+  ChargeResult,
+  GatewayRejected,
+  GatewayUnavailable,
+  PaymentGateway,
+  PaymentRecord,
+  RefundRequest,
+  RefundResult,
+  toCents,
+} from './port';
 import { testCardResponse, TEST_CARDS } from './test-cards';
 
 /**
@@ -44,6 +55,7 @@ export class SandboxGateway implements PaymentGateway {
       } catch {
         continue; // a line cut short by a crash
       }
+      if (!row.record) continue; // a refund's line
       const prev = out.get(row.record.paymentIntentId);
       out.set(row.record.paymentIntentId, { record: parseRecord(JSON.stringify(row.record)), first: prev?.first ?? row.answer ?? null });
     }
@@ -51,7 +63,80 @@ export class SandboxGateway implements PaymentGateway {
   }
 
   private save(record: PaymentRecord, answer?: string): void {
-    const line: PaymentLine = { record: { ...record, amountNanoUsd: record.amountNanoUsd.toString() }, ...(answer ? { answer } : {}) };
+    this.append({ record: { ...record, amountNanoUsd: record.amountNanoUsd.toString() }, ...(answer ? { answer } : {}) });
+  }
+
+  /** The refunds in the file by their idempotency key. */
+  private refunds(): Map<string, RefundLine> {
+    const out = new Map<string, RefundLine>();
+    if (!existsSync(this.file)) return out;
+    for (const line of readFileSync(this.file, 'utf8').split('\n')) {
+      try {
+        const row = JSON.parse(line) as PaymentLine | { refund: RefundLine };
+        if ('refund' in row) out.set(row.refund.key, row.refund);
+      } catch {
+        continue;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Like Stripe's: at most what the payment has not refunded, replayed by its key (another amount
+   * or payment with the same key is refused). Two different keys at once are not serialized here:
+   * the ledger serializes refunds of one deposit before it asks (billing-{ws}'s revision).
+   */
+  async refund(req: RefundRequest): Promise<RefundResult> {
+    const cents = toCents(req.amountNanoUsd);
+    const all = this.refunds();
+    const known = all.get(req.idempotencyKey);
+    const result = (r: RefundLine): RefundResult => ({
+      refundId: r.refundId,
+      paymentIntentId: r.paymentIntentId,
+      amountNanoUsd: BigInt(r.amountNanoUsd),
+      status: 'succeeded',
+    });
+    if (known) {
+      if (known.paymentIntentId !== req.paymentIntentId || BigInt(known.amountNanoUsd) !== req.amountNanoUsd) {
+        throw new GatewayRejected(
+          'idempotency_error',
+          `Keys for idempotent requests can only be used with the same parameters they were first used with (key ${req.idempotencyKey})`,
+        );
+      }
+      return result(known);
+    }
+    const pay = this.load().get(req.paymentIntentId)?.record;
+    if (!pay) throw new GatewayRejected('resource_missing', `No such payment_intent: '${req.paymentIntentId}'`, 404);
+    if (pay.status !== 'succeeded')
+      throw new GatewayRejected('charge_not_refundable', `PaymentIntent ${pay.paymentIntentId} has not succeeded`);
+    let refunded = 0n;
+    for (const r of all.values()) if (r.paymentIntentId === req.paymentIntentId) refunded += BigInt(r.amountNanoUsd);
+    if (cents <= 0 || req.amountNanoUsd > pay.amountNanoUsd - refunded) {
+      throw new GatewayRejected(
+        'amount_too_large',
+        `Refund amount is greater than the unrefunded amount on the payment (${pay.amountNanoUsd - refunded} nano-USD)`,
+      );
+    }
+    const line: RefundLine = {
+      key: req.idempotencyKey,
+      refundId: `re_sbx_${createHash('sha256').update(req.idempotencyKey).digest('hex').slice(0, 24)}`,
+      paymentIntentId: req.paymentIntentId,
+      amountNanoUsd: req.amountNanoUsd.toString(),
+      metadata: req.metadata,
+      created: new Date().toISOString(),
+    };
+    const won = await this.redis.set(this.idemKey(`refund:${req.idempotencyKey}`), '1', 'EX', 24 * 3600, 'NX');
+    if (won === null) {
+      // Another process is refunding with this key: its answer, once written; until then, unknown.
+      const theirs = this.refunds().get(req.idempotencyKey);
+      if (theirs) return result(theirs);
+      throw new GatewayUnavailable(`A refund with the key ${req.idempotencyKey} is in progress`);
+    }
+    this.append({ refund: line });
+    return result(line);
+  }
+
+  private append(line: PaymentLine | { refund: RefundLine }): void {
     const fd = openSync(this.file, 'a');
     try {
       writeSync(fd, JSON.stringify(line) + '\n');
@@ -139,6 +224,16 @@ export class SandboxGateway implements PaymentGateway {
   async *listPayments(): AsyncIterable<PaymentRecord> {
     for (const { record } of this.load().values()) yield record;
   }
+}
+
+/** A refund's line in the payments file. */
+interface RefundLine {
+  key: string;
+  refundId: string;
+  paymentIntentId: string;
+  amountNanoUsd: string;
+  metadata: Record<string, string>;
+  created: string;
 }
 
 /** One line of the payments file: the record as it now is, and the first answer when charged. */

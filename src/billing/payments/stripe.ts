@@ -10,6 +10,8 @@ import {
   PaymentGateway,
   PaymentRecord,
   PaymentStatus,
+  RefundRequest,
+  RefundResult,
   toCents,
 } from './port';
 
@@ -119,6 +121,17 @@ export class StripeGateway implements PaymentGateway {
 
   cancel(paymentIntentId: string): Promise<PaymentRecord> {
     return call(async () => toRecord(await this.stripe.paymentIntents.cancel(paymentIntentId)));
+  }
+
+  refund(req: RefundRequest): Promise<RefundResult> {
+    return call(async () => {
+      const r = await this.stripe.refunds.create(
+        { payment_intent: req.paymentIntentId, amount: toCents(req.amountNanoUsd), metadata: req.metadata },
+        { idempotencyKey: req.idempotencyKey },
+      );
+      const status = r.status === 'succeeded' ? 'succeeded' : r.status === 'failed' || r.status === 'canceled' ? 'failed' : 'pending';
+      return { refundId: r.id, paymentIntentId: req.paymentIntentId, amountNanoUsd: fromCents(r.amount), status };
+    });
   }
 
   async *listPayments(): AsyncIterable<PaymentRecord> {

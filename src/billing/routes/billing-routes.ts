@@ -10,7 +10,16 @@ import { ledgerPage } from '../projections/ledger/queries';
 import type { Services } from '../../services';
 import { requireMember, requireSession, userOf, workspaceOf } from '../../accounts/routes';
 import { mount } from '../../platform/http/mount';
-import { attachPaymentMethod, billingRules, configureAutoReload, depositsOf, DepositView, grantCredit, makeDeposit } from '../usecases';
+import {
+  attachPaymentMethod,
+  billingRules,
+  configureAutoReload,
+  depositsOf,
+  DepositView,
+  grantCredit,
+  issueCreditNote,
+  makeDeposit,
+} from '../usecases';
 import { creditGrantsOf, type GrantView } from '../projections/grants/queries';
 import { readSession, workspaceInfo } from '../../accounts';
 import { requireOperator } from '../../platform/http/middleware/operator';
@@ -26,7 +35,9 @@ import {
   depositSucceeded,
   depositView,
   creditGrantView,
+  creditNoteView,
   grantCredit as grantCreditRoute,
+  issueCreditNote as issueCreditNoteRoute,
   ledger,
   ledgerPageBody,
   listCreditGrants,
@@ -66,6 +77,7 @@ export function grantJson(g: GrantView): z.input<typeof creditGrantView> {
     grantedAt: g.grantedAt,
     status: g.status,
     ...(g.note !== undefined ? { note: g.note } : {}),
+    ...(g.requestId !== undefined ? { requestId: g.requestId } : {}),
   };
 }
 
@@ -210,6 +222,30 @@ export function billingRoutes(s: Services): Router {
     if (g.replayed) res.setHeader('Idempotent-Replayed', 'true');
     const view = (await creditGrantsOf(s.readModels, params.ws, s.now())).find((v) => v.grantId === g.grantId)!;
     res.status(201).json({ grant: grantJson(view) });
+  });
+
+  mount(r, issueCreditNoteRoute, operator, async (_req, res, { params, headers: { 'Idempotency-Key': key }, body }) => {
+    if (!(await workspaceInfo(s.readModels, params.ws))) throw new HttpError(404, `No workspace ${params.ws}`);
+    const n = await issueCreditNote(s, {
+      workspaceId: params.ws,
+      requestId: params.requestId,
+      idempotencyKey: key,
+      amount: parseUsd(body.amount),
+      reason: body.reason,
+      metadata: { actor: 'operator', correlationId: res.locals.requestId as string | undefined },
+    });
+    if (n.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    res.status(201).json({
+      creditNote: {
+        creditNoteId: n.note.creditNoteId,
+        requestId: n.note.requestId,
+        amount: formatUsd(n.note.amount),
+        reason: n.note.reason,
+        issuedAt: n.note.issuedAt,
+        requestCost: formatUsd(n.cost),
+        credited: formatUsd(n.credited),
+      },
+    } satisfies { creditNote: z.input<typeof creditNoteView> });
   });
 
   mount(r, listCreditGrants, session, member, async (_req, res) => {

@@ -73,7 +73,7 @@ export const ledgerEntryView = z.object({
   /** Global position of the event: a stable, ordered id. */
   position: z.string(),
   at: z.string(),
-  type: z.enum(['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted', 'CreditExpired', 'TokensDebited']),
+  type: z.enum(['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted', 'CreditNoteIssued', 'CreditExpired', 'TokensDebited']),
   /** depositId, reloadId, grantId or requestId. */
   ref: z.string(),
   /** Signed nano-USD: + for deposits, reloads and granted credit, − for debits and expiries. */
@@ -85,9 +85,11 @@ export const ledgerEntryView = z.object({
   model: z.string().optional(),
   inputTokens: z.number().optional(),
   outputTokens: z.number().optional(),
-  category: z.string().optional().describe('CreditGranted: the kind of credit (promotional)'),
-  priority: z.number().int().optional().describe('CreditGranted: its draw priority (lower first; deposits 50)'),
-  expiresAt: z.string().nullable().optional().describe('CreditGranted: when what is left of it expires (null: never)'),
+  category: z.string().optional().describe('CreditGranted, CreditNoteIssued: the kind of credit (promotional, credit_note)'),
+  priority: z.number().int().optional().describe('CreditGranted, CreditNoteIssued: its draw priority (lower first; deposits 50)'),
+  expiresAt: z.string().nullable().optional().describe('CreditGranted, CreditNoteIssued: when what is left of it expires (null: never)'),
+  requestId: z.string().optional().describe('CreditNoteIssued: the request it credits'),
+  reason: z.string().optional().describe('CreditNoteIssued: why it was issued'),
   drawn: z
     .array(z.object({ grantId: z.string(), amountNanoUsd: z.string() }))
     .optional()
@@ -268,8 +270,10 @@ export const creditGrantView = z
   .object({
     grantId: z.string(),
     category: z
-      .enum(['paid', 'promotional'])
-      .describe('`paid`: a deposit or reload (never expires); `promotional`: granted by an operator'),
+      .enum(['paid', 'promotional', 'credit_note'])
+      .describe(
+        '`paid`: a deposit or reload (never expires); `promotional`: granted by an operator; `credit_note`: an operator credited part of a request (never expires)',
+      ),
     source: z.enum(['deposit', 'reload', 'operator']),
     amount: usd.describe('What was granted'),
     remaining: usd.describe('What is left to draw on (0 once used up or expired)'),
@@ -278,7 +282,8 @@ export const creditGrantView = z
     expiresAt: z.string().nullable(),
     grantedAt: z.string(),
     status: z.enum(['active', 'used', 'expired']),
-    note: z.string().optional(),
+    note: z.string().optional().describe("The operator's note; for a credit note, its reason"),
+    requestId: z.string().optional().describe('A credit note: the request it credits'),
   })
   .meta({ id: 'CreditGrant' });
 
@@ -338,9 +343,66 @@ export const listCreditGrants = route({
   responses: { 200: { description: 'The grants', schema: z.object({ grants: z.array(creditGrantView) }) }, ...memberErrors },
 });
 
+const NOTE_KEY_REQUIRED =
+  'An Idempotency-Key header (1 to 255 visible characters, e.g. a uuid) is required: a retry with the same key never credits twice';
+
+export const creditNoteBody = z.object({
+  amount: usdString('amount')
+    .refine((v) => !isUsd(v) || parseUsd(v) > 0n, 'amount must be more than 0')
+    .describe(
+      "USD, at most 9 decimals (nano-USD, a request's cost is exact to it); at most the request's cost less its earlier credit notes",
+    ),
+  reason: z
+    .string({ error: 'reason is required: why the request is credited (shown on its receipt)' })
+    .trim()
+    .min(1, 'reason is required: why the request is credited (shown on its receipt)')
+    .max(500, 'reason must be at most 500 characters'),
+});
+
+export const creditNoteView = z
+  .object({
+    creditNoteId: z.string().describe('Also its grant id in the credit-grants list (category `credit_note`)'),
+    requestId: z.string(),
+    amount: usd,
+    reason: z.string(),
+    issuedAt: z.string(),
+    requestCost: usd.describe("The request's cost"),
+    credited: usd.describe('All credit notes of the request so far, this one included'),
+  })
+  .meta({ id: 'CreditNote' });
+
+export const issueCreditNote = route({
+  method: 'post',
+  path: '/admin/workspaces/:ws/requests/:requestId/credit-notes',
+  summary: "Credit part or all of a request's cost (operators)",
+  description:
+    "Adds a `credit_note` grant (never expires, drawn at priority 40, before paid credit) of at most the request's cost less its earlier credit notes; " +
+    "the request's receipt lists it. Needs an Idempotency-Key header: the same key again answers the same note (Idempotent-Replayed: true); with another body, 409.",
+  tags: ['admin', 'Billing'],
+  security: ['operatorToken'],
+  params: z.object({ ws: z.string(), requestId: z.string() }),
+  headers: z.object({
+    'Idempotency-Key': z
+      .string({ error: NOTE_KEY_REQUIRED })
+      .min(1, NOTE_KEY_REQUIRED)
+      .max(255, NOTE_KEY_REQUIRED)
+      .regex(/^[\x21-\x7e]+$/, NOTE_KEY_REQUIRED),
+  }),
+  body: creditNoteBody,
+  responses: {
+    201: { description: 'Issued', schema: z.object({ creditNote: creditNoteView }), headers: REPLAYED },
+    401: { description: 'The operator token is missing or wrong', headers: { 'WWW-Authenticate': '`Bearer`' } },
+    403: problem("A signed-in user's session token: operators only"),
+    404: problem('No such workspace, or no such request in it (or ADMIN_TOKEN is unset)'),
+    409: problem('The Idempotency-Key was used for another credit note, or the request is not billed yet'),
+    422: invalidInput(),
+  },
+});
+
 export const routes: RouteContract[] = [
   showBilling,
   grantCredit,
+  issueCreditNote,
   listCreditGrants,
   attachPaymentMethod,
   makeDeposit,

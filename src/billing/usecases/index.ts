@@ -13,3 +13,4 @@ export { billingRules } from './configured-rules';
 export { settleFromPayment, type SettleVerdict } from './settle-payment';
 export { depositReceipt, monthlyStatementOf, type DepositReceipt } from './statements';
 export { expireCredit, grantCredit, grantIdFor } from './credit-grants';
+export { creditNoteIdFor, creditNotesOf, issueCreditNote } from './credit-notes';

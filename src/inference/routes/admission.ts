@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { NanoUsd } from '../../platform/money';
 import type { PeriodIds } from '../../platform/budget-periods';
 import type { Keyspace } from '../../platform/projections/keyspace';
-import { ActiveGenerations } from '../../platform/projections/read-models';
+import { ActiveGenerations, type MsClock } from '../../platform/projections/read-models';
 import { luaScript } from '../../platform/redis-scripts';
 import { KeyIndex, KeyRecord } from '../../accounts';
 import { reservationKeys, reserveLua, ReserveReply, ReserveResult, reserveResultOf } from '../../billing';
@@ -84,10 +84,12 @@ export class Admission {
     /** Prefix of the rate-limit counters ("{prefix}rl:inference"). */
     private readonly counterPrefix: string,
     private readonly defaultPerMinute: number,
+    /** The process's clock (Services.now), which the generation cache ages on. */
+    now: MsClock = Date.now,
     private readonly balances = 'balances',
   ) {
     this.script = ADMIT.bind(redis, 'tollgateAdmit');
-    this.gens = new ActiveGenerations(redis, ks);
+    this.gens = new ActiveGenerations(redis, ks, now);
   }
 
   async admit(q: AdmitQuery): Promise<Admitted> {

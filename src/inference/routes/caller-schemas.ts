@@ -58,6 +58,10 @@ export const receiptBody = z
         at: z.string().describe('When the TokensDebited was recorded: the month of the statement whose receipts digest counts it'),
       })
       .nullable(),
+    creditNotes: z
+      .array(z.object({ creditNoteId: z.string(), amount: usd, reason: z.string(), issuedAt: z.string() }))
+      .describe('Credit notes operators issued against this request, oldest first (not covered by the signature)'),
+    credited: usd.describe('The sum of the credit notes: at most `cost`'),
     signature: z
       .object({
         alg: z.literal('EdDSA'),

@@ -1,4 +1,6 @@
 import { auditKeys } from '../../accounts';
+import { creditNotesOf } from '../../billing';
+import { formatUsd } from '../../platform/money';
 import { streams } from '../../platform/streams';
 import type { Services } from '../../services';
 import { Receipt, receiptOf } from '../receipt';
@@ -25,5 +27,11 @@ export async function readReceipt(s: Services, requestId: string, owner: { works
   if (!bare || bare.workspaceId !== owner.workspaceId || (owner.keyId !== undefined && bare.key.keyId !== owner.keyId)) return null;
   const names = await auditKeys(s.readModels, [bare.key.keyId]).catch(() => new Map<string, { name?: string; last4?: string }>());
   const receipt = receiptOf(events, names.get(bare.key.keyId))!;
-  return { ...receipt, signature: signReceipt(receipt, s.signingKeys.current) };
+  const notes = bare.status === 'completed' ? await creditNotesOf(s, owner.workspaceId, requestId) : [];
+  return {
+    ...receipt,
+    creditNotes: notes.map((n) => ({ creditNoteId: n.creditNoteId, amount: formatUsd(n.amount), reason: n.reason, issuedAt: n.issuedAt })),
+    credited: formatUsd(notes.reduce((sum, n) => sum + n.amount, 0n)),
+    signature: signReceipt(receipt, s.signingKeys.current),
+  };
 }

@@ -45,7 +45,7 @@ export interface SweepReport {
 }
 
 export async function sweepAbandoned(d: SweepDeps, opts: { minAgeMs: number; limit?: number }): Promise<SweepReport> {
-  const reservations = new Reservations(d.redis, d.ks);
+  const reservations = new Reservations(d.redis, d.ks, () => d.now().getTime());
   const now = d.now();
   const open = await reservations.openBefore(now.getTime() - opts.minAgeMs, opts.limit ?? 500);
   const report: SweepReport = { released: 0, closed: 0, waiting: 0 };

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { disconnectRedis } from '../redis';
 import type { Logger } from '../log';
 import { PartitionLease } from './partition-lease';
-import { forPartition, ownedBy, partitionKeyspaces, PartitionKeyspace, reactorForPartition } from './partitions';
+import { forPartition, ownedBy, partitionKeyspaces, PartitionKeyspace, partitionMembersKey, reactorForPartition } from './partitions';
 import type { RunnerOptions } from './runner';
 import { ProjectionRunner } from './runner';
 
@@ -70,7 +70,7 @@ export class PartitionedProjector {
   }
 
   private get membersKey(): string {
-    return `${this.opts.prefix}proj:partition:${this.opts.partitions}:members`;
+    return partitionMembersKey(this.opts.prefix, this.opts.partitions);
   }
 
   /** Heartbeat, renew, give up extras, take free partitions up to a fair share. */

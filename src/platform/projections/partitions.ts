@@ -94,6 +94,11 @@ export class PartitionKeyspace extends Keyspace {
   }
 }
 
+/** The heartbeats of the projectors sharing `count` partitions (a sorted set: owner → last beat). */
+export function partitionMembersKey(prefix: string, count: number): string {
+  return `${prefix}proj:partition:${count}:members`;
+}
+
 /** Every partition's keyspace (status, readiness and rebuilds look at all of them). */
 export function partitionKeyspaces(prefix: string, count: number): PartitionKeyspace[] {
   return Array.from({ length: Math.max(1, count) }, (_, i) => new PartitionKeyspace(prefix, i, Math.max(1, count)));

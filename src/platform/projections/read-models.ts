@@ -33,19 +33,30 @@ const READ_IN_GENERATION = luaScript('platform/projections/read-in-generation.lu
  */
 export const GENERATION_CACHE_MS = 1000;
 
-/** The active generation of projections, read at most once per GENERATION_CACHE_MS each. */
+/** A clock in milliseconds: the process's (Services.now), so a simulation drives it. */
+export type MsClock = () => number;
+
+/**
+ * The active generation of projections, read at most once per GENERATION_CACHE_MS each, on the
+ * caller's clock (Services.now: the simulator's virtual time, never Date.now on the request path).
+ * A clock that went back reads the pointer again rather than keep a generation longer.
+ */
 export class ActiveGenerations {
   private readonly seen = new Map<string, { gen: string; at: number }>();
 
   constructor(
     private readonly redis: Redis,
     private readonly ks: Keyspace,
+    private readonly now: MsClock,
     private readonly maxAgeMs = GENERATION_CACHE_MS,
   ) {}
 
   async get(name: string): Promise<string> {
     const s = this.seen.get(name);
-    if (s && Date.now() - s.at < this.maxAgeMs) return s.gen;
+    if (s) {
+      const age = this.now() - s.at;
+      if (age >= 0 && age < this.maxAgeMs) return s.gen;
+    }
     return this.reload(name);
   }
 
@@ -57,7 +68,7 @@ export class ActiveGenerations {
 
   private async reload(name: string): Promise<string> {
     const gen = (await this.redis.get(this.ks.active(name))) ?? '0';
-    this.seen.set(name, { gen, at: Date.now() });
+    this.seen.set(name, { gen, at: this.now() });
     return gen;
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import * as b from '../../../src/billing/routes/billing-schemas';
 import { usageLive, usageSeries } from '../../../src/billing/routes/usage-schemas';
@@ -11,9 +12,10 @@ import { debit } from '../../support/debit';
  * Every billing route, called for real, answers what its contract documents: each status it is
  * called into and each body, field for field; the live stream's events parse with its event schema.
  */
+const OPERATOR = 'operator-token-contract-0123456789';
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ LIVE_STREAMS_PER_USER: '1' });
+  server = await startTestServer({ LIVE_STREAMS_PER_USER: '1', ADMIN_TOKEN: OPERATOR });
 });
 afterAll(() => server?.close());
 
@@ -51,6 +53,18 @@ test('card, deposits, auto-reload, ledger and usage answer as documented', async
   await attach(server, declined, declined.personalWs, 'pm_card_chargeDeclined');
   await conforms(b.makeDeposit, await deposit(server, declined, declined.personalWs, '100'), 402);
   await conforms(b.listDeposits, await api(server).get(`/v1/workspaces/${declined.personalWs}/billing/deposits`).set(declined.auth), 200);
+
+  const grant = (body: Record<string, unknown>) =>
+    api(server)
+      .post(`/admin/workspaces/${ws}/credit-grants`)
+      .set('Authorization', `Bearer ${OPERATOR}`)
+      .set('Idempotency-Key', randomUUID())
+      .send(body);
+  await conforms(b.grantCredit, await grant({ amount: '5', priority: 5, note: 'contract tour' }), 201);
+  await conforms(b.grantCredit, await grant({ amount: '-5' }), 422);
+  await conforms(b.grantCredit, await api(server).post(`/admin/workspaces/${ws}/credit-grants`).set(u.auth).send({ amount: '5' }), 403);
+  await conforms(b.listCreditGrants, await api(server).get(`/v1/workspaces/${ws}/billing/credit-grants`).set(u.auth), 200);
+  await conforms(b.listCreditGrants, await api(server).get('/v1/workspaces/unknown/billing/credit-grants').set(u.auth), 404);
 
   await debit(server.services, ws, { keyId: 'key-a', inputTokens: 10, outputTokens: 5 });
   await conforms(b.ledger, await api(server).get(`/v1/workspaces/${ws}/billing/ledger?limit=1`).set(u.auth), 200);
@@ -96,6 +110,33 @@ test('the live stream is text/event-stream and its usage events parse with the d
   expect(events).toEqual([
     expect.objectContaining({ workspaceId: ws, keyId: 'key-live', inputTokens: 10, outputTokens: 5, cost: '0.000075' }),
   ]);
+});
+
+test('credit grants and credit notes answer as documented', async () => {
+  const u = await newUser(server, 'credited');
+  const ws = u.personalWs;
+  await attach(server, u, ws);
+  await deposit(server, u, ws, '100');
+  const op = { Authorization: `Bearer ${OPERATOR}` };
+  const grant = (body: object, key = randomUUID()) =>
+    api(server).post(`/admin/workspaces/${ws}/credit-grants`).set(op).set('Idempotency-Key', key).send(body);
+  await conforms(b.grantCredit, await grant({ amount: '5', note: 'welcome' }), 201);
+  await conforms(b.grantCredit, await grant({ amount: '0' }), 422);
+  await conforms(b.grantCredit, await api(server).post(`/admin/workspaces/${ws}/credit-grants`).set(u.auth).send({ amount: '5' }), 403);
+  await conforms(b.listCreditGrants, await api(server).get(`/v1/workspaces/${ws}/billing/credit-grants`).set(u.auth), 200);
+  const requestId = await debit(server.services, ws, { keyId: 'key-n', inputTokens: 10, outputTokens: 5 });
+  const note = (id: string, body: object, key = randomUUID()) =>
+    api(server).post(`/admin/workspaces/${ws}/requests/${id}/credit-notes`).set(op).set('Idempotency-Key', key).send(body);
+  await conforms(b.issueCreditNote, await note(requestId, { amount: '0.00002', reason: 'slow' }), 201);
+  await conforms(b.issueCreditNote, await note(requestId, { amount: '1', reason: 'too much' }), 422);
+  await conforms(b.issueCreditNote, await note(randomUUID(), { amount: '0.00001', reason: 'unknown' }), 404);
+  await conforms(
+    b.issueCreditNote,
+    await api(server).post(`/admin/workspaces/${ws}/requests/${requestId}/credit-notes`).set(u.auth).send({ amount: '1', reason: 'x' }),
+    403,
+  );
+  await conforms(b.listCreditGrants, await api(server).get(`/v1/workspaces/${ws}/billing/credit-grants`).set(u.auth), 200);
+  await conforms(b.ledger, await api(server).get(`/v1/workspaces/${ws}/billing/ledger`).set(u.auth), 200);
 });
 
 test('the tour called every route the billing area documents', () => {

@@ -103,3 +103,28 @@ describe('sandbox gateway (no network; Stripe test payment-method ids)', () => {
     expect(after.length).toBe(listed.length);
   });
 });
+
+describe('sandbox refunds', () => {
+  test('at most what the payment has not refunded, replayed by key, kept in the payments file', async () => {
+    const paid = await gw.charge(req(`refund-src-${prefix}`));
+    if (paid.status !== 'succeeded') throw new Error('the charge should succeed');
+    const refund = (key: string, amount: bigint) =>
+      gw.refund({ idempotencyKey: key, paymentIntentId: paid.paymentIntentId, amountNanoUsd: amount, metadata: { k: key } });
+    const first = await refund('r1', usd(5));
+    expect(first).toMatchObject({ paymentIntentId: paid.paymentIntentId, amountNanoUsd: usd(5), status: 'succeeded' });
+    expect(await refund('r1', usd(5))).toEqual(first);
+    await expect(refund('r1', usd(6))).rejects.toMatchObject({ code: 'idempotency_error' });
+    await expect(refund('r2', usd(15) + 10_000_000n)).rejects.toMatchObject({ code: 'amount_too_large' });
+    expect((await refund('r2', usd(15))).amountNanoUsd).toBe(usd(15));
+    await expect(refund('r3', 10_000_000n)).rejects.toMatchObject({ code: 'amount_too_large' });
+    // Another process (a new gateway over the same file, Redis keys gone) replays the first answer.
+    const other = new SandboxGateway(redis, new Keyspace(`${prefix}-other`), file);
+    expect(
+      await other.refund({ idempotencyKey: 'r1', paymentIntentId: paid.paymentIntentId, amountNanoUsd: usd(5), metadata: {} }),
+    ).toEqual(first);
+    // The payments themselves still list (a refund's line is not a payment).
+    const listed: string[] = [];
+    for await (const p of gw.listPayments()) listed.push(p.paymentIntentId);
+    expect(listed).toContain(paid.paymentIntentId);
+  });
+});

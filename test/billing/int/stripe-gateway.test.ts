@@ -195,3 +195,31 @@ describe('stripe adapter through the real SDK', () => {
     expect(seen.length).toBe([...server.paymentIntents.values()].filter((pi) => pi.metadata.tollgate_kind).length);
   });
 });
+
+describe('stripe refunds through the real SDK', () => {
+  it('refunds at most what the payment has left, once per idempotency key', async () => {
+    const { g, a } = await attached();
+    const id = randomUUID();
+    const paid = await g.charge({
+      idempotencyKey: `deposit-${id}`,
+      customerId: a.customerId,
+      paymentMethodId: a.paymentMethodId,
+      amountNanoUsd: usd(20),
+      offSession: false,
+      description: 'deposit',
+      metadata: meta(id),
+    });
+    if (paid.status !== 'succeeded') throw new Error('the charge should succeed');
+    const refund = (key: string, amount: bigint) =>
+      g.refund({ idempotencyKey: key, paymentIntentId: paid.paymentIntentId, amountNanoUsd: amount, metadata: { ledger_id: key } });
+    const first = await refund(`refund-${id}-1`, usd(5));
+    expect(first).toMatchObject({ refundId: expect.stringMatching(/^re_/), amountNanoUsd: usd(5), status: 'succeeded' });
+    expect(await refund(`refund-${id}-1`, usd(5))).toEqual(first);
+    const mine = () => [...server.refunds.values()].filter((r) => r.payment_intent === paid.paymentIntentId);
+    expect(mine()).toHaveLength(1);
+    await expect(refund(`refund-${id}-2`, usd(16))).rejects.toMatchObject({ code: 'amount_too_large' });
+    expect((await refund(`refund-${id}-3`, usd(15))).amountNanoUsd).toBe(usd(15));
+    await expect(refund(`refund-${id}-4`, usd(1))).rejects.toBeInstanceOf(GatewayRejected);
+    expect(mine().map((r) => r.amount)).toEqual([500, 1500]);
+  });
+});

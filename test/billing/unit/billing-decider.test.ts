@@ -235,3 +235,31 @@ describe('auto-reload', () => {
     ok.when(recordReloadOutcome('r9', { status: 'succeeded', paymentIntentId: 'pi_r9' })).thenFails('not_found', /r9/);
   });
 });
+
+describe('credit notes', () => {
+  const issue = (creditNoteId: string, amount: bigint, requestCost = 1000n, reason = 'slow') =>
+    ({
+      type: 'IssueCreditNote',
+      data: { workspaceId: 'w1', creditNoteId, requestId: 'r1', requestCost, amount, reason, by: 'operator' },
+    }) as const;
+  const stateAfter = (...cmds: BillingCommand[]) => cmds.reduce((s, c) => evolveDecided(s, decide(c, s), NOW), billingDecider.initial());
+
+  test('up to the cost less earlier notes; the same id again is nothing, with another amount a conflict', () => {
+    const s = stateAfter(issue('n1', 600n));
+    expect(decide(issue('n1', 600n), s)).toEqual([]);
+    expect(() => decide(issue('n1', 601n), s)).toThrow(expect.objectContaining({ code: 'conflict' }));
+    expect(() => decide(issue('n2', 401n), s)).toThrow(expect.objectContaining({ code: 'invalid', field: 'amount' }));
+    expect(decide(issue('n2', 400n), s)).toEqual([
+      {
+        type: 'CreditNoteIssued',
+        data: { workspaceId: 'w1', creditNoteId: 'n2', requestId: 'r1', amountNanoUsd: '400', reason: 'slow', by: 'operator' },
+      },
+    ]);
+    expect(() => decide(issue('n3', 0n), s)).toThrow(DomainError);
+  });
+
+  test('notes of another request do not count against this one', () => {
+    const s = stateAfter({ ...issue('n1', 1000n), data: { ...issue('n1', 1000n).data, requestId: 'r2' } });
+    expect(decide(issue('n2', 1000n), s)).toHaveLength(1);
+  });
+});

@@ -24,6 +24,11 @@ describe('ledgerEntryJsonHead', () => {
     }),
     fc.record({
       ...base,
+      type: fc.constant('CreditNoteIssued' as const),
+      data: fc.record({ workspaceId: text, creditNoteId: text, requestId: text, amountNanoUsd: amount, reason: text, by: text }),
+    }),
+    fc.record({
+      ...base,
       type: fc.constant('TokensDebited' as const),
       data: fc.record({
         requestId: text,

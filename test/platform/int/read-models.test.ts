@@ -1,4 +1,4 @@
-import { ReadModels } from '../../../src/platform/projections/read-models';
+import { ActiveGenerations, GENERATION_CACHE_MS, ReadModels } from '../../../src/platform/projections/read-models';
 import { projectionEnv, ProjectionEnv } from '../../support/fixtures/env';
 import { commandsRun } from '../../support/redis-monitor';
 
@@ -87,5 +87,26 @@ describe('ReadModels.read', () => {
     expect(none.map((c) => c[0])).toEqual(['evalsha', 'get', 'get']);
     const some = await commandsRun(env.ks.prefix, async () => expect(await reads('budget')).toEqual(['100', null, '7']));
     expect(some.map((c) => c[0])).toEqual(['evalsha', 'get', 'get', 'get', 'hget']);
+  });
+});
+
+/**
+ * ActiveGenerations: the generation a request-path caller names, kept GENERATION_CACHE_MS on the
+ * caller's clock (Services.now). On Date.now, the simulator's guard failed every admission (each
+ * inference answered 503) and a simulated clock could not age the cache.
+ */
+describe('ActiveGenerations', () => {
+  test('keeps a generation for GENERATION_CACHE_MS of the clock it is given, then reads the pointer again', async () => {
+    let now = 5_000_000;
+    const gens = new ActiveGenerations(env.redis, env.ks, () => now);
+    expect(await gens.get('m')).toBe('0'); // no pointer yet
+    await env.redis.set(env.ks.active('m'), '3');
+    now += GENERATION_CACHE_MS - 1;
+    expect(await gens.get('m')).toBe('0'); // still the one seen, however much real time passed
+    now += 1;
+    expect(await gens.get('m')).toBe('3');
+    await env.redis.set(env.ks.active('m'), '4');
+    now -= 10; // a clock that went back does not keep the generation longer
+    expect(await gens.get('m')).toBe('4');
   });
 });

@@ -5,9 +5,12 @@
  * names the invariant that breaks; test/sim/int/planted.test.ts runs them. A patch that no longer
  * matches its file exactly once fails that test: move it with the code it breaks.
  *
- * A seed moves with any change to the simulator's draws; re-find it with
- *   npm run sim:swarm -- --seconds 300 --workers 2 --plant NAME
- * (its first failing seed), and check it with npm run sim -- --seed S --plant NAME.
+ * A seed moves with any change to the simulator's draws or to the money path's sequence of
+ * commands; the test then searches the next 40 seeds and prints the one that catches it. Re-record
+ * it, or find one with
+ *   npm run sim -- --seed S --search 40 --expect INVARIANT --plant NAME
+ *   npm run sim:swarm -- --seconds 300 --workers 2 --plant NAME      (a bug without a seed yet)
+ * and check it with npm run sim -- --seed S --plant NAME (and that the seed passes without it).
  */
 
 export interface Planted {
@@ -30,7 +33,7 @@ export const PLANTED: Planted[] = [
     file: 'billing/usecases/deposit.ts',
     find: 'const depositId = depositIdFor(workspaceId, cmd.idempotencyKey);',
     replace: 'const depositId = depositIdFor(workspaceId, cmd.idempotencyKey + s.newId());',
-    seed: 3,
+    seed: 13,
     caught: 'one-deposit-per-idempotency-key',
   },
   {
@@ -40,7 +43,7 @@ export const PLANTED: Planted[] = [
     find: 'await this.s.store.append(stream, events, { expectedRevision: 0n });',
     replace:
       'await this.reservations.release(p.facts.workspaceId, p.facts.requestId);\n        await this.s.store.append(stream, events, { expectedRevision: 0n });',
-    seed: 6,
+    seed: 16,
     caught: 'every-request-closed',
   },
   {
@@ -49,7 +52,7 @@ export const PLANTED: Planted[] = [
     file: 'platform/projections/apply-batch.ts',
     find: 'if (e.position <= last) continue;',
     replace: 'if (e.position < last) continue;',
-    seed: 6,
+    seed: 13,
     caught: 'balance-equals-ledger',
   },
   {
@@ -76,7 +79,7 @@ export const PLANTED: Planted[] = [
     file: 'inference/workers/sweeper.ts',
     find: 'const open = await reservations.openBefore(now.getTime() - opts.minAgeMs, opts.limit ?? 500);',
     replace: 'const open = await reservations.openBefore(now.getTime(), opts.limit ?? 500);',
-    seed: 117,
+    seed: 138,
     caught: 'sweeper-leaves-live-requests',
   },
   {
@@ -95,7 +98,7 @@ export const PLANTED: Planted[] = [
     find: '    if (!(err instanceof GatewayUnavailable)) throw err;\n    await readYourWrites(s, requested.appended);',
     replace:
       "    if (!(err instanceof GatewayUnavailable)) throw err;\n    outcome = { status: 'failed', paymentIntentId: null, code: 'processing_error', reason: 'no answer' };\n  }\n  if (outcome === undefined) {\n    await readYourWrites(s, requested.appended);",
-    seed: 2,
+    seed: 31,
     caught: 'no-charge-for-a-failed-entry',
   },
   {
@@ -104,7 +107,16 @@ export const PLANTED: Planted[] = [
     file: 'inference/usecases/engine.ts',
     find: 'const outputTokens = received ? result.outputTokens : 0;',
     replace: 'const outputTokens = result.outputTokens;',
-    seed: 25,
+    seed: 26,
     caught: 'billed-only-what-was-received',
+  },
+  {
+    name: 'runner-start-keeps-lease',
+    what: 'a projector whose runner failed to load its state keeps (and renews) the partition lease, so nobody applies that partition',
+    file: 'platform/projections/partitioned-projector.ts',
+    find: '      await this.drop(i, true);\n      throw err;',
+    replace: '      throw err;',
+    seed: 204,
+    caught: 'no-hold-left',
   },
 ];

@@ -688,6 +688,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/workspaces/{ws}/requests/{requestId}/credit-notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Credit part or all of a request's cost (operators)
+         * @description Adds a `credit_note` grant (never expires, drawn at priority 40, before paid credit) of at most the request's cost less its earlier credit notes; the request's receipt lists it. Needs an Idempotency-Key header: the same key again answers the same note (Idempotent-Replayed: true); with another body, 409.
+         */
+        post: operations["postAdminWorkspacesWsRequestsRequestIdCreditNotes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{ws}/billing/credit-grants": {
         parameters: {
             query?: never;
@@ -1745,6 +1765,16 @@ export interface components {
                 /** @description When the TokensDebited was recorded: the month of the statement whose receipts digest counts it */
                 at: string;
             } | null;
+            /** @description Credit notes operators issued against this request, oldest first (not covered by the signature) */
+            creditNotes: {
+                creditNoteId: string;
+                /** @description USD as an exact decimal string */
+                amount: string;
+                reason: string;
+                issuedAt: string;
+            }[];
+            /** @description The sum of the credit notes: at most `cost` */
+            credited: string;
             /** @description Null while the request is open */
             signature: {
                 /** @constant */
@@ -1810,10 +1840,10 @@ export interface components {
         CreditGrant: {
             grantId: string;
             /**
-             * @description `paid`: a deposit or reload (never expires); `promotional`: granted by an operator
+             * @description `paid`: a deposit or reload (never expires); `promotional`: granted by an operator; `credit_note`: an operator credited part of a request (never expires)
              * @enum {string}
              */
-            category: "paid" | "promotional";
+            category: "paid" | "promotional" | "credit_note";
             /** @enum {string} */
             source: "deposit" | "reload" | "operator";
             /** @description What was granted */
@@ -1828,7 +1858,23 @@ export interface components {
             grantedAt: string;
             /** @enum {string} */
             status: "active" | "used" | "expired";
+            /** @description The operator's note; for a credit note, its reason */
             note?: string;
+            /** @description A credit note: the request it credits */
+            requestId?: string;
+        };
+        CreditNote: {
+            /** @description Also its grant id in the credit-grants list (category `credit_note`) */
+            creditNoteId: string;
+            requestId: string;
+            /** @description USD, a decimal string */
+            amount: string;
+            reason: string;
+            issuedAt: string;
+            /** @description The request's cost */
+            requestCost: string;
+            /** @description All credit notes of the request so far, this one included */
+            credited: string;
         };
         /** @description Sent as `event: closed` when the server ends the stream, then it ends */
         UsageLiveClosed: {
@@ -5857,6 +5903,113 @@ export interface operations {
             };
         };
     };
+    postAdminWorkspacesWsRequestsRequestIdCreditNotes: {
+        parameters: {
+            query?: never;
+            header: {
+                "Idempotency-Key": string;
+            };
+            path: {
+                ws: string;
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description USD, at most 9 decimals (nano-USD, a request's cost is exact to it); at most the request's cost less its earlier credit notes */
+                    amount: string;
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Issued */
+            201: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the answer of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        creditNote: components["schemas"]["CreditNote"];
+                    };
+                };
+            };
+            /** @description The body is not valid JSON */
+            400: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator token is missing or wrong */
+            401: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    /** @description `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A signed-in user's session token: operators only */
+            403: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such workspace, or no such request in it (or ADMIN_TOKEN is unset) */
+            404: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another credit note, or the request is not billed yet */
+            409: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A value breaks a documented constraint */
+            422: {
+                headers: {
+                    /** @description This request's id: the caller's own x-request-id when it is sane, else a new uuid (on the inference routes, the requestId of its events) */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
     getV1WorkspacesWsBillingCreditGrants: {
         parameters: {
             query?: never;
@@ -6463,7 +6616,7 @@ export interface operations {
                             position: string;
                             at: string;
                             /** @enum {string} */
-                            type: "DepositSucceeded" | "AutoReloadSucceeded" | "CreditGranted" | "CreditExpired" | "TokensDebited";
+                            type: "DepositSucceeded" | "AutoReloadSucceeded" | "CreditGranted" | "CreditNoteIssued" | "CreditExpired" | "TokensDebited";
                             ref: string;
                             amountNanoUsd: string;
                             balanceNanoUsd: string;
@@ -6473,12 +6626,16 @@ export interface operations {
                             model?: string;
                             inputTokens?: number;
                             outputTokens?: number;
-                            /** @description CreditGranted: the kind of credit (promotional) */
+                            /** @description CreditGranted, CreditNoteIssued: the kind of credit (promotional, credit_note) */
                             category?: string;
-                            /** @description CreditGranted: its draw priority (lower first; deposits 50) */
+                            /** @description CreditGranted, CreditNoteIssued: its draw priority (lower first; deposits 50) */
                             priority?: number;
-                            /** @description CreditGranted: when what is left of it expires (null: never) */
+                            /** @description CreditGranted, CreditNoteIssued: when what is left of it expires (null: never) */
                             expiresAt?: string | null;
+                            /** @description CreditNoteIssued: the request it credits */
+                            requestId?: string;
+                            /** @description CreditNoteIssued: why it was issued */
+                            reason?: string;
                             /** @description TokensDebited: the grants the debit was paid from, in draw order (a deposit or reload is the grant of its id). Entries projected before grants existed have none until the ledger is rebuilt. */
                             drawn?: {
                                 grantId: string;

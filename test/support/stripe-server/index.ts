@@ -95,6 +95,8 @@ export class StripeWireServer {
   readonly customers = new Map<string, StripeObject>();
   readonly paymentMethods = new Map<string, StripeObject & { template: string }>();
   readonly paymentIntents = new Map<string, PaymentIntentObject>();
+  /** Refunds (POST /v1/refunds), by id. */
+  readonly refunds = new Map<string, StripeObject & { payment_intent: string; amount: number }>();
   readonly events: WebhookEvent[] = [];
   readonly log: LoggedRequest[] = [];
   private readonly idem = new Map<string, IdemEntry>();
@@ -366,6 +368,12 @@ export class StripeWireServer {
         return pm ? [200, publicPm(pm)] : missing('payment_method', id);
       }
     }
+    if (res === 'refunds') {
+      if (method === 'POST' && !id) return this.createRefund(p);
+      const r = id ? this.refunds.get(id) : undefined;
+      if (method === 'GET' && r && !action) return [200, r];
+      if (method === 'GET' && id) return missing('refund', id);
+    }
     if (res === 'payment_intents') {
       if (method === 'POST' && !id) return this.createIntent(p, info);
       if (method === 'GET' && !id) return this.listIntents(p);
@@ -376,6 +384,57 @@ export class StripeWireServer {
       if (method === 'POST' && action === 'cancel') return this.cancel(pi);
     }
     return [404, errorBody('invalid_request_error', `Unrecognized request URL (${method}: ${path})`)];
+  }
+
+  /** Like Stripe's: a succeeded PaymentIntent, at most what it has not refunded (all of it when `amount` is absent). */
+  private createRefund(p: Record<string, unknown>): [number, unknown] {
+    const piId = p.payment_intent as string | undefined;
+    if (!piId)
+      return [400, errorBody('invalid_request_error', 'Missing required param: payment_intent.', 'parameter_missing', 'payment_intent')];
+    const pi = this.paymentIntents.get(piId);
+    if (!pi) return missing('payment_intent', piId, 'payment_intent');
+    if (pi.status !== 'succeeded') {
+      return [
+        400,
+        errorBody(
+          'invalid_request_error',
+          `This PaymentIntent (${piId}) does not have a successful charge to refund.`,
+          'charge_not_refundable',
+        ),
+      ];
+    }
+    let refunded = 0;
+    for (const r of this.refunds.values()) if (r.payment_intent === piId && r.status === 'succeeded') refunded += r.amount;
+    const left = pi.amount_received - refunded;
+    if (left <= 0)
+      return [400, errorBody('invalid_request_error', `Charge for ${piId} has already been refunded.`, 'charge_already_refunded')];
+    const amount = p.amount === undefined ? left : Number(p.amount);
+    if (!Number.isInteger(amount) || (p.amount !== undefined && String(p.amount) !== String(amount)) || amount <= 0) {
+      return [400, errorBody('invalid_request_error', 'Invalid integer: amount', 'parameter_invalid_integer', 'amount')];
+    }
+    if (amount > left) {
+      return [
+        400,
+        errorBody(
+          'invalid_request_error',
+          `Refund amount ($${(amount / 100).toFixed(2)}) is greater than unrefunded amount on charge ($${(left / 100).toFixed(2)})`,
+          'amount_too_large',
+          'amount',
+        ),
+      ];
+    }
+    const r = {
+      id: `re_${rid()}`,
+      object: 'refund',
+      amount,
+      currency: 'usd',
+      payment_intent: piId,
+      status: 'succeeded',
+      metadata: (p.metadata as Record<string, string>) ?? {},
+      created: now(),
+    };
+    this.refunds.set(r.id, r);
+    return [200, r];
   }
 
   private createCustomer(p: Record<string, unknown>): [number, unknown] {

@@ -148,6 +148,11 @@ const MAPPINGS: { [T in WorkspaceEvent['type'] | BillingEvent['type']]: Mapping 
     target: { type: 'creditGrant', id: str(d.grantId) },
     details: { amount: usdOf(d.amountNanoUsd), category: d.category, priority: d.priority, expiresAt: d.expiresAt, note: d.note },
   }),
+  CreditNoteIssued: (d) => ({
+    action: 'billing.credit_note_issued',
+    target: { type: 'creditGrant', id: str(d.creditNoteId) },
+    details: { amount: usdOf(d.amountNanoUsd), requestId: d.requestId, reason: d.reason },
+  }),
   CreditExpired: (d) => ({
     action: 'billing.credit_expired',
     target: { type: 'creditGrant', id: str(d.grantId) },

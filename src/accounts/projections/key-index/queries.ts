@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Keyspace } from '../../../platform/projections/keyspace';
-import { ActiveGenerations } from '../../../platform/projections/read-models';
+import { ActiveGenerations, type MsClock } from '../../../platform/projections/read-models';
 import { KEY_FIELDS as F, KEY_INDEX, keyIndexParts } from './layout';
 
 export interface KeyRecord {
@@ -26,8 +26,10 @@ export class KeyIndex {
   constructor(
     private readonly redis: Redis,
     private readonly ks: Keyspace,
+    /** The process's clock (Services.now), which the generation cache ages on. */
+    now: MsClock = Date.now,
   ) {
-    this.gens = new ActiveGenerations(redis, ks);
+    this.gens = new ActiveGenerations(redis, ks, now);
   }
 
   /**

@@ -48,6 +48,7 @@ export const balancesProjection = projection<
     'DepositSucceeded',
     'AutoReloadSucceeded',
     'CreditGranted',
+    'CreditNoteIssued',
     'CreditExpired',
     'TokensDebited',
     'ApiKeyBudgetChanged',
@@ -82,7 +83,8 @@ export const balancesProjection = projection<
       }
       case 'DepositSucceeded':
       case 'AutoReloadSucceeded':
-      case 'CreditGranted': {
+      case 'CreditGranted':
+      case 'CreditNoteIssued': {
         const d = event.data;
         const key = tx.wsKey(d.workspaceId);
         tx.hincrby(key, 'balance', d.amountNanoUsd);
@@ -132,7 +134,13 @@ export const balancesProjection = projection<
   },
 });
 
-const FIELD_OF = { DepositSucceeded: 'deposited', AutoReloadSucceeded: 'reloaded', CreditGranted: 'granted' } as const;
+/** A credit note adds to `granted` like promotional credit: `ledger verify` compares the same totals. */
+const FIELD_OF = {
+  DepositSucceeded: 'deposited',
+  AutoReloadSucceeded: 'reloaded',
+  CreditGranted: 'granted',
+  CreditNoteIssued: 'granted',
+} as const;
 
 /**
  * The grant book (../grants/grant-book.inc.lua) lives in the workspace's hash beside its balance, so

@@ -3,7 +3,7 @@ import type { NanoUsd } from '../../../platform/money';
 import type { PeriodIds } from '../../../platform/budget-periods';
 import { Keyspace } from '../../../platform/projections/keyspace';
 import { globEscape } from '../../../platform/projections/generations';
-import { ActiveGenerations } from '../../../platform/projections/read-models';
+import { ActiveGenerations, type MsClock } from '../../../platform/projections/read-models';
 import { scanAll } from '../../../platform/redis';
 import { HELD_TOTAL, heldByKeyField, heldByMemberField, releaseCall, reservationKeys } from './reservation-keys';
 import { RELEASE, RESERVE, TO_PENDING } from './reservation-scripts';
@@ -29,9 +29,11 @@ export class Reservations {
   constructor(
     private readonly redis: Redis,
     private readonly ks: Keyspace,
+    /** The process's clock (Services.now), which the generation cache ages on. */
+    now: MsClock = Date.now,
     private readonly projection = 'balances',
   ) {
-    this.gens = new ActiveGenerations(redis, ks);
+    this.gens = new ActiveGenerations(redis, ks, now);
     this.reserveScript = RESERVE.bind(redis, 'tollgateReserve');
     this.releaseScript = RELEASE.bind(redis, 'tollgateRelease');
     this.pendingScript = TO_PENDING.bind(redis, 'tollgatePending');

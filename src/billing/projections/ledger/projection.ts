@@ -2,7 +2,7 @@ import { type MoneyEvent } from '../../ledger';
 import { assertNever, type EventRecord } from '../../../platform/event';
 import { projection } from '../../../platform/projections/projection';
 import { luaScript } from '../../../platform/redis-scripts';
-import { drawOrderKey } from '../../grants';
+import { CREDIT_NOTE_PRIORITY, drawOrderKey } from '../../grants';
 import { grantOf } from '../../grants';
 import { grantBookLua } from '../grants/grant-book';
 
@@ -25,7 +25,7 @@ export interface LedgerEntry {
   position: string;
   /** ISO-8601 time the event was recorded. */
   at: string;
-  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'CreditGranted' | 'CreditExpired' | 'TokensDebited';
+  type: 'DepositSucceeded' | 'AutoReloadSucceeded' | 'CreditGranted' | 'CreditNoteIssued' | 'CreditExpired' | 'TokensDebited';
   /** depositId, reloadId, grantId or requestId (a deposit's or reload's grant has its id). */
   ref: string;
   /** Signed nano-USD: + for deposits, reloads and grants, − for debits and expiries. */
@@ -41,6 +41,9 @@ export interface LedgerEntry {
   category?: string;
   priority?: number;
   expiresAt?: string | null;
+  /** CreditNoteIssued: the request it credits and why. */
+  requestId?: string;
+  reason?: string;
   /** TokensDebited: the grants it was paid from, in draw order (their sum is the debit unless the ledger ran dry). */
   drawn?: Array<{ grantId: string; amountNanoUsd: string }>;
 }
@@ -81,6 +84,21 @@ export function ledgerEntryOf(event: EventRecord<MoneyEvent>): Omit<LedgerEntry,
         category: d.category,
         priority: d.priority,
         expiresAt: d.expiresAt,
+      };
+    }
+    case 'CreditNoteIssued': {
+      const d = event.data;
+      return {
+        ...base,
+        type: 'CreditNoteIssued',
+        ref: d.creditNoteId,
+        amountNanoUsd: d.amountNanoUsd,
+        by: d.by,
+        category: 'credit_note',
+        priority: CREDIT_NOTE_PRIORITY,
+        expiresAt: null,
+        requestId: d.requestId,
+        reason: d.reason,
       };
     }
     case 'CreditExpired':
@@ -129,6 +147,13 @@ export function ledgerEntryJsonHead(event: EventRecord<MoneyEvent>): string {
         `${opt('priority', d.priority)}${opt('expiresAt', d.expiresAt)},"balanceNanoUsd":"`
       );
     }
+    case 'CreditNoteIssued': {
+      const d = event.data;
+      return (
+        `${base}${opt('ref', d.creditNoteId)}${opt('amountNanoUsd', d.amountNanoUsd)}${opt('by', d.by)}${opt('category', 'credit_note')}` +
+        `${opt('priority', CREDIT_NOTE_PRIORITY)}${opt('expiresAt', null)}${opt('requestId', d.requestId)}${opt('reason', d.reason)},"balanceNanoUsd":"`
+      );
+    }
     case 'CreditExpired':
       // entry.lua writes the amount, then the balance.
       return `${base}${opt('ref', event.data.grantId)},"amountNanoUsd":"`;
@@ -156,7 +181,7 @@ function negated(amount: string): string {
 
 export const ledgerProjection = projection<MoneyEvent>()({
   name: LEDGER,
-  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted', 'CreditExpired', 'TokensDebited'],
+  handles: ['DepositSucceeded', 'AutoReloadSucceeded', 'CreditGranted', 'CreditNoteIssued', 'CreditExpired', 'TokensDebited'],
   apply(event, tx) {
     const ws = event.data.workspaceId;
     // balanceNanoUsd goes last: the script splices the exact running balance in, then `"}` (or the debit's "drawn").
