@@ -25,7 +25,7 @@ import { observeGateway } from './billing/payments/observed';
 import { ObservedStore } from './platform/metrics/observed-store';
 import { Keyspace } from './platform/projections/keyspace';
 import { ReadModels } from './platform/projections/read-models';
-import { connectRedis, redisTargetOf } from './platform/redis';
+import { connectRedis, disconnectRedis, redisTargetOf } from './platform/redis';
 import type { Services } from './services';
 import { accountsProtectedEvents } from './accounts/protected-events';
 import { webhooksProtectedEvents } from './webhooks/protected-events';
@@ -247,8 +247,8 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
           log.error({ err }, 'shutdown step failed');
         }
       }
-      // disconnect() on a connection that already ended keeps the process alive ~2 s (ioredis).
-      for (const r of [...extra, redis]) if (r.status !== 'end') r.disconnect();
+      // disconnect() on a connection that already closed keeps the process alive ~2 s (ioredis): disconnectRedis does not.
+      for (const r of [...extra, redis]) disconnectRedis(r);
       await store.close();
     },
   };

@@ -44,13 +44,31 @@ export async function connectRedis(
     await withTimeout(redis.connect(), timeoutMs);
     await withTimeout(redis.ping(), timeoutMs);
   } catch (err) {
-    redis.disconnect();
+    disconnectRedis(redis);
     // ioredis rejects connect() with a bare "Connection is closed."; the socket error says why.
     const reason = (firstError as Error | null)?.message || (err as Error).message || 'timed out';
     const hint = /no answer within/.test(reason) ? ' (REDIS_CONNECT_TIMEOUT_MS)' : '';
     throw new RedisUnavailable(`cannot reach Redis at REDIS_URL=${redactUrl(url)}: ${reason}${hint}`);
   }
   return redis;
+}
+
+/**
+ * Closes a connection now, leaving nothing behind that holds the process open. ioredis's
+ * disconnect() ends the socket and arms a timer (disconnectTimeout, 2 s) that destroys it unless
+ * its 'close' comes first; on a socket that has already closed (a refused connect, a dropped
+ * server) that 'close' never comes again, so the timer keeps a shutting-down process (or a jest
+ * worker) alive for 2 s after everything else has stopped. A connection that has ended needs no
+ * disconnect; one whose socket is gone but that would reconnect still needs it (to stop the
+ * retries), and the dead socket's 'close' is replayed so the timer is cleared at once.
+ */
+export function disconnectRedis(r: Redis | Cluster): void {
+  if (r.status === 'end') return;
+  if (r instanceof Cluster) return r.disconnect();
+  // `closed`: 'close' has been emitted (a socket being destroyed has not yet, and will clear the timer itself).
+  const stream = r.stream as (typeof r.stream & { closed?: boolean }) | undefined;
+  r.disconnect();
+  if (stream?.closed) stream.emit('close', false);
 }
 
 const SLOTS = 16384;
@@ -88,7 +106,7 @@ export async function connectCluster(
     await withTimeout(cluster.connect(), timeoutMs);
     await withTimeout(cluster.ping(), timeoutMs);
   } catch (err) {
-    cluster.disconnect();
+    disconnectRedis(cluster);
     const reason = (firstError as Error | null)?.message || (err as Error).message || 'timed out';
     throw new RedisUnavailable(`cannot reach the Redis Cluster at ${setting}: ${reason}`);
   }
@@ -120,7 +138,7 @@ async function checkSeed(seed: { host: string; port: number }, node: string, set
       );
     }
   } finally {
-    probe.disconnect();
+    disconnectRedis(probe);
   }
 }
 

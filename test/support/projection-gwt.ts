@@ -6,6 +6,7 @@ import { Keyspace } from '../../src/platform/projections/keyspace';
 import type { EventShape, Projection } from '../../src/platform/projections/projection';
 import { ReadModels } from '../../src/platform/projections/read-models';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from './redis';
+import { disconnectRedis } from '../../src/platform/redis';
 
 /** One given event: one of the projection's own (typed), optionally with where and when the store recorded it. */
 export type Given<E extends EventShape> = E extends EventShape
@@ -41,7 +42,7 @@ export function projectionSpec<E extends EventShape>(projection: Projection<E>, 
   });
   afterAll(async () => {
     for (const p of prefixes) await cleanupPrefix(TEST_REDIS_URL, p);
-    redis?.disconnect();
+    if (redis) disconnectRedis(redis);
   });
   return {
     given(...events: Given<E>[]) {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { disconnectRedis } from '../../src/platform/redis';
 
 const run = promisify(execFile);
 
@@ -70,7 +71,7 @@ function startNode(port: number, dir: string, nodeTimeoutMs: number): ChildProce
     '--logfile',
     join(dir, 'redis.log'),
   ];
-  return spawn('sh', ['-c', `redis-server ${args.join(' ')} & pid=$!; read _; kill $pid; wait $pid`], {
+  return spawn('sh', ['-c', `redis-server ${args.join(' ')} & pid=$!; read _; kill $pid 2>/dev/null; wait $pid`], {
     stdio: ['pipe', 'ignore', 'inherit'],
   });
 }
@@ -84,7 +85,7 @@ async function answers(port: number): Promise<boolean> {
   } catch {
     return false;
   } finally {
-    r.disconnect();
+    disconnectRedis(r);
   }
 }
 
@@ -98,7 +99,7 @@ async function clusterState(port: number): Promise<string> {
   } catch {
     return 'unreachable';
   } finally {
-    r.disconnect();
+    disconnectRedis(r);
   }
 }
 
@@ -113,7 +114,7 @@ async function inSync(port: number): Promise<boolean> {
   } catch {
     return false;
   } finally {
-    r.disconnect();
+    disconnectRedis(r);
   }
 }
 

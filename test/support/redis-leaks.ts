@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { disconnectRedis } from '../../src/platform/redis';
 
 /** Keys a test run left behind under one test's prefix. */
 export interface Leak {
@@ -68,7 +69,7 @@ export async function findLeaks(
       await scanInto(server, runPrefix, `db ${db} of ${u.protocol}//${u.host}`, found, remove);
     }
   } finally {
-    server.disconnect();
+    disconnectRedis(server);
   }
   for (const node of clusterNodes) {
     const [host, port] = node.split(':');
@@ -78,7 +79,7 @@ export async function findLeaks(
       // Replicas hold copies: only primaries are counted.
       if (/^role:master/m.test(await r.info('replication'))) await scanInto(r, runPrefix, `cluster node ${node}`, found, remove);
     } finally {
-      r.disconnect();
+      disconnectRedis(r);
     }
   }
   return [...found.values()].sort((a, b) => b.keys - a.keys);

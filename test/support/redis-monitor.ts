@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { TEST_REDIS_URL, testRedisAddress } from './redis';
+import { disconnectRedis } from '../../src/platform/redis';
 
 /**
  * The commands the Redis server ran while `fn` ran, those of them that name something under `prefix`
@@ -45,7 +46,7 @@ export async function commandsRun(prefix: string, fn: () => Promise<unknown>): P
     await probe.exists(end);
     await done;
   } finally {
-    probe.disconnect();
+    disconnectRedis(probe);
     socket.destroy();
   }
   return seen;

@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import { cleanupPrefix, TEST_REDIS_URL } from './redis';
+import { disconnectRedis } from '../../src/platform/redis';
 
 /**
  * The two kinds of Redis a test that touches Redis runs on: the one Redis (REDIS_URL) and the run's
@@ -49,7 +50,7 @@ export const REDIS_CLUSTER: RedisTarget = {
           await Promise.all(keys.map((k) => r.unlink(k)));
         } while (cursor !== '0');
       } finally {
-        r.disconnect();
+        disconnectRedis(r);
       }
     }
   },

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { disconnectRedis } from '../../src/platform/redis';
 
 /** The Redis every test uses: the local server unless REDIS_URL says otherwise. */
 export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -50,7 +51,7 @@ export async function cleanupPrefix(redisUrl: string = TEST_REDIS_URL, prefix: s
       if (keys.length) removed += await redis.unlink(...keys);
     } while (cursor !== '0');
   } finally {
-    redis.disconnect();
+    disconnectRedis(redis);
   }
   return removed;
 }
@@ -76,6 +77,6 @@ export async function flushPrefix(redisUrl: string = TEST_REDIS_URL, prefix: str
   try {
     return (await redis.eval(FLUSH_MATCHING, 0, `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`)) as number;
   } finally {
-    redis.disconnect();
+    disconnectRedis(redis);
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { disconnectRedis } from '../redis';
 import type { Logger } from '../log';
 import { PartitionLease } from './partition-lease';
 import { forPartition, ownedBy, partitionKeyspaces, PartitionKeyspace, partitionMembersKey, reactorForPartition } from './partitions';
@@ -141,7 +142,7 @@ export class PartitionedProjector {
     this.held.delete(i);
     await h.runner.stop().catch(() => undefined);
     if (release) await h.lease.release().catch(() => undefined);
-    h.redis.disconnect();
+    disconnectRedis(h.redis);
     this.opts.log.info({ partition: i }, release ? 'gave partition up' : 'lost partition');
   }
 }

@@ -50,7 +50,7 @@ async function openLive(u: TestUser, ws: string): Promise<Live> {
 }
 
 const within = <T>(p: Promise<T>, ms: number) =>
-  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms))]);
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms).unref())]);
 
 describe('the live usage stream subscribes before it answers', () => {
   test('the 200 comes only once the subscription is confirmed, so a debit made after it is pushed', async () => {

@@ -41,7 +41,10 @@ test('a configured timeout is announced, and the server closes the idle connecti
     expect(first.keepAlive).toBe('timeout=2'); // Node announces whole seconds, rounded down
     const closedAt = new Promise<number>((r) => first.socket.once('close', () => r(Date.now())));
     const idleSince = Date.now();
-    const closed = await Promise.race([closedAt, new Promise<number>((r) => setTimeout(() => r(-1), 15_000))]);
+    // The limit is cleared once the close comes: a pending 15 s timer kept the jest worker from exiting.
+    let limit: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([closedAt, new Promise<number>((r) => (limit = setTimeout(() => r(-1), 15_000)))]);
+    clearTimeout(limit);
     expect(closed).toBeGreaterThanOrEqual(idleSince + 2400);
   } finally {
     agent.destroy();

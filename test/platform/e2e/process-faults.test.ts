@@ -50,7 +50,7 @@ test('a second instance on a busy port exits at once with one line naming PORT',
   const port = await listen(busy);
   try {
     const second = service({ PORT: String(port) });
-    const code = await Promise.race([second.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 90_000))]);
+    const code = await Promise.race([second.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 90_000).unref())]);
     expect(code).toBe(1);
     const lines = second.out().trim().split('\n');
     const last = lines[lines.length - 1];
@@ -103,7 +103,7 @@ test('a Redis that goes away puts only JSON log lines on stdout and stderr, neve
     'the outage to be met and logged',
   );
   svc.child.kill('SIGTERM');
-  await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 15_000))]);
+  await Promise.race([svc.exited, new Promise((r) => setTimeout(r, 15_000).unref())]);
   const lines = svc
     .out()
     .split('\n')

@@ -6,7 +6,7 @@
 import { createServer } from 'node:net';
 import { Cluster, Redis } from 'ioredis';
 import { loadConfig } from '../../../src/platform/config';
-import { connectRedis, redisTargetOf, RedisUnavailable } from '../../../src/platform/redis';
+import { connectRedis, disconnectRedis, redisTargetOf, RedisUnavailable } from '../../../src/platform/redis';
 import { describeStartupError } from '../../../src/platform/startup-error';
 import { startRedisCluster } from '../../support/redis-cluster';
 import { uniquePrefix } from '../../support/redis';
@@ -37,7 +37,7 @@ test('the run has a 3-node cluster serving every slot', async () => {
     expect(info).toMatch(/cluster_slots_assigned:16384/);
     expect(info).toMatch(/cluster_known_nodes:3/);
   } finally {
-    r.disconnect();
+    disconnectRedis(r);
   }
 });
 
@@ -68,8 +68,8 @@ test('a key set through the Cluster client from REDIS_CLUSTER_NODES lands on the
   } finally {
     // One DEL per key: the keys are in different slots (a multi-key DEL would be CROSSSLOT).
     for (const k of keys) await cluster.del(k);
-    cluster.disconnect();
-    for (const n of nodes) n.disconnect();
+    disconnectRedis(cluster);
+    for (const n of nodes) disconnectRedis(n);
   }
 });
 
@@ -79,7 +79,7 @@ test('a BullMQ connection over the cluster keeps maxRetriesPerRequest: null, and
     expect(cluster.options.redisOptions?.maxRetriesPerRequest).toBeNull();
     expect(cluster.options.enableAutoPipelining).toBe(false);
   } finally {
-    cluster.disconnect();
+    disconnectRedis(cluster);
   }
 });
 
@@ -149,7 +149,7 @@ test('a cluster started with replicas is ready only once every replica has synce
       await new Promise((res) => setTimeout(res, 100));
     }
   } finally {
-    for (const c of clients) c.disconnect();
+    for (const c of clients) disconnectRedis(c);
     await cluster.stop();
   }
 });
