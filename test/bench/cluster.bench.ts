@@ -73,7 +73,6 @@ import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -87,6 +86,7 @@ import { createTestDatabase, TestDatabase as Database } from '../support/postgre
 import { cleanupPrefix, uniquePrefix } from '../support/redis';
 import { sleep } from '../support/wait';
 import { numberArg, percentile, replaceDocSection } from './bench-http';
+import { freePort } from '../support/free-port';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -188,14 +188,6 @@ async function stopProcess(c: ChildProcess): Promise<void> {
   await exited;
   clearTimeout(hard);
   owned.delete(c);
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 /** A Redis of the bench's own (no persistence): exact command counts, and its CPU is measurable. */

@@ -10,11 +10,11 @@
  * command, the commands inside scripts counted under their own names as well as in EVALSHA's time).
  */
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { startRedisCluster, RedisClusterHandle } from '../support/redis-cluster';
 import { sleep } from '../support/wait';
+import { freePort } from '../support/free-port';
 
 const run = promisify(execFile);
 
@@ -33,14 +33,6 @@ export interface BenchRedis {
   /** A client of the bench's own (an ioredis Cluster on a cluster). */
   client(): Redis;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 const direct = (port: number) => {

@@ -24,7 +24,6 @@
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -49,6 +48,7 @@ import {
   Profile,
 } from './redis-profile';
 import { captureScripts, installCapture, replayCosts, ScriptCpu } from './redis-replay';
+import { freePort } from '../support/free-port';
 
 const stringArg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -71,14 +71,6 @@ const BODY = (i: number) =>
     max_tokens: 32,
     web_search: false,
   });
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function privateRedis(dir: string): Promise<{ url: string; proc: ChildProcess }> {
   const port = await freePort();

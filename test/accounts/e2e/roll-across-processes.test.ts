@@ -1,10 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { startTestServer, TestServer } from '../../support/harness';
 import { TEST_REDIS_URL } from '../../support/redis';
 import { BUNDLE_NODE_PATH, bundleChild } from '../../support/child-process';
 import { api, createWorkspace, fund, newUser, TestUser } from './helpers';
+import { freePort } from '../../support/free-port';
 
 /**
  * The old secret of a rolled key must stop at the end of the grace period in every api process,
@@ -19,17 +19,6 @@ let b: ChildProcess;
 let bUrl: string;
 let ann: TestUser;
 let ws: string;
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => done(port));
-    });
-  });
-}
 
 async function startApiProcess(): Promise<void> {
   const port = await freePort();

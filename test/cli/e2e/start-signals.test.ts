@@ -1,10 +1,11 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanupPrefix, TEST_REDIS_URL, uniquePrefix } from '../../support/redis';
 import { until } from '../../support/wait';
+import { freePort } from '../../support/free-port';
 
 /**
  * `npm start` and `npx tollgate serve` are what a new user runs, and SIGTERM or SIGINT to the npm
@@ -23,17 +24,6 @@ beforeAll(() => {
   // What `npm start` runs first; done here once so each case below only checks it (a hash of the sources).
   execFileSync(process.execPath, [join(ROOT, 'bin', 'build-if-stale.js')], { cwd: ROOT, stdio: 'inherit' });
 }, 600_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function refuses(port: number): Promise<boolean> {
   return new Promise((resolve) => {
